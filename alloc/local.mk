@@ -1,0 +1,1 @@
+# alloc/ - (filled in by its issue)

@@ -1,0 +1,83 @@
+/*
+ * api.c - the public control API of memflow.h: configuration, state, and
+ * the record_* calls for custom allocators.  memflow_dump() and
+ * memflow_dumps() render outputs and live in render/dump.c.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "memflow.h"
+#include "config.h"
+#include "log_reader.h"
+
+MF_EXPORT int memflow_set_config(int n, const char *const *keys, const char *const *vals)
+{
+    char err[1024];
+    if (mf_config_apply(n, keys, vals, NULL, err, sizeof err) < 0) {
+        mf_set_error("%s", err);
+        return -1;
+    }
+    return 0;
+}
+
+MF_EXPORT int memflow_set_state(memflow_state state)
+{
+    if (state == MEMFLOW_RUN)
+        return mf_recorder_start();
+    if (state == MEMFLOW_STOP) {
+        mf_recorder_stop();
+        return 0;
+    }
+    mf_set_error("memflow_set_state: bad state %d; accepted: MEMFLOW_RUN (1), "
+                 "MEMFLOW_STOP (0)", (int)state);
+    return -1;
+}
+
+MF_EXPORT int memflow_pause(void)
+{
+    mf_recorder_pause(1);
+    return 0;
+}
+
+MF_EXPORT int memflow_resume(void)
+{
+    mf_recorder_pause(0);
+    return 0;
+}
+
+static int device_of(const char *fn, const char *text, uint16_t *device)
+{
+    if (text && mf_device_parse(text, device) == 0)
+        return 0;
+    mf_set_error("%s: bad device '%s'; accepted: \"cpu/0\" or \"gpu/N\" (N < 256)", fn,
+                 text ? text : "(null)");
+    return -1;
+}
+
+MF_EXPORT int memflow_record_alloc(const char *device, const void *addr, size_t requested,
+                                   size_t actual, const char *name, unsigned flags)
+{
+    uint16_t dev;
+    if (device_of("memflow_record_alloc", device, &dev) < 0)
+        return -1;
+    if (!mf_recording)
+        return 0;
+    MF_INTERNAL_BEGIN();
+    uint32_t name_id = name ? mf_recorder_intern(name, strlen(name)) : MF_STRING_UNKNOWN;
+    unsigned f = MF_FLAG_EXPLICIT | (flags & MEMFLOW_ALLOC_REUSED ? MF_FLAG_REUSED : 0);
+    if (MF_DEVICE_KIND(dev) == MF_DEVICE_GPU)
+        f |= MF_MEM_DEVICE << MF_MEMKIND_SHIFT;
+    mf_recorder_alloc_event(dev, f, 0, (uintptr_t)addr, requested, actual, 0, name_id, 0);
+    MF_INTERNAL_END();
+    return 0;
+}
+
+MF_EXPORT int memflow_record_free(const char *device, const void *addr)
+{
+    uint16_t dev;
+    if (device_of("memflow_record_free", device, &dev) < 0)
+        return -1;
+    if (mf_recording)
+        mf_recorder_free_event(dev, MF_FLAG_EXPLICIT, 0, (uintptr_t)addr);
+    return 0;
+}

@@ -1,0 +1,262 @@
+/*
+ * config.c - parse and validate the profiler's configuration keys.
+ *
+ * One table lists every key with its type; memflow_set_config(), the
+ * MEMFLOW_<KEY> environment variables and `memflow run --set` all go through
+ * mf_config_apply(), which checks every pair before applying any, so a bad
+ * call changes nothing.  Messages name the key, the value and what the key
+ * accepts.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+
+typedef enum { KEY_BOOL, KEY_UINT, KEY_SECONDS, KEY_PATH, KEY_FORMATS } key_type;
+
+typedef struct key_spec {
+    const char *name;
+    key_type type;
+    size_t offset;
+    size_t size; /* for strings */
+} key_spec;
+
+#define FIELD(name, type) \
+    { #name, type, offsetof(mf_config, name), sizeof(((mf_config *)0)->name) }
+
+static const key_spec key_table[] = {
+    FIELD(filename, KEY_PATH),
+    FIELD(path, KEY_PATH),
+    { "format", KEY_FORMATS, offsetof(mf_config, formats), sizeof(((mf_config *)0)->formats) },
+    FIELD(formats, KEY_FORMATS),
+    FIELD(profile_all, KEY_BOOL),
+    FIELD(profile_memory, KEY_BOOL),
+    FIELD(profile_api, KEY_BOOL),
+    FIELD(profile_device, KEY_BOOL),
+    FIELD(continuous_dump, KEY_BOOL),
+    FIELD(dump_period, KEY_SECONDS),
+    FIELD(aggregate_stats, KEY_BOOL),
+    FIELD(gpu_memory_profile_filename_prefix, KEY_PATH),
+    FIELD(sample_rate, KEY_UINT),
+};
+#define N_KEYS (sizeof key_table / sizeof key_table[0])
+
+/* The output names `formats` accepts. */
+static const char *const known_formats[] = {
+    "memory_flow.svg", "memory_flow.png", "memory_flow.pdf", "profile.json",
+    "chrome_timeline.json", "stats.txt", "stats.json", "gpu_memory_profile.csv",
+};
+#define N_FORMATS (sizeof known_formats / sizeof known_formats[0])
+
+static mf_config live_config;
+static int live_config_ready;
+
+static void config_defaults(mf_config *c)
+{
+    memset(c, 0, sizeof *c);
+    strcpy(c->filename, "profile.json");
+    strcpy(c->path, ".");
+    strcpy(c->formats, "memory_flow.svg,profile.json,stats.txt");
+    strcpy(c->gpu_memory_profile_filename_prefix, "gpu_memory_profile");
+    c->profile_memory = 1;
+    c->profile_device = 1;
+    c->dump_period = 1.0;
+}
+
+const mf_config *mf_config_get(void)
+{
+    if (!live_config_ready) {
+        config_defaults(&live_config);
+        live_config_ready = 1;
+    }
+    return &live_config;
+}
+
+void mf_config_reset(void)
+{
+    config_defaults(&live_config);
+    live_config_ready = 1;
+}
+
+const char *mf_config_keys(void)
+{
+    return "filename, path, format, formats, profile_all, profile_memory, "
+           "profile_api, profile_device, continuous_dump, dump_period, "
+           "aggregate_stats, gpu_memory_profile_filename_prefix, sample_rate";
+}
+
+static const key_spec *find_key(const char *name)
+{
+    for (size_t i = 0; i < N_KEYS; i++)
+        if (strcmp(key_table[i].name, name) == 0)
+            return &key_table[i];
+    return NULL;
+}
+
+/* MXNet passes booleans as "True"/"False"; accept the usual spellings. */
+static int parse_bool(const char *v, int *out)
+{
+    static const char *const yes[] = { "1", "true", "True", "TRUE", "yes", "on" };
+    static const char *const no[] = { "0", "false", "False", "FALSE", "no", "off" };
+    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) {
+        if (strcmp(v, yes[i]) == 0) { *out = 1; return 0; }
+        if (strcmp(v, no[i]) == 0) { *out = 0; return 0; }
+    }
+    return -1;
+}
+
+static int parse_uint(const char *v, uint64_t *out)
+{
+    char *end;
+    if (!isdigit((unsigned char)v[0]))
+        return -1;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (errno || *end)
+        return -1;
+    *out = n;
+    return 0;
+}
+
+static int parse_seconds(const char *v, double *out)
+{
+    char *end;
+    errno = 0;
+    double d = strtod(v, &end);
+    if (errno || *end || end == v || !isfinite(d) || d <= 0)
+        return -1;
+    *out = d;
+    return 0;
+}
+
+/* Each comma-separated name must be a known output. */
+static int check_formats(const char *v, char *bad, size_t badlen)
+{
+    const char *p = v;
+    if (!*p)
+        return -1;
+    while (*p) {
+        size_t n = strcspn(p, ",");
+        int known = 0;
+        for (size_t i = 0; i < N_FORMATS; i++)
+            if (strlen(known_formats[i]) == n && strncmp(known_formats[i], p, n) == 0)
+                known = 1;
+        if (!known) {
+            snprintf(bad, badlen, "%.*s", (int)n, p);
+            return -1;
+        }
+        p += n;
+        if (*p == ',')
+            p++;
+    }
+    return 0;
+}
+
+static void formats_list(char *buf, size_t len)
+{
+    buf[0] = 0;
+    for (size_t i = 0; i < N_FORMATS; i++) {
+        strncat(buf, known_formats[i], len - strlen(buf) - 1);
+        if (i + 1 < N_FORMATS)
+            strncat(buf, ", ", len - strlen(buf) - 1);
+    }
+}
+
+/* Check one pair and, if apply, store it into c. */
+static int apply_one(mf_config *c, const char *key, const char *val, const char *origin,
+                     char *err, size_t errlen)
+{
+    const char *pre = origin ? origin : "memflow_set_config";
+    const key_spec *k = key ? find_key(key) : NULL;
+    if (!k) {
+        snprintf(err, errlen, "%s: unknown key '%s'; accepted keys: %s", pre,
+                 key ? key : "(null)", mf_config_keys());
+        return -1;
+    }
+    if (!val) {
+        snprintf(err, errlen, "%s: key '%s' has no value", pre, key);
+        return -1;
+    }
+    char *field = (char *)c + k->offset;
+    switch (k->type) {
+    case KEY_BOOL:
+        if (parse_bool(val, (int *)field) < 0) {
+            snprintf(err, errlen, "%s: bad value '%s' for key '%s'; accepted: "
+                     "1/0, true/false, True/False, yes/no, on/off", pre, val, key);
+            return -1;
+        }
+        return 0;
+    case KEY_UINT:
+        if (parse_uint(val, (uint64_t *)field) < 0) {
+            snprintf(err, errlen, "%s: bad value '%s' for key '%s'; accepted: a whole "
+                     "number >= 0 (0 = off)", pre, val, key);
+            return -1;
+        }
+        return 0;
+    case KEY_SECONDS:
+        if (parse_seconds(val, (double *)field) < 0) {
+            snprintf(err, errlen, "%s: bad value '%s' for key '%s'; accepted: a number "
+                     "of seconds > 0", pre, val, key);
+            return -1;
+        }
+        return 0;
+    case KEY_PATH:
+        if (!*val || strlen(val) >= k->size) {
+            snprintf(err, errlen, "%s: bad value for key '%s'; accepted: a non-empty "
+                     "path shorter than %zu bytes", pre, key, k->size);
+            return -1;
+        }
+        strcpy(field, val);
+        return 0;
+    case KEY_FORMATS: {
+        char bad[256], list[512];
+        if (strlen(val) >= k->size || check_formats(val, bad, sizeof bad) < 0) {
+            formats_list(list, sizeof list);
+            snprintf(err, errlen, "%s: bad value '%s' for key '%s'; accepted: a "
+                     "comma-separated list of %s", pre, val, key, list);
+            return -1;
+        }
+        strcpy(field, val);
+        return 0;
+    }
+    }
+    return -1;
+}
+
+int mf_config_apply(int n, const char *const *keys, const char *const *vals,
+                    const char *origin, char *err, size_t errlen)
+{
+    mf_config trial = *mf_config_get();
+    if (n < 0 || (n > 0 && (!keys || !vals))) {
+        snprintf(err, errlen, "%s: bad arguments (n=%d, keys and vals must not be NULL)",
+                 origin ? origin : "memflow_set_config", n);
+        return -1;
+    }
+    for (int i = 0; i < n; i++)
+        if (apply_one(&trial, keys[i], vals[i], origin, err, errlen) < 0)
+            return -1;
+    live_config = trial;
+    return 0;
+}
+
+int mf_config_apply_env(char *err, size_t errlen)
+{
+    for (size_t i = 0; i < N_KEYS; i++) {
+        char var[128] = "MEMFLOW_";
+        size_t at = strlen(var);
+        for (const char *p = key_table[i].name; *p && at + 1 < sizeof var; p++)
+            var[at++] = (char)toupper((unsigned char)*p);
+        var[at] = 0;
+        const char *val = getenv(var);
+        if (!val)
+            continue;
+        const char *key = key_table[i].name;
+        if (mf_config_apply(1, &key, &val, var, err, errlen) < 0)
+            return -1;
+    }
+    return 0;
+}

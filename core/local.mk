@@ -1,0 +1,17 @@
+# core/ - event records, clock, config, scopes, interning, recorder, log
+# writer and reader.  Knows nothing of Cairo, CUPTI or jemalloc.
+lib_LTLIBRARIES += libmemflow.la
+libmemflow_la_SOURCES = \
+	core/log_format.h \
+	core/clock.c \
+	core/error.c \
+	core/config.c core/config.h \
+	core/intern.c core/intern.h \
+	core/log_writer.c core/log_writer.h \
+	core/recorder.c core/recorder.h \
+	core/scope.c \
+	core/api.c \
+	core/log_reader.c core/log_reader.h
+libmemflow_la_CFLAGS = $(AM_CFLAGS) -pthread $(CAIRO_CFLAGS)
+libmemflow_la_LIBADD = $(CAIRO_LIBS) -lm
+libmemflow_la_LDFLAGS = -version-info 0:0:0 -pthread

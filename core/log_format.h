@@ -1,0 +1,211 @@
+/*
+ * log_format.h - the binary layout of a memflow log (.mfl), version 1.
+ *
+ * The log is the single source of truth: the recorder writes it while the
+ * program runs, the reader (log_reader.c) validates and decodes it, and every
+ * output is derived from what the reader returns.  docs/FORMAT.md is the
+ * prose specification of exactly this file.
+ *
+ * Layout: the file is a sequence of chunks of MF_CHUNK_SIZE bytes.  Chunk 0
+ * holds the file header.  Every other chunk belongs to one thread and holds a
+ * chunk header followed by records written back to back.  Each record starts
+ * with a 64-bit word (type | size << 16 | aux << 32) that the writer stores
+ * LAST, with release order, after the payload: a reader that meets a zero
+ * word has reached the end of what that thread wrote.  Because chunks live in
+ * a shared file mapping, a record is in the page cache the moment its word is
+ * stored, so SIGKILL, abort or _exit lose nothing that was recorded.
+ *
+ * All integers are little-endian (the writer runs on x86-64/aarch64 hosts).
+ */
+#ifndef MEMFLOW_LOG_FORMAT_H
+#define MEMFLOW_LOG_FORMAT_H
+
+#include <stdint.h>
+
+#define MF_LOG_MAGIC "MEMFLOW"          /* 8 bytes with the NUL */
+#define MF_LOG_VERSION 1u
+#define MF_CHUNK_SIZE (1u << 20)        /* bytes per chunk */
+#define MF_CHUNK_MAGIC 0x4b43464du      /* "MFCK" */
+#define MF_HEADER_FINISHED 0x1u         /* file_header.flags: clean end */
+
+/* Chunk 0: the file header.  The argv bytes follow it in the same chunk. */
+typedef struct mf_file_header {
+    char magic[8];           /* MF_LOG_MAGIC */
+    uint32_t version;        /* MF_LOG_VERSION */
+    uint32_t header_size;    /* sizeof(mf_file_header) */
+    uint32_t chunk_size;     /* MF_CHUNK_SIZE */
+    uint32_t flags;          /* MF_HEADER_FINISHED when closed cleanly */
+    uint64_t chunks_claimed; /* chunks handed out so far, header included */
+    uint64_t pid;
+    uint64_t ppid;           /* parent pid; for a forked child, the parent */
+    uint64_t start_mono_ns;  /* CLOCK_MONOTONIC at log open: time origin */
+    uint64_t start_real_ns;  /* CLOCK_REALTIME at the same moment */
+    uint32_t clock_id;       /* clockid_t of every time_ns (CLOCK_MONOTONIC) */
+    uint32_t argv_len;       /* bytes of argv that follow, NUL-separated */
+    char host[64];           /* gethostname(), NUL-terminated */
+} mf_file_header;
+
+/* The header of every chunk after chunk 0. */
+typedef struct mf_chunk_header {
+    uint32_t magic;          /* MF_CHUNK_MAGIC; 0 = claimed but never used */
+    uint32_t index;          /* this chunk's index in the file */
+    uint32_t tid;            /* the thread that writes this chunk */
+    uint32_t reserved;
+} mf_chunk_header;
+
+/* Record types (the low 16 bits of the record word). */
+enum mf_record_type {
+    MF_REC_ALLOC = 1,        /* a block was allocated */
+    MF_REC_FREE = 2,         /* a block was freed */
+    MF_REC_STRING = 3,       /* an interned string: aux = id */
+    MF_REC_SCOPE = 4,        /* a scope was pushed or popped on this thread */
+    MF_REC_SAMPLE = 5,       /* an occupancy snapshot (sample_rate) */
+    MF_REC_THREAD = 6,       /* the name of a thread: aux = string id */
+    MF_REC_ACTIVITY = 7,     /* a GPU kernel, copy or set: start..end */
+    MF_REC_STATE = 8,        /* profiler state change: aux = mf_state_op */
+    MF_REC_NOTE = 9,         /* a counted condition, e.g. dropped records */
+    MF_REC_POOL = 10,        /* a GPU memory pool created/trimmed/destroyed */
+    MF_REC_TYPE_MAX = 10
+};
+
+/* A device is (kind << 8 | index): cpu/0 = 0x0000, gpu/3 = 0x0103. */
+#define MF_DEVICE_CPU 0u
+#define MF_DEVICE_GPU 1u
+#define MF_DEVICE(kind, index) ((uint16_t)(((kind) << 8) | ((index) & 0xffu)))
+#define MF_DEVICE_KIND(dev) ((unsigned)((dev) >> 8))
+#define MF_DEVICE_INDEX(dev) ((unsigned)((dev) & 0xffu))
+
+/* Flags of ALLOC and FREE records (the high half of aux). */
+#define MF_FLAG_REUSED 0x0001u     /* MEMFLOW_ALLOC_REUSED */
+#define MF_FLAG_REALLOC 0x0002u    /* one half of a realloc that moved/resized */
+#define MF_FLAG_EXPLICIT 0x0004u   /* from memflow_record_alloc/free */
+#define MF_FLAG_ASYNC 0x0008u      /* GPU stream-ordered (cudaMallocAsync) */
+#define MF_MEMKIND_SHIFT 8         /* bits 8..11: enum mf_memory_kind */
+#define MF_MEMKIND_MASK 0x0f00u
+
+/* What kind of memory a block is (GPU blocks; CPU heap is MF_MEM_HEAP). */
+enum mf_memory_kind {
+    MF_MEM_HEAP = 0,         /* CPU heap (malloc family) */
+    MF_MEM_DEVICE = 1,       /* GPU device memory */
+    MF_MEM_PINNED = 2,       /* page-locked host memory */
+    MF_MEM_MANAGED = 3,      /* unified (managed) memory */
+    MF_MEM_POOL = 4,         /* from a stream-ordered memory pool */
+    MF_MEM_OTHER = 5
+};
+
+/* aux of ACTIVITY records: device | activity kind << 16. */
+enum mf_activity_kind {
+    MF_ACT_KERNEL = 1,
+    MF_ACT_MEMCPY = 2,
+    MF_ACT_MEMSET = 3
+};
+
+enum mf_scope_op { MF_SCOPE_PUSH = 1, MF_SCOPE_POP = 2 };
+enum mf_state_op { MF_STATE_RUN = 1, MF_STATE_STOP = 2, MF_STATE_PAUSE = 3,
+                   MF_STATE_RESUME = 4 };
+enum mf_pool_op { MF_POOL_CREATED = 1, MF_POOL_DESTROYED = 2, MF_POOL_TRIMMED = 3 };
+enum mf_note_code {
+    MF_NOTE_GPU_DROPPED = 1,     /* value: CUPTI records dropped */
+    MF_NOTE_GPU_OFF = 2,         /* GPU capture is off; value: CUPTI result */
+    MF_NOTE_SCOPE_OVERFLOW = 3   /* value: pushes past the scope stack limit */
+};
+
+/* Record payloads.  Every record is a multiple of 8 bytes. */
+typedef struct mf_rec_alloc {    /* 56 bytes; aux = device | flags << 16 */
+    uint64_t word;
+    uint64_t time_ns;
+    uint64_t addr;
+    uint64_t requested;
+    uint64_t actual;
+    uint32_t scope;              /* string id of the scope */
+    uint32_t name;               /* string id of the name; 0 = unknown */
+    uint32_t tid;                /* the thread that asked for the block */
+    uint32_t reserved;
+} mf_rec_alloc;
+
+typedef struct mf_rec_free {     /* 24 bytes; aux = device | flags << 16 */
+    uint64_t word;
+    uint64_t time_ns;
+    uint64_t addr;
+} mf_rec_free;
+
+typedef struct mf_rec_string {   /* 16 + len rounded up to 8; aux = id */
+    uint64_t word;
+    uint32_t len;                /* bytes that follow, no NUL */
+    uint32_t reserved;
+    /* char bytes[len]; */
+} mf_rec_string;
+
+typedef struct mf_rec_scope {    /* 24 bytes; aux = scope string id */
+    uint64_t word;
+    uint64_t time_ns;
+    uint32_t op;                 /* enum mf_scope_op */
+    uint32_t depth;              /* stack depth after the operation */
+} mf_rec_scope;
+
+/* Snapshot values.  CPU: jemalloc stats + process RSS.  GPU: cuMemGetInfo. */
+enum mf_sample_value {
+    MF_SAMPLE_ALLOCATED = 0,     /* CPU: stats.allocated */
+    MF_SAMPLE_ACTIVE = 1,        /* CPU: stats.active */
+    MF_SAMPLE_RESIDENT = 2,      /* CPU: stats.resident */
+    MF_SAMPLE_MAPPED = 3,        /* CPU: stats.mapped */
+    MF_SAMPLE_RSS = 4,           /* CPU: process resident set */
+    MF_SAMPLE_GPU_USED = 0,      /* GPU: total - free */
+    MF_SAMPLE_GPU_TOTAL = 1,     /* GPU: total */
+    MF_SAMPLE_VALUES = 6
+};
+
+typedef struct mf_rec_sample {   /* 64 bytes; aux = device */
+    uint64_t word;
+    uint64_t time_ns;
+    uint64_t value[MF_SAMPLE_VALUES];
+} mf_rec_sample;
+
+typedef struct mf_rec_thread {   /* 16 bytes; aux = name string id */
+    uint64_t word;
+    uint32_t tid;
+    uint32_t reserved;
+} mf_rec_thread;
+
+typedef struct mf_rec_activity { /* 48 bytes; aux = device | kind << 16 */
+    uint64_t word;
+    uint64_t start_ns;
+    uint64_t end_ns;
+    uint64_t bytes;              /* MEMCPY/MEMSET bytes; 0 for kernels */
+    uint32_t stream;
+    uint32_t name;               /* string id: kernel name or copy kind */
+    uint32_t correlation;
+    uint32_t reserved;
+} mf_rec_activity;
+
+typedef struct mf_rec_state {    /* 16 bytes; aux = enum mf_state_op */
+    uint64_t word;
+    uint64_t time_ns;
+} mf_rec_state;
+
+typedef struct mf_rec_note {     /* 24 bytes; aux = enum mf_note_code */
+    uint64_t word;
+    uint64_t time_ns;
+    uint64_t value;
+} mf_rec_note;
+
+typedef struct mf_rec_pool {     /* 40 bytes; aux = device | op << 16 */
+    uint64_t word;
+    uint64_t time_ns;
+    uint64_t addr;
+    uint64_t size;
+    uint64_t threshold;          /* release threshold; 0 if unknown */
+} mf_rec_pool;
+
+#define MF_RECORD_WORD(type, size, aux)                                        \
+    ((uint64_t)(type) | ((uint64_t)(size) << 16) | ((uint64_t)(aux) << 32))
+#define MF_WORD_TYPE(w) ((unsigned)((w) & 0xffffu))
+#define MF_WORD_SIZE(w) ((unsigned)(((w) >> 16) & 0xffffu))
+#define MF_WORD_AUX(w) ((uint32_t)((w) >> 32))
+
+/* Interned string ids: 0 is "unknown" (never written), 1 is "<unk>:". */
+#define MF_STRING_UNKNOWN 0u
+#define MF_STRING_DEFAULT_SCOPE 1u
+#define MF_STRING_MAX_LEN 4096u
+
+#endif /* MEMFLOW_LOG_FORMAT_H */

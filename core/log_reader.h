@@ -1,0 +1,85 @@
+/*
+ * log_reader.h - validate and decode a memflow log (.mfl) into memory.
+ *
+ * The reader is the only code that parses log bytes.  It checks every chunk
+ * and record as it goes; on a truncated or damaged file it keeps everything
+ * before the damage (in each chunk) and reports the file, the byte offset and
+ * what was wrong.  Events come back sorted by time, so the model (render/)
+ * can replay them in order.
+ */
+#ifndef MEMFLOW_LOG_READER_H
+#define MEMFLOW_LOG_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "log_format.h"
+
+/* One decoded record.  Which fields mean what depends on type: */
+typedef struct mf_event {
+    uint64_t time_ns;   /* CLOCK_MONOTONIC ns; ACTIVITY: start */
+    uint64_t addr;      /* ALLOC/FREE/POOL: address */
+    uint64_t size;      /* ALLOC: requested; ACTIVITY: bytes; POOL: size; NOTE: value */
+    uint64_t actual;    /* ALLOC: actual size; ACTIVITY: end ns; POOL: threshold */
+    uint32_t tid;       /* the thread (ALLOC: the one that asked) */
+    uint32_t scope;     /* ALLOC: scope id; SCOPE: scope id; THREAD: name id */
+    uint32_t name;      /* ALLOC: name id; ACTIVITY: name id */
+    uint32_t extra;     /* SCOPE: op | depth << 8; ACTIVITY: stream; SAMPLE: index
+                           into mf_log.samples; STATE: op; NOTE: code; POOL: op;
+                           ACTIVITY: correlation in `addr` */
+    uint16_t type;      /* enum mf_record_type */
+    uint16_t device;    /* MF_DEVICE(kind, index) */
+    uint16_t flags;     /* ALLOC/FREE: MF_FLAG_* | memkind; ACTIVITY: kind */
+    uint16_t log;       /* which log it came from, when several are merged */
+} mf_event;
+
+typedef struct mf_sample_values {
+    uint64_t value[MF_SAMPLE_VALUES];
+} mf_sample_values;
+
+typedef struct mf_log {
+    char *path;
+    mf_file_header header;     /* copy of the file header */
+    int argc;
+    char **argv;               /* program and arguments */
+    mf_event *events;          /* sorted by time_ns (stable) */
+    size_t n_events;
+    mf_sample_values *samples; /* SAMPLE payloads, indexed by mf_event.extra */
+    size_t n_samples;
+    char **strings;            /* by id; NULL where the log has no such id */
+    uint32_t n_strings;
+    int damaged;               /* 1 if any damage was found */
+    char damage[512];          /* "FILE: offset N: what" of the first damage */
+} mf_log;
+
+/*
+ * Read the log at path.  On success *out owns everything and the return is
+ * 0; if damage was found the log still holds everything before it, the
+ * return is 1 and (*out)->damage says where and what.  If nothing can be
+ * read (missing file, not a memflow log, unsupported version) the return
+ * is -1, *out is NULL and err (errlen bytes) says why, naming the file.
+ */
+int mf_log_read(const char *path, mf_log **out, char *err, size_t errlen);
+
+/* Free a log returned by mf_log_read (NULL is fine). */
+void mf_log_free(mf_log *log);
+
+/*
+ * The string with the given id: "unknown" for id 0, "<unk>:" for 1, and
+ * "?<id>" (stable storage) if the log lacks that id.  Never NULL.
+ */
+const char *mf_log_string(const mf_log *log, uint32_t id);
+
+/* The name of the thread tid, or NULL if the log did not record one. */
+const char *mf_log_thread_name(const mf_log *log, uint32_t tid);
+
+/* Format a device as "cpu/0" / "gpu/3" into buf (at least 16 bytes). */
+const char *mf_device_name(uint16_t device, char *buf, size_t len);
+
+/*
+ * Parse "cpu/0" or "gpu/N" (N < 256) into *device.  Returns 0, or -1 if the
+ * text is not a device name.
+ */
+int mf_device_parse(const char *text, uint16_t *device);
+
+#endif /* MEMFLOW_LOG_READER_H */

@@ -1,0 +1,56 @@
+/*
+ * log_writer.h - create the log file and hand out its chunks.
+ *
+ * The log is a file of MF_CHUNK_SIZE chunks mapped MAP_SHARED: what a thread
+ * stores into its chunk is in the page cache at once and survives any death
+ * of the process.  Chunk 0 is the file header; threads claim the others with
+ * one atomic add on the header's counter and map them; only growing the file
+ * takes a lock.
+ */
+#ifndef MEMFLOW_LOG_WRITER_H
+#define MEMFLOW_LOG_WRITER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Create `<dir>/memflow-<pid>.mfl` (or `-<pid>-N.mfl` if taken, e.g. after
+ * exec), creating dir if missing, and write the header.  ppid is recorded
+ * as the parent.  Returns 0, or -1 with a message naming the path in err.
+ */
+int mf_log_writer_open(const char *dir, uint64_t ppid, char *err, size_t errlen);
+
+/* Whether a log is open. */
+int mf_log_writer_is_open(void);
+
+/* The open log's path ("" if none). */
+const char *mf_log_writer_path(void);
+
+/*
+ * Claim a fresh chunk for thread tid and map it.  Returns the first byte
+ * after the chunk header and sets *limit to the chunk's end, or NULL when the
+ * file cannot grow (disk full): the caller then drops the event and the
+ * writer counts it.
+ */
+char *mf_log_writer_claim(uint32_t tid, char **limit);
+
+/* Set or clear the header's FINISHED flag. */
+void mf_log_writer_set_finished(int finished);
+
+/* msync everything mapped (memflow_dump); the data is safe without it. */
+void mf_log_writer_sync(void);
+
+/*
+ * In a forked child: forget the parent's log (unmap it, close the file)
+ * without touching it.  A new one is opened with mf_log_writer_open.
+ */
+void mf_log_writer_forget(void);
+
+/* fork handlers: hold the grow lock across fork. */
+void mf_log_writer_lock(void);
+void mf_log_writer_unlock(void);
+
+/* Events dropped because the file could not grow. */
+uint64_t mf_log_writer_dropped(void);
+
+#endif

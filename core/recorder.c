@@ -1,0 +1,530 @@
+/*
+ * recorder.c - stamp, attribute and append events to the log.
+ *
+ * Capture code calls the mf_recorder_* functions of recorder.h.  Each thread
+ * appends to its own chunk of the shared log mapping through one
+ * initial-exec TLS pointer; the hot path (mf_recorder_cpu_alloc/free) is a
+ * TLS load, a bounds check, the clock and a handful of stores ending with a
+ * release store of the record word.  Everything rarer - creating a thread's
+ * state, claiming a chunk, interning, sampling, fork - is out of line.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "memflow.h"
+#include "config.h"
+#include "intern.h"
+#include "log_writer.h"
+#include "recorder.h"
+#include "thread_state.h"
+
+volatile int mf_recording;
+__thread int mf_thread_internal __attribute__((tls_model("initial-exec")));
+static __thread mf_thread_state *tls_state __attribute__((tls_model("initial-exec")));
+
+static int log_open;              /* read with seq_cst against interning */
+static int running, paused;
+static uint64_t sample_every;     /* sample_rate, copied at start */
+static uint64_t sample_counters[512];
+static mf_sampler_fn samplers[2];
+static mf_flush_fn flush_hooks[8];
+static int n_flush_hooks;
+static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t free_lock = PTHREAD_MUTEX_INITIALIZER;
+static mf_thread_state *free_states;
+static pthread_key_t state_key;
+static pthread_once_t state_key_once = PTHREAD_ONCE_INIT;
+
+/* ---- per-thread state -------------------------------------------------- */
+
+static void state_release(void *arg)
+{
+    mf_thread_state *t = arg;
+    if (tls_state == t)
+        tls_state = NULL;
+    pthread_mutex_lock(&free_lock);
+    t->next_free = free_states;
+    free_states = t;
+    pthread_mutex_unlock(&free_lock);
+}
+
+static void state_key_create(void)
+{
+    pthread_key_create(&state_key, state_release);
+}
+
+static mf_thread_state *state_new(void)
+{
+    pthread_mutex_lock(&free_lock);
+    mf_thread_state *t = free_states;
+    if (t)
+        free_states = t->next_free;
+    pthread_mutex_unlock(&free_lock);
+    if (!t) {
+        t = mmap(NULL, sizeof *t, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (t == MAP_FAILED)
+            return NULL;
+    }
+    memset(t, 0, sizeof *t);
+    t->tid = (uint32_t)syscall(SYS_gettid);
+    t->stack[0] = MF_STRING_DEFAULT_SCOPE;
+    return t;
+}
+
+mf_thread_state *mf_thread_state_get(void)
+{
+    mf_thread_state *t = tls_state;
+    if (MF_LIKELY(t))
+        return t;
+    t = state_new();
+    if (!t)
+        return NULL;
+    tls_state = t;
+    pthread_once(&state_key_once, state_key_create);
+    pthread_setspecific(state_key, t);
+    return t;
+}
+
+/* ---- chunks and records ------------------------------------------------ */
+
+static void write_string_record(mf_thread_state *t, uint32_t id);
+
+/* The thread's name, from /proc (no malloc), as a THREAD record. */
+static void write_thread_record(mf_thread_state *t)
+{
+    char path[64], name[64];
+    snprintf(path, sizeof path, "/proc/self/task/%u/comm", t->tid);
+    ssize_t n = -1;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        n = read(fd, name, sizeof name - 1);
+        close(fd);
+    }
+    if (n <= 0)
+        n = snprintf(name, sizeof name, "thread %u", t->tid);
+    while (n > 0 && name[n - 1] == '\n')
+        n--;
+    uint32_t id = mf_recorder_intern(name, (size_t)n);
+    mf_rec_thread *r = mf_thread_reserve(t, sizeof *r);
+    if (!r)
+        return;
+    r->tid = t->tid;
+    mf_thread_commit(t, r, MF_RECORD_WORD(MF_REC_THREAD, sizeof *r, id));
+}
+
+static void *reserve_slow(mf_thread_state *t, uint32_t size)
+{
+    if (!__atomic_load_n(&log_open, __ATOMIC_SEQ_CST))
+        return NULL;
+    char *limit;
+    char *chunk = mf_log_writer_claim(t->tid, &limit);
+    if (!chunk)
+        return NULL;
+    t->cursor = chunk;
+    t->limit = limit;
+    if (!t->named) {
+        t->named = 1;
+        write_thread_record(t);
+    }
+    return (size_t)(t->limit - t->cursor) >= size ? t->cursor : NULL;
+}
+
+void *mf_thread_reserve(mf_thread_state *t, uint32_t size)
+{
+    if (MF_LIKELY((size_t)(t->limit - t->cursor) >= size))
+        return t->cursor;
+    return reserve_slow(t, size);
+}
+
+static void write_string_record(mf_thread_state *t, uint32_t id)
+{
+    uint32_t len;
+    const char *text = mf_intern_text(id, &len);
+    if (!text)
+        return;
+    uint32_t size = (uint32_t)((sizeof(mf_rec_string) + len + 7) & ~(size_t)7);
+    mf_rec_string *r = mf_thread_reserve(t, size);
+    if (!r)
+        return;
+    r->len = len;
+    memcpy(r + 1, text, len);
+    mf_thread_commit(t, r, MF_RECORD_WORD(MF_REC_STRING, size, id));
+}
+
+uint32_t mf_recorder_intern(const char *text, size_t len)
+{
+    int is_new;
+    uint32_t id = mf_intern_lookup(text, len, &is_new);
+    if (is_new && __atomic_load_n(&log_open, __ATOMIC_SEQ_CST)) {
+        mf_thread_state *t = mf_thread_state_get();
+        if (t)
+            write_string_record(t, id);
+    }
+    return id;
+}
+
+const char *mf_recorder_string(uint32_t id)
+{
+    const char *s = mf_intern_text(id, NULL);
+    return s ? s : "unknown";
+}
+
+uint32_t mf_recorder_current_scope(void)
+{
+    mf_thread_state *t = mf_thread_state_get();
+    return t ? t->stack[t->depth] : MF_STRING_DEFAULT_SCOPE;
+}
+
+uint32_t mf_recorder_thread_id(void)
+{
+    mf_thread_state *t = mf_thread_state_get();
+    return t ? t->tid : (uint32_t)syscall(SYS_gettid);
+}
+
+/* ---- sampling ---------------------------------------------------------- */
+
+static void take_sample(uint16_t device)
+{
+    uint64_t value[MF_SAMPLE_VALUES] = { 0 };
+    mf_sampler_fn fn = samplers[MF_DEVICE_KIND(device) & 1];
+    if (fn) {
+        MF_INTERNAL_BEGIN();
+        fn(device, value);
+        MF_INTERNAL_END();
+    }
+    mf_recorder_sample(device, mf_clock_now(), value);
+}
+
+static __attribute__((noinline)) void sample_tick(uint16_t device)
+{
+    unsigned slot = (MF_DEVICE_KIND(device) & 1) * 256 + MF_DEVICE_INDEX(device);
+    uint64_t n = __atomic_add_fetch(&sample_counters[slot], 1, __ATOMIC_RELAXED);
+    if (n % sample_every == 0)
+        take_sample(device);
+}
+
+void mf_recorder_set_sampler(unsigned device_kind, mf_sampler_fn fn)
+{
+    samplers[device_kind & 1] = fn;
+}
+
+void mf_recorder_sample(uint16_t device, uint64_t time_ns, const uint64_t value[MF_SAMPLE_VALUES])
+{
+    mf_thread_state *t = mf_thread_state_get();
+    mf_rec_sample *r = t ? mf_thread_reserve(t, sizeof *r) : NULL;
+    if (!r)
+        return;
+    r->time_ns = time_ns;
+    memcpy(r->value, value, sizeof r->value);
+    mf_thread_commit(t, r, MF_RECORD_WORD(MF_REC_SAMPLE, sizeof *r, device));
+}
+
+/* ---- the hot path ------------------------------------------------------ */
+
+void mf_recorder_cpu_alloc(const void *addr, size_t requested, size_t actual, unsigned flags)
+{
+    mf_thread_state *t = tls_state;
+    if (MF_UNLIKELY(!t) && !(t = mf_thread_state_get()))
+        return;
+    mf_rec_alloc *r = mf_thread_reserve(t, sizeof *r);
+    if (MF_UNLIKELY(!r))
+        return;
+    r->time_ns = mf_clock_now();
+    r->addr = (uintptr_t)addr;
+    r->requested = requested;
+    r->actual = actual;
+    r->scope = t->stack[t->depth];
+    r->name = MF_STRING_UNKNOWN;
+    r->tid = t->tid;
+    mf_thread_commit(t, r, MF_RECORD_WORD(MF_REC_ALLOC, sizeof *r, (uint32_t)flags << 16));
+    if (MF_UNLIKELY(sample_every))
+        sample_tick(MF_DEVICE(MF_DEVICE_CPU, 0));
+}
+
+void mf_recorder_cpu_free(const void *addr, unsigned flags)
+{
+    mf_thread_state *t = tls_state;
+    if (MF_UNLIKELY(!t) && !(t = mf_thread_state_get()))
+        return;
+    mf_rec_free *r = mf_thread_reserve(t, sizeof *r);
+    if (MF_UNLIKELY(!r))
+        return;
+    r->time_ns = mf_clock_now();
+    r->addr = (uintptr_t)addr;
+    mf_thread_commit(t, r, MF_RECORD_WORD(MF_REC_FREE, sizeof *r, (uint32_t)flags << 16));
+    if (MF_UNLIKELY(sample_every))
+        sample_tick(MF_DEVICE(MF_DEVICE_CPU, 0));
+}
+
+/* ---- general events ---------------------------------------------------- */
+
+void mf_recorder_alloc_event(uint16_t device, unsigned flags, uint64_t time_ns, uint64_t addr,
+                             uint64_t requested, uint64_t actual, uint32_t scope,
+                             uint32_t name, uint32_t tid)
+{
+    mf_thread_state *t = mf_thread_state_get();
+    mf_rec_alloc *r = t ? mf_thread_reserve(t, sizeof *r) : NULL;
+    if (!r)
+        return;
+    r->time_ns = time_ns ? time_ns : mf_clock_now();
+    r->addr = addr;
+    r->requested = requested;
+    r->actual = actual;
+    r->scope = scope ? scope : t->stack[t->depth];
+    r->name = name;
+    r->tid = tid ? tid : t->tid;
+    mf_thread_commit(t, r, MF_RECORD_WORD(MF_REC_ALLOC, sizeof *r,
+                                          device | ((uint32_t)flags << 16)));
+    if (sample_every)
+        sample_tick(device);
+}
+
+void mf_recorder_free_event(uint16_t device, unsigned flags, uint64_t time_ns, uint64_t addr)
+{
+    mf_thread_state *t = mf_thread_state_get();
+    mf_rec_free *r = t ? mf_thread_reserve(t, sizeof *r) : NULL;
+    if (!r)
+        return;
+    r->time_ns = time_ns ? time_ns : mf_clock_now();
+    r->addr = addr;
+    mf_thread_commit(t, r, MF_RECORD_WORD(MF_REC_FREE, sizeof *r,
+                                          device | ((uint32_t)flags << 16)));
+    if (sample_every)
+        sample_tick(device);
+}
+
+void mf_recorder_activity(uint16_t device, unsigned kind, uint64_t start_ns, uint64_t end_ns,
+                          uint64_t bytes, uint32_t stream, uint32_t name, uint32_t correlation)
+{
+    mf_thread_state *t = mf_thread_state_get();
+    mf_rec_activity *r = t ? mf_thread_reserve(t, sizeof *r) : NULL;
+    if (!r)
+        return;
+    r->start_ns = start_ns;
+    r->end_ns = end_ns;
+    r->bytes = bytes;
+    r->stream = stream;
+    r->name = name;
+    r->correlation = correlation;
+    mf_thread_commit(t, r, MF_RECORD_WORD(MF_REC_ACTIVITY, sizeof *r,
+                                          device | ((uint32_t)kind << 16)));
+}
+
+void mf_recorder_pool(uint16_t device, unsigned op, uint64_t time_ns, uint64_t addr,
+                      uint64_t size, uint64_t threshold)
+{
+    mf_thread_state *t = mf_thread_state_get();
+    mf_rec_pool *r = t ? mf_thread_reserve(t, sizeof *r) : NULL;
+    if (!r)
+        return;
+    r->time_ns = time_ns ? time_ns : mf_clock_now();
+    r->addr = addr;
+    r->size = size;
+    r->threshold = threshold;
+    mf_thread_commit(t, r, MF_RECORD_WORD(MF_REC_POOL, sizeof *r,
+                                          device | ((uint32_t)op << 16)));
+}
+
+void mf_recorder_note(unsigned code, uint64_t value)
+{
+    mf_thread_state *t = mf_thread_state_get();
+    mf_rec_note *r = t ? mf_thread_reserve(t, sizeof *r) : NULL;
+    if (!r)
+        return;
+    r->time_ns = mf_clock_now();
+    r->value = value;
+    mf_thread_commit(t, r, MF_RECORD_WORD(MF_REC_NOTE, sizeof *r, code));
+}
+
+void mf_recorder_scope_event(mf_thread_state *t, uint32_t scope, unsigned op)
+{
+    if (!mf_recording)
+        return;
+    mf_rec_scope *r = mf_thread_reserve(t, sizeof *r);
+    if (!r)
+        return;
+    r->time_ns = mf_clock_now();
+    r->op = op;
+    r->depth = t->depth;
+    mf_thread_commit(t, r, MF_RECORD_WORD(MF_REC_SCOPE, sizeof *r, scope));
+}
+
+static void write_state(unsigned op)
+{
+    mf_thread_state *t = mf_thread_state_get();
+    mf_rec_state *r = t ? mf_thread_reserve(t, sizeof *r) : NULL;
+    if (!r)
+        return;
+    r->time_ns = mf_clock_now();
+    mf_thread_commit(t, r, MF_RECORD_WORD(MF_REC_STATE, sizeof *r, op));
+}
+
+/* ---- flush hooks ------------------------------------------------------- */
+
+void mf_recorder_add_flush_hook(mf_flush_fn fn)
+{
+    pthread_mutex_lock(&state_lock);
+    if (n_flush_hooks < (int)(sizeof flush_hooks / sizeof flush_hooks[0]))
+        flush_hooks[n_flush_hooks++] = fn;
+    pthread_mutex_unlock(&state_lock);
+}
+
+void mf_recorder_run_flush_hooks(void)
+{
+    for (int i = 0; i < n_flush_hooks; i++)
+        flush_hooks[i]();
+}
+
+/* ---- state, open, exit, fork -------------------------------------------- */
+
+static void update_recording(void)
+{
+    mf_recording = running && !paused;
+}
+
+static void finish_at_exit(void)
+{
+    MF_INTERNAL_BEGIN();
+    mf_recorder_run_flush_hooks();
+    mf_log_writer_set_finished(1);
+    MF_INTERNAL_END();
+}
+
+/* Open the log and write every string interned so far.  state_lock held. */
+static int open_log(uint64_t ppid)
+{
+    char err[512];
+    const mf_config *c = mf_config_get();
+    if (mf_log_writer_open(c->path, ppid, err, sizeof err) < 0) {
+        mf_set_error("%s", err);
+        return -1;
+    }
+    __atomic_store_n(&log_open, 1, __ATOMIC_SEQ_CST);
+    mf_thread_state *t = mf_thread_state_get();
+    uint32_t n = mf_intern_count();
+    for (uint32_t id = 1; t && id <= n; id++)
+        write_string_record(t, id);
+    return 0;
+}
+
+int mf_recorder_start(void)
+{
+    static int atexit_done;
+    MF_INTERNAL_BEGIN();
+    pthread_mutex_lock(&state_lock);
+    int rc = 0;
+    if (!log_open)
+        rc = open_log((uint64_t)getppid());
+    if (rc == 0) {
+        if (!atexit_done) {
+            atexit_done = 1;
+            atexit(finish_at_exit);
+        }
+        sample_every = mf_config_get()->sample_rate;
+        mf_log_writer_set_finished(0);
+        running = 1;
+        update_recording();
+        write_state(MF_STATE_RUN);
+    }
+    pthread_mutex_unlock(&state_lock);
+    MF_INTERNAL_END();
+    return rc;
+}
+
+void mf_recorder_stop(void)
+{
+    pthread_mutex_lock(&state_lock);
+    if (running)
+        write_state(MF_STATE_STOP);
+    running = 0;
+    update_recording();
+    pthread_mutex_unlock(&state_lock);
+}
+
+void mf_recorder_pause(int pause)
+{
+    pthread_mutex_lock(&state_lock);
+    paused = pause != 0;
+    if (running)
+        write_state(pause ? MF_STATE_PAUSE : MF_STATE_RESUME);
+    update_recording();
+    pthread_mutex_unlock(&state_lock);
+}
+
+void mf_recorder_finish(void)
+{
+    MF_INTERNAL_BEGIN();
+    mf_recorder_run_flush_hooks();
+    mf_recorder_stop();
+    mf_log_writer_set_finished(1);
+    mf_log_writer_sync();
+    MF_INTERNAL_END();
+}
+
+const char *mf_recorder_log_path(void)
+{
+    return mf_log_writer_is_open() ? mf_log_writer_path() : NULL;
+}
+
+int mf_recorder_log_open(void)
+{
+    return __atomic_load_n(&log_open, __ATOMIC_SEQ_CST);
+}
+
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&state_lock);
+    mf_intern_lock();
+    mf_log_writer_lock();
+}
+
+static void fork_parent(void)
+{
+    mf_log_writer_unlock();
+    mf_intern_unlock();
+    pthread_mutex_unlock(&state_lock);
+}
+
+/*
+ * The child records into its own log, memflow-<childpid>.mfl, whose header
+ * names the parent.  Only the forking thread exists in the child: its state
+ * is kept (scopes stay), every other thread's state is abandoned.
+ */
+static void fork_child(void)
+{
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    mf_log_writer_unlock();
+    mf_intern_after_fork_child();
+    state_lock = fresh;
+    free_lock = fresh;
+    free_states = NULL;
+    int was_open = log_open;
+    mf_log_writer_forget();
+    __atomic_store_n(&log_open, 0, __ATOMIC_SEQ_CST);
+    mf_thread_state *t = tls_state;
+    if (t) {
+        t->cursor = t->limit = NULL;
+        t->tid = (uint32_t)syscall(SYS_gettid);
+        t->named = 0;
+    }
+    memset(sample_counters, 0, sizeof sample_counters);
+    if (was_open && open_log((uint64_t)getppid()) < 0) {
+        fprintf(stderr, "%s; the forked child %d is not recorded\n", memflow_last_error(),
+                (int)getpid());
+        running = 0;
+        update_recording();
+    }
+}
+
+__attribute__((constructor)) static void recorder_init(void)
+{
+    int is_new;
+    mf_intern_lookup("<unk>:", 6, &is_new); /* id 1 = MF_STRING_DEFAULT_SCOPE */
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+}

@@ -1,0 +1,121 @@
+/*
+ * recorder.h - the recorder: the one place capture code hands events to.
+ *
+ * Capture code (alloc/ for the malloc family, gpu/ for CUPTI, the public
+ * record_* API) calls these functions; the recorder stamps time, attaches the
+ * calling thread's scope and appends a record to the calling thread's chunk of
+ * the shared log mapping (log_writer.c).  No global lock on the hot path:
+ * each thread owns its chunk; a lock is taken only to claim a new chunk or to
+ * intern a new string.  The recorder never allocates through malloc.
+ *
+ * Hot path contract: when recording is off, mf_recorder_cpu_alloc/free cost
+ * one predictable branch on mf_recording.
+ */
+#ifndef MEMFLOW_RECORDER_H
+#define MEMFLOW_RECORDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "log_format.h"
+
+#define MF_LIKELY(x) __builtin_expect(!!(x), 1)
+#define MF_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define MF_EXPORT __attribute__((visibility("default")))
+
+/* Nonzero while the profiler runs and is not paused.  Read on every event. */
+extern MF_EXPORT volatile int mf_recording;
+
+/*
+ * Per-thread "inside memflow" depth.  Capture code skips recording while it
+ * is nonzero, so memflow's own allocations (dlopen, stdio, the reader during
+ * memflow_dumps) never show up as the program's.
+ */
+extern MF_EXPORT __thread int mf_thread_internal
+    __attribute__((tls_model("initial-exec")));
+
+#define MF_INTERNAL_BEGIN() (mf_thread_internal++)
+#define MF_INTERNAL_END() (mf_thread_internal--)
+
+/* The monotonic nanosecond clock of every event (CLOCK_MONOTONIC). */
+MF_EXPORT uint64_t mf_clock_now(void);
+
+/*
+ * CPU hot path: record an allocation of the malloc family on cpu/0 at the
+ * current time, with the calling thread's scope.  flags: MF_FLAG_*.
+ */
+MF_EXPORT void mf_recorder_cpu_alloc(const void *addr, size_t requested, size_t actual,
+                                     unsigned flags);
+
+/* CPU hot path: record that addr was freed on cpu/0. */
+MF_EXPORT void mf_recorder_cpu_free(const void *addr, unsigned flags);
+
+/*
+ * General forms, for capture that knows its own time, scope and thread
+ * (CUPTI records arrive later on another thread).  Pass tid 0 for the
+ * calling thread, scope 0 for the calling thread's current scope.
+ * They record only while mf_recording is set, except that GPU records that
+ * arrive late (CUPTI buffers) are recorded as long as the log is open.
+ */
+MF_EXPORT void mf_recorder_alloc_event(uint16_t device, unsigned flags, uint64_t time_ns,
+                                       uint64_t addr, uint64_t requested, uint64_t actual,
+                                       uint32_t scope, uint32_t name, uint32_t tid);
+MF_EXPORT void mf_recorder_free_event(uint16_t device, unsigned flags, uint64_t time_ns,
+                                      uint64_t addr);
+MF_EXPORT void mf_recorder_activity(uint16_t device, unsigned kind, uint64_t start_ns,
+                                    uint64_t end_ns, uint64_t bytes, uint32_t stream,
+                                    uint32_t name, uint32_t correlation);
+MF_EXPORT void mf_recorder_pool(uint16_t device, unsigned op, uint64_t time_ns,
+                                uint64_t addr, uint64_t size, uint64_t threshold);
+MF_EXPORT void mf_recorder_note(unsigned code, uint64_t value);
+MF_EXPORT void mf_recorder_sample(uint16_t device, uint64_t time_ns,
+                                  const uint64_t value[MF_SAMPLE_VALUES]);
+
+/*
+ * Intern a string (a scope, a kernel name): returns its id, writing its
+ * STRING record the first time.  len bytes (no NUL needed), truncated at
+ * MF_STRING_MAX_LEN.  Returns 0 (unknown) if memflow is out of memory.
+ */
+MF_EXPORT uint32_t mf_recorder_intern(const char *text, size_t len);
+
+/* The text of an interned id (for the GPU CSV); "unknown" for 0. */
+MF_EXPORT const char *mf_recorder_string(uint32_t id);
+
+/* The calling thread's current scope id and its kernel thread id. */
+MF_EXPORT uint32_t mf_recorder_current_scope(void);
+MF_EXPORT uint32_t mf_recorder_thread_id(void);
+
+/*
+ * Occupancy snapshots (sample_rate).  A capture module registers a sampler
+ * for a device kind; after every sample_rate alloc/free events on a device
+ * the recorder calls it and writes a SAMPLE record with what it filled in.
+ */
+typedef void (*mf_sampler_fn)(uint16_t device, uint64_t value[MF_SAMPLE_VALUES]);
+MF_EXPORT void mf_recorder_set_sampler(unsigned device_kind, mf_sampler_fn fn);
+
+/*
+ * Flush hooks: functions run by memflow_dump() and at exit before the log is
+ * closed (CUPTI's cuptiActivityFlushAll).  At most 8.
+ */
+typedef void (*mf_flush_fn)(void);
+MF_EXPORT void mf_recorder_add_flush_hook(mf_flush_fn fn);
+MF_EXPORT void mf_recorder_run_flush_hooks(void);
+
+/*
+ * Open the log (if not yet open) and set the state.  mf_recorder_start
+ * returns -1 and sets the last error when the log cannot be created.
+ */
+MF_EXPORT int mf_recorder_start(void);
+MF_EXPORT void mf_recorder_stop(void);
+MF_EXPORT void mf_recorder_pause(int paused);
+
+/* Mark the log finished and stop recording (at exit or memflow_dump(1)). */
+MF_EXPORT void mf_recorder_finish(void);
+
+/* Path of the open log, or NULL if none is open. */
+MF_EXPORT const char *mf_recorder_log_path(void);
+
+/* Whether a log is open (GPU records may arrive after STOP). */
+MF_EXPORT int mf_recorder_log_open(void);
+
+#endif /* MEMFLOW_RECORDER_H */

@@ -1,0 +1,46 @@
+/*
+ * thread_state.h - what the recorder keeps per thread: the cursor into the
+ * thread's chunk of the log and the thread's scope stack.
+ *
+ * Reached through one initial-exec TLS pointer; the block itself is mmap'd
+ * on the thread's first event and recycled when the thread exits.
+ */
+#ifndef MEMFLOW_THREAD_STATE_H
+#define MEMFLOW_THREAD_STATE_H
+
+#include <stdint.h>
+
+#define MF_SCOPE_DEPTH 256
+
+typedef struct mf_thread_state {
+    char *cursor;                 /* next free byte in the chunk */
+    char *limit;                  /* end of the chunk */
+    uint32_t tid;
+    uint32_t depth;               /* index of the current scope in stack */
+    uint32_t overflow;            /* pushes beyond MF_SCOPE_DEPTH, popped first */
+    uint32_t named;               /* the THREAD record was written to this log */
+    uint64_t generation;          /* the log this cursor belongs to */
+    struct mf_thread_state *next_free;
+    uint32_t stack[MF_SCOPE_DEPTH];
+} mf_thread_state;
+
+/* The calling thread's state, created on first use (NULL if out of memory). */
+mf_thread_state *mf_thread_state_get(void);
+
+/*
+ * Reserve `size` bytes for a record in the calling thread's chunk, claiming
+ * a new chunk when full.  Returns NULL if the log is closed or cannot grow.
+ */
+void *mf_thread_reserve(mf_thread_state *t, uint32_t size);
+
+/* Publish a record reserved with mf_thread_reserve: store its word last. */
+static inline void mf_thread_commit(mf_thread_state *t, void *rec, uint64_t word)
+{
+    __atomic_store_n((uint64_t *)rec, word, __ATOMIC_RELEASE);
+    t->cursor += (word >> 16) & 0xffffu;
+}
+
+/* Write a SCOPE record (push/pop) for the calling thread. */
+void mf_recorder_scope_event(mf_thread_state *t, uint32_t scope, unsigned op);
+
+#endif

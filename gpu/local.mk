@@ -1,0 +1,1 @@
+# gpu/ - (filled in by its issue)

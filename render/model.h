@@ -1,0 +1,129 @@
+/*
+ * model.h - what the outputs read: a log (or several) turned into blocks,
+ * occupancy series, samples, scope spans and GPU activity, per device.
+ *
+ * Data flow: log_reader (core) -> mf_model_build (here) -> outputs
+ * (svg.c, trace.c, stats.c, csv.c).  Outputs only read the model.
+ * All "bytes" are requested sizes unless the field says actual.
+ * Times are CLOCK_MONOTONIC ns as in the log; t0_ns is the earliest event.
+ */
+#ifndef MEMFLOW_MODEL_H
+#define MEMFLOW_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "log_reader.h"
+
+#define MF_LIVE_AT_END UINT64_MAX   /* mf_block.free_ns of a block never freed */
+
+/* One allocation's life. */
+typedef struct mf_block {
+    uint64_t addr;
+    uint64_t requested;
+    uint64_t actual;
+    uint64_t alloc_ns;
+    uint64_t free_ns;         /* MF_LIVE_AT_END if live when the log ends */
+    uint32_t scope;           /* model string id */
+    uint32_t name;            /* model string id (0 = "unknown") */
+    uint32_t tid;
+    uint32_t pid;             /* process (log header pid) */
+    uint16_t device;
+    uint16_t flags;           /* MF_FLAG_* | memory kind */
+} mf_block;
+
+/* Live bytes right after an event. */
+typedef struct mf_point {
+    uint64_t time_ns;
+    uint64_t live_bytes;      /* requested bytes live */
+    uint64_t live_actual;     /* actual bytes live */
+} mf_point;
+
+/* A sample_rate snapshot (allocator / driver view). */
+typedef struct mf_snapshot {
+    uint64_t time_ns;
+    uint64_t events_live;     /* live bytes by the events at that moment */
+    uint64_t value[MF_SAMPLE_VALUES];
+} mf_snapshot;
+
+typedef struct mf_device_model {
+    uint16_t device;
+    mf_block *blocks;         /* sorted by alloc_ns */
+    size_t n_blocks;
+    mf_point *occupancy;      /* one point per alloc/free, time order */
+    size_t n_occupancy;
+    mf_snapshot *snapshots;
+    size_t n_snapshots;
+    uint64_t alloc_count, free_count;
+    uint64_t alloc_bytes;     /* sum of requested */
+    uint64_t peak_bytes, peak_time_ns;
+    uint64_t live_bytes_end, live_count_end;
+    uint64_t unknown_frees;   /* frees of addresses never seen allocated */
+    uint64_t min_size, max_size; /* of requested sizes */
+    uint64_t min_addr, max_addr; /* lowest address, highest end address */
+} mf_device_model;
+
+/* A scope pushed on a thread: [begin, end), end = t1 if never popped. */
+typedef struct mf_span {
+    uint64_t begin_ns, end_ns;
+    uint32_t scope;
+    uint32_t tid;
+    uint32_t pid;
+    uint32_t depth;
+} mf_span;
+
+/* A GPU kernel, copy or set. */
+typedef struct mf_activity {
+    uint64_t start_ns, end_ns, bytes;
+    uint32_t name, stream, correlation, pid;
+    uint16_t device, kind;    /* enum mf_activity_kind */
+} mf_activity;
+
+typedef struct mf_thread_info {
+    uint32_t tid, pid;
+    uint32_t name;            /* model string id */
+} mf_thread_info;
+
+typedef struct mf_process_info {
+    uint32_t pid, ppid;
+    char *program;            /* argv joined with spaces */
+    char *log_path;
+    int finished;             /* the log was closed cleanly */
+} mf_process_info;
+
+typedef struct mf_model {
+    uint64_t t0_ns, t1_ns;
+    char **strings;           /* model string table; 0 = "unknown", 1 = "<unk>:" */
+    uint32_t n_strings;
+    mf_device_model *devices; /* sorted: cpu/0 first, then gpu/0, gpu/1... */
+    size_t n_devices;
+    mf_span *spans;
+    size_t n_spans;
+    mf_activity *activities;
+    size_t n_activities;
+    mf_thread_info *threads;
+    size_t n_threads;
+    mf_process_info *processes;
+    size_t n_processes;
+    uint64_t gpu_dropped;     /* CUPTI records dropped (NOTE records) */
+    char **warnings;          /* damage and notes, one line each */
+    size_t n_warnings;
+} mf_model;
+
+/*
+ * Build the model of n logs (several processes merge; string ids are
+ * re-interned into one table).  Only events at or before until_ns count
+ * (UINT64_MAX: all).  Returns NULL with a message in err on out of memory.
+ */
+mf_model *mf_model_build(mf_log *const *logs, size_t n, uint64_t until_ns, char *err,
+                         size_t errlen);
+
+void mf_model_free(mf_model *model);
+
+/* String of a model id; "unknown" for 0. */
+const char *mf_model_string(const mf_model *model, uint32_t id);
+
+/* The device model of device, or NULL. */
+const mf_device_model *mf_model_device(const mf_model *model, uint16_t device);
+
+#endif /* MEMFLOW_MODEL_H */

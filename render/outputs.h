@@ -1,0 +1,30 @@
+/*
+ * outputs.h - write the configured outputs of a model into a directory:
+ * memory_flow.svg/.png/.pdf, the Chrome trace, statistics, GPU memory CSV.
+ * Used by `memflow run`, `memflow render` and memflow_dump().
+ */
+#ifndef MEMFLOW_OUTPUTS_H
+#define MEMFLOW_OUTPUTS_H
+
+#include <stddef.h>
+
+#include "model.h"
+#include "svg.h"
+
+typedef struct mf_output_options {
+    const char *formats;      /* comma-separated names, as the formats key */
+    const char *trace_name;   /* file name of the trace (config filename) */
+    const char *csv_prefix;   /* gpu_memory_profile_filename_prefix */
+    mf_svg_options svg;
+    int progress;             /* print progress to stderr (a terminal) */
+} mf_output_options;
+
+/*
+ * Write every output named in opt->formats into dir (created if missing).
+ * Returns 0, or -1 with a message naming the failing file in err; outputs
+ * that were written before a failure stay written.
+ */
+int mf_outputs_write(const mf_model *model, const char *dir, const mf_output_options *opt,
+                     char *err, size_t errlen);
+
+#endif

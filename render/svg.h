@@ -1,0 +1,33 @@
+/*
+ * svg.h - memory_flow: the time x address picture of a model, drawn with
+ * Cairo (SVG, PNG or PDF by the file's extension), one panel per device.
+ */
+#ifndef MEMFLOW_SVG_H
+#define MEMFLOW_SVG_H
+
+#include <stddef.h>
+
+#include "model.h"
+
+typedef enum mf_color_by {
+    MF_COLOR_BY_SCOPE = 0,
+    MF_COLOR_BY_LIFETIME = 1,
+    MF_COLOR_BY_SIZE = 2
+} mf_color_by;
+
+typedef struct mf_svg_options {
+    mf_color_by color_by;
+    int only_device;          /* -1: every device; else an MF_DEVICE value */
+    const char *title;        /* NULL: "memflow: <program>" */
+} mf_svg_options;
+
+/*
+ * Draw the model into path; the format follows the extension (.svg, .png,
+ * .pdf).  SVG output carries hover details (<title>) for every block drawn
+ * one by one and stays under 10 MB for any model.  Returns 0, or -1 with a
+ * message naming path in err.
+ */
+int mf_svg_write(const mf_model *model, const char *path, const mf_svg_options *opt,
+                 char *err, size_t errlen);
+
+#endif
