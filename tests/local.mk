@@ -1,4 +1,17 @@
 # tests/ - Check suites and end-to-end tests; `make check` runs them all.
+# Every test gets this environment: the built memflow command, the source and
+# build folders, python3 (a real JSON parser) and a scratch folder.
+AM_TESTS_ENVIRONMENT = \
+	MEMFLOW='$(abs_top_builddir)/memflow'; export MEMFLOW; \
+	top_srcdir='$(abs_top_srcdir)'; export top_srcdir; \
+	top_builddir='$(abs_top_builddir)'; export top_builddir; \
+	PYTHON3='$(PYTHON3)'; export PYTHON3; \
+	CK_DEFAULT_TIMEOUT=120; export CK_DEFAULT_TIMEOUT; \
+	CK_FORK=yes; export CK_FORK;
+# Test programs link the uninstalled libraries directly (no libtool wrapper
+# scripts), so `memflow run -- tests/prog` profiles the program itself.
+TEST_LDFLAGS = -no-install
+EXTRA_DIST += tests/lib.sh
 include tests/core.mk
 include tests/render.mk
 include tests/svg.mk

@@ -1,0 +1,14 @@
+# tests/lib.sh - shared helpers of the end-to-end test scripts (sourced).
+# Each script gets a fresh scratch folder and fails loudly on the first error.
+set -eu
+: "${top_srcdir:?run through make check}" "${top_builddir:?}" "${MEMFLOW:?}"
+PYTHON3=${PYTHON3:-python3}
+TEST_NAME=$(basename "$0" .sh)
+SCRATCH="$top_builddir/tests/out/$TEST_NAME"
+rm -rf "$SCRATCH"
+mkdir -p "$SCRATCH"
+fail() { echo "FAIL: $TEST_NAME: $*" >&2; exit 1; }
+# expect_eq WHAT EXPECTED ACTUAL
+expect_eq() { [ "$2" = "$3" ] || fail "$1: expected '$2', got '$3'"; }
+# json_get FILE PYTHON-EXPRESSION-ON-d : print a value from a JSON file
+json_get() { "$PYTHON3" -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
