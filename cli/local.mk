@@ -1,1 +1,5 @@
-# cli/ - (filled in by its issue)
+# cli/ - the `memflow` command (run, stats, render).
+bin_PROGRAMS += memflow
+memflow_SOURCES = cli/main.c cli/commands.h cli/cmd_run.c cli/cmd_stats.c \
+	cli/cmd_render.c cli/load.c
+memflow_LDADD = libmemflow.la

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "log_format.h"
+#include "recorder.h"
 
 /* One decoded record.  Which fields mean what depends on type: */
 typedef struct mf_event {
@@ -59,27 +60,27 @@ typedef struct mf_log {
  * read (missing file, not a memflow log, unsupported version) the return
  * is -1, *out is NULL and err (errlen bytes) says why, naming the file.
  */
-int mf_log_read(const char *path, mf_log **out, char *err, size_t errlen);
+MF_EXPORT int mf_log_read(const char *path, mf_log **out, char *err, size_t errlen);
 
 /* Free a log returned by mf_log_read (NULL is fine). */
-void mf_log_free(mf_log *log);
+MF_EXPORT void mf_log_free(mf_log *log);
 
 /*
  * The string with the given id: "unknown" for id 0, "<unk>:" for 1, and
  * "?<id>" (stable storage) if the log lacks that id.  Never NULL.
  */
-const char *mf_log_string(const mf_log *log, uint32_t id);
+MF_EXPORT const char *mf_log_string(const mf_log *log, uint32_t id);
 
 /* The name of the thread tid, or NULL if the log did not record one. */
-const char *mf_log_thread_name(const mf_log *log, uint32_t tid);
+MF_EXPORT const char *mf_log_thread_name(const mf_log *log, uint32_t tid);
 
 /* Format a device as "cpu/0" / "gpu/3" into buf (at least 16 bytes). */
-const char *mf_device_name(uint16_t device, char *buf, size_t len);
+MF_EXPORT const char *mf_device_name(uint16_t device, char *buf, size_t len);
 
 /*
  * Parse "cpu/0" or "gpu/N" (N < 256) into *device.  Returns 0, or -1 if the
  * text is not a device name.
  */
-int mf_device_parse(const char *text, uint16_t *device);
+MF_EXPORT int mf_device_parse(const char *text, uint16_t *device);
 
 #endif /* MEMFLOW_LOG_READER_H */

@@ -8,6 +8,7 @@
  * release store of the record word.  Everything rarer - creating a thread's
  * state, claiming a chunk, interning, sampling, fork - is out of line.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -118,20 +119,27 @@ static void write_thread_record(mf_thread_state *t)
     mf_thread_commit(t, r, MF_RECORD_WORD(MF_REC_THREAD, sizeof *r, id));
 }
 
-static void *reserve_slow(mf_thread_state *t, uint32_t size)
+/* Claim a new chunk; keeps errno (free() must not change it). */
+static __attribute__((noinline)) void *reserve_slow(mf_thread_state *t, uint32_t size)
 {
     if (!__atomic_load_n(&log_open, __ATOMIC_SEQ_CST))
         return NULL;
+    int saved_errno = errno;
+    MF_INTERNAL_BEGIN();
     char *limit;
     char *chunk = mf_log_writer_claim(t->tid, &limit);
+    if (chunk) {
+        t->cursor = chunk;
+        t->limit = limit;
+        if (!t->named) {
+            t->named = 1;
+            write_thread_record(t);
+        }
+    }
+    MF_INTERNAL_END();
+    errno = saved_errno;
     if (!chunk)
         return NULL;
-    t->cursor = chunk;
-    t->limit = limit;
-    if (!t->named) {
-        t->named = 1;
-        write_thread_record(t);
-    }
     return (size_t)(t->limit - t->cursor) >= size ? t->cursor : NULL;
 }
 

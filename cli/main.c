@@ -1,0 +1,54 @@
+/*
+ * main.c - the `memflow` command: dispatch to run, stats and render.
+ *
+ *   memflow run [-o DIR] [--sample-rate N] [--set KEY=VALUE]... [--no-render] -- CMD [ARGS...]
+ *   memflow stats LOG... [--format table|json] [--sort-by KEY] [--ascending]
+ *   memflow render LOG... [-o DIR] [--formats LIST] [--color-by MODE] [--device DEV] [--at TIME]
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "memflow.h"
+#include "commands.h"
+
+static void usage(FILE *out)
+{
+    fputs("usage: memflow COMMAND [ARGS...]\n"
+          "\n"
+          "memflow records every CPU and GPU allocation of a program (address, size,\n"
+          "time, thread, scope) and draws where memory went.\n"
+          "\n"
+          "commands:\n"
+          "  run     profile a program:  memflow run [-o DIR] -- CMD [ARGS...]\n"
+          "  stats   statistics of logs: memflow stats LOG... [--format table|json]\n"
+          "  render  draw logs:          memflow render LOG... [-o DIR] [--formats LIST]\n"
+          "\n"
+          "'memflow COMMAND --help' describes a command; 'memflow --version' the version.\n",
+          out);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(cmd, "--version") == 0) {
+        printf("memflow %s\n", MEMFLOW_VERSION);
+        return 0;
+    }
+    if (strcmp(cmd, "run") == 0)
+        return cmd_run(argc - 1, argv + 1);
+    if (strcmp(cmd, "stats") == 0)
+        return cmd_stats(argc - 1, argv + 1);
+    if (strcmp(cmd, "render") == 0)
+        return cmd_render(argc - 1, argv + 1);
+    fprintf(stderr, "memflow: unknown command '%s'; commands: run, stats, render "
+            "(see 'memflow --help')\n", cmd);
+    return 2;
+}

@@ -1,0 +1,59 @@
+/*
+ * config.h - the profiler's configuration: MXNet/MegEngine keys, parsed and
+ * validated in one place for memflow_set_config(), MEMFLOW_<KEY> environment
+ * variables and `memflow run --set KEY=VALUE`.
+ */
+#ifndef MEMFLOW_CONFIG_H
+#define MEMFLOW_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "recorder.h"
+
+#define MF_PATH_MAX 4096
+
+typedef struct mf_config {
+    char filename[MF_PATH_MAX];     /* trace file name, default "profile.json" */
+    char path[MF_PATH_MAX];         /* output directory, default "." */
+    char formats[1024];             /* comma-separated output names */
+    char gpu_memory_profile_filename_prefix[MF_PATH_MAX];
+    int profile_all;
+    int profile_memory;
+    int profile_api;
+    int profile_device;
+    int continuous_dump;
+    double dump_period;             /* seconds */
+    int aggregate_stats;
+    uint64_t sample_rate;           /* 0 = off */
+} mf_config;
+
+/* The live configuration (defaults until changed). */
+MF_EXPORT const mf_config *mf_config_get(void);
+
+/*
+ * Validate and apply n key/value pairs, all or none.  On error returns -1
+ * and writes a message naming the key (and value) and what is accepted into
+ * err.  `origin` prefixes messages ("MEMFLOW_SAMPLE_RATE", "--set", ...);
+ * NULL for the API.
+ */
+MF_EXPORT int mf_config_apply(int n, const char *const *keys, const char *const *vals,
+                              const char *origin, char *err, size_t errlen);
+
+/*
+ * Apply every MEMFLOW_<KEY> environment variable (upper-case key).  Unknown
+ * MEMFLOW_ variables that are not memflow's own (MEMFLOW_PRELOAD...) are
+ * ignored; a bad value is an error like mf_config_apply's.
+ */
+MF_EXPORT int mf_config_apply_env(char *err, size_t errlen);
+
+/* The list of accepted keys, comma-separated, for messages and --help. */
+MF_EXPORT const char *mf_config_keys(void);
+
+/* Reset to defaults (tests). */
+MF_EXPORT void mf_config_reset(void);
+
+/* Set the calling thread's last error (printf format); used by the API. */
+MF_EXPORT void mf_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif /* MEMFLOW_CONFIG_H */
