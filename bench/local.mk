@@ -1,1 +1,16 @@
-# bench/ - (filled in by its issue)
+# bench/ - the benchmark: a malloc/free churn (bench/churn, a plain program
+# with no memflow in it) timed unprofiled, with jemalloc alone, under
+# `memflow run`, heaptrack and valgrind massif, plus `memflow render` of big
+# logs.  Not part of `make check` (no timed tests): `make bench` runs it and
+# prints the markdown tables that docs/PERFORMANCE.md reports.
+noinst_PROGRAMS += bench/churn
+bench_churn_SOURCES = bench/churn.c
+bench_churn_CFLAGS = $(AM_CFLAGS) -pthread
+bench_churn_LDFLAGS = -pthread
+
+EXTRA_DIST += bench/run.sh
+
+bench: all
+	bash $(srcdir)/bench/run.sh $(abs_top_builddir)
+
+.PHONY: bench

@@ -1,0 +1,178 @@
+/*
+ * churn.c - benchmark workload: a malloc/free churn, with no memflow in it.
+ *
+ * The program the benchmark (bench/run.sh) runs unprofiled, under
+ * `memflow run`, heaptrack and valgrind massif.  It is a plain C program so
+ * that every tool sees the same thing: the profiler is the only difference.
+ *
+ * The mix, exactly: OPS/2 mallocs and OPS/2 frees (default OPS = 2,000,000,
+ * so 1,000,000 + 1,000,000).  Each thread owns a table of SLOTS live blocks
+ * (default 4096).  Every step picks a random slot; a block already there is
+ * freed first, then a new block is malloc'd into the slot, and its first and
+ * last bytes are written.  When the mallocs are done the table is emptied.
+ * So the working set grows to a few thousand live blocks and then churns.
+ * Sizes (fixed-seed xorshift, identical in every run): 1 in 64 blocks is
+ * 4 KiB..64 KiB, the others 16..4095 bytes skewed small (a power-of-two
+ * bucket picked geometrically: half are 16..31 bytes, a quarter 32..63, ...).
+ *
+ * With -t T the work is shared by T threads (thread k does its share of the
+ * mallocs with its own seed and table); the main thread only waits.
+ *
+ * Usage: churn [-n OPS] [-t THREADS] [-s SLOTS] [-q]
+ * Prints one line: the operation counts and a checksum of the sizes (so the
+ * compiler cannot drop the work).  Exit status 1 on bad usage or no memory.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* What one thread does and what it reports back. */
+typedef struct churn_job {
+    unsigned long mallocs; /* how many mallocs to do */
+    unsigned slots;        /* live-block table size */
+    uint32_t seed;
+    unsigned long frees;   /* out: frees done */
+    uint64_t checksum;     /* out: sum of the sizes asked for */
+    int failed;            /* out: a malloc returned NULL */
+} churn_job;
+
+static uint32_t xorshift32(uint32_t *state)
+{
+    uint32_t x = *state;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    return *state = x;
+}
+
+/* A block size: mostly small, geometric over power-of-two buckets. */
+static size_t pick_size(uint32_t *rng)
+{
+    uint32_t r = xorshift32(rng);
+    if ((r & 63) == 0)
+        return 4096 + (xorshift32(rng) % (60u * 1024));
+    unsigned bucket = (unsigned)__builtin_ctz((r >> 6) | 0x80); /* 0..7 */
+    size_t base = (size_t)16 << bucket;
+    return base + xorshift32(rng) % base;
+}
+
+static void *churn_thread(void *arg)
+{
+    churn_job *job = arg;
+    uint32_t rng = job->seed;
+    char **table = calloc(job->slots, sizeof *table);
+    size_t *sizes = calloc(job->slots, sizeof *sizes);
+    if (!table || !sizes) {
+        job->failed = 1;
+        return NULL;
+    }
+    for (unsigned long i = 0; i < job->mallocs; i++) {
+        unsigned slot = xorshift32(&rng) % job->slots;
+        if (table[slot]) {
+            free(table[slot]);
+            job->frees++;
+        }
+        size_t size = pick_size(&rng);
+        char *p = malloc(size);
+        if (!p) {
+            job->failed = 1;
+            break;
+        }
+        p[0] = (char)i;
+        p[size - 1] = (char)size;
+        table[slot] = p;
+        sizes[slot] = size;
+        job->checksum += size;
+    }
+    for (unsigned s = 0; s < job->slots; s++)
+        if (table[s]) {
+            job->checksum += (unsigned char)table[s][sizes[s] - 1];
+            free(table[s]);
+            job->frees++;
+        }
+    free(sizes);
+    free(table);
+    return NULL;
+}
+
+static int usage(const char *why)
+{
+    fprintf(stderr, "churn: %s\nusage: churn [-n OPS (even, default 2000000)] "
+                    "[-t THREADS (1..64)] [-s SLOTS (default 4096)] [-q]\n", why);
+    return 1;
+}
+
+/* Parse a positive decimal number; 0 on anything else. */
+static unsigned long parse_count(const char *text)
+{
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(text, &end, 10);
+    if (errno || end == text || *end || text[0] == '-')
+        return 0;
+    return v;
+}
+
+int main(int argc, char **argv)
+{
+    unsigned long ops = 2000000, threads = 1, slots = 4096;
+    int quiet = 0, opt;
+    while ((opt = getopt(argc, argv, "n:t:s:q")) != -1) {
+        switch (opt) {
+        case 'n': ops = parse_count(optarg); break;
+        case 't': threads = parse_count(optarg); break;
+        case 's': slots = parse_count(optarg); break;
+        case 'q': quiet = 1; break;
+        default: return usage("unknown option");
+        }
+    }
+    if (optind != argc)
+        return usage("unexpected argument");
+    if (ops == 0 || ops % 2)
+        return usage("-n wants a positive even number of operations");
+    if (threads == 0 || threads > 64)
+        return usage("-t wants 1..64 threads");
+    if (slots == 0 || slots > (1ul << 24))
+        return usage("-s wants 1..16777216 slots");
+
+    static churn_job jobs[64];
+    static pthread_t tids[64];
+    unsigned long mallocs = ops / 2;
+    for (unsigned long k = 0; k < threads; k++) {
+        jobs[k].mallocs = mallocs / threads + (k < mallocs % threads);
+        jobs[k].slots = (unsigned)slots;
+        jobs[k].seed = 2463534242u + 7919u * (uint32_t)k;
+    }
+    if (threads == 1) {
+        churn_thread(&jobs[0]);
+    } else {
+        for (unsigned long k = 0; k < threads; k++) {
+            int err = pthread_create(&tids[k], NULL, churn_thread, &jobs[k]);
+            if (err) {
+                fprintf(stderr, "churn: pthread_create: %s\n", strerror(err));
+                return 1;
+            }
+        }
+        for (unsigned long k = 0; k < threads; k++)
+            pthread_join(tids[k], NULL);
+    }
+
+    unsigned long frees = 0;
+    uint64_t checksum = 0;
+    for (unsigned long k = 0; k < threads; k++) {
+        if (jobs[k].failed) {
+            fprintf(stderr, "churn: thread %lu: out of memory\n", k);
+            return 1;
+        }
+        frees += jobs[k].frees;
+        checksum += jobs[k].checksum;
+    }
+    if (!quiet)
+        printf("churn: threads=%lu mallocs=%lu frees=%lu ops=%lu checksum=%llu\n", threads,
+               mallocs, frees, mallocs + frees, (unsigned long long)checksum);
+    return 0;
+}

@@ -1,0 +1,243 @@
+#!/bin/bash
+# bench/run.sh - memflow's benchmark, in one session, printed as markdown.
+#
+# Times bench/churn (2,000,000 malloc/free operations, see bench/churn.c)
+# unprofiled (glibc), with jemalloc alone (LD_PRELOAD, for reference), under
+# `memflow run --no-render`, under heaptrack and under valgrind massif; with
+# 1 and 2 threads; rounds interleave the tools so drift hits all alike.
+# Checks that memflow kept every event (`memflow stats --format json`), then
+# times `memflow render` of logs of 1 M and 10 M allocations.  The tables on
+# stdout are what docs/PERFORMANCE.md reports; progress goes to stderr.
+#
+# Usage: bench/run.sh [BUILDDIR]   (default $top_builddir, else .)
+#        `make bench` runs it on the build folder.  It builds nothing.
+# Knobs (environment): BENCH_RUNS (5: fast tools), BENCH_SLOW_RUNS (3:
+# heaptrack, massif), BENCH_THREADS ("1 2"), BENCH_LONG_OPS (20000000: the
+# long run that separates per-event cost from start-up; 0 skips it),
+# BENCH_RENDER_ALLOCS ("1000000 10000000"; "" skips), BENCH_KEEP=1 keeps
+# the scratch folder BUILDDIR/bench/out (logs of the 10 M run are ~1 GB).
+set -eu
+
+BUILD=$(cd "${1:-${top_builddir:-.}}" && pwd)
+CHURN=$BUILD/bench/churn
+MEMFLOW=$BUILD/memflow
+OUT=$BUILD/bench/out
+OPS=2000000
+RUNS=${BENCH_RUNS:-5}
+SLOW_RUNS=${BENCH_SLOW_RUNS:-3}
+THREADS=${BENCH_THREADS:-1 2}
+LONG_OPS=${BENCH_LONG_OPS:-20000000}
+RENDER_ALLOCS=${BENCH_RENDER_ALLOCS-1000000 10000000}
+JEMALLOC=libjemalloc.so.2
+TOOLS="plain jemalloc memflow heaptrack massif"
+
+die() { echo "bench: $*" >&2; exit 1; }
+note() { echo "bench: $*" >&2; }
+
+[ -x "$CHURN" ] || die "$CHURN not built: run make in $BUILD first"
+[ -x "$MEMFLOW" ] || die "$MEMFLOW not built: run make in $BUILD first"
+for tool in heaptrack valgrind python3; do
+    command -v "$tool" >/dev/null || die "$tool is not installed"
+done
+[ -x /usr/bin/time ] || die "/usr/bin/time (GNU time, for max RSS) is not installed"
+rm -rf "$OUT"
+mkdir -p "$OUT"
+
+# The command line of TOOL running churn with THREADS threads and OPS ops.
+tool_cmd() { # TOOL THREADS OPS -> sets the array CMD
+    local churn=("$CHURN" -t "$2" -n "$3")
+    case $1 in
+    plain) CMD=("${churn[@]}") ;;
+    jemalloc) CMD=(env LD_PRELOAD=$JEMALLOC "${churn[@]}") ;;
+    memflow) CMD=("$MEMFLOW" run --no-render -o "$OUT/memflow" -- "${churn[@]}") ;;
+    heaptrack) CMD=(heaptrack -o "$OUT/heaptrack/churn" "${churn[@]}") ;;
+    massif) CMD=(valgrind --tool=massif --massif-out-file="$OUT/massif/massif.out"
+                 "${churn[@]}") ;;
+    *) die "unknown tool $1" ;;
+    esac
+}
+
+# Run TOOL once; append "wall_ns max_rss_kib" to OUT/times/TOOL-THREADS-OPS.
+time_once() { # TOOL THREADS OPS
+    local tool=$1 log="$OUT/logs/$1-$2-$3"
+    rm -rf "$OUT/memflow" "$OUT/heaptrack" "$OUT/massif"
+    mkdir -p "$OUT/heaptrack" "$OUT/massif" "$OUT/logs" "$OUT/times"
+    tool_cmd "$@"
+    local start end
+    start=$(date +%s%N)
+    /usr/bin/time -f %M -o "$log.rss" "${CMD[@]}" >"$log.out" 2>"$log.err" ||
+        die "$tool (threads $2, ops $3) failed: see $log.err"
+    end=$(date +%s%N)
+    echo "$((end - start)) $(tail -n 1 "$log.rss")" >>"$OUT/times/$tool-$2-$3"
+}
+
+# Median of column COL (1 = wall ns, 2 = rss) of a times file.
+median() { # FILE COL
+    cut -d' ' -f"$2" "$1" | sort -n | awk '{v[NR] = $1}
+        END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+minimum() { cut -d' ' -f1 "$1" | sort -n | head -n 1; }
+ms() { awk -v ns="$1" 'BEGIN { printf "%.1f", ns / 1e6 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+
+# Rounds: every tool once per round, slow tools only in the first rounds.
+bench_rounds() { # THREADS OPS TOOLS...
+    local t=$1 n=$2 round tool
+    shift 2
+    for round in $(seq "$RUNS"); do
+        for tool in "$@"; do
+            case $tool in heaptrack | massif) [ "$round" -le "$SLOW_RUNS" ] || continue ;; esac
+            note "threads $t, ops $n, round $round: $tool"
+            time_once "$tool" "$t" "$n"
+        done
+    done
+}
+
+# One markdown table row per tool.
+print_rows() { # THREADS OPS TOOLS...
+    local t=$1 n=$2 tool f base
+    shift 2
+    base=$(median "$OUT/times/plain-$t-$n" 1)
+    for tool in "$@"; do
+        f="$OUT/times/$tool-$t-$n"
+        local med
+        med=$(median "$f" 1)
+        printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$tool" "$t" "$n" \
+            "$(wc -l <"$f")" "$(ms "$med")" "$(ms "$(minimum "$f")")" \
+            "$(ratio "$med" "$base")x" "$(median "$f" 2)"
+    done
+}
+
+table_header() {
+    echo "| tool | threads | ops | runs | median wall (ms) | min wall (ms) | vs glibc | max RSS (KiB) |"
+    echo "|---|---|---|---|---|---|---|---|"
+}
+
+# Check the last memflow log of THREADS/OPS kept every event; print a row.
+verify_memflow() { # THREADS OPS
+    local log stats
+    log=$(ls "$OUT"/memflow/memflow-*.mfl 2>/dev/null | head -n 1)
+    [ -n "$log" ] || die "memflow run left no log in $OUT/memflow"
+    stats="$OUT/stats-$1-$2.json"
+    "$MEMFLOW" stats --format json "$OUT"/memflow/memflow-*.mfl >"$stats" ||
+        die "memflow stats failed on $log"
+    python3 - "$stats" "$1" "$2" "$(stat -c %s "$log")" <<'EOF'
+import json, sys
+path, threads, ops, log_bytes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+d = json.load(open(path))
+cpu = [x for x in d["devices"] if x["device"] == "cpu/0"]
+if not cpu:
+    sys.exit("bench: %s: no cpu/0 device" % path)
+c = cpu[0]
+want = ops // 2
+if c["alloc_count"] < want or c["free_count"] < want:
+    sys.exit("bench: %s: memflow lost events: alloc_count %d, free_count %d, churn made %d of each"
+             % (path, c["alloc_count"], c["free_count"], want))
+print("| %d | %d | %d (+%d) | %d (+%d) | %d | %d | %.1f |" % (
+    threads, ops, c["alloc_count"], c["alloc_count"] - want, c["free_count"],
+    c["free_count"] - want, c["live_count_end"], c["peak_bytes"],
+    log_bytes / (c["alloc_count"] + c["free_count"])))
+EOF
+}
+
+# Sizes of the files each profiler left after its last run.
+output_sizes() {
+    local f
+    for f in "$OUT"/memflow/* "$OUT"/heaptrack/* "$OUT"/massif/*; do
+        [ -f "$f" ] && printf '| %s | %s |\n' "${f#"$OUT"/}" "$(stat -c %s "$f")"
+    done
+    return 0
+}
+
+machine() {
+    echo "## Machine and tools"
+    echo
+    echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+    echo "- CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) cores"
+    echo "- memory: $(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)"
+    echo "- kernel: $(uname -r); $(ldd --version | head -n 1)"
+    echo "- jemalloc $(pkg-config --modversion jemalloc 2>/dev/null || echo '?');" \
+        "$(heaptrack --version 2>&1 | head -n 1); $(valgrind --version)"
+    echo "- churn: $("$CHURN" -t 1 -n "$OPS")"
+    echo
+}
+
+machine
+echo "## malloc/free churn, $OPS operations"
+echo
+echo "Median of $RUNS runs (heaptrack, massif: $SLOW_RUNS), rounds interleaved."
+echo
+table_header
+verify_rows=""
+for t in $THREADS; do
+    bench_rounds "$t" "$OPS" $TOOLS
+    print_rows "$t" "$OPS" $TOOLS
+    verify_rows+=$(verify_memflow "$t" "$OPS")$'\n'
+    sizes=$(output_sizes)
+done
+echo
+echo "### Every event kept (last memflow run of each row, \`memflow stats --format json\`)"
+echo
+echo "| threads | ops | cpu/0 alloc_count (+ beyond churn) | free_count (+) | live at end | peak bytes | log bytes/event |"
+echo "|---|---|---|---|---|---|---|"
+printf '%s' "$verify_rows"
+echo
+echo "### Files left by the last run of each profiler ($t threads)"
+echo
+echo "| file | bytes |"
+echo "|---|---|"
+echo "$sizes"
+echo
+
+if [ "$LONG_OPS" != 0 ]; then
+    echo "## Long churn, $LONG_OPS operations, 1 thread (start-up cost amortised)"
+    echo
+    table_header
+    RUNS_SAVED=$RUNS
+    RUNS=$SLOW_RUNS
+    bench_rounds 1 "$LONG_OPS" plain jemalloc memflow
+    RUNS=$RUNS_SAVED
+    print_rows 1 "$LONG_OPS" plain jemalloc memflow
+    plain_ns=$(median "$OUT/times/plain-1-$LONG_OPS" 1)
+    mf_ns=$(median "$OUT/times/memflow-1-$LONG_OPS" 1)
+    echo
+    echo "memflow's cost per recorded event: $(awk -v a="$mf_ns" -v b="$plain_ns" -v n="$LONG_OPS" \
+        'BEGIN { printf "%.1f", (a - b) / n }') ns over glibc."
+    echo
+    verify_memflow 1 "$LONG_OPS" >/dev/null
+fi
+
+# Render: generate a log of N allocations (churn under memflow run with 2N
+# ops), then time `memflow render` of it once.
+if [ -n "$RENDER_ALLOCS" ]; then
+    echo "## memflow render"
+    echo
+    echo "| allocations | events in log | log bytes | render wall (s) | s per M events | max RSS (MiB) | outputs (bytes) |"
+    echo "|---|---|---|---|---|---|---|"
+    for allocs in $RENDER_ALLOCS; do
+        dir="$OUT/render-$allocs"
+        note "render: generating a log of $allocs allocations"
+        "$MEMFLOW" run --no-render -o "$dir" -- "$CHURN" -q -n $((2 * allocs)) ||
+            die "memflow run of churn -n $((2 * allocs)) failed"
+        log=$(ls "$dir"/memflow-*.mfl | head -n 1)
+        events=$("$MEMFLOW" stats --format json "$log" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(sum(x["alloc_count"] + x["free_count"] for x in d["devices"]))')
+        note "render: rendering $log"
+        start=$(date +%s%N)
+        /usr/bin/time -f %M -o "$dir/rss" "$MEMFLOW" render "$log" -o "$dir/out" \
+            >"$dir/render.out" 2>"$dir/render.err" || die "memflow render failed: see $dir/render.err"
+        end=$(date +%s%N)
+        outputs=$(cd "$dir/out" && for f in *; do printf '%s %s, ' "$f" "$(stat -c %s "$f")"; done)
+        printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$allocs" "$events" "$(stat -c %s "$log")" \
+            "$(awk -v ns=$((end - start)) 'BEGIN { printf "%.2f", ns / 1e9 }')" \
+            "$(awk -v ns=$((end - start)) -v e="$events" 'BEGIN { printf "%.2f", ns / 1e9 / (e / 1e6) }')" \
+            "$(awk -v k="$(tail -n 1 "$dir/rss")" 'BEGIN { printf "%.0f", k / 1024 }')" \
+            "${outputs%, }"
+        [ "${BENCH_KEEP:-0}" = 1 ] || rm -f "$log"
+    done
+    echo
+fi
+[ "${BENCH_KEEP:-0}" = 1 ] || rm -rf "$OUT"
+note "done"
