@@ -1,0 +1,756 @@
+/*
+ * check_gpu.c - GPU capture proven without a GPU.
+ *
+ * Real CUPTI record structs from CUPTI's own headers (CUpti_ActivityMemory4,
+ * CUpti_ActivityMemoryPool3, CUpti_ActivityKernel10, CUpti_ActivityMemcpy6,
+ * CUpti_ActivityMemcpyPtoP4, CUpti_ActivityMemset4,
+ * CUpti_ActivityExternalCorrelation) are packed into a buffer the way CUPTI
+ * lays one out (back to back, each 8-byte aligned) and handed to
+ * mf_gpu_process_buffer(), the function production's buffer-completed
+ * callback calls, on a second thread as CUPTI would.  The scope correlation
+ * is set up through mf_gpu_api_callback(), the function production
+ * subscribes, called with synthetic CUpti_CallbackData.  The recorder writes
+ * a real log into tests/out/check_gpu/; the log is read back with
+ * mf_log_read and the events are checked field by field.
+ */
+#include <check.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "memflow.h"
+#include "config.h"
+#include "gpu.h"
+#include "log_reader.h"
+
+/* ---- log set-up --------------------------------------------------------- */
+
+static char scratch[4096];
+
+/* Start the recorder into tests/out/check_gpu/<name>/ (fresh). */
+static void start_log(const char *name, const char *sample_rate)
+{
+    const char *top = getenv("top_builddir");
+    snprintf(scratch, sizeof scratch, "%s/tests/out/check_gpu", top ? top : ".");
+    mkdir(scratch, 0755);
+    size_t len = strlen(scratch);
+    snprintf(scratch + len, sizeof scratch - len, "/%s", name);
+    mkdir(scratch, 0755);
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -f '%s'/*.mfl", scratch);
+    ck_assert_int_eq(system(cmd), 0);
+    const char *keys[] = { "path", "sample_rate" };
+    const char *vals[] = { scratch, sample_rate ? sample_rate : "0" };
+    char err[512];
+    ck_assert_msg(mf_config_apply(2, keys, vals, NULL, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(mf_recorder_start() == 0, "%s", memflow_last_error());
+}
+
+/* Finish the log and read it back. */
+static mf_log *finish_and_read(void)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s", mf_recorder_log_path());
+    mf_recorder_finish();
+    mf_log *log = NULL;
+    char err[512];
+    int rc = mf_log_read(path, &log, err, sizeof err);
+    ck_assert_msg(rc == 0, "reading %s: %d %s", path, rc, rc < 0 ? err : log->damage);
+    return log;
+}
+
+/* The i-th event of the given type (and device kind, -1 for any). */
+static const mf_event *nth_event(const mf_log *log, unsigned type, int device_kind, size_t i)
+{
+    for (size_t k = 0; k < log->n_events; k++) {
+        const mf_event *e = &log->events[k];
+        if (e->type != type)
+            continue;
+        if (device_kind >= 0 && MF_DEVICE_KIND(e->device) != (unsigned)device_kind)
+            continue;
+        if (i-- == 0)
+            return e;
+    }
+    return NULL;
+}
+
+static size_t count_events(const mf_log *log, unsigned type, int device_kind)
+{
+    size_t n = 0;
+    while (nth_event(log, type, device_kind, n))
+        n++;
+    return n;
+}
+
+/* ---- CUPTI-shaped buffers ----------------------------------------------- */
+
+typedef struct record_buffer {
+    uint8_t *bytes;
+    size_t used;
+    size_t size;
+} record_buffer;
+
+static record_buffer buffer_new(void)
+{
+    record_buffer b = { aligned_alloc(8, 65536), 0, 65536 };
+    ck_assert_ptr_nonnull(b.bytes);
+    memset(b.bytes, 0, b.size);
+    return b;
+}
+
+/* Append one record, 8-byte aligned as CUPTI stores them. */
+static void buffer_add(record_buffer *b, const void *record, size_t size)
+{
+    size_t aligned = (size + 7) & ~(size_t)7;
+    ck_assert_uint_le(b->used + aligned, b->size);
+    memcpy(b->bytes + b->used, record, size);
+    b->used += aligned;
+}
+
+static void add_memory(record_buffer *b, unsigned op, unsigned memory_kind, unsigned pool_type,
+                       uint32_t device, uint32_t correlation, uint64_t address, uint64_t bytes,
+                       uint64_t timestamp, uint32_t is_async, uint32_t context_id)
+{
+    CUpti_ActivityMemory4 m;
+    memset(&m, 0, sizeof m);
+    m.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+    m.memoryOperationType = op;
+    m.memoryKind = memory_kind;
+    m.correlationId = correlation;
+    m.address = address;
+    m.bytes = bytes;
+    m.timestamp = timestamp;
+    m.processId = (uint32_t)getpid();
+    m.deviceId = device;
+    m.contextId = context_id;
+    m.streamId = is_async ? 13 : 0xffffffffu;
+    m.isAsync = is_async;
+    m.memoryPoolConfig.memoryPoolType = pool_type;
+    buffer_add(b, &m, sizeof m);
+}
+
+static void add_alloc(record_buffer *b, unsigned memory_kind, uint32_t device, uint32_t corr,
+                      uint64_t address, uint64_t bytes, uint64_t timestamp)
+{
+    add_memory(b, CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION, memory_kind,
+               CUPTI_ACTIVITY_MEMORY_POOL_TYPE_INVALID, device, corr, address, bytes, timestamp,
+               0, 1);
+}
+
+static void add_release(record_buffer *b, unsigned memory_kind, uint32_t device,
+                        uint64_t address, uint64_t bytes, uint64_t timestamp)
+{
+    add_memory(b, CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE, memory_kind,
+               CUPTI_ACTIVITY_MEMORY_POOL_TYPE_INVALID, device, 0, address, bytes, timestamp,
+               0, 1);
+}
+
+/* Hand the buffer to production's processing function on another thread. */
+typedef struct process_job {
+    record_buffer *buffer;
+    size_t walked;
+    uint32_t tid;
+} process_job;
+
+static void *process_thread(void *arg)
+{
+    process_job *job = arg;
+    job->tid = (uint32_t)syscall(SYS_gettid);
+    job->walked = mf_gpu_process_buffer(job->buffer->bytes, job->buffer->used);
+    return NULL;
+}
+
+static process_job process_on_cupti_thread(record_buffer *b)
+{
+    process_job job = { b, 0, 0 };
+    pthread_t thread;
+    ck_assert_int_eq(pthread_create(&thread, NULL, process_thread, &job), 0);
+    ck_assert_int_eq(pthread_join(thread, NULL), 0);
+    return job;
+}
+
+/* The API callback as CUPTI calls it, on this thread. */
+static void api_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, CUpti_ApiCallbackSite site,
+                     uint32_t correlation, uint32_t context_uid, void *context)
+{
+    CUpti_CallbackData data;
+    memset(&data, 0, sizeof data);
+    data.callbackSite = site;
+    data.functionName = "synthetic";
+    data.context = context;
+    data.contextUid = context_uid;
+    data.correlationId = correlation;
+    mf_gpu_api_callback(NULL, domain, cbid, &data);
+}
+
+static void runtime_alloc_call(CUpti_CallbackId cbid, uint32_t correlation)
+{
+    api_call(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, CUPTI_API_ENTER, correlation, 1, (void *)0x1000);
+    api_call(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, CUPTI_API_EXIT, correlation, 1, (void *)0x1000);
+}
+
+static uint32_t my_tid(void)
+{
+    return (uint32_t)syscall(SYS_gettid);
+}
+
+/* Run fn with fd 2 sent to a file; returns what it wrote (static buffer). */
+static const char *capture_stderr(void (*fn)(void *), void *arg)
+{
+    static char text[4096];
+    fflush(stderr);
+    FILE *tmp = tmpfile();
+    ck_assert_ptr_nonnull(tmp);
+    int saved = dup(2);
+    dup2(fileno(tmp), 2);
+    fn(arg);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    rewind(tmp);
+    size_t n = fread(text, 1, sizeof text - 1, tmp);
+    text[n] = '\0';
+    fclose(tmp);
+    return text;
+}
+
+static int count_lines(const char *text)
+{
+    int n = 0;
+    for (; *text; text++)
+        n += *text == '\n';
+    return n;
+}
+
+/* ---- tests -------------------------------------------------------------- */
+
+#define GPU_FLAGS(kind, extra) ((uint16_t)(((kind) << MF_MEMKIND_SHIFT) | (extra)))
+
+/*
+ * Six allocations of every memory kind, two of them untagged, and two
+ * releases: devices, addresses, sizes, kinds, async flag, scopes, threads.
+ */
+START_TEST(memory2_records_become_alloc_and_free_events)
+{
+    start_log("memory2", NULL);
+    uint64_t t0 = mf_clock_now();
+    memflow_scope_push("net_dense0", 0);
+    runtime_alloc_call(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, 101);
+    memflow_scope_pop();
+    memflow_scope_push("net_dense1", 0);
+    runtime_alloc_call(CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020, 102);
+    memflow_scope_push("pinned<\"&>", 1);
+    api_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc_v2,
+             CUPTI_API_ENTER, 103, 1, (void *)0x1000);
+    memflow_scope_pop();
+    api_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged,
+             CUPTI_API_ENTER, 104, 1, (void *)0x1000);
+    /* only the exit of an allocation, and the entry of a copy: not remembered */
+    api_call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020,
+             CUPTI_API_EXIT, 105, 1, (void *)0x1000);
+    api_call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020,
+             CUPTI_API_ENTER, 106, 1, (void *)0x1000);
+    memflow_scope_pop();
+
+    record_buffer b = buffer_new();
+    add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0, 101, 0x7f0000000000ull, 5120, t0 + 1000);
+    add_memory(&b, CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION,
+               CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL, 1, 102,
+               0x7f1000000000ull, 8192, t0 + 2000, 1, 1);
+    add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_PINNED, 0, 103, 0x7f2000000000ull, 4096, t0 + 3000);
+    add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_MANAGED, 0, 104, 0x7f3000000000ull, 1 << 20,
+              t0 + 4000);
+    add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 2, 105, 0x7f4000000000ull, 256, t0 + 5000);
+    add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0, 106, 0x7f5000000000ull, 512, t0 + 6000);
+    add_release(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0, 0x7f0000000000ull, 5120, t0 + 7000);
+    add_memory(&b, CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE,
+               CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL, 1, 0,
+               0x7f1000000000ull, 8192, t0 + 8000, 1, 1);
+    process_job job = process_on_cupti_thread(&b);
+    ck_assert_uint_eq(job.walked, 8);
+    mf_log *log = finish_and_read();
+
+    ck_assert_uint_eq(count_events(log, MF_REC_ALLOC, MF_DEVICE_GPU), 6);
+    ck_assert_uint_eq(count_events(log, MF_REC_FREE, MF_DEVICE_GPU), 2);
+    struct {
+        uint16_t device;
+        uint16_t flags;
+        uint64_t addr, size, time;
+        const char *scope;
+        uint32_t tid;
+    } want[] = {
+        { MF_DEVICE(1, 0), GPU_FLAGS(MF_MEM_DEVICE, 0), 0x7f0000000000ull, 5120, t0 + 1000,
+          "net_dense0:", my_tid() },
+        { MF_DEVICE(1, 1), GPU_FLAGS(MF_MEM_POOL, MF_FLAG_ASYNC), 0x7f1000000000ull, 8192,
+          t0 + 2000, "net_dense1:", my_tid() },
+        { MF_DEVICE(1, 0), GPU_FLAGS(MF_MEM_PINNED, 0), 0x7f2000000000ull, 4096, t0 + 3000,
+          "net_dense1:pinned<\"&>:", my_tid() },
+        { MF_DEVICE(1, 0), GPU_FLAGS(MF_MEM_MANAGED, 0), 0x7f3000000000ull, 1 << 20, t0 + 4000,
+          "net_dense1:", my_tid() },
+        { MF_DEVICE(1, 2), GPU_FLAGS(MF_MEM_DEVICE, 0), 0x7f4000000000ull, 256, t0 + 5000,
+          "<unk>:", job.tid },
+        { MF_DEVICE(1, 0), GPU_FLAGS(MF_MEM_DEVICE, 0), 0x7f5000000000ull, 512, t0 + 6000,
+          "<unk>:", job.tid },
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const mf_event *e = nth_event(log, MF_REC_ALLOC, MF_DEVICE_GPU, i);
+        ck_assert_ptr_nonnull(e);
+        ck_assert_uint_eq(e->device, want[i].device);
+        ck_assert_uint_eq(e->flags, want[i].flags);
+        ck_assert_uint_eq(e->addr, want[i].addr);
+        ck_assert_uint_eq(e->size, want[i].size);
+        ck_assert_uint_eq(e->actual, want[i].size);
+        ck_assert_uint_eq(e->time_ns, want[i].time);
+        ck_assert_str_eq(mf_log_string(log, e->scope), want[i].scope);
+        ck_assert_uint_eq(e->name, MF_STRING_UNKNOWN);
+        ck_assert_uint_eq(e->tid, want[i].tid);
+    }
+    const mf_event *f0 = nth_event(log, MF_REC_FREE, MF_DEVICE_GPU, 0);
+    ck_assert_uint_eq(f0->device, MF_DEVICE(1, 0));
+    ck_assert_uint_eq(f0->addr, 0x7f0000000000ull);
+    ck_assert_uint_eq(f0->time_ns, t0 + 7000);
+    ck_assert_uint_eq(f0->flags, GPU_FLAGS(MF_MEM_DEVICE, 0));
+    const mf_event *f1 = nth_event(log, MF_REC_FREE, MF_DEVICE_GPU, 1);
+    ck_assert_uint_eq(f1->device, MF_DEVICE(1, 1));
+    ck_assert_uint_eq(f1->addr, 0x7f1000000000ull);
+    ck_assert_uint_eq(f1->time_ns, t0 + 8000);
+    ck_assert_uint_eq(f1->flags, GPU_FLAGS(MF_MEM_POOL, MF_FLAG_ASYNC));
+    mf_log_free(log);
+    free(b.bytes);
+}
+END_TEST
+
+/* MEMORY_POOL created / trimmed / destroyed -> POOL events. */
+START_TEST(memory_pool_records_become_pool_events)
+{
+    start_log("pool", NULL);
+    uint64_t t0 = mf_clock_now();
+    static const unsigned ops[] = { CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_CREATED,
+                                    CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_TRIMMED,
+                                    CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_DESTROYED };
+    static const unsigned want_ops[] = { MF_POOL_CREATED, MF_POOL_TRIMMED, MF_POOL_DESTROYED };
+    record_buffer b = buffer_new();
+    for (unsigned i = 0; i < 3; i++) {
+        CUpti_ActivityMemoryPool3 p;
+        memset(&p, 0, sizeof p);
+        p.kind = CUPTI_ACTIVITY_KIND_MEMORY_POOL;
+        p.memoryPoolOperationType = ops[i];
+        p.memoryPoolType = CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL;
+        p.correlationId = 200 + i;
+        p.deviceId = 3;
+        p.address = 0x7e0000000000ull;
+        p.size = (uint64_t)(32 - 8 * i) << 20;
+        p.releaseThreshold = 1 << 20;
+        p.timestamp = t0 + 100 * (i + 1);
+        buffer_add(&b, &p, sizeof p);
+    }
+    ck_assert_uint_eq(process_on_cupti_thread(&b).walked, 3);
+    mf_log *log = finish_and_read();
+    ck_assert_uint_eq(count_events(log, MF_REC_POOL, -1), 3);
+    for (unsigned i = 0; i < 3; i++) {
+        const mf_event *e = nth_event(log, MF_REC_POOL, -1, i);
+        ck_assert_uint_eq(e->device, MF_DEVICE(MF_DEVICE_GPU, 3));
+        ck_assert_uint_eq(e->extra, want_ops[i]);
+        ck_assert_uint_eq(e->addr, 0x7e0000000000ull);
+        ck_assert_uint_eq(e->size, (uint64_t)(32 - 8 * i) << 20);
+        ck_assert_uint_eq(e->actual, 1 << 20);
+        ck_assert_uint_eq(e->time_ns, t0 + 100 * (i + 1));
+    }
+    mf_log_free(log);
+    free(b.bytes);
+}
+END_TEST
+
+/* Kernels, copies and sets -> ACTIVITY events with names and streams. */
+START_TEST(kernel_memcpy_memset_records_become_activities)
+{
+    start_log("activity", NULL);
+    uint64_t t0 = mf_clock_now();
+    record_buffer b = buffer_new();
+    CUpti_ActivityKernel10 k;
+    memset(&k, 0, sizeof k);
+    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    k.start = t0 + 10;
+    k.end = t0 + 510;
+    k.deviceId = 0;
+    k.streamId = 7;
+    k.correlationId = 301;
+    k.name = "gemm<\"&>\n\xff";
+    buffer_add(&b, &k, sizeof k);
+    CUpti_ActivityMemcpy6 c;
+    memset(&c, 0, sizeof c);
+    c.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+    c.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+    c.bytes = 4096;
+    c.start = t0 + 600;
+    c.end = t0 + 700;
+    c.deviceId = 1;
+    c.streamId = 8;
+    c.correlationId = 302;
+    buffer_add(&b, &c, sizeof c);
+    CUpti_ActivityMemcpyPtoP4 p;
+    memset(&p, 0, sizeof p);
+    p.kind = CUPTI_ACTIVITY_KIND_MEMCPY2;
+    p.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_PTOP;
+    p.bytes = 1 << 16;
+    p.start = t0 + 800;
+    p.end = t0 + 900;
+    p.deviceId = 0;
+    p.streamId = 9;
+    p.correlationId = 303;
+    buffer_add(&b, &p, sizeof p);
+    CUpti_ActivityMemset4 s;
+    memset(&s, 0, sizeof s);
+    s.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+    s.bytes = 256;
+    s.start = t0 + 1000;
+    s.end = t0 + 1050;
+    s.deviceId = 1;
+    s.streamId = 10;
+    s.correlationId = 304;
+    buffer_add(&b, &s, sizeof s);
+    ck_assert_uint_eq(process_on_cupti_thread(&b).walked, 4);
+    mf_log *log = finish_and_read();
+
+    ck_assert_uint_eq(count_events(log, MF_REC_ACTIVITY, -1), 4);
+    struct {
+        uint16_t device, kind;
+        uint64_t start, end, bytes;
+        uint32_t stream;
+        const char *name;
+        uint64_t correlation;
+    } want[] = {
+        { MF_DEVICE(1, 0), MF_ACT_KERNEL, t0 + 10, t0 + 510, 0, 7, "gemm<\"&>\n\xff", 301 },
+        { MF_DEVICE(1, 1), MF_ACT_MEMCPY, t0 + 600, t0 + 700, 4096, 8, "HtoD", 302 },
+        { MF_DEVICE(1, 0), MF_ACT_MEMCPY, t0 + 800, t0 + 900, 1 << 16, 9, "PtoP", 303 },
+        { MF_DEVICE(1, 1), MF_ACT_MEMSET, t0 + 1000, t0 + 1050, 256, 10, "memset", 304 },
+    };
+    for (size_t i = 0; i < 4; i++) {
+        const mf_event *e = nth_event(log, MF_REC_ACTIVITY, -1, i);
+        ck_assert_uint_eq(e->device, want[i].device);
+        ck_assert_uint_eq(e->flags, want[i].kind);
+        ck_assert_uint_eq(e->time_ns, want[i].start);
+        ck_assert_uint_eq(e->actual, want[i].end);
+        ck_assert_uint_eq(e->size, want[i].bytes);
+        ck_assert_uint_eq(e->extra, want[i].stream);
+        ck_assert_str_eq(mf_log_string(log, e->name), want[i].name);
+        ck_assert_uint_eq(e->addr, want[i].correlation);
+    }
+    mf_log_free(log);
+    free(b.bytes);
+}
+END_TEST
+
+/* An EXTERNAL_CORRELATION record is walked over, the records around it kept. */
+START_TEST(external_correlation_record_is_skipped)
+{
+    start_log("external", NULL);
+    uint64_t t0 = mf_clock_now();
+    record_buffer b = buffer_new();
+    add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0, 0, 0x1000, 64, t0 + 1);
+    CUpti_ActivityExternalCorrelation x;
+    memset(&x, 0, sizeof x);
+    x.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
+    x.externalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0;
+    x.externalId = 0xfeedull;
+    x.correlationId = 400;
+    buffer_add(&b, &x, sizeof x);
+    add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0, 400, 0x2000, 128, t0 + 2);
+    ck_assert_uint_eq(process_on_cupti_thread(&b).walked, 3);
+    mf_log *log = finish_and_read();
+    ck_assert_uint_eq(count_events(log, MF_REC_ALLOC, MF_DEVICE_GPU), 2);
+    ck_assert_uint_eq(nth_event(log, MF_REC_ALLOC, MF_DEVICE_GPU, 0)->addr, 0x1000);
+    ck_assert_uint_eq(nth_event(log, MF_REC_ALLOC, MF_DEVICE_GPU, 1)->addr, 0x2000);
+    ck_assert_uint_eq(nth_event(log, MF_REC_ALLOC, MF_DEVICE_GPU, 1)->size, 128);
+    mf_log_free(log);
+    free(b.bytes);
+}
+END_TEST
+
+static void sleep_a_little(void)
+{
+    struct timespec ts = { 0, 20000 };
+    nanosleep(&ts, NULL);
+}
+
+/*
+ * One clock: a GPU record stamped by the timestamp callback that production
+ * registers with CUPTI lands between the CPU events recorded before and
+ * after it, with its timestamp unchanged.
+ */
+START_TEST(gpu_timestamp_orders_with_cpu_events)
+{
+    start_log("clock", NULL);
+    static char before[16], after[16];
+    ck_assert_int_eq(memflow_record_alloc("cpu/0", before, 16, 16, "before", 0), 0);
+    sleep_a_little();
+    uint64_t gpu_time = mf_gpu_timestamp();
+    sleep_a_little();
+    ck_assert_int_eq(memflow_record_alloc("cpu/0", after, 16, 16, "after", 0), 0);
+    record_buffer b = buffer_new();
+    add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0, 0, 0xd000, 1000, gpu_time);
+    process_on_cupti_thread(&b);
+    mf_log *log = finish_and_read();
+
+    const mf_event *seen[3];
+    int n = 0;
+    for (size_t k = 0; k < log->n_events && n < 3; k++)
+        if (log->events[k].type == MF_REC_ALLOC)
+            seen[n++] = &log->events[k];
+    ck_assert_int_eq(n, 3);
+    ck_assert_uint_eq(seen[0]->addr, (uintptr_t)before);
+    ck_assert_uint_eq(seen[1]->addr, 0xd000);
+    ck_assert_uint_eq(seen[1]->device, MF_DEVICE(MF_DEVICE_GPU, 0));
+    ck_assert_uint_eq(seen[1]->time_ns, gpu_time);
+    ck_assert_uint_eq(seen[2]->addr, (uintptr_t)after);
+    ck_assert_uint_lt(seen[0]->time_ns, gpu_time);
+    ck_assert_uint_gt(seen[2]->time_ns, gpu_time);
+    mf_log_free(log);
+    free(b.bytes);
+}
+END_TEST
+
+static void note_dropped_17(void *arg)
+{
+    (void)arg;
+    mf_gpu_note_dropped(0);
+    mf_gpu_note_dropped(17);
+}
+
+/* Dropped records: one NOTE with the count, one stderr line; 0 is silent. */
+START_TEST(dropped_records_are_noted)
+{
+    start_log("dropped", NULL);
+    const char *err = capture_stderr(note_dropped_17, NULL);
+    ck_assert_str_eq(err, "memflow: CUPTI dropped 17 GPU activity records (buffers full); "
+                          "GPU memory in the log is incomplete\n");
+    mf_log *log = finish_and_read();
+    ck_assert_uint_eq(count_events(log, MF_REC_NOTE, -1), 1);
+    const mf_event *e = nth_event(log, MF_REC_NOTE, -1, 0);
+    ck_assert_uint_eq(e->extra, MF_NOTE_GPU_DROPPED);
+    ck_assert_uint_eq(e->size, 17);
+    mf_log_free(log);
+}
+END_TEST
+
+/*
+ * sample_rate 2 on the GPU: after every 2nd GPU event a SAMPLE on that
+ * device, taken by production's sampler; with no driver in this process
+ * cuMemGetInfo cannot be asked, so its values are 0.
+ */
+START_TEST(gpu_sampler_every_n_events)
+{
+    start_log("sample", "2");
+    mf_recorder_set_sampler(MF_DEVICE_GPU, mf_gpu_sample);
+    uint64_t t0 = mf_clock_now();
+    record_buffer b = buffer_new();
+    add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0, 0, 0x10000, 100, t0 + 1);
+    add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0, 0, 0x20000, 200, t0 + 2);
+    add_release(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0, 0x10000, 100, t0 + 3);
+    add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 1, 0, 0x30000, 300, t0 + 4);
+    add_release(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0, 0x20000, 200, t0 + 5);
+    ck_assert_uint_eq(process_on_cupti_thread(&b).walked, 5);
+    mf_log *log = finish_and_read();
+    /* gpu/0 saw 4 events -> 2 samples; gpu/1 saw 1 -> none */
+    ck_assert_uint_eq(count_events(log, MF_REC_SAMPLE, -1), 2);
+    for (size_t i = 0; i < 2; i++) {
+        const mf_event *e = nth_event(log, MF_REC_SAMPLE, -1, i);
+        ck_assert_uint_eq(e->device, MF_DEVICE(MF_DEVICE_GPU, 0));
+        ck_assert_uint_eq(log->samples[e->extra].value[MF_SAMPLE_GPU_USED], 0);
+        ck_assert_uint_eq(log->samples[e->extra].value[MF_SAMPLE_GPU_TOTAL], 0);
+    }
+    mf_log_free(log);
+    free(b.bytes);
+}
+END_TEST
+
+/* Records that arrive with no log open are not recorded anywhere. */
+START_TEST(no_log_open_records_nothing)
+{
+    record_buffer b = buffer_new();
+    add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0, 0, 0x1000, 64, 1);
+    ck_assert_int_eq(mf_recorder_log_open(), 0);
+    ck_assert_uint_eq(mf_gpu_process_buffer(b.bytes, b.used), 0);
+    ck_assert_uint_eq(mf_gpu_process_buffer(NULL, 128), 0);
+    free(b.bytes);
+}
+END_TEST
+
+typedef struct bad_buffer_run {
+    record_buffer *buffer;
+    size_t walked;
+} bad_buffer_run;
+
+static void process_bad(void *arg)
+{
+    bad_buffer_run *run = arg;
+    run->walked = mf_gpu_process_buffer(run->buffer->bytes, run->buffer->used);
+}
+
+/* A record of an unknown kind stops the walk with one clear line. */
+START_TEST(damaged_buffer_keeps_records_before_the_damage)
+{
+    start_log("damaged", NULL);
+    record_buffer b = buffer_new();
+    add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0, 0, 0x1000, 64, mf_clock_now());
+    uint32_t garbage[32];
+    memset(garbage, 0xab, sizeof garbage);
+    buffer_add(&b, garbage, sizeof garbage);
+    bad_buffer_run run = { &b, 0 };
+    const char *err = capture_stderr(process_bad, &run);
+    ck_assert_uint_eq(run.walked, 1);
+    ck_assert_int_eq(count_lines(err), 1);
+    ck_assert_msg(strncmp(err, "memflow: CUPTI activity buffer: CUPTI_ERROR_", 44) == 0, "%s", err);
+    ck_assert_msg(strstr(err, "after 1 records (byte offset 0)") != NULL, "%s", err);
+    mf_log *log = finish_and_read();
+    ck_assert_uint_eq(count_events(log, MF_REC_ALLOC, MF_DEVICE_GPU), 1);
+    mf_log_free(log);
+    free(b.bytes);
+}
+END_TEST
+
+static void start_twice(void *arg)
+{
+    int *rc = arg;
+    rc[0] = memflow_gpu_start();
+    rc[1] = memflow_gpu_start();
+}
+
+/*
+ * This machine has no GPU and no driver: starting GPU capture says so in one
+ * line, notes it in the log, returns success, and CPU recording goes on.
+ */
+START_TEST(start_without_driver_says_so_once)
+{
+    start_log("nodriver", NULL);
+    int rc[2] = { -1, -1 };
+    const char *err = capture_stderr(start_twice, rc);
+    ck_assert_int_eq(rc[0], 0);
+    ck_assert_int_eq(rc[1], 0);
+    ck_assert_int_eq(memflow_gpu_active(), 0);
+    static char cpu_block[32];
+    ck_assert_int_eq(memflow_record_alloc("cpu/0", cpu_block, 32, 32, NULL, 0), 0);
+    mf_log *log = finish_and_read();
+    ck_assert_uint_eq(count_events(log, MF_REC_NOTE, -1), 1);
+    const mf_event *note = nth_event(log, MF_REC_NOTE, -1, 0);
+    ck_assert_uint_eq(note->extra, MF_NOTE_GPU_OFF);
+    const char *result = "?";
+    ck_assert_int_eq(cuptiGetResultString((CUptiResult)note->size, &result), CUPTI_SUCCESS);
+    char want[512];
+    snprintf(want, sizeof want, "memflow: GPU capture is off: %s "
+             "(cuptiActivityRegisterTimestampCallback failed; no usable CUDA driver or GPU?)"
+             "; CPU capture goes on\n", result);
+    ck_assert_str_eq(err, want);
+    ck_assert_uint_eq(count_events(log, MF_REC_ALLOC, MF_DEVICE_CPU), 1);
+    ck_assert_uint_eq(nth_event(log, MF_REC_ALLOC, MF_DEVICE_CPU, 0)->addr, (uintptr_t)cpu_block);
+    mf_log_free(log);
+}
+END_TEST
+
+/* memoryKind x memoryPoolType -> memflow memory kind, all of them. */
+START_TEST(memory_kinds_map_exactly)
+{
+    const unsigned none = CUPTI_ACTIVITY_MEMORY_POOL_TYPE_INVALID;
+    ck_assert_uint_eq(mf_gpu_memory_kind(CUPTI_ACTIVITY_MEMORY_KIND_UNKNOWN, none), MF_MEM_OTHER);
+    ck_assert_uint_eq(mf_gpu_memory_kind(CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE, none), MF_MEM_OTHER);
+    ck_assert_uint_eq(mf_gpu_memory_kind(CUPTI_ACTIVITY_MEMORY_KIND_PINNED, none), MF_MEM_PINNED);
+    ck_assert_uint_eq(mf_gpu_memory_kind(CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, none), MF_MEM_DEVICE);
+    ck_assert_uint_eq(mf_gpu_memory_kind(CUPTI_ACTIVITY_MEMORY_KIND_ARRAY, none), MF_MEM_DEVICE);
+    ck_assert_uint_eq(mf_gpu_memory_kind(CUPTI_ACTIVITY_MEMORY_KIND_MANAGED, none),
+                      MF_MEM_MANAGED);
+    ck_assert_uint_eq(mf_gpu_memory_kind(CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC, none),
+                      MF_MEM_DEVICE);
+    ck_assert_uint_eq(mf_gpu_memory_kind(CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC, none),
+                      MF_MEM_MANAGED);
+    ck_assert_uint_eq(mf_gpu_memory_kind(CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
+                                         CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL), MF_MEM_POOL);
+    ck_assert_uint_eq(mf_gpu_memory_kind(CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
+                                         CUPTI_ACTIVITY_MEMORY_POOL_TYPE_IMPORTED), MF_MEM_POOL);
+    ck_assert_str_eq(mf_gpu_memcpy_kind_name(CUPTI_ACTIVITY_MEMCPY_KIND_DTOH), "DtoH");
+    ck_assert_str_eq(mf_gpu_memcpy_kind_name(CUPTI_ACTIVITY_MEMCPY_KIND_DTOD), "DtoD");
+    ck_assert_str_eq(mf_gpu_memcpy_kind_name(CUPTI_ACTIVITY_MEMCPY_KIND_UNKNOWN), "memcpy");
+    ck_assert_str_eq(mf_gpu_memcpy_kind_name(99), "memcpy");
+}
+END_TEST
+
+/* Which API callbacks count as allocations. */
+START_TEST(allocation_apis_are_recognised)
+{
+    ck_assert_int_eq(mf_gpu_is_alloc_api(CUPTI_CB_DOMAIN_RUNTIME_API,
+                                         CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020), 1);
+    ck_assert_int_eq(mf_gpu_is_alloc_api(CUPTI_CB_DOMAIN_RUNTIME_API,
+                                         CUPTI_RUNTIME_TRACE_CBID_cudaHostAlloc_v3020), 1);
+    ck_assert_int_eq(mf_gpu_is_alloc_api(CUPTI_CB_DOMAIN_RUNTIME_API,
+                                         CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000), 1);
+    ck_assert_int_eq(mf_gpu_is_alloc_api(CUPTI_CB_DOMAIN_DRIVER_API,
+                                         CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2), 1);
+    ck_assert_int_eq(mf_gpu_is_alloc_api(CUPTI_CB_DOMAIN_DRIVER_API,
+                                         CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync), 1);
+    ck_assert_int_eq(mf_gpu_is_alloc_api(CUPTI_CB_DOMAIN_RUNTIME_API,
+                                         CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020), 0);
+    ck_assert_int_eq(mf_gpu_is_alloc_api(CUPTI_CB_DOMAIN_DRIVER_API,
+                                         CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2), 0);
+    /* cudaMalloc's runtime id in the driver domain is something else */
+    ck_assert_int_eq(mf_gpu_is_alloc_api(CUPTI_CB_DOMAIN_DRIVER_API,
+                                         CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020), 0);
+    ck_assert_int_eq(mf_gpu_is_alloc_api(CUPTI_CB_DOMAIN_RESOURCE,
+                                         CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020), 0);
+}
+END_TEST
+
+/* The correlation table: hit, miss, replacement by a colliding id, id 0. */
+START_TEST(correlation_table_hits_misses_and_replaces)
+{
+    mf_gpu_origin o;
+    mf_gpu_correlation_put(7, (mf_gpu_origin){ 11, 12 });
+    ck_assert_int_eq(mf_gpu_correlation_get(7, &o), 1);
+    ck_assert_uint_eq(o.scope, 11);
+    ck_assert_uint_eq(o.tid, 12);
+    ck_assert_int_eq(mf_gpu_correlation_get(8, &o), 0);
+    mf_gpu_correlation_put(7 + MF_GPU_CORRELATION_SLOTS, (mf_gpu_origin){ 21, 22 });
+    ck_assert_int_eq(mf_gpu_correlation_get(7, &o), 0);
+    ck_assert_int_eq(mf_gpu_correlation_get(7 + MF_GPU_CORRELATION_SLOTS, &o), 1);
+    ck_assert_uint_eq(o.scope, 21);
+    mf_gpu_correlation_put(0, (mf_gpu_origin){ 1, 1 });
+    ck_assert_int_eq(mf_gpu_correlation_get(0, &o), 0);
+    mf_gpu_context_put(5, (void *)0xc0ffee);
+    ck_assert_ptr_eq(mf_gpu_context_get(5), (void *)0xc0ffee);
+    ck_assert_ptr_null(mf_gpu_context_get(6));
+    ck_assert_ptr_null(mf_gpu_context_get(5 + 256));
+}
+END_TEST
+
+static Suite *gpu_suite(void)
+{
+    Suite *s = suite_create("gpu");
+    TCase *tc = tcase_create("cupti");
+    tcase_add_test(tc, memory2_records_become_alloc_and_free_events);
+    tcase_add_test(tc, memory_pool_records_become_pool_events);
+    tcase_add_test(tc, kernel_memcpy_memset_records_become_activities);
+    tcase_add_test(tc, external_correlation_record_is_skipped);
+    tcase_add_test(tc, gpu_timestamp_orders_with_cpu_events);
+    tcase_add_test(tc, dropped_records_are_noted);
+    tcase_add_test(tc, gpu_sampler_every_n_events);
+    tcase_add_test(tc, no_log_open_records_nothing);
+    tcase_add_test(tc, damaged_buffer_keeps_records_before_the_damage);
+    tcase_add_test(tc, start_without_driver_says_so_once);
+    tcase_add_test(tc, memory_kinds_map_exactly);
+    tcase_add_test(tc, allocation_apis_are_recognised);
+    tcase_add_test(tc, correlation_table_hits_misses_and_replaces);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *runner = srunner_create(gpu_suite());
+    srunner_run_all(runner, CK_NORMAL);
+    int failed = srunner_ntests_failed(runner);
+    srunner_free(runner);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
