@@ -114,15 +114,18 @@ const char *memflow_last_error(void);
 /*
  * Scope block: MEMFLOW_SCOPE("dense0") { ... } pushes for the block's body
  * and pops when it ends (do not leave the block with break/return/goto).
+ * Blocks nest; each use declares a variable named after its line.
  */
-#define MEMFLOW_SCOPE(name)                                                   \
-    for (int memflow_scope_once_ = (memflow_scope_push((name), 0), 1);       \
-         memflow_scope_once_; memflow_scope_once_ = (memflow_scope_pop(), 0))
+#define MEMFLOW_SCOPE_CAT2_(a, b) a##b
+#define MEMFLOW_SCOPE_CAT_(a, b) MEMFLOW_SCOPE_CAT2_(a, b)
+#define MEMFLOW_SCOPE_VAR_ MEMFLOW_SCOPE_CAT_(memflow_scope_once_, __LINE__)
+#define MEMFLOW_SCOPE_BLOCK_(name, append)                                    \
+    for (int MEMFLOW_SCOPE_VAR_ = (memflow_scope_push((name), (append)), 1); \
+         MEMFLOW_SCOPE_VAR_; MEMFLOW_SCOPE_VAR_ = (memflow_scope_pop(), 0))
+#define MEMFLOW_SCOPE(name) MEMFLOW_SCOPE_BLOCK_(name, 0)
 
 /* The same with append mode on. */
-#define MEMFLOW_SCOPE_APPEND(name)                                            \
-    for (int memflow_scope_once_ = (memflow_scope_push((name), 1), 1);       \
-         memflow_scope_once_; memflow_scope_once_ = (memflow_scope_pop(), 0))
+#define MEMFLOW_SCOPE_APPEND(name) MEMFLOW_SCOPE_BLOCK_(name, 1)
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,76 @@
+#!/bin/sh
+# alloc_e2e.sh - CPU capture end to end: real programs under `memflow run`,
+# exact counts and bytes per scope read back from the log.
+. "$top_srcdir/tests/lib.sh"
+W="$top_builddir/tests/alloc_workload"
+CHECK="$top_builddir/tests/logcheck"
+
+# logline OUT SCOPE: the logcheck line of SCOPE
+logline() { grep "^$2 " "$1" || echo "$2 (missing)"; }
+
+# Every malloc-family function once, in scope fns:
+"$MEMFLOW" run --no-render -o "$SCRATCH/fns" -- "$W" fns || fail "fns run exited $?"
+set -- "$SCRATCH"/fns/memflow-*.mfl
+[ $# -eq 1 ] || fail "fns: expected one log, got $#"
+"$CHECK" "$1" > "$SCRATCH/fns.txt" || fail "fns: logcheck exited $?"
+expect_eq "fns scope" "fns: allocs=12 frees=12 bytes=6224" \
+    "$(logline "$SCRATCH/fns.txt" fns: | sed 's/ actual=.*//')"
+grep -q "finished=1" "$SCRATCH/fns.txt" || fail "fns: log not marked finished"
+
+# 4 threads x 100k mallocs + 100k frees, each in its own scope, exact totals.
+"$MEMFLOW" run --no-render -o "$SCRATCH/threads" -- "$W" threads 4 100000 ||
+    fail "threads run exited $?"
+"$CHECK" "$SCRATCH"/threads/memflow-*.mfl > "$SCRATCH/threads.txt"
+# sizes 16 + (k % 64) * 8 for k < 100000: 1562 full rounds of 64 plus 32
+bytes=$(( 1562 * (64 * 16 + 8 * 2016) + 32 * 16 + 8 * 496 ))
+for t in 0 1 2 3; do
+    expect_eq "thread $t" "t$t: allocs=100000 frees=100000 bytes=$bytes" \
+        "$(logline "$SCRATCH/threads.txt" "t$t:" | sed 's/ actual=.*//')"
+done
+
+# fork: the child records into its own log, which names the parent.
+"$MEMFLOW" run --no-render -o "$SCRATCH/fork" -- "$W" fork || fail "fork run exited $?"
+n=0
+for log in "$SCRATCH"/fork/memflow-*.mfl; do
+    n=$((n + 1))
+    "$CHECK" "$log" > "$SCRATCH/fork.$n.txt"
+done
+expect_eq "fork logs" 2 "$n"
+cat "$SCRATCH"/fork.*.txt > "$SCRATCH/fork.txt"
+expect_eq "parent scope" "parent: allocs=10 frees=10 bytes=10000" \
+    "$(logline "$SCRATCH/fork.txt" parent: | sed 's/ actual=.*//')"
+expect_eq "child scope" "child: allocs=7 frees=7 bytes=5439" \
+    "$(logline "$SCRATCH/fork.txt" child: | sed 's/ actual=.*//')"
+parent_pid=$(grep -l "^parent:" "$SCRATCH"/fork.*.txt | xargs grep -h '^pid=' | sed 's/pid=\([0-9]*\).*/\1/')
+grep -q "ppid=$parent_pid " "$SCRATCH"/fork.*.txt || fail "fork: child log does not name parent $parent_pid"
+
+# SIGKILL: every allocation made before the kill is in the log.
+fifo="$SCRATCH/ready"
+mkfifo "$fifo"
+"$MEMFLOW" run --no-render -o "$SCRATCH/kill" -- "$W" kill 5000 > "$fifo" &
+runner=$!
+read -r word pid < "$fifo"
+expect_eq "kill handshake" ready "$word"
+kill -KILL "$pid"
+status=0
+wait "$runner" || status=$?
+expect_eq "memflow run status after SIGKILL" 137 "$status"
+"$CHECK" "$SCRATCH"/kill/memflow-*.mfl > "$SCRATCH/kill.txt"
+expect_eq "SIGKILL scope" "doomed: allocs=5000 frees=0 bytes=20000000" \
+    "$(logline "$SCRATCH/kill.txt" doomed: | sed 's/ actual=.*//')"
+grep -q "finished=0" "$SCRATCH/kill.txt" || fail "SIGKILL: log should not be marked finished"
+
+# abort() and _exit() lose nothing either.
+status=0
+"$MEMFLOW" run --no-render -o "$SCRATCH/abort" -- "$W" abort 3000 2>/dev/null || status=$?
+expect_eq "abort status" 134 "$status"
+"$CHECK" "$SCRATCH"/abort/memflow-*.mfl > "$SCRATCH/abort.txt"
+expect_eq "abort scope" "doomed: allocs=3000 frees=0 bytes=12000000" \
+    "$(logline "$SCRATCH/abort.txt" doomed: | sed 's/ actual=.*//')"
+status=0
+"$MEMFLOW" run --no-render -o "$SCRATCH/exit" -- "$W" exit 2000 || status=$?
+expect_eq "_exit status" 3 "$status"
+"$CHECK" "$SCRATCH"/exit/memflow-*.mfl > "$SCRATCH/exit.txt"
+expect_eq "_exit scope" "doomed: allocs=2000 frees=0 bytes=8000000" \
+    "$(logline "$SCRATCH/exit.txt" doomed: | sed 's/ actual=.*//')"
+echo "alloc_e2e: ok"

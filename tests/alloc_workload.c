@@ -1,0 +1,163 @@
+/*
+ * alloc_workload.c - a real program for the CPU-capture end-to-end tests.
+ *
+ * Run under `memflow run`, each mode does a known set of allocations inside
+ * a known scope, so the tests can assert exact counts and bytes in the log:
+ *
+ *   fns             every malloc-family function once, scope "fns:"
+ *   threads T N     T threads, each N mallocs + N frees in scope "t<i>:"
+ *   fork            10 allocations in "parent:", a child does 7 in "child:"
+ *   kill N          N allocations in "doomed:", prints "ready", waits to be killed
+ *   abort N         N allocations in "doomed:", then abort()
+ *   exit N          N allocations in "doomed:", then _exit(3)
+ *
+ * Sizes are fixed so the tests can sum them (see tests/alloc_e2e.sh).
+ */
+#include <errno.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "memflow.h"
+
+static void *volatile sink;
+
+static void check(int ok, const char *what)
+{
+    if (!ok) {
+        fprintf(stderr, "alloc_workload: %s failed\n", what);
+        exit(99);
+    }
+}
+
+/* 15 allocations, 15 frees (realloc counts one of each per resize). */
+static void every_function(void)
+{
+    memflow_scope_push("fns", 0);
+    char *a = malloc(100);                          /* alloc 100 */
+    char *b = calloc(10, 30);                       /* alloc 300 */
+    check(a && b && b[299] == 0, "malloc/calloc");
+    a = realloc(a, 1000);                           /* free + alloc 1000 */
+    a = realloc(a, 50);                             /* free + alloc 50 */
+    char *c = realloc(NULL, 64);                    /* alloc 64 */
+    check(realloc(c, 0) == NULL, "realloc(p, 0)");  /* free */
+    char *d = reallocarray(NULL, 4, 25);            /* alloc 100 */
+    void *e = NULL;
+    check(posix_memalign(&e, 64, 200) == 0 && ((uintptr_t)e & 63) == 0, "posix_memalign");
+    void *f = aligned_alloc(128, 256);              /* alloc 256 */
+    void *g = memalign(32, 48);                     /* alloc 48 */
+    void *h = valloc(10);                           /* alloc 10 */
+    void *i = pvalloc(10);                          /* alloc 4096 */
+    check(f && ((uintptr_t)f & 127) == 0, "aligned_alloc");
+    check(g && ((uintptr_t)g & 31) == 0, "memalign");
+    check(h && ((uintptr_t)h & 4095) == 0 && i && ((uintptr_t)i & 4095) == 0, "valloc");
+    check(malloc_usable_size(a) >= 50 && malloc_usable_size(NULL) == 0, "malloc_usable_size");
+    void *bad = NULL;
+    check(posix_memalign(&bad, 3, 8) == EINVAL && bad == NULL, "posix_memalign EINVAL");
+    void *j = malloc(0);                            /* alloc 0 */
+    check(j != NULL, "malloc(0)");
+    free(a); free(b); free(d); free(e); free(f); free(g); free(h); free(i); free(j);
+    free(NULL);
+    memflow_scope_pop();
+}
+
+typedef struct worker { int index; long ops; } worker;
+
+static void *churn(void *arg)
+{
+    worker *w = arg;
+    char scope[16];
+    snprintf(scope, sizeof scope, "t%d", w->index);
+    memflow_scope_push(scope, 0);
+    void *ring[64] = { 0 };
+    for (long k = 0; k < w->ops; k++) {
+        int slot = (int)(k % 64);
+        free(ring[slot]);                             /* free(NULL) the first round */
+        ring[slot] = malloc((size_t)(16 + (k % 64) * 8));
+    }
+    for (int s = 0; s < 64; s++)
+        free(ring[s]);
+    memflow_scope_pop();
+    return NULL;
+}
+
+static void threads(int n, long ops)
+{
+    pthread_t tid[64];
+    worker w[64];
+    for (int i = 0; i < n && i < 64; i++) {
+        w[i] = (worker){ i, ops };
+        check(pthread_create(&tid[i], NULL, churn, &w[i]) == 0, "pthread_create");
+    }
+    for (int i = 0; i < n && i < 64; i++)
+        pthread_join(tid[i], NULL);
+}
+
+static void forked(void)
+{
+    void *keep[10];
+    memflow_scope_push("parent", 0);
+    for (int i = 0; i < 10; i++)
+        keep[i] = malloc(1000);
+    memflow_scope_pop();
+    fflush(stdout);
+    pid_t pid = fork();
+    check(pid >= 0, "fork");
+    if (pid == 0) {
+        memflow_scope_push("child", 0);
+        for (int i = 0; i < 7; i++) {
+            sink = malloc(777); /* through a volatile: the pair is not optimised out */
+            free(sink);
+        }
+        memflow_scope_pop();
+        exit(0);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    check(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child");
+    for (int i = 0; i < 10; i++)
+        free(keep[i]);
+}
+
+static void doomed(long n)
+{
+    memflow_scope_push("doomed", 0);
+    for (long i = 0; i < n; i++)
+        check(malloc(4000) != NULL, "malloc");
+    memflow_scope_pop();
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "fns";
+    long n = argc > 2 ? atol(argv[2]) : 0;
+    if (strcmp(mode, "fns") == 0) {
+        every_function();
+    } else if (strcmp(mode, "threads") == 0 && argc > 3) {
+        threads((int)n, atol(argv[3]));
+    } else if (strcmp(mode, "fork") == 0) {
+        forked();
+    } else if (strcmp(mode, "kill") == 0) {
+        doomed(n);
+        printf("ready %d\n", (int)getpid());
+        fflush(stdout);
+        for (;;)
+            pause();
+    } else if (strcmp(mode, "abort") == 0) {
+        doomed(n);
+        abort();
+    } else if (strcmp(mode, "exit") == 0) {
+        doomed(n);
+        _exit(3);
+    } else {
+        fprintf(stderr, "usage: alloc_workload fns|threads T N|fork|kill N|abort N|exit N\n");
+        return 2;
+    }
+    return 0;
+}

@@ -1,0 +1,470 @@
+/*
+ * check_core.c - Check suite of core/: configuration, scopes, the recorder
+ * and the log reader, with exact expected values.
+ *
+ * Logs are real: each test runs in its own forked process (CK_FORK), points
+ * the recorder at a fresh folder, records through the public API and reads
+ * the file back with mf_log_read.  Damage tests cut and overwrite bytes of
+ * such a real log.
+ */
+#include <check.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "memflow.h"
+#include "config.h"
+#include "log_reader.h"
+
+static char scratch[4096];
+
+/* A fresh output folder for this test, set as the config path. */
+static void use_scratch(const char *name)
+{
+    const char *top = getenv("top_builddir");
+    snprintf(scratch, sizeof scratch, "%s/tests/out/check_core/%s", top ? top : ".", name);
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", scratch);
+    ck_assert_int_eq(system(cmd), 0);
+    const char *k = "path", *v = scratch;
+    ck_assert_int_eq(memflow_set_config(1, &k, &v), 0);
+}
+
+static mf_log *read_own_log(void)
+{
+    mf_log *log;
+    char err[512];
+    const char *path = mf_recorder_log_path();
+    ck_assert_ptr_nonnull(path);
+    ck_assert_int_eq(mf_log_read(path, &log, err, sizeof err), 0);
+    return log;
+}
+
+static size_t count_type(const mf_log *log, unsigned type)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < log->n_events; i++)
+        n += log->events[i].type == type;
+    return n;
+}
+
+static const mf_event *nth_of_type(const mf_log *log, unsigned type, size_t nth)
+{
+    for (size_t i = 0; i < log->n_events; i++)
+        if (log->events[i].type == type && nth-- == 0)
+            return &log->events[i];
+    return NULL;
+}
+
+/* ---- configuration ---------------------------------------------------- */
+
+START_TEST(config_unknown_key_names_key_and_accepted)
+{
+    const char *k[] = { "sample_rate", "profile_everything" }, *v[] = { "5", "1" };
+    ck_assert_int_eq(memflow_set_config(2, k, v), -1);
+    const char *e = memflow_last_error();
+    ck_assert_ptr_nonnull(strstr(e, "unknown key 'profile_everything'"));
+    ck_assert_ptr_nonnull(strstr(e, "sample_rate"));
+    /* all or nothing: sample_rate was not applied */
+    ck_assert_uint_eq(mf_config_get()->sample_rate, 0);
+}
+END_TEST
+
+START_TEST(config_bad_values)
+{
+    static const char *const cases[][3] = {
+        { "sample_rate", "-3", "a whole number" },
+        { "sample_rate", "12abc", "a whole number" },
+        { "profile_memory", "maybe", "true/false" },
+        { "dump_period", "0", "seconds > 0" },
+        { "formats", "memory_flow.svg,flame.html", "memory_flow.svg" },
+        { "path", "", "non-empty path" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *k = cases[i][0], *v = cases[i][1];
+        ck_assert_int_eq(memflow_set_config(1, &k, &v), -1);
+        ck_assert_msg(strstr(memflow_last_error(), cases[i][2]) != NULL, "%s=%s: %s", k, v,
+                      memflow_last_error());
+        ck_assert_ptr_nonnull(strstr(memflow_last_error(), k));
+    }
+}
+END_TEST
+
+START_TEST(config_good_values)
+{
+    const char *k[] = { "sample_rate", "profile_all", "dump_period", "formats", "filename",
+                        "gpu_memory_profile_filename_prefix", "format" };
+    const char *v[] = { "250", "True", "0.5", "memory_flow.png,profile.json", "t.json",
+                        "gpumem", "chrome_timeline.json" };
+    ck_assert_int_eq(memflow_set_config(7, k, v), 0);
+    const mf_config *c = mf_config_get();
+    ck_assert_uint_eq(c->sample_rate, 250);
+    ck_assert_int_eq(c->profile_all, 1);
+    ck_assert(c->dump_period == 0.5);
+    ck_assert_str_eq(c->formats, "chrome_timeline.json");
+    ck_assert_str_eq(c->filename, "t.json");
+    ck_assert_str_eq(c->gpu_memory_profile_filename_prefix, "gpumem");
+}
+END_TEST
+
+START_TEST(config_from_environment)
+{
+    setenv("MEMFLOW_SAMPLE_RATE", "7", 1);
+    char err[512];
+    ck_assert_int_eq(mf_config_apply_env(err, sizeof err), 0);
+    ck_assert_uint_eq(mf_config_get()->sample_rate, 7);
+    setenv("MEMFLOW_PROFILE_API", "sometimes", 1);
+    ck_assert_int_eq(mf_config_apply_env(err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "MEMFLOW_PROFILE_API"));
+    ck_assert_ptr_nonnull(strstr(err, "sometimes"));
+}
+END_TEST
+
+/* ---- scopes ------------------------------------------------------------ */
+
+START_TEST(scope_mxnet_rules)
+{
+    ck_assert_str_eq(memflow_scope_current(), "<unk>:");
+    ck_assert_int_eq(memflow_scope_push("net", 1), 0);      /* append onto <unk>: */
+    ck_assert_str_eq(memflow_scope_current(), "net:");
+    ck_assert_int_eq(memflow_scope_push("dense0", 1), 0);
+    ck_assert_str_eq(memflow_scope_current(), "net:dense0:");
+    ck_assert_int_eq(memflow_scope_push("backward:", 0), 0); /* trailing ':' kept once */
+    ck_assert_str_eq(memflow_scope_current(), "backward:");
+    ck_assert_int_eq(memflow_scope_pop(), 0);
+    ck_assert_int_eq(memflow_scope_pop(), 0);
+    ck_assert_str_eq(memflow_scope_current(), "net:");
+    ck_assert_int_eq(memflow_scope_pop(), 0);
+    ck_assert_int_eq(memflow_scope_pop(), -1);
+    ck_assert_ptr_nonnull(strstr(memflow_last_error(), "nothing to pop"));
+    ck_assert_int_eq(memflow_scope_push(NULL, 0), -1);
+    MEMFLOW_SCOPE("block") {
+        ck_assert_str_eq(memflow_scope_current(), "block:");
+        MEMFLOW_SCOPE_APPEND("inner")
+            ck_assert_str_eq(memflow_scope_current(), "block:inner:");
+    }
+    ck_assert_str_eq(memflow_scope_current(), "<unk>:");
+}
+END_TEST
+
+static void *other_thread_scope(void *arg)
+{
+    (void)arg;
+    /* a new thread starts at the default, whatever the main thread holds */
+    ck_assert_str_eq(memflow_scope_current(), "<unk>:");
+    memflow_scope_push("worker", 0);
+    return (void *)memflow_scope_current();
+}
+
+START_TEST(scope_is_per_thread)
+{
+    memflow_scope_push("main", 0);
+    pthread_t t;
+    void *seen;
+    pthread_create(&t, NULL, other_thread_scope, NULL);
+    pthread_join(t, &seen);
+    ck_assert_str_eq((const char *)seen, "worker:");
+    ck_assert_str_eq(memflow_scope_current(), "main:");
+}
+END_TEST
+
+START_TEST(scope_overflow_is_an_error_and_balanced)
+{
+    int pushed = 0, failed = 0;
+    for (int i = 0; i < 300; i++) {
+        if (memflow_scope_push("deep", 1) == 0)
+            pushed++;
+        else
+            failed++;
+    }
+    ck_assert_int_eq(pushed, 255);
+    ck_assert_int_eq(failed, 45);
+    for (int i = 0; i < 300; i++)
+        ck_assert_int_eq(memflow_scope_pop(), 0);
+    ck_assert_str_eq(memflow_scope_current(), "<unk>:");
+}
+END_TEST
+
+/* ---- recorder -> log -> reader ---------------------------------------- */
+
+START_TEST(record_roundtrip_exact)
+{
+    use_scratch("roundtrip");
+    ck_assert_int_eq(memflow_record_alloc("cpu/0", (void *)0x1000, 10, 16, "x", 0), 0);
+    /* not running yet: nothing recorded, and no log */
+    ck_assert_ptr_null(mf_recorder_log_path());
+    ck_assert_int_eq(memflow_set_state(MEMFLOW_RUN), 0);
+    memflow_scope_push("layer0", 0);
+    ck_assert_int_eq(memflow_record_alloc("gpu/1", (void *)0x7f0000001000, 5120, 8192,
+                                          "weight", MEMFLOW_ALLOC_REUSED), 0);
+    memflow_scope_pop();
+    ck_assert_int_eq(memflow_record_alloc("cpu/0", (void *)0x2000, 100, 112, NULL, 0), 0);
+    ck_assert_int_eq(memflow_record_free("gpu/1", (void *)0x7f0000001000), 0);
+    ck_assert_int_eq(memflow_record_alloc("tpu/0", (void *)0x1, 1, 1, NULL, 0), -1);
+    ck_assert_ptr_nonnull(strstr(memflow_last_error(), "bad device 'tpu/0'"));
+    ck_assert_int_eq(memflow_record_free("gpu/256", (void *)0x1), -1);
+    memflow_pause();
+    memflow_record_alloc("cpu/0", (void *)0x3000, 1, 1, NULL, 0); /* paused: not kept */
+    memflow_resume();
+    mf_recorder_finish();
+
+    mf_log *log = read_own_log();
+    ck_assert_uint_eq(count_type(log, MF_REC_ALLOC), 2);
+    ck_assert_uint_eq(count_type(log, MF_REC_FREE), 1);
+    const mf_event *a = nth_of_type(log, MF_REC_ALLOC, 0);
+    ck_assert_uint_eq(a->addr, 0x7f0000001000);
+    ck_assert_uint_eq(a->size, 5120);
+    ck_assert_uint_eq(a->actual, 8192);
+    ck_assert_uint_eq(a->device, MF_DEVICE(MF_DEVICE_GPU, 1));
+    ck_assert_str_eq(mf_log_string(log, a->scope), "layer0:");
+    ck_assert_str_eq(mf_log_string(log, a->name), "weight");
+    ck_assert_uint_eq(a->flags & MF_FLAG_REUSED, MF_FLAG_REUSED);
+    ck_assert_uint_eq(a->tid, (uint32_t)gettid());
+    const mf_event *b = nth_of_type(log, MF_REC_ALLOC, 1);
+    ck_assert_str_eq(mf_log_string(log, b->scope), "<unk>:");
+    ck_assert_str_eq(mf_log_string(log, b->name), "unknown");
+    ck_assert_uint_eq(b->device, MF_DEVICE(MF_DEVICE_CPU, 0));
+    ck_assert(a->time_ns <= b->time_ns);
+    ck_assert_uint_eq(log->header.pid, (uint64_t)getpid());
+    ck_assert_uint_eq(log->header.flags & MF_HEADER_FINISHED, MF_HEADER_FINISHED);
+    ck_assert_int_eq(log->damaged, 0);
+    char name[16];
+    ck_assert_str_eq(mf_device_name(a->device, name, sizeof name), "gpu/1");
+    ck_assert_ptr_nonnull(mf_log_thread_name(log, a->tid));
+    mf_log_free(log);
+}
+END_TEST
+
+static void *record_many(void *arg)
+{
+    long base = (long)arg;
+    char scope[16];
+    snprintf(scope, sizeof scope, "w%ld", base);
+    memflow_scope_push(scope, 0);
+    for (long i = 0; i < 50000; i++)
+        memflow_record_alloc("cpu/0", (void *)(base << 32 | (uintptr_t)i * 16), 16, 16, NULL, 0);
+    memflow_scope_pop();
+    return NULL;
+}
+
+START_TEST(record_threads_exact_and_spanning_chunks)
+{
+    use_scratch("threads");
+    ck_assert_int_eq(memflow_set_state(MEMFLOW_RUN), 0);
+    pthread_t t[4];
+    for (long i = 0; i < 4; i++)
+        pthread_create(&t[i], NULL, record_many, (void *)(i + 1));
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+    mf_recorder_finish();
+    mf_log *log = read_own_log();
+    /* 50000 x 56-byte records per thread need 3 chunks each */
+    ck_assert_uint_eq(count_type(log, MF_REC_ALLOC), 200000);
+    size_t per[5] = { 0 };
+    for (size_t i = 0; i < log->n_events; i++) {
+        const mf_event *e = &log->events[i];
+        if (e->type == MF_REC_ALLOC) {
+            const char *s = mf_log_string(log, e->scope);
+            ck_assert(s[0] == 'w' && s[1] >= '1' && s[1] <= '4');
+            per[s[1] - '0']++;
+            ck_assert_uint_eq(e->addr >> 32, (uint64_t)(s[1] - '0'));
+        }
+        if (i > 0)
+            ck_assert(log->events[i - 1].time_ns <= e->time_ns);
+    }
+    for (int i = 1; i <= 4; i++)
+        ck_assert_uint_eq(per[i], 50000);
+    mf_log_free(log);
+}
+END_TEST
+
+START_TEST(sample_rate_writes_snapshots)
+{
+    use_scratch("samples");
+    const char *k = "sample_rate", *v = "10";
+    memflow_set_config(1, &k, &v);
+    memflow_set_state(MEMFLOW_RUN);
+    for (int i = 0; i < 35; i++)
+        memflow_record_alloc("gpu/0", (void *)(uintptr_t)(0x1000 + i * 64), 64, 64, NULL, 0);
+    for (int i = 0; i < 5; i++)
+        memflow_record_free("gpu/0", (void *)(uintptr_t)(0x1000 + i * 64));
+    mf_recorder_finish();
+    mf_log *log = read_own_log();
+    ck_assert_uint_eq(count_type(log, MF_REC_SAMPLE), 4); /* events 10, 20, 30, 40 */
+    ck_assert_uint_eq(log->n_samples, 4);
+    ck_assert_uint_eq(nth_of_type(log, MF_REC_SAMPLE, 0)->device, MF_DEVICE(MF_DEVICE_GPU, 0));
+    mf_log_free(log);
+}
+END_TEST
+
+START_TEST(unwritable_path_is_reported)
+{
+    const char *k = "path", *v = "/proc/memflow-cannot-be-here";
+    memflow_set_config(1, &k, &v);
+    ck_assert_int_eq(memflow_set_state(MEMFLOW_RUN), -1);
+    ck_assert_ptr_nonnull(strstr(memflow_last_error(), "/proc/memflow-cannot-be-here"));
+}
+END_TEST
+
+/* ---- damaged logs ------------------------------------------------------ */
+
+/* Record 3000 allocations and return the log's path (in scratch). */
+static const char *make_log(const char *name)
+{
+    use_scratch(name);
+    memflow_set_state(MEMFLOW_RUN);
+    for (int i = 0; i < 3000; i++)
+        memflow_record_alloc("cpu/0", (void *)(uintptr_t)(0x10000 + i * 32), 32, 32, NULL, 0);
+    mf_recorder_finish();
+    return mf_recorder_log_path();
+}
+
+/* Offset of the first ALLOC record: chunk 1 header, then string/thread records. */
+static long first_alloc_offset(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    long at = MF_CHUNK_SIZE + (long)sizeof(mf_chunk_header);
+    for (;;) {
+        uint64_t word;
+        fseek(f, at, SEEK_SET);
+        ck_assert_int_eq(fread(&word, 8, 1, f), 1);
+        if (MF_WORD_TYPE(word) == MF_REC_ALLOC)
+            break;
+        at += MF_WORD_SIZE(word);
+    }
+    fclose(f);
+    return at;
+}
+
+START_TEST(truncated_log_keeps_what_came_before)
+{
+    const char *path = make_log("truncated");
+    long first = first_alloc_offset(path);
+    long cut = first + 1000 * (long)sizeof(mf_rec_alloc) + 20; /* inside record 1001 */
+    ck_assert_int_eq(truncate(path, cut), 0);
+    mf_log *log;
+    char err[512];
+    ck_assert_int_eq(mf_log_read(path, &log, err, sizeof err), 1);
+    ck_assert_uint_eq(count_type(log, MF_REC_ALLOC), 1000);
+    char want[4200];
+    snprintf(want, sizeof want, "%s: offset %ld: file truncated inside a record of type 1",
+             path, first + 1000 * (long)sizeof(mf_rec_alloc));
+    ck_assert_str_eq(log->damage, want);
+    mf_log_free(log);
+}
+END_TEST
+
+START_TEST(corrupt_record_keeps_what_came_before)
+{
+    const char *path = make_log("corrupt");
+    long at = first_alloc_offset(path) + 2000 * (long)sizeof(mf_rec_alloc);
+    int fd = open(path, O_WRONLY);
+    uint64_t garbage = MF_RECORD_WORD(77, 56, 0);
+    ck_assert_int_eq(pwrite(fd, &garbage, 8, at), 8);
+    close(fd);
+    mf_log *log;
+    char err[512];
+    ck_assert_int_eq(mf_log_read(path, &log, err, sizeof err), 1);
+    ck_assert_uint_eq(count_type(log, MF_REC_ALLOC), 2000);
+    ck_assert_ptr_nonnull(strstr(log->damage, "unknown record type 77"));
+    char off[64];
+    snprintf(off, sizeof off, "offset %ld:", at);
+    ck_assert_ptr_nonnull(strstr(log->damage, off));
+    mf_log_free(log);
+}
+END_TEST
+
+START_TEST(unreadable_files_are_errors)
+{
+    mf_log *log = (mf_log *)1;
+    char err[512];
+    use_scratch("unreadable");
+    mkdir(scratch, 0777);
+    char path[4200];
+    ck_assert_int_eq(mf_log_read("/nonexistent/x.mfl", &log, err, sizeof err), -1);
+    ck_assert_ptr_null(log);
+    ck_assert_ptr_nonnull(strstr(err, "/nonexistent/x.mfl: cannot open"));
+    snprintf(path, sizeof path, "%s/text.mfl", scratch);
+    FILE *f = fopen(path, "w");
+    fputs("this is not a log at all, just some words\n", f);
+    fclose(f);
+    ck_assert_int_eq(mf_log_read(path, &log, err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "not a memflow log"));
+    snprintf(path, sizeof path, "%s/empty.mfl", scratch);
+    fclose(fopen(path, "w"));
+    ck_assert_int_eq(mf_log_read(path, &log, err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "empty file"));
+}
+END_TEST
+
+START_TEST(future_version_is_refused)
+{
+    const char *path = make_log("version");
+    int fd = open(path, O_WRONLY);
+    uint32_t v = 99;
+    ck_assert_int_eq(pwrite(fd, &v, 4, 8), 4);
+    close(fd);
+    mf_log *log;
+    char err[512];
+    ck_assert_int_eq(mf_log_read(path, &log, err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "log version 99, this memflow reads version 1"));
+}
+END_TEST
+
+START_TEST(device_names)
+{
+    uint16_t d;
+    ck_assert_int_eq(mf_device_parse("cpu/0", &d), 0);
+    ck_assert_uint_eq(d, 0);
+    ck_assert_int_eq(mf_device_parse("gpu/7", &d), 0);
+    ck_assert_uint_eq(d, 0x107);
+    ck_assert_int_eq(mf_device_parse("gpu/255", &d), 0);
+    static const char *const bad[] = { "cpu/1", "gpu/", "gpu/256", "gpu/1x", "GPU/0", "", "gpu/-1" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        ck_assert_msg(mf_device_parse(bad[i], &d) == -1, "%s accepted", bad[i]);
+}
+END_TEST
+
+static Suite *core_suite(void)
+{
+    Suite *s = suite_create("core");
+    TCase *c = tcase_create("config");
+    tcase_add_test(c, config_unknown_key_names_key_and_accepted);
+    tcase_add_test(c, config_bad_values);
+    tcase_add_test(c, config_good_values);
+    tcase_add_test(c, config_from_environment);
+    suite_add_tcase(s, c);
+    c = tcase_create("scope");
+    tcase_add_test(c, scope_mxnet_rules);
+    tcase_add_test(c, scope_is_per_thread);
+    tcase_add_test(c, scope_overflow_is_an_error_and_balanced);
+    suite_add_tcase(s, c);
+    c = tcase_create("recorder");
+    tcase_add_test(c, record_roundtrip_exact);
+    tcase_add_test(c, record_threads_exact_and_spanning_chunks);
+    tcase_add_test(c, sample_rate_writes_snapshots);
+    tcase_add_test(c, unwritable_path_is_reported);
+    tcase_add_test(c, device_names);
+    suite_add_tcase(s, c);
+    c = tcase_create("reader");
+    tcase_add_test(c, truncated_log_keeps_what_came_before);
+    tcase_add_test(c, corrupt_record_keeps_what_came_before);
+    tcase_add_test(c, unreadable_files_are_errors);
+    tcase_add_test(c, future_version_is_refused);
+    suite_add_tcase(s, c);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *r = srunner_create(core_suite());
+    srunner_run_all(r, CK_NORMAL);
+    int failed = srunner_ntests_failed(r);
+    srunner_free(r);
+    return failed ? 1 : 0;
+}

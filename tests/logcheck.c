@@ -1,0 +1,99 @@
+/*
+ * logcheck.c - an independent reading of a log for the capture tests.
+ *
+ * Prints one line per scope, "SCOPE allocs=N frees=N bytes=N actual=N",
+ * counting a free against the scope of the allocation it ends (matched by
+ * address, replayed in time order), then "total allocs=N frees=N
+ * unknown_frees=N" and the log's damage line, if any.  It uses only the
+ * core reader, so it checks the capture without the render code.
+ * Usage: logcheck LOG   (exit 1 if the log cannot be read, 3 if damaged)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log_reader.h"
+
+typedef struct live { uint64_t addr; uint32_t scope; uint32_t used; } live;
+typedef struct counts { uint64_t allocs, frees, bytes, actual; } counts;
+
+static live *table;
+static size_t table_size;
+
+static live *slot_of(uint64_t addr)
+{
+    size_t i = (size_t)((addr >> 4) * 0x9E3779B97F4A7C15ull) & (table_size - 1);
+    while (table[i].used && table[i].addr != addr)
+        i = (i + 1) & (table_size - 1);
+    return &table[i];
+}
+
+/* Remove a slot without breaking the probe chains after it. */
+static void slot_remove(live *s)
+{
+    size_t i = (size_t)(s - table);
+    table[i].used = 0;
+    for (size_t j = (i + 1) & (table_size - 1); table[j].used; j = (j + 1) & (table_size - 1)) {
+        live moved = table[j];
+        table[j].used = 0;
+        *slot_of(moved.addr) = moved;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    mf_log *log;
+    char err[512];
+    if (argc != 2) {
+        fprintf(stderr, "usage: logcheck LOG\n");
+        return 2;
+    }
+    int rc = mf_log_read(argv[1], &log, err, sizeof err);
+    if (rc < 0) {
+        fprintf(stderr, "%s\n", err);
+        return 1;
+    }
+    table_size = 1;
+    while (table_size < log->n_events * 2 + 16)
+        table_size *= 2;
+    table = calloc(table_size, sizeof *table);
+    counts *per_scope = calloc(log->n_strings + 2, sizeof *per_scope);
+    uint64_t allocs = 0, frees = 0, unknown = 0;
+    for (size_t i = 0; i < log->n_events; i++) {
+        const mf_event *e = &log->events[i];
+        if (e->type == MF_REC_ALLOC) {
+            live *s = slot_of(e->addr);
+            *s = (live){ e->addr, e->scope < log->n_strings ? e->scope : 0, 1 };
+            per_scope[s->scope].allocs++;
+            per_scope[s->scope].bytes += e->size;
+            per_scope[s->scope].actual += e->actual;
+            allocs++;
+        } else if (e->type == MF_REC_FREE) {
+            live *s = slot_of(e->addr);
+            frees++;
+            if (!s->used) {
+                unknown++;
+                continue;
+            }
+            per_scope[s->scope].frees++;
+            slot_remove(s);
+        }
+    }
+    for (uint32_t id = 0; id < log->n_strings; id++)
+        if (per_scope[id].allocs || per_scope[id].frees)
+            printf("%s allocs=%llu frees=%llu bytes=%llu actual=%llu\n", mf_log_string(log, id),
+                   (unsigned long long)per_scope[id].allocs,
+                   (unsigned long long)per_scope[id].frees,
+                   (unsigned long long)per_scope[id].bytes,
+                   (unsigned long long)per_scope[id].actual);
+    printf("total allocs=%llu frees=%llu unknown_frees=%llu\n", (unsigned long long)allocs,
+           (unsigned long long)frees, (unsigned long long)unknown);
+    printf("pid=%llu ppid=%llu finished=%u\n", (unsigned long long)log->header.pid,
+           (unsigned long long)log->header.ppid, log->header.flags & MF_HEADER_FINISHED);
+    if (log->damaged)
+        printf("damage: %s\n", log->damage);
+    mf_log_free(log);
+    free(table);
+    free(per_scope);
+    return rc == 1 ? 3 : 0;
+}
