@@ -1,0 +1,35 @@
+#!/bin/sh
+# bootstrap.sh - set up memflow on a fresh Debian 12 machine and build it.
+#
+# Installs every missing build and test dependency with apt-get (when run as
+# root; otherwise it says which packages are missing), then runs
+# autoreconf -fi && ./configure && make.  Extra arguments go to configure
+# (e.g. ./bootstrap.sh --without-cuda).
+set -eu
+cd "$(dirname "$0")"
+
+PACKAGES="build-essential autoconf automake libtool pkg-config \
+libjemalloc-dev libcairo2-dev librsvg2-dev check python3 \
+chromium valgrind heaptrack poppler-utils"
+
+missing=""
+for p in $PACKAGES; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+    if [ "$(id -u)" -eq 0 ]; then
+        echo "bootstrap: installing:$missing"
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -q
+        # shellcheck disable=SC2086
+        apt-get install -y -q --no-install-recommends $missing
+    else
+        echo "bootstrap: missing packages:$missing" >&2
+        echo "bootstrap: run as root, or: sudo apt-get install$missing" >&2
+        exit 1
+    fi
+fi
+
+autoreconf -fi
+./configure "$@"
+make -j"$(nproc)"
