@@ -1,19 +1,19 @@
 # samples/cuda/ - CUDA samples (the seed's MLP on the GPU, a caching
-# allocator that reports its blocks), compiled with nvcc when configure finds
+# allocator that reports its blocks, a timed cudaMalloc/cudaFree loop), compiled with nvcc when configure finds
 # it; not installed and not run by make check (they need a GPU).  Included
 # from gpu/local.mk.  nvcc compiles each .cu to an object; libtool links it
 # with libmemflow and the CUDA runtime like any other program.
-EXTRA_DIST += samples/cuda/mlp_gpu.cu samples/cuda/caching_allocator.cu
+EXTRA_DIST += samples/cuda/mlp_gpu.cu samples/cuda/caching_allocator.cu samples/cuda/alloc_loop.cu
 
 if HAVE_NVCC
-noinst_PROGRAMS += samples/cuda/mlp_gpu samples/cuda/caching_allocator
+noinst_PROGRAMS += samples/cuda/mlp_gpu samples/cuda/caching_allocator samples/cuda/alloc_loop
 CUDA_SAMPLE_NVCCFLAGS = -O2 -I$(srcdir)/include
 CUDA_SAMPLE_LIBS = libmemflow.la -L$(CUDA_DIR)/lib64 -lcudart -lstdc++ -lm
-CUDA_SAMPLE_LDFLAGS = -no-install -Wl,-rpath,$(CUDA_DIR)/lib64
+CUDA_SAMPLE_LINKFLAGS = -no-install -Wl,-rpath,$(CUDA_DIR)/lib64
 
 samples_cuda_mlp_gpu_SOURCES =
 samples_cuda_mlp_gpu_LDADD = samples/cuda/mlp_gpu.cu.o $(CUDA_SAMPLE_LIBS)
-samples_cuda_mlp_gpu_LDFLAGS = $(CUDA_SAMPLE_LDFLAGS)
+samples_cuda_mlp_gpu_LDFLAGS = $(CUDA_SAMPLE_LINKFLAGS)
 samples_cuda_mlp_gpu_DEPENDENCIES = samples/cuda/mlp_gpu.cu.o libmemflow.la
 samples/cuda/mlp_gpu.cu.o: $(srcdir)/samples/cuda/mlp_gpu.cu $(srcdir)/include/memflow.h
 	$(AM_V_GEN)$(MKDIR_P) samples/cuda && \
@@ -21,12 +21,21 @@ samples/cuda/mlp_gpu.cu.o: $(srcdir)/samples/cuda/mlp_gpu.cu $(srcdir)/include/m
 
 samples_cuda_caching_allocator_SOURCES =
 samples_cuda_caching_allocator_LDADD = samples/cuda/caching_allocator.cu.o $(CUDA_SAMPLE_LIBS)
-samples_cuda_caching_allocator_LDFLAGS = $(CUDA_SAMPLE_LDFLAGS)
+samples_cuda_caching_allocator_LDFLAGS = $(CUDA_SAMPLE_LINKFLAGS)
 samples_cuda_caching_allocator_DEPENDENCIES = samples/cuda/caching_allocator.cu.o libmemflow.la
 samples/cuda/caching_allocator.cu.o: $(srcdir)/samples/cuda/caching_allocator.cu \
 		$(srcdir)/include/memflow.h
 	$(AM_V_GEN)$(MKDIR_P) samples/cuda && \
 	$(NVCC) $(CUDA_SAMPLE_NVCCFLAGS) -c -o $@ $(srcdir)/samples/cuda/caching_allocator.cu
 
-CLEANFILES += samples/cuda/mlp_gpu.cu.o samples/cuda/caching_allocator.cu.o
+samples_cuda_alloc_loop_SOURCES =
+samples_cuda_alloc_loop_LDADD = samples/cuda/alloc_loop.cu.o -L$(CUDA_DIR)/lib64 -lcudart -lstdc++
+samples_cuda_alloc_loop_LDFLAGS = $(CUDA_SAMPLE_LINKFLAGS)
+samples_cuda_alloc_loop_DEPENDENCIES = samples/cuda/alloc_loop.cu.o
+samples/cuda/alloc_loop.cu.o: $(srcdir)/samples/cuda/alloc_loop.cu
+	$(AM_V_GEN)$(MKDIR_P) samples/cuda && \
+	$(NVCC) $(CUDA_SAMPLE_NVCCFLAGS) -c -o $@ $(srcdir)/samples/cuda/alloc_loop.cu
+
+CLEANFILES += samples/cuda/mlp_gpu.cu.o samples/cuda/caching_allocator.cu.o \
+	samples/cuda/alloc_loop.cu.o
 endif

@@ -157,11 +157,21 @@ typedef struct dense {
     float *dw, *dbias, *dx;  /* gradients, cudaMalloc'd in backward: */
 } dense;
 
+/* What the program itself allocated, to compare with what memflow counted. */
+static int allocations_made, frees_made;
+
 static float *device_floats(size_t n)
 {
     float *p = NULL;
     CHECK(cudaMalloc((void **)&p, n * sizeof(float)));
+    allocations_made++;
     return p;
+}
+
+static void device_free(void *p)
+{
+    CHECK(cudaFree(p));
+    frees_made++;
 }
 
 /* Deterministic small weights, copied up through a host buffer. */
@@ -212,12 +222,12 @@ static void dense_backward_run(dense *layer, const float *x, float *dy)
 
 static void dense_free(dense *layer)
 {
-    CHECK(cudaFree(layer->w));
-    CHECK(cudaFree(layer->bias));
-    CHECK(cudaFree(layer->y));
-    CHECK(cudaFree(layer->dw));
-    CHECK(cudaFree(layer->dbias));
-    CHECK(cudaFree(layer->dx));
+    device_free(layer->w);
+    device_free(layer->bias);
+    device_free(layer->y);
+    device_free(layer->dw);
+    device_free(layer->dbias);
+    device_free(layer->dx);
 }
 
 /* A stream-ordered pool for per-step temporaries (cudaMallocAsync). */
@@ -277,6 +287,7 @@ int main(void)
     MEMFLOW_SCOPE("loss") {
         CHECK(cudaMallocFromPoolAsync((void **)&d_out, BATCH * 32 * sizeof(float), pool, stream));
         CHECK(cudaMallocAsync((void **)&d_loss, sizeof(float), stream)); /* default pool */
+        allocations_made += 2;
     }
     CHECK(cudaStreamSynchronize(stream));
     CHECK(cudaMemset(d_loss, 0, sizeof(float)));
@@ -294,6 +305,7 @@ int main(void)
     float *host_loss = NULL;
     MEMFLOW_SCOPE("result") {
         CHECK(cudaMallocHost((void **)&host_loss, sizeof(float)));
+        allocations_made++;
     }
     CHECK(cudaMemcpy(host_loss, d_loss, sizeof(float), cudaMemcpyDeviceToHost));
     CHECK(cudaDeviceSynchronize());
@@ -303,13 +315,16 @@ int main(void)
     CHECK(cudaFreeAsync(d_loss, stream));
     CHECK(cudaStreamSynchronize(stream));
     CHECK(cudaFreeHost(host_loss));
+    frees_made += 3;
     dense_free(&dense0);
     dense_free(&dense1);
     dense_free(&dense2);
-    CHECK(cudaFree(dropout_y));
-    CHECK(cudaFree(dropout_mask));
-    CHECK(cudaFree(x));
+    device_free(dropout_y);
+    device_free(dropout_mask);
+    device_free(x);
     CHECK(cudaMemPoolDestroy(pool));
     CHECK(cudaStreamDestroy(stream));
+    printf("mlp_gpu: %d GPU allocations made, %d freed (the ReLU output is leaked)\n",
+           allocations_made, frees_made);
     return 0;
 }
