@@ -1,9 +1,111 @@
-/* cli/cmd_stats.c - placeholder so the tree links until the render work lands it. */
+/*
+ * cmd_stats.c - `memflow stats LOG... [--format table|json]
+ * [--sort-by total|avg|min|max|count] [--ascending]`: the statistics of
+ * one or more logs on stdout (render/stats.c writes them).
+ * Exit: 0 ok, 1 a log cannot be read, 2 bad usage, 3 statistics written
+ * from a damaged log (everything before the damage; message on stderr).
+ */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "commands.h"
+#include "model.h"
+#include "stats.h"
+
+#define EXIT_DAMAGED 3
+
+static void usage(FILE *out)
+{
+    fputs("usage: memflow stats LOG... [--format table|json] [--sort-by KEY] [--ascending]\n"
+          "\n"
+          "Print the statistics of memflow logs (several logs merge): MXNet's\n"
+          "\"Device Storage\" table, then per scope, who held memory at each device's\n"
+          "peak, and the largest blocks still live at the end (leaks).\n"
+          "\n"
+          "  --format table|json   text table (default) or JSON with the same content\n"
+          "  --sort-by KEY         total (default), avg, min, max or count\n"
+          "  --ascending           small first (default: large first)\n"
+          "\n"
+          "exit status: 0 ok, 1 a log cannot be read, 2 bad usage,\n"
+          "             3 written from a damaged log (everything before the damage)\n",
+          out);
+}
+
+/* The value of an option given as "--opt VALUE" or "--opt=VALUE". */
+static const char *option_value(int argc, char **argv, int *i, const char *opt)
+{
+    size_t n = strlen(opt);
+    if (strncmp(argv[*i], opt, n) == 0 && argv[*i][n] == '=')
+        return argv[*i] + n + 1;
+    if (strcmp(argv[*i], opt) == 0 && *i + 1 < argc)
+        return argv[++*i];
+    return NULL;
+}
+
+static int is_option(const char *arg, const char *opt)
+{
+    size_t n = strlen(opt);
+    return strncmp(arg, opt, n) == 0 && (arg[n] == 0 || arg[n] == '=');
+}
+
+static int parse(int argc, char **argv, mf_stats_options *opt, char **logs, int *n_logs)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            exit(0);
+        } else if (is_option(a, "--format")) {
+            if (!(v = option_value(argc, argv, &i, "--format")) ||
+                mf_stats_parse_format(v, &opt->json) < 0) {
+                fprintf(stderr, "memflow stats: --format needs one of: %s\n", MF_STATS_FORMATS);
+                return -1;
+            }
+        } else if (is_option(a, "--sort-by")) {
+            if (!(v = option_value(argc, argv, &i, "--sort-by")) ||
+                mf_stats_parse_sort(v, &opt->sort_by) < 0) {
+                fprintf(stderr, "memflow stats: --sort-by needs one of: %s\n", MF_STATS_SORTS);
+                return -1;
+            }
+        } else if (!strcmp(a, "--ascending")) {
+            opt->ascending = 1;
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "memflow stats: unknown option '%s' (see 'memflow stats --help')\n",
+                    a);
+            return -1;
+        } else {
+            logs[(*n_logs)++] = argv[i];
+        }
+    }
+    if (*n_logs == 0) {
+        fputs("memflow stats: no log given (see 'memflow stats --help')\n", stderr);
+        return -1;
+    }
+    return 0;
+}
+
 int cmd_stats(int argc, char **argv)
 {
-    (void)argc; (void)argv;
-    fputs("memflow stats: not built yet\n", stderr);
-    return 1;
+    mf_stats_options opt = { 0 };
+    char **logs = calloc((size_t)argc + 1, sizeof *logs);
+    int n_logs = 0;
+    if (!logs) {
+        fputs("memflow stats: out of memory\n", stderr);
+        return 1;
+    }
+    if (parse(argc, argv, &opt, logs, &n_logs) < 0) {
+        free(logs);
+        return 2;
+    }
+    mf_model *m = cli_load_model(n_logs, logs, (unsigned long long)-1);
+    free(logs);
+    if (!m)
+        return 1;
+    int rc = mf_stats_write(m, stdout, &opt) < 0 || fflush(stdout) != 0;
+    if (rc)
+        fputs("memflow stats: cannot write the statistics to stdout\n", stderr);
+    int damaged = m->damaged;
+    mf_model_free(m);
+    return rc ? 1 : damaged ? EXIT_DAMAGED : 0;
 }

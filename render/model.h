@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "log_reader.h"
+#include "recorder.h"
 
 #define MF_LIVE_AT_END UINT64_MAX   /* mf_block.free_ns of a block never freed */
 
@@ -46,6 +47,19 @@ typedef struct mf_snapshot {
     uint64_t value[MF_SAMPLE_VALUES];
 } mf_snapshot;
 
+/* What one scope did on one device (all bytes requested sizes). */
+typedef struct mf_scope_stat {
+    uint32_t scope;           /* model string id */
+    uint64_t alloc_count, free_count;
+    uint64_t alloc_bytes;     /* sum of requested */
+    uint64_t min_size, max_size;
+    uint64_t peak_live_bytes; /* the most this scope held at once */
+    uint64_t peak_live_time_ns;
+    uint64_t live_bytes_end, live_count_end;
+    uint64_t at_peak_bytes;   /* held at the device's peak moment */
+    uint64_t at_peak_count;
+} mf_scope_stat;
+
 typedef struct mf_device_model {
     uint16_t device;
     mf_block *blocks;         /* sorted by alloc_ns */
@@ -61,6 +75,10 @@ typedef struct mf_device_model {
     uint64_t unknown_frees;   /* frees of addresses never seen allocated */
     uint64_t min_size, max_size; /* of requested sizes */
     uint64_t min_addr, max_addr; /* lowest address, highest end address */
+    uint64_t replaced_blocks; /* ALLOCs at a still-live address: old block ended */
+    uint64_t alloc_actual_bytes; /* sum of actual */
+    mf_scope_stat *scopes;    /* every scope that allocated here, by scope id */
+    size_t n_scopes;
 } mf_device_model;
 
 /* A scope pushed on a thread: [begin, end), end = t1 if never popped. */
@@ -108,6 +126,9 @@ typedef struct mf_model {
     uint64_t gpu_dropped;     /* CUPTI records dropped (NOTE records) */
     char **warnings;          /* damage and notes, one line each */
     size_t n_warnings;
+    int damaged;              /* some log was damaged (its damage is a warning) */
+    uint64_t since_ns;        /* events before this were left out (0: none) */
+    uint64_t until_ns;        /* events after this were left out (UINT64_MAX: none) */
 } mf_model;
 
 /*
@@ -115,15 +136,42 @@ typedef struct mf_model {
  * re-interned into one table).  Only events at or before until_ns count
  * (UINT64_MAX: all).  Returns NULL with a message in err on out of memory.
  */
-mf_model *mf_model_build(mf_log *const *logs, size_t n, uint64_t until_ns, char *err,
-                         size_t errlen);
+MF_EXPORT mf_model *mf_model_build(mf_log *const *logs, size_t n, uint64_t until_ns,
+                                   char *err, size_t errlen);
 
-void mf_model_free(mf_model *model);
+/*
+ * The same over a window: events before since_ns are left out too (their
+ * blocks do not exist; a later free of one counts as an unknown free).
+ */
+MF_EXPORT mf_model *mf_model_build_window(mf_log *const *logs, size_t n, uint64_t since_ns,
+                                          uint64_t until_ns, char *err, size_t errlen);
+
+/*
+ * Read the logs at paths[0..n) and build their model, leaving out events
+ * more than until_rel_ns after the earliest event of all logs (UINT64_MAX:
+ * nothing left out).  A damaged log still contributes everything before its
+ * damage: the model's `damaged` is set and the damage message ("FILE:
+ * offset N: what") is among its warnings.  Returns NULL with a message in
+ * err (naming the file) if a log cannot be read at all, or out of memory.
+ */
+MF_EXPORT mf_model *mf_model_load(const char *const *paths, size_t n, uint64_t until_rel_ns,
+                                  char *err, size_t errlen);
+
+MF_EXPORT void mf_model_free(mf_model *model);
 
 /* String of a model id; "unknown" for 0. */
-const char *mf_model_string(const mf_model *model, uint32_t id);
+MF_EXPORT const char *mf_model_string(const mf_model *model, uint32_t id);
 
 /* The device model of device, or NULL. */
-const mf_device_model *mf_model_device(const mf_model *model, uint16_t device);
+MF_EXPORT const mf_device_model *mf_model_device(const mf_model *model, uint16_t device);
+
+/* The scope statistics of scope on dev, or NULL if it never allocated there. */
+MF_EXPORT const mf_scope_stat *mf_model_scope(const mf_device_model *dev, uint32_t scope);
+
+/* "cpu/0" / "gpu/N" of a device into buf (16 bytes); returns buf. */
+MF_EXPORT const char *mf_model_device_name(uint16_t device, char *buf, size_t len);
+
+/* Parse "cpu/0" / "gpu/N" (N < 256); 0, or -1 if text is not a device. */
+MF_EXPORT int mf_model_device_parse(const char *text, uint16_t *device);
 
 #endif /* MEMFLOW_MODEL_H */

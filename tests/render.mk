@@ -1,10 +1,15 @@
-# tests/render.mk - tests of the model, statistics, trace, CSV and the
-# `memflow stats` / `memflow render` commands.
+# tests/render.mk - tests of the model, statistics, trace, CSV, in-process
+# dump and the `memflow stats` / `memflow render` commands.
+EXTRA_DIST += tests/render_gpu_expected.csv
 if HAVE_CHECK
-check_PROGRAMS += tests/check_escape
-TESTS += tests/check_escape
+check_PROGRAMS += tests/check_escape tests/check_model
+TESTS += tests/check_escape tests/check_model
 tests_check_escape_SOURCES = tests/check_escape.c
 tests_check_escape_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_check_escape_LDADD = libmemflow.la $(CHECK_LIBS)
 tests_check_escape_LDFLAGS = $(TEST_LDFLAGS)
+tests_check_model_SOURCES = tests/check_model.c
+tests_check_model_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_check_model_LDADD = libmemflow.la $(CHECK_LIBS)
+tests_check_model_LDFLAGS = $(TEST_LDFLAGS)
 endif

@@ -1,0 +1,150 @@
+/*
+ * csv.c - MXNet's gpu_memory_profile CSV from the model: the GPU blocks of
+ * one process live at the model's end, sorted by attribute name, every
+ * field quoted (a quote inside doubled, invalid UTF-8 as U+FFFD).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "escape.h"
+#include "csv.h"
+
+/* A live GPU block with its attribute (scope + name) composed. */
+typedef struct csv_row {
+    const mf_block *block;
+    char *attribute;
+} csv_row;
+
+static int is_gpu(uint16_t device)
+{
+    return MF_DEVICE_KIND(device) == MF_DEVICE_GPU;
+}
+
+static int compare_rows(const void *pa, const void *pb)
+{
+    const csv_row *a = pa, *b = pb;
+    int c = strcmp(a->attribute, b->attribute);
+    if (c)
+        return c;
+    if (a->block->alloc_ns != b->block->alloc_ns)
+        return a->block->alloc_ns < b->block->alloc_ns ? -1 : 1;
+    return a->block->addr < b->block->addr ? -1 : a->block->addr > b->block->addr;
+}
+
+static char *attribute_of(const mf_model *m, const mf_block *blk)
+{
+    const char *scope = mf_model_string(m, blk->scope), *name = mf_model_string(m, blk->name);
+    size_t a = strlen(scope), n = strlen(name);
+    char *s = malloc(a + n + 1);
+    if (s) {
+        memcpy(s, scope, a);
+        memcpy(s + a, name, n + 1);
+    }
+    return s;
+}
+
+/* The live GPU blocks of pid, sorted; NULL (and *n = 0) when out of memory. */
+static csv_row *live_rows(const mf_model *m, uint32_t pid, size_t *n)
+{
+    size_t cap = 0, k = 0;
+    for (size_t i = 0; i < m->n_devices; i++)
+        if (is_gpu(m->devices[i].device))
+            cap += m->devices[i].live_count_end;
+    csv_row *rows = calloc(cap ? cap : 1, sizeof *rows);
+    *n = 0;
+    if (!rows)
+        return NULL;
+    for (size_t i = 0; i < m->n_devices; i++) {
+        const mf_device_model *d = &m->devices[i];
+        for (size_t j = 0; is_gpu(d->device) && j < d->n_blocks && k < cap; j++) {
+            const mf_block *blk = &d->blocks[j];
+            if (blk->free_ns != MF_LIVE_AT_END || blk->pid != pid)
+                continue;
+            rows[k].block = blk;
+            if (!(rows[k++].attribute = attribute_of(m, blk)))
+                goto oom;
+        }
+    }
+    qsort(rows, k, sizeof *rows, compare_rows);
+    *n = k;
+    return rows;
+oom:
+    for (size_t i = 0; i < k; i++)
+        free(rows[i].attribute);
+    free(rows);
+    return NULL;
+}
+
+static void write_row(FILE *out, const csv_row *r)
+{
+    const mf_block *blk = r->block;
+    fputc('"', out);
+    mf_escape_csv(out, r->attribute);
+    fprintf(out, "\",\"%llu\",\"%u\",\"%llu\",\"%d\"\n", (unsigned long long)blk->requested,
+            MF_DEVICE_INDEX(blk->device), (unsigned long long)blk->actual,
+            (blk->flags & MF_FLAG_REUSED) ? 1 : 0);
+}
+
+int mf_csv_write(const mf_model *model, uint32_t pid, FILE *out)
+{
+    size_t n;
+    csv_row *rows = live_rows(model, pid, &n);
+    if (!rows)
+        return -1;
+    fputs(MF_CSV_HEADER, out);
+    for (size_t i = 0; i < n; i++) {
+        write_row(out, &rows[i]);
+        free(rows[i].attribute);
+    }
+    free(rows);
+    return ferror(out) ? -1 : 0;
+}
+
+int mf_csv_process_has_gpu(const mf_model *model, uint32_t pid)
+{
+    for (size_t i = 0; i < model->n_devices; i++) {
+        const mf_device_model *d = &model->devices[i];
+        for (size_t j = 0; is_gpu(d->device) && j < d->n_blocks; j++)
+            if (d->blocks[j].pid == pid)
+                return 1;
+    }
+    return 0;
+}
+
+static int write_file(const mf_model *model, uint32_t pid, const char *path, char *err,
+                      size_t errlen)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+        return -1;
+    }
+    int rc = mf_csv_write(model, pid, f);
+    if (fclose(f) != 0)
+        rc = -1;
+    if (rc < 0)
+        snprintf(err, errlen, "%s: cannot write the GPU memory CSV: %s", path,
+                 errno ? strerror(errno) : "out of memory");
+    return rc;
+}
+
+int mf_csv_write_all(const mf_model *model, const char *dir, const char *prefix, int *written,
+                     char *err, size_t errlen)
+{
+    if (written)
+        *written = 0;
+    for (size_t i = 0; i < model->n_processes; i++) {
+        uint32_t pid = model->processes[i].pid;
+        if (!mf_csv_process_has_gpu(model, pid))
+            continue;
+        char path[4096 + 512];
+        snprintf(path, sizeof path, "%s/%s-pid_%u.csv", dir,
+                 prefix && *prefix ? prefix : "gpu_memory_profile", pid);
+        if (write_file(model, pid, path, err, errlen) < 0)
+            return -1;
+        if (written)
+            (*written)++;
+    }
+    return 0;
+}

@@ -1,0 +1,155 @@
+/*
+ * dump.c - memflow_dump() and memflow_dumps() of memflow.h: the in-process
+ * way to the outputs.  Both flush what capture holds (CUPTI buffers) into
+ * the log, read the process's own log back with the same reader and model
+ * as `memflow render`, and write outputs or return statistics text.  All
+ * of it runs inside MF_INTERNAL_BEGIN/END so that memflow's own mallocs are
+ * not recorded as the program's.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "memflow.h"
+#include "config.h"
+#include "outputs.h"
+#include "stats.h"
+
+static pthread_mutex_t dumps_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *dumps_text;          /* memflow_dumps()'s last answer */
+static uint64_t dumps_since_ns;   /* reset moment: later dumps start here */
+
+/* A copy of the open log's path, or NULL (error set) if none is open. */
+static char *own_log_path(const char *fn)
+{
+    const char *path = mf_recorder_log_path();
+    if (!path || !*path) {
+        mf_set_error("%s: no log is open; call memflow_set_state(MEMFLOW_RUN) first", fn);
+        return NULL;
+    }
+    char *copy = strdup(path);
+    if (!copy)
+        mf_set_error("%s: out of memory", fn);
+    return copy;
+}
+
+static int has_gpu_blocks(const mf_model *m)
+{
+    for (size_t i = 0; i < m->n_devices; i++)
+        if (MF_DEVICE_KIND(m->devices[i].device) == MF_DEVICE_GPU && m->devices[i].n_blocks)
+            return 1;
+    return 0;
+}
+
+/* The configured formats, plus the GPU CSV whenever there are GPU blocks. */
+static void dump_formats(const mf_model *m, const mf_config *c, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s", c->formats);
+    if (has_gpu_blocks(m) && !strstr(c->formats, "gpu_memory_profile.csv"))
+        snprintf(buf + strlen(buf), len - strlen(buf), "%sgpu_memory_profile.csv",
+                 *buf ? "," : "");
+}
+
+static int dump_outputs(void)
+{
+    char err[2048], formats[1200];
+    char *path = own_log_path("memflow_dump");
+    if (!path)
+        return -1;
+    const char *paths[1] = { path };
+    mf_model *m = mf_model_load(paths, 1, UINT64_MAX, err, sizeof err);
+    free(path);
+    if (!m) {
+        mf_set_error("memflow_dump: %s", err);
+        return -1;
+    }
+    const mf_config *c = mf_config_get();
+    dump_formats(m, c, formats, sizeof formats);
+    mf_output_options out = {
+        .formats = formats, .trace_name = c->filename,
+        .csv_prefix = c->gpu_memory_profile_filename_prefix,
+        .svg = { .color_by = MF_COLOR_BY_SCOPE, .only_device = -1, .title = NULL },
+        .progress = 0,
+    };
+    int rc = mf_outputs_write(m, c->path, &out, err, sizeof err);
+    if (rc < 0)
+        mf_set_error("memflow_dump: %s", err);
+    mf_model_free(m);
+    return rc;
+}
+
+MF_EXPORT int memflow_dump(int finished)
+{
+    MF_INTERNAL_BEGIN();
+    if (finished)
+        mf_recorder_finish(); /* runs the flush hooks, stops, marks the log */
+    else
+        mf_recorder_run_flush_hooks();
+    int rc = dump_outputs();
+    MF_INTERNAL_END();
+    return rc;
+}
+
+static int dumps_args(const char *format, const char *sort_by, int ascending,
+                      mf_stats_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->ascending = ascending != 0;
+    if (format && mf_stats_parse_format(format, &opt->json) < 0) {
+        mf_set_error("memflow_dumps: bad format '%s'; accepted: %s", format, MF_STATS_FORMATS);
+        return -1;
+    }
+    if (sort_by && mf_stats_parse_sort(sort_by, &opt->sort_by) < 0) {
+        mf_set_error("memflow_dumps: bad sort_by '%s'; accepted: %s", sort_by, MF_STATS_SORTS);
+        return -1;
+    }
+    return 0;
+}
+
+/* The statistics text of the own log since the last reset (malloc'd). */
+static char *own_stats(const mf_stats_options *opt)
+{
+    char err[1024];
+    char *path = own_log_path("memflow_dumps");
+    if (!path)
+        return NULL;
+    mf_log *log = NULL;
+    if (mf_log_read(path, &log, err, sizeof err) < 0) {
+        mf_set_error("memflow_dumps: %s", err);
+        free(path);
+        return NULL;
+    }
+    free(path);
+    mf_model *m = mf_model_build_window(&log, 1, dumps_since_ns, UINT64_MAX, err, sizeof err);
+    mf_log_free(log);
+    if (!m) {
+        mf_set_error("memflow_dumps: %s", err);
+        return NULL;
+    }
+    char *text = mf_stats_string(m, opt);
+    mf_model_free(m);
+    if (!text)
+        mf_set_error("memflow_dumps: out of memory");
+    return text;
+}
+
+MF_EXPORT const char *memflow_dumps(int reset, const char *format, const char *sort_by,
+                                    int ascending)
+{
+    mf_stats_options opt;
+    if (dumps_args(format, sort_by, ascending, &opt) < 0)
+        return NULL;
+    MF_INTERNAL_BEGIN();
+    pthread_mutex_lock(&dumps_lock);
+    mf_recorder_run_flush_hooks();
+    char *text = own_stats(&opt);
+    if (text) {
+        free(dumps_text);
+        dumps_text = text;
+        if (reset)
+            dumps_since_ns = mf_clock_now();
+    }
+    pthread_mutex_unlock(&dumps_lock);
+    MF_INTERNAL_END();
+    return text;
+}

@@ -1,0 +1,161 @@
+/*
+ * outputs.c - write the outputs named in a formats list into a directory:
+ * the last step of the data flow for `memflow run`, `memflow render` and
+ * memflow_dump().  Each name goes to its writer:
+ *   memory_flow.svg/.png/.pdf  -> mf_svg_write (svg.c)
+ *   profile.json               -> mf_trace_write_file, named opt->trace_name
+ *   chrome_timeline.json       -> the same trace under that name
+ *   stats.txt / stats.json     -> mf_stats_write (table / JSON)
+ *   gpu_memory_profile.csv     -> mf_csv_write_all: <prefix>-pid_<pid>.csv
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "csv.h"
+#include "outputs.h"
+#include "stats.h"
+#include "trace.h"
+
+#define PROGRESS_AFTER_NS 1000000000ull
+
+/* render/svg.c may not be linked in yet (it is written in parallel): a weak
+ * reference lets everything else work and memory_flow.* say so. */
+#pragma weak mf_svg_write
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* mkdir -p */
+static int make_dir(const char *dir, char *err, size_t errlen)
+{
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path) {
+        snprintf(err, errlen, "%.200s...: output directory path too long", dir);
+        return -1;
+    }
+    for (char *p = path + 1;; p++) {
+        if (*p != '/' && *p)
+            continue;
+        char c = *p;
+        *p = 0;
+        if (mkdir(path, 0777) < 0 && errno != EEXIST) {
+            snprintf(err, errlen, "%s: cannot create the output directory: %s", path,
+                     strerror(errno));
+            return -1;
+        }
+        *p = c;
+        if (!c)
+            break;
+    }
+    struct stat st;
+    if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "%s: not a directory", dir);
+        return -1;
+    }
+    return 0;
+}
+
+/* dir/name, or name itself when it is an absolute path. */
+static void join_path(char *buf, size_t len, const char *dir, const char *name)
+{
+    if (name[0] == '/')
+        snprintf(buf, len, "%s", name);
+    else
+        snprintf(buf, len, "%s/%s", dir, name);
+}
+
+static int write_stats(const mf_model *m, const char *path, int json, char *err, size_t errlen)
+{
+    mf_stats_options so = { .json = json };
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+        return -1;
+    }
+    int rc = mf_stats_write(m, f, &so);
+    if (fclose(f) != 0)
+        rc = -1;
+    if (rc < 0)
+        snprintf(err, errlen, "%s: cannot write the statistics: %s", path, strerror(errno));
+    return rc;
+}
+
+/* Write the one output called name (len bytes of the formats list). */
+static int write_one(const mf_model *m, const char *dir, const char *name,
+                     const mf_output_options *opt, char *err, size_t errlen)
+{
+    char path[8192];
+    if (strncmp(name, "memory_flow.", 12) == 0 &&
+        (!strcmp(name + 12, "svg") || !strcmp(name + 12, "png") || !strcmp(name + 12, "pdf"))) {
+        join_path(path, sizeof path, dir, name);
+        if (!mf_svg_write) {
+            snprintf(err, errlen, "%s: this memflow was built without the memory_flow "
+                     "renderer", path);
+            return -1;
+        }
+        return mf_svg_write(m, path, &opt->svg, err, errlen);
+    }
+    if (!strcmp(name, "profile.json") || !strcmp(name, "chrome_timeline.json")) {
+        const char *file = name;
+        if (!strcmp(name, "profile.json") && opt->trace_name && *opt->trace_name)
+            file = opt->trace_name;
+        join_path(path, sizeof path, dir, file);
+        return mf_trace_write_file(m, path, err, errlen);
+    }
+    if (!strcmp(name, "stats.txt") || !strcmp(name, "stats.json")) {
+        join_path(path, sizeof path, dir, name);
+        return write_stats(m, path, name[6] == 'j', err, errlen);
+    }
+    if (!strcmp(name, "gpu_memory_profile.csv"))
+        return mf_csv_write_all(m, dir, opt->csv_prefix, NULL, err, errlen);
+    snprintf(err, errlen, "unknown output '%s'; accepted: memory_flow.svg, memory_flow.png, "
+             "memory_flow.pdf, profile.json, chrome_timeline.json, stats.txt, stats.json, "
+             "gpu_memory_profile.csv", name);
+    return -1;
+}
+
+static void progress(const mf_output_options *opt, uint64_t started, size_t i, size_t n,
+                     const char *name, int *shown)
+{
+    if (!opt->progress || now_ns() - started < PROGRESS_AFTER_NS)
+        return;
+    fprintf(stderr, "\rmemflow: writing output %zu of %zu: %-24s", i + 1, n, name);
+    fflush(stderr);
+    *shown = 1;
+}
+
+MF_EXPORT int mf_outputs_write(const mf_model *model, const char *dir,
+                               const mf_output_options *opt, char *err, size_t errlen)
+{
+    if (make_dir(dir, err, errlen) < 0)
+        return -1;
+    const char *formats = opt->formats && *opt->formats ? opt->formats
+                                                        : "memory_flow.svg,profile.json,stats.txt";
+    size_t n = 1;
+    for (const char *p = formats; *p; p++)
+        n += *p == ',';
+    uint64_t started = now_ns();
+    int shown = 0, rc = 0;
+    size_t i = 0;
+    for (const char *p = formats; *p && rc == 0; i++) {
+        size_t len = strcspn(p, ",");
+        char name[256];
+        snprintf(name, sizeof name, "%.*s", (int)(len < 255 ? len : 255), p);
+        p += len + (p[len] == ',');
+        if (!*name)
+            continue;
+        progress(opt, started, i, n, name, &shown);
+        rc = write_one(model, dir, name, opt, err, errlen);
+    }
+    if (shown)
+        fprintf(stderr, "\rmemflow: %zu outputs written in %.1f s%24s\n", i,
+                (double)(now_ns() - started) / 1e9, "");
+    return rc;
+}

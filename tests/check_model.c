@@ -1,0 +1,472 @@
+/*
+ * check_model.c - the model (render/model.c), statistics (render/stats.c),
+ * CSV (render/csv.c) and memflow_dump/dumps (render/dump.c) on REAL logs:
+ * each test starts the real recorder into a scratch folder, records known
+ * blocks through the public API (memflow_scope_push, memflow_record_alloc,
+ * memflow_record_free) or the recorder's capture entry points, closes the
+ * log, reads it back with the core reader and checks exact numbers.
+ * Check forks each test, so every test has its own fresh recorder.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "memflow.h"
+#include "config.h"
+#include "csv.h"
+#include "model.h"
+#include "stats.h"
+
+#define CPU0 MF_DEVICE(MF_DEVICE_CPU, 0)
+#define GPU0 MF_DEVICE(MF_DEVICE_GPU, 0)
+#define GPU1 MF_DEVICE(MF_DEVICE_GPU, 1)
+#define P(x) ((const void *)(uintptr_t)(x))
+
+static char scratch[1024];
+
+/* Record into a fresh scratch folder named after the test. */
+static void start_recording(const char *test)
+{
+    const char *top = getenv("top_builddir");
+    char cmd[4096];
+    snprintf(scratch, sizeof scratch, "%s/tests/out/check_model/%s", top ? top : ".", test);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", scratch, scratch);
+    ck_assert_int_eq(system(cmd), 0);
+    const char *keys[] = { "path", "formats" };
+    const char *vals[] = { scratch, "stats.json,profile.json" };
+    ck_assert_int_eq(memflow_set_config(2, keys, vals), 0);
+    ck_assert_int_eq(memflow_set_state(MEMFLOW_RUN), 0);
+}
+
+/* Close the log and build the model of it (up to until_rel ns). */
+static mf_model *finish_and_load(uint64_t until_rel)
+{
+    char path[4096], err[1024];
+    snprintf(path, sizeof path, "%s", mf_recorder_log_path());
+    mf_recorder_finish();
+    const char *paths[] = { path };
+    mf_model *m = mf_model_load(paths, 1, until_rel, err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
+    return m;
+}
+
+static const mf_block *block_at(const mf_device_model *d, uint64_t addr, int nth)
+{
+    for (size_t i = 0; i < d->n_blocks; i++)
+        if (d->blocks[i].addr == addr && nth-- == 0)
+            return &d->blocks[i];
+    ck_abort_msg("no block %d at 0x%llx", nth, (unsigned long long)addr);
+    return NULL;
+}
+
+static const mf_scope_stat *scope_named(const mf_model *m, const mf_device_model *d,
+                                        const char *name)
+{
+    for (size_t i = 0; i < d->n_scopes; i++)
+        if (strcmp(mf_model_string(m, d->scopes[i].scope), name) == 0)
+            return &d->scopes[i];
+    ck_abort_msg("no scope '%s'", name);
+    return NULL;
+}
+
+/* The recording shared by several tests: two scopes on cpu/0. */
+static void record_cpu_story(void)
+{
+    memflow_scope_push("net_dense0", 0);
+    ck_assert_int_eq(memflow_record_alloc("cpu/0", P(0x1000), 100, 128, "w", 0), 0);
+    memflow_record_alloc("cpu/0", P(0x2000), 300, 320, NULL, 0);
+    memflow_scope_pop();
+    memflow_scope_push("relu", 0);
+    memflow_record_alloc("cpu/0", P(0x3000), 50, 64, NULL, 0);
+    memflow_record_free("cpu/0", P(0x2000));              /* live 150 */
+    memflow_record_free("cpu/0", P(0x9999));              /* never allocated */
+    memflow_record_alloc("cpu/0", P(0x4000), 1000, 1024, "big", 0); /* live 1150: peak */
+    memflow_record_free("cpu/0", P(0x1000));              /* live 1050 */
+    memflow_scope_pop();
+}
+
+START_TEST(cpu_blocks_peak_and_end)
+{
+    start_recording("cpu_blocks_peak_and_end");
+    record_cpu_story();
+    mf_model *m = finish_and_load(UINT64_MAX);
+    ck_assert_uint_eq(m->n_devices, 1);
+    const mf_device_model *d = mf_model_device(m, CPU0);
+    ck_assert_ptr_nonnull(d);
+    ck_assert_uint_eq(d->n_blocks, 4);
+    ck_assert_uint_eq(d->alloc_count, 4);
+    ck_assert_uint_eq(d->free_count, 2);
+    ck_assert_uint_eq(d->unknown_frees, 1);
+    ck_assert_uint_eq(d->alloc_bytes, 1450);
+    ck_assert_uint_eq(d->alloc_actual_bytes, 1536);
+    ck_assert_uint_eq(d->peak_bytes, 1150);
+    ck_assert_uint_eq(d->peak_time_ns, block_at(d, 0x4000, 0)->alloc_ns);
+    ck_assert_uint_eq(d->live_bytes_end, 1050);
+    ck_assert_uint_eq(d->live_count_end, 2);
+    ck_assert_uint_eq(d->min_size, 50);
+    ck_assert_uint_eq(d->max_size, 1000);
+    ck_assert_uint_eq(d->min_addr, 0x1000);
+    ck_assert_uint_eq(d->max_addr, 0x4000 + 1024);
+    ck_assert_uint_eq(d->replaced_blocks, 0);
+    /* one occupancy point per alloc and matched free, in time order */
+    ck_assert_uint_eq(d->n_occupancy, 6);
+    const uint64_t live[] = { 100, 400, 450, 150, 1150, 1050 };
+    for (int i = 0; i < 6; i++) {
+        ck_assert_uint_eq(d->occupancy[i].live_bytes, live[i]);
+        if (i)
+            ck_assert_uint_ge(d->occupancy[i].time_ns, d->occupancy[i - 1].time_ns);
+    }
+    ck_assert_uint_eq(d->occupancy[5].live_actual, 64 + 1024);
+    /* blocks: lifetimes, scopes, names, flags */
+    const mf_block *b1 = block_at(d, 0x1000, 0), *b4 = block_at(d, 0x4000, 0);
+    ck_assert_str_eq(mf_model_string(m, b1->scope), "net_dense0:");
+    ck_assert_str_eq(mf_model_string(m, b1->name), "w");
+    ck_assert_uint_gt(b1->free_ns, b4->alloc_ns);
+    ck_assert_uint_eq(b4->free_ns, MF_LIVE_AT_END);
+    ck_assert_str_eq(mf_model_string(m, block_at(d, 0x2000, 0)->name), "unknown");
+    ck_assert_uint_eq(b4->flags & MF_FLAG_EXPLICIT, MF_FLAG_EXPLICIT);
+    ck_assert_uint_eq(b4->pid, (uint32_t)getpid());
+    ck_assert_uint_eq(b4->tid, mf_recorder_thread_id());
+    for (size_t i = 1; i < d->n_blocks; i++)
+        ck_assert_uint_ge(d->blocks[i].alloc_ns, d->blocks[i - 1].alloc_ns);
+    mf_model_free(m);
+}
+END_TEST
+
+START_TEST(scope_statistics_and_at_peak)
+{
+    start_recording("scope_statistics_and_at_peak");
+    record_cpu_story();
+    mf_model *m = finish_and_load(UINT64_MAX);
+    const mf_device_model *d = mf_model_device(m, CPU0);
+    ck_assert_uint_eq(d->n_scopes, 2);
+    const mf_scope_stat *net = scope_named(m, d, "net_dense0:");
+    const mf_scope_stat *relu = scope_named(m, d, "relu:");
+    ck_assert_uint_eq(net->alloc_count, 2);
+    ck_assert_uint_eq(net->alloc_bytes, 400);
+    ck_assert_uint_eq(net->free_count, 2);
+    ck_assert_uint_eq(net->peak_live_bytes, 400);
+    ck_assert_uint_eq(net->live_bytes_end, 0);
+    ck_assert_uint_eq(net->min_size, 100);
+    ck_assert_uint_eq(net->max_size, 300);
+    ck_assert_uint_eq(relu->alloc_count, 2);
+    ck_assert_uint_eq(relu->alloc_bytes, 1050);
+    ck_assert_uint_eq(relu->live_bytes_end, 1050);
+    ck_assert_uint_eq(relu->live_count_end, 2);
+    /* at the peak (1150): net_dense0 still held 0x1000 (100), relu 1050 */
+    ck_assert_uint_eq(net->at_peak_bytes, 100);
+    ck_assert_uint_eq(net->at_peak_count, 1);
+    ck_assert_uint_eq(relu->at_peak_bytes, 1050);
+    ck_assert_uint_eq(relu->at_peak_count, 2);
+    ck_assert_uint_eq(net->at_peak_bytes + relu->at_peak_bytes, d->peak_bytes);
+    ck_assert_ptr_eq(mf_model_scope(d, relu->scope), relu);
+    mf_model_free(m);
+}
+END_TEST
+
+START_TEST(explicit_blocks_inside_segments_do_not_collide)
+{
+    start_recording("explicit_blocks_inside_segments");
+    /* a CUPTI-like segment (not explicit) and an allocator's sub-block at
+     * the same address */
+    mf_recorder_alloc_event(GPU0, MF_MEM_DEVICE << MF_MEMKIND_SHIFT, 0, 0x7000, 4096, 4096, 0,
+                            0, 0);
+    memflow_record_alloc("gpu/0", P(0x7000), 512, 512, "sub", 0);
+    memflow_record_free("gpu/0", P(0x7000));          /* ends the sub-block only */
+    mf_model *m = finish_and_load(UINT64_MAX);
+    const mf_device_model *d = mf_model_device(m, GPU0);
+    ck_assert_uint_eq(d->n_blocks, 2);
+    ck_assert_uint_eq(d->replaced_blocks, 0);
+    ck_assert_uint_eq(d->unknown_frees, 0);
+    ck_assert_uint_eq(d->peak_bytes, 4096 + 512);
+    ck_assert_uint_eq(d->live_bytes_end, 4096);
+    ck_assert_uint_eq(block_at(d, 0x7000, 0)->free_ns, MF_LIVE_AT_END);
+    ck_assert_uint_ne(block_at(d, 0x7000, 1)->free_ns, MF_LIVE_AT_END);
+    mf_model_free(m);
+}
+END_TEST
+
+START_TEST(alloc_over_live_address_ends_old_block)
+{
+    start_recording("alloc_over_live_address");
+    memflow_record_alloc("cpu/0", P(0x5000), 10, 16, NULL, 0);
+    memflow_record_alloc("cpu/0", P(0x5000), 30, 32, NULL, 0);
+    mf_model *m = finish_and_load(UINT64_MAX);
+    const mf_device_model *d = mf_model_device(m, CPU0);
+    ck_assert_uint_eq(d->n_blocks, 2);
+    ck_assert_uint_eq(d->replaced_blocks, 1);
+    ck_assert_uint_eq(d->free_count, 0);
+    ck_assert_uint_eq(block_at(d, 0x5000, 0)->free_ns, block_at(d, 0x5000, 1)->alloc_ns);
+    ck_assert_uint_eq(d->live_bytes_end, 30);
+    ck_assert_uint_eq(d->live_count_end, 1);
+    ck_assert_uint_eq(d->peak_bytes, 30);
+    ck_assert_uint_ge(m->n_warnings, 1);
+    mf_model_free(m);
+}
+END_TEST
+
+START_TEST(snapshots_carry_live_bytes_of_the_events)
+{
+    start_recording("snapshots");
+    uint64_t values[MF_SAMPLE_VALUES] = { 1000, 2000, 3000, 4000, 5000, 0 };
+    memflow_record_alloc("cpu/0", P(0x1000), 700, 704, NULL, 0);
+    mf_recorder_sample(CPU0, mf_clock_now(), values);
+    memflow_record_alloc("cpu/0", P(0x2000), 300, 304, NULL, 0);
+    values[MF_SAMPLE_GPU_USED] = 123456;
+    mf_recorder_sample(GPU1, mf_clock_now(), values);
+    mf_model *m = finish_and_load(UINT64_MAX);
+    const mf_device_model *d = mf_model_device(m, CPU0), *g = mf_model_device(m, GPU1);
+    ck_assert_uint_eq(d->n_snapshots, 1);
+    ck_assert_uint_eq(d->snapshots[0].events_live, 700);
+    ck_assert_uint_eq(d->snapshots[0].value[MF_SAMPLE_RESIDENT], 3000);
+    ck_assert_ptr_nonnull(g);
+    ck_assert_uint_eq(g->n_snapshots, 1);
+    ck_assert_uint_eq(g->snapshots[0].events_live, 0);
+    ck_assert_uint_eq(g->snapshots[0].value[MF_SAMPLE_GPU_USED], 123456);
+    /* devices sorted: cpu/0 before gpu/1 */
+    ck_assert_uint_eq(m->devices[0].device, CPU0);
+    ck_assert_uint_eq(m->devices[1].device, GPU1);
+    mf_model_free(m);
+}
+END_TEST
+
+START_TEST(scope_spans_per_thread)
+{
+    start_recording("spans");
+    memflow_scope_push("net", 0);
+    memflow_scope_push("dense0", 1);                    /* "net:dense0:" */
+    memflow_record_alloc("cpu/0", P(0x10), 8, 8, NULL, 0);
+    memflow_scope_pop();
+    memflow_scope_pop();
+    memflow_scope_push("tail", 0);                      /* never popped */
+    memflow_record_alloc("cpu/0", P(0x20), 8, 8, NULL, 0);
+    mf_model *m = finish_and_load(UINT64_MAX);
+    ck_assert_uint_eq(m->n_spans, 3);
+    ck_assert_str_eq(mf_model_string(m, m->spans[0].scope), "net:");
+    ck_assert_str_eq(mf_model_string(m, m->spans[1].scope), "net:dense0:");
+    ck_assert_str_eq(mf_model_string(m, m->spans[2].scope), "tail:");
+    ck_assert_uint_eq(m->spans[0].depth, 1);
+    ck_assert_uint_eq(m->spans[1].depth, 2);
+    ck_assert_uint_le(m->spans[0].begin_ns, m->spans[1].begin_ns);
+    ck_assert_uint_le(m->spans[1].end_ns, m->spans[0].end_ns);
+    ck_assert_uint_le(m->spans[0].end_ns, m->spans[2].begin_ns);
+    ck_assert_uint_eq(m->spans[2].end_ns, m->t1_ns);
+    ck_assert_uint_eq(m->spans[2].tid, mf_recorder_thread_id());
+    const mf_device_model *d = mf_model_device(m, CPU0);
+    ck_assert_str_eq(mf_model_string(m, block_at(d, 0x10, 0)->scope), "net:dense0:");
+    /* the thread is named from /proc */
+    ck_assert_uint_ge(m->n_threads, 1);
+    ck_assert_uint_eq(m->processes[0].pid, (uint32_t)getpid());
+    ck_assert_int_eq(m->processes[0].finished, 1);
+    mf_model_free(m);
+}
+END_TEST
+
+START_TEST(until_cuts_the_log)
+{
+    start_recording("until");
+    memflow_record_alloc("cpu/0", P(0x1000), 100, 100, NULL, 0);
+    memflow_record_alloc("cpu/0", P(0x2000), 200, 200, NULL, 0);
+    usleep(20000);
+    memflow_record_free("cpu/0", P(0x1000));
+    memflow_record_alloc("cpu/0", P(0x3000), 5000, 5000, NULL, 0);
+    char path[4096], err[512];
+    snprintf(path, sizeof path, "%s", mf_recorder_log_path());
+    mf_recorder_finish();
+    mf_log *log;
+    ck_assert_int_eq(mf_log_read(path, &log, err, sizeof err), 0);
+    uint64_t cut = 0;
+    for (size_t i = 0; i < log->n_events; i++)
+        if (log->events[i].type == MF_REC_ALLOC && log->events[i].addr == 0x2000)
+            cut = log->events[i].time_ns;
+    mf_model *m = mf_model_build(&log, 1, cut + 1000000, err, sizeof err);
+    const mf_device_model *d = mf_model_device(m, CPU0);
+    ck_assert_uint_eq(d->n_blocks, 2);
+    ck_assert_uint_eq(d->live_bytes_end, 300);
+    ck_assert_uint_eq(d->peak_bytes, 300);
+    ck_assert_uint_eq(block_at(d, 0x1000, 0)->free_ns, MF_LIVE_AT_END);
+    mf_model_free(m);
+    mf_log_free(log);
+}
+END_TEST
+
+START_TEST(two_processes_merge)
+{
+    start_recording("two_processes");
+    memflow_scope_push("parent", 0);
+    memflow_record_alloc("cpu/0", P(0x1000), 100, 100, NULL, 0);
+    pid_t child = fork();
+    if (child == 0) {
+        memflow_scope_push("child", 0);
+        memflow_record_alloc("cpu/0", P(0x1000), 40, 40, NULL, 0); /* same address */
+        memflow_record_free("cpu/0", P(0x1000));
+        mf_recorder_finish();
+        _exit(0);
+    }
+    int status;
+    ck_assert_int_eq(waitpid(child, &status, 0), child);
+    char parent_log[4096], child_log[2048], err[512];
+    snprintf(parent_log, sizeof parent_log, "%s", mf_recorder_log_path());
+    snprintf(child_log, sizeof child_log, "%s/memflow-%d.mfl", scratch, (int)child);
+    mf_recorder_finish();
+    const char *paths[] = { parent_log, child_log };
+    mf_model *m = mf_model_load(paths, 2, UINT64_MAX, err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
+    ck_assert_uint_eq(m->n_processes, 2);
+    ck_assert_uint_eq(m->processes[1].pid, (uint32_t)child);
+    ck_assert_uint_eq(m->processes[1].ppid, (uint32_t)getpid());
+    const mf_device_model *d = mf_model_device(m, CPU0);
+    ck_assert_uint_eq(d->n_blocks, 2);
+    ck_assert_uint_eq(d->replaced_blocks, 0);
+    ck_assert_uint_eq(d->unknown_frees, 0);
+    ck_assert_uint_eq(d->live_bytes_end, 100);
+    ck_assert_uint_eq(d->peak_bytes, 140);
+    const mf_block *theirs = block_at(d, 0x1000, 1);
+    ck_assert_uint_eq(theirs->pid, (uint32_t)child);
+    ck_assert_str_eq(mf_model_string(m, theirs->scope), "child:");
+    ck_assert_str_eq(mf_model_string(m, block_at(d, 0x1000, 0)->scope), "parent:");
+    mf_model_free(m);
+}
+END_TEST
+
+/* The CSV of the GPU blocks, compared byte for byte with a file. */
+START_TEST(gpu_csv_matches_expected_file)
+{
+    start_recording("gpu_csv");
+    memflow_scope_push("hybridsequential", 0);
+    memflow_scope_push("dense0", 1);
+    memflow_record_alloc("gpu/0", P(0x7f0000001000), 5120, 8192, "in_arg:weight", 0);
+    memflow_record_alloc("gpu/0", P(0x7f0000003000), 40, 512, "in_arg:bias", MEMFLOW_ALLOC_REUSED);
+    memflow_record_alloc("gpu/0", P(0x7f0000005000), 64, 512, "tmp", 0);
+    memflow_record_free("gpu/0", P(0x7f0000005000));    /* freed: not in the CSV */
+    memflow_scope_pop();
+    memflow_scope_pop();
+    memflow_record_alloc("gpu/1", P(0x7f0000009000), 1000, 1024, NULL, 0); /* untagged */
+    memflow_scope_push("q\"uote", 0);
+    memflow_record_alloc("gpu/0", P(0x7f000000b000), 1, 512, "x", 0);
+    memflow_scope_pop();
+    memflow_record_alloc("cpu/0", P(0x1000), 77, 80, NULL, 0);   /* CPU: not in the CSV */
+    mf_model *m = finish_and_load(UINT64_MAX);
+    char *got = NULL, want[2048];
+    size_t len = 0;
+    FILE *f = open_memstream(&got, &len);
+    ck_assert_int_eq(mf_csv_write(m, (uint32_t)getpid(), f), 0);
+    fclose(f);
+    char path[8192];
+    const char *src = getenv("top_srcdir");
+    snprintf(path, sizeof path, "%s/tests/render_gpu_expected.csv", src ? src : "..");
+    FILE *e = fopen(path, "r");
+    ck_assert_msg(e != NULL, "cannot open %s", path);
+    size_t n = fread(want, 1, sizeof want - 1, e);
+    fclose(e);
+    want[n] = 0;
+    ck_assert_str_eq(got, want);
+    free(got);
+    /* one file per process, named MXNet's way */
+    char err[512];
+    int written;
+    ck_assert_int_eq(mf_csv_write_all(m, scratch, "gpu_memory_profile", &written, err,
+                                      sizeof err), 0);
+    ck_assert_int_eq(written, 1);
+    snprintf(path, sizeof path, "%s/gpu_memory_profile-pid_%d.csv", scratch, (int)getpid());
+    ck_assert_int_eq(access(path, R_OK), 0);
+    mf_model_free(m);
+}
+END_TEST
+
+START_TEST(dump_writes_outputs_and_dumps_returns_stats)
+{
+    start_recording("dump");
+    memflow_scope_push("layer", 0);
+    memflow_record_alloc("gpu/0", P(0x7000), 5120, 8192, "weight", 0);
+    memflow_record_alloc("cpu/0", P(0x1000), 64, 64, NULL, 0);
+    memflow_scope_pop();
+    const char *text = memflow_dumps(1, "table", "count", 1);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_ptr_nonnull(strstr(text, "Max Use  (kB)"));
+    ck_assert_ptr_nonnull(strstr(text, "layer:"));
+    /* after the reset, only what follows counts */
+    memflow_record_alloc("cpu/0", P(0x2000), 10, 16, NULL, 0);
+    text = memflow_dumps(0, "json", NULL, 0);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_ptr_nonnull(strstr(text, "\"alloc_count\":1,"));
+    ck_assert_ptr_null(strstr(text, "layer:"));
+    ck_assert_ptr_null(memflow_dumps(0, "xml", NULL, 0));
+    ck_assert_ptr_nonnull(strstr(memflow_last_error(), "table, json"));
+    ck_assert_ptr_null(memflow_dumps(0, NULL, "median", 0));
+    ck_assert_ptr_nonnull(strstr(memflow_last_error(), "sort_by 'median'"));
+    ck_assert_int_eq(memflow_dump(1), 0);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/stats.json", scratch);
+    ck_assert_int_eq(access(path, R_OK), 0);
+    snprintf(path, sizeof path, "%s/profile.json", scratch);
+    ck_assert_int_eq(access(path, R_OK), 0);
+    snprintf(path, sizeof path, "%s/gpu_memory_profile-pid_%d.csv", scratch, (int)getpid());
+    ck_assert_int_eq(access(path, R_OK), 0); /* GPU blocks: the CSV is always written */
+}
+END_TEST
+
+static void expect_before(const char *a, const char *b)
+{
+    ck_assert_ptr_nonnull(a);
+    ck_assert_ptr_nonnull(b);
+    ck_assert(a < b);
+}
+
+START_TEST(stats_json_sorted_as_asked)
+{
+    start_recording("stats_sorted");
+    memflow_scope_push("a", 0);
+    memflow_record_alloc("cpu/0", P(0x1000), 1000, 1000, NULL, 0);
+    memflow_scope_pop();
+    memflow_scope_push("b", 0);
+    for (int i = 0; i < 3; i++)
+        memflow_record_alloc("cpu/0", P(0x2000 + 0x100 * i), 10, 16, NULL, 0);
+    memflow_scope_pop();
+    mf_model *m = finish_and_load(UINT64_MAX);
+    mf_stats_options opt = { .json = 1, .sort_by = MF_SORT_COUNT };
+    char *s = mf_stats_string(m, &opt);
+    expect_before(strstr(s, "\"scope\":\"b:\""), strstr(s, "\"scope\":\"a:\""));
+    free(s);
+    opt.sort_by = MF_SORT_TOTAL;
+    s = mf_stats_string(m, &opt);
+    expect_before(strstr(s, "\"scope\":\"a:\""), strstr(s, "\"scope\":\"b:\""));
+    free(s);
+    opt.ascending = 1;
+    s = mf_stats_string(m, &opt);
+    expect_before(strstr(s, "\"scope\":\"b:\""), strstr(s, "\"scope\":\"a:\""));
+    free(s);
+    mf_model_free(m);
+}
+END_TEST
+
+static Suite *model_suite(void)
+{
+    Suite *s = suite_create("model");
+    TCase *tc = tcase_create("model");
+    tcase_add_test(tc, cpu_blocks_peak_and_end);
+    tcase_add_test(tc, scope_statistics_and_at_peak);
+    tcase_add_test(tc, explicit_blocks_inside_segments_do_not_collide);
+    tcase_add_test(tc, alloc_over_live_address_ends_old_block);
+    tcase_add_test(tc, snapshots_carry_live_bytes_of_the_events);
+    tcase_add_test(tc, scope_spans_per_thread);
+    tcase_add_test(tc, until_cuts_the_log);
+    tcase_add_test(tc, two_processes_merge);
+    tcase_add_test(tc, gpu_csv_matches_expected_file);
+    tcase_add_test(tc, dump_writes_outputs_and_dumps_returns_stats);
+    tcase_add_test(tc, stats_json_sorted_as_asked);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(model_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
