@@ -36,6 +36,13 @@ note() { echo "bench: $*" >&2; }
 
 [ -x "$CHURN" ] || die "$CHURN not built: run make in $BUILD first"
 [ -x "$MEMFLOW" ] || die "$MEMFLOW not built: run make in $BUILD first"
+# In a build folder libtool leaves `memflow` as a wrapper shell script that
+# costs ~0.2 s per call here; time the real binary, as an installed one runs.
+MEMFLOW_CMD=("$MEMFLOW")
+if [ -x "$BUILD/.libs/memflow" ] && [ "$(head -c 2 "$MEMFLOW")" = "#!" ]; then
+    MEMFLOW_CMD=(env "LD_LIBRARY_PATH=$BUILD/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+                 "$BUILD/.libs/memflow")
+fi
 for tool in heaptrack valgrind python3; do
     command -v "$tool" >/dev/null || die "$tool is not installed"
 done
@@ -49,7 +56,7 @@ tool_cmd() { # TOOL THREADS OPS -> sets the array CMD
     case $1 in
     plain) CMD=("${churn[@]}") ;;
     jemalloc) CMD=(env LD_PRELOAD=$JEMALLOC "${churn[@]}") ;;
-    memflow) CMD=("$MEMFLOW" run --no-render -o "$OUT/memflow" -- "${churn[@]}") ;;
+    memflow) CMD=("${MEMFLOW_CMD[@]}" run --no-render -o "$OUT/memflow" -- "${churn[@]}") ;;
     heaptrack) CMD=(heaptrack -o "$OUT/heaptrack/churn" "${churn[@]}") ;;
     massif) CMD=(valgrind --tool=massif --massif-out-file="$OUT/massif/massif.out"
                  "${churn[@]}") ;;
@@ -60,8 +67,8 @@ tool_cmd() { # TOOL THREADS OPS -> sets the array CMD
 # Run TOOL once; append "wall_ns max_rss_kib" to OUT/times/TOOL-THREADS-OPS.
 time_once() { # TOOL THREADS OPS
     local tool=$1 log="$OUT/logs/$1-$2-$3"
-    rm -rf "$OUT/memflow" "$OUT/heaptrack" "$OUT/massif"
-    mkdir -p "$OUT/heaptrack" "$OUT/massif" "$OUT/logs" "$OUT/times"
+    rm -rf "${OUT:?}/$tool"
+    mkdir -p "$OUT/$tool" "$OUT/logs" "$OUT/times"
     tool_cmd "$@"
     local start end
     start=$(date +%s%N)
@@ -119,7 +126,7 @@ verify_memflow() { # THREADS OPS
     log=$(ls "$OUT"/memflow/memflow-*.mfl 2>/dev/null | head -n 1)
     [ -n "$log" ] || die "memflow run left no log in $OUT/memflow"
     stats="$OUT/stats-$1-$2.json"
-    "$MEMFLOW" stats --format json "$OUT"/memflow/memflow-*.mfl >"$stats" ||
+    "${MEMFLOW_CMD[@]}" stats --format json "$OUT"/memflow/memflow-*.mfl >"$stats" ||
         die "memflow stats failed on $log"
     python3 - "$stats" "$1" "$2" "$(stat -c %s "$log")" <<'EOF'
 import json, sys
@@ -159,6 +166,7 @@ machine() {
     echo "- jemalloc $(pkg-config --modversion jemalloc 2>/dev/null || echo '?');" \
         "$(heaptrack --version 2>&1 | head -n 1); $(valgrind --version)"
     echo "- churn: $("$CHURN" -t 1 -n "$OPS")"
+    echo "- load average before the run: $(cut -d' ' -f1-3 /proc/loadavg)"
     echo
 }
 
@@ -204,7 +212,10 @@ if [ "$LONG_OPS" != 0 ]; then
     echo "memflow's cost per recorded event: $(awk -v a="$mf_ns" -v b="$plain_ns" -v n="$LONG_OPS" \
         'BEGIN { printf "%.1f", (a - b) / n }') ns over glibc."
     echo
-    verify_memflow 1 "$LONG_OPS" >/dev/null
+    echo "| threads | ops | cpu/0 alloc_count (+ beyond churn) | free_count (+) | live at end | peak bytes | log bytes/event |"
+    echo "|---|---|---|---|---|---|---|"
+    verify_memflow 1 "$LONG_OPS"
+    echo
 fi
 
 # Render: generate a log of N allocations (churn under memflow run with 2N
@@ -217,16 +228,16 @@ if [ -n "$RENDER_ALLOCS" ]; then
     for allocs in $RENDER_ALLOCS; do
         dir="$OUT/render-$allocs"
         note "render: generating a log of $allocs allocations"
-        "$MEMFLOW" run --no-render -o "$dir" -- "$CHURN" -q -n $((2 * allocs)) ||
+        "${MEMFLOW_CMD[@]}" run --no-render -o "$dir" -- "$CHURN" -q -n $((2 * allocs)) ||
             die "memflow run of churn -n $((2 * allocs)) failed"
         log=$(ls "$dir"/memflow-*.mfl | head -n 1)
-        events=$("$MEMFLOW" stats --format json "$log" | python3 -c '
+        events=$("${MEMFLOW_CMD[@]}" stats --format json "$log" | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 print(sum(x["alloc_count"] + x["free_count"] for x in d["devices"]))')
         note "render: rendering $log"
         start=$(date +%s%N)
-        /usr/bin/time -f %M -o "$dir/rss" "$MEMFLOW" render "$log" -o "$dir/out" \
+        /usr/bin/time -f %M -o "$dir/rss" "${MEMFLOW_CMD[@]}" render "$log" -o "$dir/out" \
             >"$dir/render.out" 2>"$dir/render.err" || die "memflow render failed: see $dir/render.err"
         end=$(date +%s%N)
         outputs=$(cd "$dir/out" && for f in *; do printf '%s %s, ' "$f" "$(stat -c %s "$f")"; done)
