@@ -126,6 +126,7 @@ static __attribute__((noinline)) void *reserve_slow(mf_thread_state *t, uint32_t
         return NULL;
     int saved_errno = errno;
     MF_INTERNAL_BEGIN();
+    mf_clock_calibrate();
     char *limit;
     char *chunk = mf_log_writer_claim(t->tid, &limit);
     if (chunk) {
@@ -427,6 +428,7 @@ int mf_recorder_start(void)
     MF_INTERNAL_BEGIN();
     pthread_mutex_lock(&state_lock);
     int rc = 0;
+    mf_clock_calibrate();
     if (!log_open)
         rc = open_log((uint64_t)getppid());
     if (rc == 0) {

@@ -41,6 +41,13 @@ extern MF_EXPORT __thread int mf_thread_internal
 MF_EXPORT uint64_t mf_clock_now(void);
 
 /*
+ * Called from slow paths (chunk claims, start): moves mf_clock_now() onto
+ * the invariant TSC once the process has run 20 ms (see clock.c).  Cheap
+ * and idempotent.
+ */
+MF_EXPORT void mf_clock_calibrate(void);
+
+/*
  * CPU hot path: record an allocation of the malloc family on cpu/0 at the
  * current time, with the calling thread's scope.  flags: MF_FLAG_*.
  */
