@@ -141,8 +141,8 @@ static int find_library(const char *name, char *out, size_t len)
             *slash = 0;
         static const char *const rel[] = { "", "/.libs", "/../lib/memflow" };
         for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
-            snprintf(out, len, "%s%s/%s", exe, rel[i], name);
-            if (access(out, R_OK) == 0)
+            int n_out = snprintf(out, len, "%s%s/%s", exe, rel[i], name);
+            if (n_out > 0 && (size_t)n_out < len && access(out, R_OK) == 0)
                 return 0;
         }
     }
@@ -267,8 +267,8 @@ static char **find_logs(const char *dir, uint64_t since_real_ns, int *count)
         if (!is_log_name(e->d_name))
             continue;
         char path[PATH_MAX];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        if (!log_of_this_run(path, since_real_ns))
+        int n = snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (n < 0 || (size_t)n >= sizeof path || !log_of_this_run(path, since_real_ns))
             continue;
         char **grown = realloc(paths, (size_t)(*count + 1) * sizeof *paths);
         if (!grown)
