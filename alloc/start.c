@@ -60,17 +60,4 @@ static void cpu_sampler(uint16_t device, uint64_t value[MF_SAMPLE_VALUES])
 __attribute__((constructor)) static void preload_start(void)
 {
     mf_recorder_set_sampler(MF_DEVICE_CPU, cpu_sampler);
-    const char *autostart = getenv("MEMFLOW_AUTOSTART");
-    if (!autostart || strcmp(autostart, "1") != 0)
-        return;
-    char err[1024];
-    MF_INTERNAL_BEGIN();
-    int ok = mf_config_apply_env(err, sizeof err) == 0;
-    MF_INTERNAL_END();
-    if (!ok) {
-        fprintf(stderr, "memflow: %s; the program runs unprofiled\n", err);
-        return;
-    }
-    if (memflow_set_state(MEMFLOW_RUN) < 0)
-        fprintf(stderr, "%s; the program runs unprofiled\n", memflow_last_error());
 }

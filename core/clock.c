@@ -6,13 +6,14 @@
  *
  * Reading CLOCK_MONOTONIC costs 20-70 ns (more under a hypervisor), which is
  * more than jemalloc's malloc itself.  On x86-64 with an invariant TSC the
- * clock therefore switches, once the process has run for 20 ms, to the TSC
- * scaled onto CLOCK_MONOTONIC: ns = anchor_mono + (tsc - anchor_tsc) * scale,
- * with the scale measured over those first 20 ms and the anchor taken at the
- * switch (so time never steps back).  The values stay CLOCK_MONOTONIC
- * nanoseconds: the scale error is a few parts per million, which only
- * matters when logs of different processes are merged (microseconds per
- * second of run).  Set MEMFLOW_CLOCK=monotonic to keep clock_gettime.
+ * clock is therefore the TSC scaled onto CLOCK_MONOTONIC:
+ * ns = anchor_mono + (tsc - anchor_tsc) * scale, with the scale measured
+ * over 2 ms when recording starts (mf_clock_calibrate), before the first
+ * event, so a process never mixes two clocks.  Values stay CLOCK_MONOTONIC
+ * nanoseconds; the scale is within about 50 parts per million, which only
+ * matters when logs of different processes are merged (tens of
+ * microseconds per second of run).  MEMFLOW_CLOCK=monotonic keeps
+ * clock_gettime for every event.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -26,12 +27,11 @@
 #define HAVE_TSC 1
 #endif
 
-#define CALIBRATION_NS 20000000u
+#define CALIBRATION_NS 2000000u
 
-enum { TSC_UNKNOWN = 0, TSC_CALIBRATING = 1, TSC_SWITCHING = 2, TSC_ON = 3, TSC_OFF = 4 };
+enum { TSC_UNKNOWN = 0, TSC_ON = 1, TSC_OFF = 2 };
 
-static int tsc_state;               /* enum above; TSC_ON is published last */
-static uint64_t calib_mono, calib_tsc;
+static int tsc_state;               /* TSC_ON is published after the scale */
 static uint64_t anchor_mono, anchor_tsc;
 static uint64_t scale;              /* ns per tick, 32.32 fixed point */
 
@@ -65,41 +65,36 @@ static int tsc_is_invariant(void)
     __get_cpuid(0x80000007u, &a, &b, &c, &d);
     return (d >> 8) & 1;
 }
+
+/* A (CLOCK_MONOTONIC, TSC) pair read as close together as possible. */
+static void clock_pair(uint64_t *mono, uint64_t *tsc)
+{
+    uint64_t before = __rdtsc();
+    *mono = monotonic_ns();
+    *tsc = before + (__rdtsc() - before) / 2;
+}
 #endif
 
 void mf_clock_calibrate(void)
 {
 #ifdef HAVE_TSC
-    int state = __atomic_load_n(&tsc_state, __ATOMIC_ACQUIRE);
-    if (state == TSC_ON || state == TSC_OFF || state == TSC_SWITCHING)
+    int expected = TSC_UNKNOWN;
+    /* One caller calibrates; the others keep clock_gettime meanwhile. */
+    if (!__atomic_compare_exchange_n(&tsc_state, &expected, TSC_OFF, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE))
         return;
-    if (state == TSC_UNKNOWN) {
-        int expected = TSC_UNKNOWN;
-        if (!__atomic_compare_exchange_n(&tsc_state, &expected, TSC_CALIBRATING, 0,
-                                         __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-            return;
-        if (!tsc_is_invariant()) {
-            __atomic_store_n(&tsc_state, TSC_OFF, __ATOMIC_RELEASE);
-            return;
-        }
-        calib_tsc = __rdtsc();
-        calib_mono = monotonic_ns();
+    if (!tsc_is_invariant())
         return;
-    }
-    /* TSC_CALIBRATING: switch once enough time has passed.  Only one caller
-     * wins the exchange below; the anchor and scale are written before
-     * TSC_ON is published. */
-    uint64_t mono = monotonic_ns();
-    uint64_t tsc = __rdtsc();
-    if (mono - calib_mono < CALIBRATION_NS || tsc <= calib_tsc)
+    uint64_t mono0, tsc0, mono1, tsc1;
+    clock_pair(&mono0, &tsc0);
+    do
+        clock_pair(&mono1, &tsc1);
+    while (mono1 - mono0 < CALIBRATION_NS);
+    if (tsc1 <= tsc0)
         return;
-    int expected = TSC_CALIBRATING;
-    if (!__atomic_compare_exchange_n(&tsc_state, &expected, TSC_SWITCHING, 0,
-                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-        return;
-    scale = (uint64_t)((((unsigned __int128)(mono - calib_mono)) << 32) / (tsc - calib_tsc));
-    anchor_tsc = tsc;
-    anchor_mono = mono;
+    scale = (uint64_t)((((unsigned __int128)(mono1 - mono0)) << 32) / (tsc1 - tsc0));
+    anchor_tsc = tsc1;
+    anchor_mono = mono1;
     __atomic_store_n(&tsc_state, TSC_ON, __ATOMIC_RELEASE);
 #endif
 }

@@ -131,6 +131,8 @@ uint32_t mf_intern_lookup(const char *text, size_t len, int *is_new)
         len = MF_STRING_MAX_LEN;
     uint32_t hash = hash_bytes(text, len);
     pthread_mutex_lock(&table_lock);
+    if (n_entries == 0) /* id 1 is always the default scope */
+        add("<unk>:", 6, hash_bytes("<unk>:", 6));
     uint32_t id = find(text, len, hash);
     *is_new = 0;
     if (!id) {
@@ -143,6 +145,10 @@ uint32_t mf_intern_lookup(const char *text, size_t len, int *is_new)
 
 const char *mf_intern_text(uint32_t id, uint32_t *len)
 {
+    if (id == MF_STRING_DEFAULT_SCOPE && n_entries == 0) {
+        int is_new;
+        mf_intern_lookup("<unk>:", 6, &is_new);
+    }
     pthread_mutex_lock(&table_lock);
     const char *text = NULL;
     if (id > 0 && id < n_entries) {

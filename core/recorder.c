@@ -25,7 +25,13 @@
 #include "recorder.h"
 #include "thread_state.h"
 
-volatile int mf_recording;
+/*
+ * MF_RECORDING_UNDECIDED until the first event or the library's constructor
+ * decides: then 1 (recording) or 0.  Starting undecided lets `memflow run`
+ * record from the very first malloc, which may come before any constructor.
+ */
+#define MF_RECORDING_UNDECIDED 2
+volatile int mf_recording = MF_RECORDING_UNDECIDED;
 __thread int mf_thread_internal __attribute__((tls_model("initial-exec")));
 static __thread mf_thread_state *tls_state __attribute__((tls_model("initial-exec")));
 
@@ -126,7 +132,6 @@ static __attribute__((noinline)) void *reserve_slow(mf_thread_state *t, uint32_t
         return NULL;
     int saved_errno = errno;
     MF_INTERNAL_BEGIN();
-    mf_clock_calibrate();
     char *limit;
     char *chunk = mf_log_writer_claim(t->tid, &limit);
     if (chunk) {
@@ -236,10 +241,26 @@ void mf_recorder_sample(uint16_t device, uint64_t time_ns, const uint64_t value[
 
 /* ---- the hot path ------------------------------------------------------ */
 
+static void autostart_decide(void);
+
+/*
+ * A thread's first CPU event: decide autostart if nobody has yet (the first
+ * malloc of the process), then create the thread's state.  NULL when the
+ * event is not to be recorded.
+ */
+static __attribute__((noinline)) mf_thread_state *thread_first_event(void)
+{
+    if (MF_UNLIKELY(mf_recording == MF_RECORDING_UNDECIDED))
+        autostart_decide();
+    if (!mf_recording)
+        return NULL;
+    return mf_thread_state_get();
+}
+
 void mf_recorder_cpu_alloc(const void *addr, size_t requested, size_t actual, unsigned flags)
 {
     mf_thread_state *t = tls_state;
-    if (MF_UNLIKELY(!t) && !(t = mf_thread_state_get()))
+    if (MF_UNLIKELY(!t) && !(t = thread_first_event()))
         return;
     mf_rec_alloc *r = mf_thread_reserve(t, sizeof *r);
     if (MF_UNLIKELY(!r))
@@ -259,7 +280,7 @@ void mf_recorder_cpu_alloc(const void *addr, size_t requested, size_t actual, un
 void mf_recorder_cpu_free(const void *addr, unsigned flags)
 {
     mf_thread_state *t = tls_state;
-    if (MF_UNLIKELY(!t) && !(t = mf_thread_state_get()))
+    if (MF_UNLIKELY(!t) && !(t = thread_first_event()))
         return;
     mf_rec_free *r = mf_thread_reserve(t, sizeof *r);
     if (MF_UNLIKELY(!r))
@@ -487,6 +508,33 @@ int mf_recorder_log_open(void)
     return __atomic_load_n(&log_open, __ATOMIC_SEQ_CST);
 }
 
+/*
+ * MEMFLOW_AUTOSTART=1 (set by `memflow run`): apply the MEMFLOW_<KEY>
+ * environment and start recording, like MXNET_PROFILER_AUTOSTART.  A bad
+ * variable is reported once and the program runs unprofiled.
+ */
+static void autostart_once(void)
+{
+    const char *autostart = getenv("MEMFLOW_AUTOSTART");
+    mf_recording = 0;
+    if (!autostart || strcmp(autostart, "1") != 0)
+        return;
+    char err[1024];
+    MF_INTERNAL_BEGIN();
+    int ok = mf_config_apply_env(err, sizeof err) == 0;
+    MF_INTERNAL_END();
+    if (!ok)
+        fprintf(stderr, "memflow: %s; the program runs unprofiled\n", err);
+    else if (mf_recorder_start() < 0)
+        fprintf(stderr, "%s; the program runs unprofiled\n", memflow_last_error());
+}
+
+static void autostart_decide(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, autostart_once);
+}
+
 static void fork_prepare(void)
 {
     pthread_mutex_lock(&state_lock);
@@ -534,7 +582,6 @@ static void fork_child(void)
 
 __attribute__((constructor)) static void recorder_init(void)
 {
-    int is_new;
-    mf_intern_lookup("<unk>:", 6, &is_new); /* id 1 = MF_STRING_DEFAULT_SCOPE */
     pthread_atfork(fork_prepare, fork_parent, fork_child);
+    autostart_decide();
 }

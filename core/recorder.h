@@ -41,9 +41,9 @@ extern MF_EXPORT __thread int mf_thread_internal
 MF_EXPORT uint64_t mf_clock_now(void);
 
 /*
- * Called from slow paths (chunk claims, start): moves mf_clock_now() onto
- * the invariant TSC once the process has run 20 ms (see clock.c).  Cheap
- * and idempotent.
+ * Called once when recording starts, before the first event: measures the
+ * invariant TSC against CLOCK_MONOTONIC for 2 ms and moves mf_clock_now()
+ * onto it (see clock.c).  Later calls return at once.
  */
 MF_EXPORT void mf_clock_calibrate(void);
 

@@ -16,6 +16,15 @@ set -- "$SCRATCH"/fns/memflow-*.mfl
 expect_eq "fns scope" "fns: allocs=12 frees=12 bytes=6224" \
     "$(logline "$SCRATCH/fns.txt" fns: | sed 's/ actual=.*//')"
 grep -q "finished=1" "$SCRATCH/fns.txt" || fail "fns: log not marked finished"
+# Recording starts at the process's first malloc: no free is of an unknown block.
+grep -q "unknown_frees=0" "$SCRATCH/fns.txt" || fail "fns: unknown frees: $(cat "$SCRATCH/fns.txt")"
+# memflow stats --format json, parsed: the scope's numbers exact to the byte
+# (peak: 100+300 -> 1300 -> 350 -> +64 -> -64 -> +100+200+256+48+10+4096+0 = 5060).
+"$MEMFLOW" stats --format json "$1" > "$SCRATCH/fns.json" 2>/dev/null || fail "fns: stats exited $?"
+expect_eq "fns stats json" \
+    '{"scope": "fns:", "device": "cpu/0", "alloc_count": 12, "free_count": 12, "alloc_bytes": 6224, "min_size": 0, "max_size": 4096, "peak_live_bytes": 5060, "live_bytes_end": 0, "live_count_end": 0}' \
+    "$(json_get "$SCRATCH/fns.json" "json.dumps([{k: v for k, v in s.items() if not k.endswith('_ns') and k != 'avg_size'} for s in d['scopes'] if s['scope'] == 'fns:'][0])")"
+expect_eq "fns unknown frees" 0 "$(json_get "$SCRATCH/fns.json" "d['unknown_frees']")"
 
 # 4 threads x 100k mallocs + 100k frees, each in its own scope, exact totals.
 "$MEMFLOW" run --no-render -o "$SCRATCH/threads" -- "$W" threads 4 100000 ||
