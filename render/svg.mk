@@ -1,1 +1,13 @@
-# render/svg.mk - the Cairo memory_flow renderer (owned by the svg work)
+# render/svg.mk - the Cairo memory_flow renderer (owned by the svg work):
+# svg.c draws, svg_layout.c places, svg_color.c colours, svg_blocks.c draws
+# the blocks, svg_marks.c the curve/axes/legend, svg_overlay.c the hover
+# layer, svg_text.c escapes and formats text.
+libmemflow_la_SOURCES += \
+	render/svg.c \
+	render/svg_layout.c render/svg_layout.h \
+	render/svg_color.c render/svg_color.h \
+	render/svg_blocks.c \
+	render/svg_marks.c \
+	render/svg_overlay.c \
+	render/svg_panel.h \
+	render/svg_text.c render/svg_text.h

@@ -1,1 +1,23 @@
-# tests/svg.mk
+# tests/svg.mk - tests of the memory_flow renderer (render/svg*.c).
+# check_svg: Check suite; librsvg renders each SVG back to pixels.  The
+# layout and text helpers are compiled in to test them directly.
+# svg_fixture writes the pictures the hover (python3 XML) and browser
+# (headless Chromium) tests look at.
+check_PROGRAMS += tests/svg_fixture
+tests_svg_fixture_SOURCES = tests/svg_fixture.c tests/svg_models.c tests/svg_models.h
+tests_svg_fixture_CFLAGS = $(AM_CFLAGS) $(CAIRO_CFLAGS)
+tests_svg_fixture_LDADD = libmemflow.la
+tests_svg_fixture_LDFLAGS = $(TEST_LDFLAGS)
+TESTS += tests/svg_hover.sh tests/svg_browser.sh
+EXTRA_DIST += tests/svg_hover.sh tests/svg_browser.sh tests/svg_browser.js
+if HAVE_CHECK
+if HAVE_RSVG
+check_PROGRAMS += tests/check_svg
+TESTS += tests/check_svg
+tests_check_svg_SOURCES = tests/check_svg.c tests/svg_models.c tests/svg_models.h \
+	render/svg_layout.c render/svg_color.c render/svg_text.c
+tests_check_svg_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(RSVG_CFLAGS) $(CAIRO_CFLAGS)
+tests_check_svg_LDADD = libmemflow.la $(CHECK_LIBS) $(RSVG_LIBS) $(CAIRO_LIBS) -lm
+tests_check_svg_LDFLAGS = $(TEST_LDFLAGS)
+endif
+endif

@@ -1,0 +1,319 @@
+/*
+ * svg.c - memory_flow: the time x address picture of a model, drawn with
+ * Cairo into an SVG, PNG or PDF (by the file's extension).
+ *
+ * Data flow: model (render/model.h) -> layout (svg_layout.c: time axis,
+ * compressed address axis per device) and colours (svg_color.c) -> drawing
+ * (svg_marks.c: title, curves, axes, legend; svg_blocks.c: blocks) on a
+ * Cairo surface.  For SVG, Cairo writes into memory, the hover overlay
+ * (svg_overlay.c) is spliced in before </svg>, and the result must stay
+ * under 10 MB: if it does not, it is drawn again with fewer blocks drawn
+ * one by one (the rest become pixels), so any model fits.
+ */
+#include "svg.h"
+
+#include <cairo-pdf.h>
+#include <cairo-svg.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "recorder.h"
+#include "svg_panel.h"
+
+#define SVG_MAX_BYTES (10u << 20)      /* the bound on any memory_flow.svg */
+#define VECTOR_QUOTA 20000             /* blocks drawn one by one, at most */
+#define OVERLAY_BUDGET (6u << 20)      /* bytes of hover entries, at most */
+
+typedef enum out_format { FORMAT_SVG, FORMAT_PNG, FORMAT_PDF } out_format;
+
+/* The laid-out picture: one panel per shown device. */
+typedef struct page {
+    const mf_model *model;
+    const char *title;
+    mf_svg_panel *panels;
+    size_t n;
+    double width, height;
+} page;
+
+static int format_of(const char *path, out_format *format)
+{
+    const char *dot = strrchr(path, '.');
+    if (!dot)
+        return -1;
+    if (strcasecmp(dot, ".svg") == 0)
+        *format = FORMAT_SVG;
+    else if (strcasecmp(dot, ".png") == 0)
+        *format = FORMAT_PNG;
+    else if (strcasecmp(dot, ".pdf") == 0)
+        *format = FORMAT_PDF;
+    else
+        return -1;
+    return 0;
+}
+
+static void free_page(page *pg)
+{
+    for (size_t i = 0; i < pg->n; i++)
+        mf_svg_colors_free(&pg->panels[i].colors);
+    free(pg->panels);
+    pg->panels = NULL;
+    pg->n = 0;
+}
+
+/* Lay out panel i for device model dev. */
+static int layout_panel(page *pg, size_t i, const mf_device_model *dev, mf_color_by by)
+{
+    mf_svg_panel *p = &pg->panels[i];
+    memset(p, 0, sizeof *p);
+    p->model = pg->model;
+    p->dev = dev;
+    mf_svg_panel_box_at(i, &p->box);
+    mf_svg_time_axis_init(&p->time, pg->model->t0_ns, pg->model->t1_ns, MF_SVG_PLOT_X0,
+                          MF_SVG_PLOT_X1);
+    if (mf_svg_addr_axis_build(&p->addr, dev->blocks, dev->n_blocks, p->box.map_top,
+                               p->box.map_bottom) != 0)
+        return -1;
+    return mf_svg_colors_build(&p->colors, pg->model, dev, by);
+}
+
+/* Lay out the devices opt asks for.  Errors name what is wrong. */
+static int layout_page(page *pg, const mf_model *model, const mf_svg_options *opt, char *err,
+                       size_t errlen)
+{
+    memset(pg, 0, sizeof *pg);
+    pg->model = model;
+    pg->title = opt ? opt->title : NULL;
+    int only = opt ? opt->only_device : -1;
+    mf_color_by by = opt ? opt->color_by : MF_COLOR_BY_SCOPE;
+    pg->panels = calloc(model->n_devices ? model->n_devices : 1, sizeof *pg->panels);
+    if (!pg->panels) {
+        snprintf(err, errlen, "out of memory laying out memory_flow");
+        return -1;
+    }
+    for (size_t d = 0; d < model->n_devices; d++) {
+        const mf_device_model *dev = &model->devices[d];
+        if (only >= 0 && dev->device != (uint16_t)only)
+            continue;
+        if (layout_panel(pg, pg->n, dev, by) != 0) {
+            pg->n++;
+            free_page(pg);
+            snprintf(err, errlen, "out of memory laying out memory_flow");
+            return -1;
+        }
+        pg->n++;
+    }
+    if (only >= 0 && pg->n == 0) {
+        char name[16];
+        snprintf(err, errlen, "device %s has no memory events in this log",
+                 mf_device_name((uint16_t)only, name, sizeof name));
+        free_page(pg);
+        return -1;
+    }
+    pg->width = MF_SVG_PAGE_WIDTH;
+    pg->height = mf_svg_page_height(pg->n);
+    return 0;
+}
+
+/* Vector blocks of panel i: its share of quota by block count. */
+static size_t panel_quota(const page *pg, size_t i, size_t quota)
+{
+    size_t total = 0;
+    for (size_t k = 0; k < pg->n; k++)
+        total += pg->panels[k].dev->n_blocks;
+    if (total <= quota)
+        return pg->panels[i].dev->n_blocks;
+    double share = (double)pg->panels[i].dev->n_blocks / (double)total;
+    return (size_t)(share * (double)quota);
+}
+
+/* Draw the whole picture on cr; overlay (SVG only) gets the hover layer. */
+static int draw_page(cairo_t *cr, page *pg, size_t quota, mf_svg_buf *overlay, size_t budget)
+{
+    cairo_set_source_rgb(cr, 1, 1, 1);
+    cairo_paint(cr);
+    mf_svg_draw_title(cr, pg->model, pg->panels, pg->n, pg->title);
+    if (pg->n == 0) {
+        mf_svg_set_rgb(cr, mf_svg_live_color);
+        mf_svg_show_text(cr, MF_SVG_PLOT_X0, MF_SVG_TITLE_H + 60, MF_SVG_LEFT, 13, 0,
+                         "no memory events in this log", 80);
+    }
+    for (size_t i = 0; i < pg->n; i++) {
+        mf_svg_panel *p = &pg->panels[i];
+        if (mf_svg_draw_curve(cr, p, overlay) != 0)
+            return -1;
+        mf_svg_draw_map_background(cr, p);
+        if (mf_svg_draw_blocks(cr, p, panel_quota(pg, i, quota), overlay, budget) != 0)
+            return -1;
+        mf_svg_draw_map_marks(cr, p);
+        mf_svg_draw_legend(cr, p);
+    }
+    return cairo_status(cr) == CAIRO_STATUS_SUCCESS ? 0 : -1;
+}
+
+static cairo_status_t write_to_buf(void *closure, const unsigned char *data, unsigned int length)
+{
+    return mf_svg_buf_append(closure, (const char *)data, length) == 0 ? CAIRO_STATUS_SUCCESS
+                                                                       : CAIRO_STATUS_WRITE_ERROR;
+}
+
+/* The SVG document with quota vector blocks and its hover overlay in out. */
+static int render_svg(page *pg, size_t quota, size_t budget, mf_svg_buf *out, char *err,
+                      size_t errlen)
+{
+    mf_svg_buf overlay = { 0 };
+    cairo_surface_t *surface =
+        cairo_svg_surface_create_for_stream(write_to_buf, out, pg->width, pg->height);
+    cairo_svg_surface_restrict_to_version(surface, CAIRO_SVG_VERSION_1_1);
+    cairo_svg_surface_set_document_unit(surface, CAIRO_SVG_UNIT_PX);
+    cairo_t *cr = cairo_create(surface);
+    int rc = draw_page(cr, pg, quota, &overlay, budget);
+    cairo_status_t status = cairo_status(cr);
+    cairo_destroy(cr);
+    cairo_surface_finish(surface);
+    if (status == CAIRO_STATUS_SUCCESS)
+        status = cairo_surface_status(surface);
+    cairo_surface_destroy(surface);
+    if (rc != 0 || status != CAIRO_STATUS_SUCCESS || out->failed) {
+        snprintf(err, errlen, "drawing failed: %s",
+                 status != CAIRO_STATUS_SUCCESS ? cairo_status_to_string(status) : "out of memory");
+        rc = -1;
+    } else if (mf_svg_overlay_splice(out, &overlay) != 0) {
+        snprintf(err, errlen, "out of memory adding the hover layer");
+        rc = -1;
+    }
+    mf_svg_buf_free(&overlay);
+    return rc;
+}
+
+static int write_file(const char *path, const mf_svg_buf *buf, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+        return -1;
+    }
+    size_t wrote = fwrite(buf->data, 1, buf->len, f);
+    int write_errno = errno;
+    if (fclose(f) != 0 || wrote != buf->len) {
+        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(write_errno ? write_errno : errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* SVG: draw, and draw again with fewer vector blocks until under the bound. */
+static int write_svg(page *pg, const char *path, char *err, size_t errlen)
+{
+    char why[256];
+    size_t quota = VECTOR_QUOTA, budget = OVERLAY_BUDGET;
+    for (;;) {
+        mf_svg_buf out = { 0 };
+        if (render_svg(pg, quota, budget, &out, why, sizeof why) != 0) {
+            mf_svg_buf_free(&out);
+            snprintf(err, errlen, "%s: %s", path, why);
+            return -1;
+        }
+        if (out.len <= SVG_MAX_BYTES || quota == 0) {
+            int rc = out.len <= SVG_MAX_BYTES ? write_file(path, &out, err, errlen) : -1;
+            if (out.len > SVG_MAX_BYTES)
+                snprintf(err, errlen, "%s: the picture needs %zu bytes, over the %u-byte bound",
+                         path, out.len, SVG_MAX_BYTES);
+            mf_svg_buf_free(&out);
+            return rc;
+        }
+        mf_svg_buf_free(&out);
+        quota /= 4;
+        budget /= 4;
+    }
+}
+
+static int write_png(page *pg, const char *path, char *err, size_t errlen)
+{
+    cairo_surface_t *surface =
+        cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)pg->width, (int)pg->height);
+    cairo_t *cr = cairo_create(surface);
+    int rc = draw_page(cr, pg, VECTOR_QUOTA, NULL, 0);
+    cairo_status_t status = cairo_status(cr);
+    cairo_destroy(cr);
+    if (rc == 0 && status == CAIRO_STATUS_SUCCESS)
+        status = cairo_surface_write_to_png(surface, path);
+    cairo_surface_destroy(surface);
+    if (rc != 0 || status != CAIRO_STATUS_SUCCESS) {
+        snprintf(err, errlen, "%s: cannot write PNG: %s", path,
+                 status != CAIRO_STATUS_SUCCESS ? cairo_status_to_string(status) : "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+static int write_pdf(page *pg, const char *path, char *err, size_t errlen)
+{
+    cairo_surface_t *surface = cairo_pdf_surface_create(path, pg->width, pg->height);
+    cairo_t *cr = cairo_create(surface);
+    int rc = draw_page(cr, pg, VECTOR_QUOTA, NULL, 0);
+    cairo_status_t status = cairo_status(cr);
+    cairo_destroy(cr);
+    cairo_surface_finish(surface);
+    if (status == CAIRO_STATUS_SUCCESS)
+        status = cairo_surface_status(surface);
+    cairo_surface_destroy(surface);
+    if (rc != 0 || status != CAIRO_STATUS_SUCCESS) {
+        snprintf(err, errlen, "%s: cannot write PDF: %s", path,
+                 status != CAIRO_STATUS_SUCCESS ? cairo_status_to_string(status) : "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+MF_EXPORT int mf_svg_write(const mf_model *model, const char *path, const mf_svg_options *opt,
+                           char *err, size_t errlen)
+{
+    out_format format;
+    page pg;
+    char why[256];
+    if (!model || !path) {
+        snprintf(err, errlen, "memory_flow: no model or no output path");
+        return -1;
+    }
+    if (format_of(path, &format) != 0) {
+        snprintf(err, errlen, "%s: unknown picture format (expected .svg, .png or .pdf)", path);
+        return -1;
+    }
+    if (layout_page(&pg, model, opt, why, sizeof why) != 0) {
+        snprintf(err, errlen, "%s: %s", path, why);
+        return -1;
+    }
+    int rc = format == FORMAT_SVG ? write_svg(&pg, path, err, errlen)
+             : format == FORMAT_PNG ? write_png(&pg, path, err, errlen)
+                                    : write_pdf(&pg, path, err, errlen);
+    free_page(&pg);
+    return rc;
+}
+
+MF_EXPORT int mf_svg_locate(const mf_model *model, const mf_svg_options *opt, uint16_t device,
+                            uint64_t time_ns, uint64_t addr, double *x, double *y,
+                            mf_svg_panel_box *box)
+{
+    page pg;
+    char why[256];
+    if (layout_page(&pg, model, opt, why, sizeof why) != 0)
+        return -1;
+    int rc = -1;
+    for (size_t i = 0; i < pg.n; i++) {
+        const mf_svg_panel *p = &pg.panels[i];
+        if (p->dev->device != device)
+            continue;
+        if (x)
+            *x = mf_svg_time_x(&p->time, time_ns);
+        if (y)
+            *y = mf_svg_addr_y(&p->addr, addr);
+        if (box)
+            *box = p->box;
+        rc = 0;
+    }
+    free_page(&pg);
+    return rc;
+}

@@ -1,0 +1,78 @@
+/*
+ * svg_color.h - colours of the memory_flow picture: a fixed palette indexed
+ * by a hash of the scope string (stable across runs), the legend of the
+ * scopes holding the most bytes at a device's peak, and the lifetime and
+ * size ramps of --color-by.
+ *
+ * Data flow: svg.c builds one mf_svg_colors per panel from the model, asks
+ * it for each block's colour index, and draws the legend from it.
+ */
+#ifndef MEMFLOW_SVG_COLOR_H
+#define MEMFLOW_SVG_COLOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+#include "svg.h"
+
+#define MF_SVG_PALETTE_SIZE 16
+#define MF_SVG_COLOR_OTHER MF_SVG_PALETTE_SIZE   /* scopes not in the legend */
+#define MF_SVG_RAMP_STEPS 32
+#define MF_SVG_LEGEND_MAX 10
+
+typedef struct mf_svg_rgb {
+    uint8_t r, g, b;
+} mf_svg_rgb;
+
+/* Fixed colours of the marks around the blocks. */
+extern const mf_svg_rgb mf_svg_background;   /* the map where nothing lived */
+extern const mf_svg_rgb mf_svg_peak_color;   /* peak line and marker */
+extern const mf_svg_rgb mf_svg_live_color;   /* the "live at end" edge */
+extern const mf_svg_rgb mf_svg_curve_color;  /* live bytes from the events */
+extern const mf_svg_rgb mf_svg_sample_color; /* allocator / driver samples */
+
+/* The palette colour of a scope string: palette[FNV-1a(scope) % 16]. */
+mf_svg_rgb mf_svg_scope_color(const char *scope);
+
+typedef struct mf_svg_legend_entry {
+    uint32_t scope;           /* model string id */
+    uint64_t bytes_at_peak;   /* requested bytes live at the device's peak */
+    uint64_t bytes_total;     /* requested bytes allocated in all */
+    uint8_t color;            /* colour index */
+} mf_svg_legend_entry;
+
+/* Colour state of one panel: blocks map to small colour indices. */
+typedef struct mf_svg_colors {
+    mf_color_by by;
+    mf_svg_rgb table[MF_SVG_RAMP_STEPS];   /* index -> colour */
+    size_t n_table;
+    uint8_t *scope_color;     /* by scope id (scope mode) */
+    uint32_t n_scopes;
+    mf_svg_legend_entry legend[MF_SVG_LEGEND_MAX];
+    size_t n_legend;
+    uint64_t other_at_peak;   /* bytes at peak of scopes not in the legend */
+    size_t other_scopes;      /* how many such scopes */
+    double ramp_lo, ramp_hi;  /* log of the ramp's ends (lifetime ns or bytes) */
+    uint64_t ramp_lo_value, ramp_hi_value;
+    uint64_t t1;              /* end of the log: lifetime of live blocks */
+} mf_svg_colors;
+
+/*
+ * Build the colours of device dev of model for mode by: in scope mode the
+ * legend (top scopes by bytes at the peak, then by bytes allocated; legend
+ * colours are distinct), otherwise the ramp's range.  O(blocks).  Returns
+ * 0, or -1 when out of memory.
+ */
+int mf_svg_colors_build(mf_svg_colors *colors, const mf_model *model,
+                        const mf_device_model *dev, mf_color_by by);
+
+/* The colour index of a block (into colors->table). */
+uint8_t mf_svg_block_color(const mf_svg_colors *colors, const mf_block *block);
+
+void mf_svg_colors_free(mf_svg_colors *colors);
+
+/* The model's string id as text: "unknown"/"<unk>:" for missing ids. */
+const char *mf_svg_string(const mf_model *model, uint32_t id);
+
+#endif /* MEMFLOW_SVG_COLOR_H */

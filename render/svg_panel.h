@@ -1,0 +1,112 @@
+/*
+ * svg_panel.h - one device's panel of the memory_flow picture and the
+ * drawing steps svg.c runs on it: blocks (svg_blocks.c), hover overlay
+ * (svg_overlay.c), and the marks around them - occupancy curve, axes,
+ * breaks, peak line, legend, title (svg_marks.c).
+ *
+ * Data flow: svg.c lays out one mf_svg_panel per shown device (layout and
+ * colours from svg_layout.c and svg_color.c), then calls these functions
+ * with a Cairo context (SVG, PNG or PDF surface) and, for SVG, the overlay
+ * buffer that is later spliced in before </svg>.
+ */
+#ifndef MEMFLOW_SVG_PANEL_H
+#define MEMFLOW_SVG_PANEL_H
+
+#include <cairo.h>
+#include <stddef.h>
+
+#include "model.h"
+#include "svg_color.h"
+#include "svg_layout.h"
+#include "svg_text.h"
+
+typedef struct mf_svg_panel {
+    const mf_model *model;
+    const mf_device_model *dev;
+    mf_svg_panel_box box;
+    mf_svg_time_axis time;    /* shared by all panels */
+    mf_svg_addr_axis addr;
+    mf_svg_colors colors;
+    size_t n_vector;          /* blocks drawn one by one (with hover) */
+    size_t n_raster;          /* blocks drawn as pixels of one image */
+    uint64_t live_end_count;  /* blocks live at end */
+} mf_svg_panel;
+
+/* ---- svg_blocks.c ---- */
+
+/*
+ * Draw the panel's blocks into its map: the largest (by address span) up
+ * to quota one by one as vector rectangles, the rest as pixels of one
+ * image painted into the map, then the dark edge of blocks live at end.
+ * With overlay non-NULL a hover entry is appended for every vector block,
+ * and vector blocks stop early once overlay->len would pass
+ * overlay_budget (the rest become pixels).  Sets n_vector and n_raster.
+ * Returns 0, or -1 when out of memory.
+ */
+int mf_svg_draw_blocks(cairo_t *cr, mf_svg_panel *panel, size_t quota, mf_svg_buf *overlay,
+                       size_t overlay_budget);
+
+/* ---- svg_overlay.c ---- */
+
+/* Thread names by (pid, tid), for hover text. */
+typedef struct mf_svg_threads {
+    mf_thread_info *sorted;
+    size_t n;
+} mf_svg_threads;
+
+/* Build / free the lookup of model's threads.  Returns 0 or -1 (memory). */
+int mf_svg_threads_build(mf_svg_threads *threads, const mf_model *model);
+void mf_svg_threads_free(mf_svg_threads *threads);
+
+/*
+ * Append the hover entry of block drawn at rect: a transparent <rect> whose
+ * <title> gives scope, name, requested/actual size, address range,
+ * alloc/free time (relative to the log start), lifetime, thread and
+ * process.  Every string is XML-escaped.  Returns 0 or -1 (memory).
+ */
+int mf_svg_overlay_block(mf_svg_buf *overlay, const mf_svg_panel *panel,
+                         const mf_svg_threads *threads, const mf_block *block,
+                         const mf_svg_rect *rect);
+
+/* Append a hover entry with a plain title over a rectangle. */
+int mf_svg_overlay_note(mf_svg_buf *overlay, double x, double y, double w, double h,
+                        const char *title);
+
+/*
+ * Splice overlay into the SVG document svg right before its closing
+ * </svg>, wrapped in <g id="memflow-hover"> with transparent, pointer-
+ * catching style.  Returns 0, or -1 if svg has no </svg> or out of memory.
+ */
+int mf_svg_overlay_splice(mf_svg_buf *svg, const mf_svg_buf *overlay);
+
+/* ---- svg_marks.c ---- */
+
+/* Text alignment of mf_svg_show_text. */
+typedef enum mf_svg_align { MF_SVG_LEFT, MF_SVG_RIGHT, MF_SVG_CENTER } mf_svg_align;
+
+/* Show text (any bytes: cleaned for Cairo, at most max_chars characters)
+ * with its baseline at y. */
+void mf_svg_show_text(cairo_t *cr, double x, double y, mf_svg_align align, double size,
+                      int bold, const char *text, size_t max_chars);
+
+/* Set the source colour. */
+void mf_svg_set_rgb(cairo_t *cr, mf_svg_rgb rgb);
+
+/* Title and summary line at the top of the page. */
+void mf_svg_draw_title(cairo_t *cr, const mf_model *model, const mf_svg_panel *panels,
+                       size_t n_panels, const char *title);
+
+/* Device line, occupancy curve (events and samples), peak marker. */
+int mf_svg_draw_curve(cairo_t *cr, const mf_svg_panel *panel, mf_svg_buf *overlay);
+
+/* Map background (drawn before the blocks). */
+void mf_svg_draw_map_background(cairo_t *cr, const mf_svg_panel *panel);
+
+/* Map frame, address and time ticks, breaks and the peak line (drawn
+ * after the blocks). */
+void mf_svg_draw_map_marks(cairo_t *cr, const mf_svg_panel *panel);
+
+/* The legend right of the panel. */
+void mf_svg_draw_legend(cairo_t *cr, const mf_svg_panel *panel);
+
+#endif /* MEMFLOW_SVG_PANEL_H */

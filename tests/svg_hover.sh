@@ -1,0 +1,68 @@
+#!/bin/sh
+# svg_hover.sh - the hover layer of memory_flow.svg, read with a real XML
+# parser (python3 xml.etree): one transparent <rect> with a <title> per block
+# drawn one by one, at the block's position, giving scope, name, sizes,
+# address range, times and thread; the program's strings are escaped
+# (<"& newline, invalid UTF-8) and the file is valid UTF-8 XML.
+. "$top_srcdir/tests/lib.sh"
+"$top_builddir/tests/svg_fixture" "$SCRATCH" || fail "svg_fixture could not write the pictures"
+"$PYTHON3" - "$SCRATCH" <<'PY' || fail "hover layer wrong (see above)"
+import json, sys, xml.etree.ElementTree as ET
+
+out = sys.argv[1]
+NS = "{http://www.w3.org/2000/svg}"
+
+def check(cond, what):
+    if not cond:
+        print("svg_hover: " + what, file=sys.stderr)
+        sys.exit(1)
+
+raw = open(out + "/basic.svg", "rb").read()
+raw.decode("utf-8")  # strict: the file is valid UTF-8
+check(b"a&lt;b&quot;c&amp;d\\ne\xef\xbf\xbd" in raw, "weird scope not escaped as expected")
+root = ET.fromstring(raw)
+check(root.get("width") == "1280px", "width %r" % root.get("width"))
+check(root.get("viewBox", "").startswith("0 0 1280 "), "viewBox %r" % root.get("viewBox"))
+hover = [g for g in root.iter(NS + "g") if g.get("id") == "memflow-hover"]
+check(len(hover) == 1, "%d hover groups" % len(hover))
+check(list(root)[-1] is hover[0], "the hover group is not the last (topmost) element")
+check(hover[0].get("fill-opacity") == "0" and hover[0].get("pointer-events") == "all",
+      "hover group is not transparent and pointer-catching")
+rects = hover[0].findall(NS + "rect")
+titles = [r.find(NS + "title").text for r in rects]
+check(len(rects) == 4, "expected 3 block rects and the peak marker, got %d: %r" % (len(rects), titles))
+
+expected = {
+    "a": "scope: net_dense0:\nname: weight\n"
+         "requested 262,144 B (256 KiB), actual 262,144 B (256 KiB)\n"
+         "address 0x555555560000 - 0x5555555a0000 on cpu/0\n"
+         "allocated at 100 ms, freed at 600 ms (lived 500 ms)\n"
+         "thread 101 (main), pid 4242",
+    "b": "scope: net_dense1:\nname: bias\n"
+         "requested 262,136 B (256 KiB), actual 262,144 B (256 KiB)\n"
+         "address 0x5555555a0000 - 0x5555555e0000 on cpu/0\n"
+         "allocated at 200 ms, live at end (never freed; held 800 ms)\n"
+         "thread 101 (main), pid 4242",
+    "c": "scope: a<b\"c&d\\ne\ufffd\nname: x&y\n"
+         "requested 1,048,576 B (1.00 MiB), actual 1,048,576 B (1.00 MiB)\n"
+         "address 0x7f0000000000 - 0x7f0000100000 on cpu/0\n"
+         "allocated at 300 ms, freed at 800 ms (lived 500 ms)\n"
+         "thread 102 (worker <1>), pid 4242",
+}
+probes = json.load(open(out + "/probes.json"))
+for key, title in expected.items():
+    check(titles.count(title) == 1, "no hover title for %s; titles: %r" % (key, titles))
+    r = rects[titles.index(title)]
+    x, y = probes[key]["x"], probes[key]["y"]
+    x0, y0 = float(r.get("x")), float(r.get("y"))
+    x1, y1 = x0 + float(r.get("width")), y0 + float(r.get("height"))
+    check(x0 <= x < x1 and y0 <= y < y1,
+          "%s's hover rect %r does not cover where it is drawn (%s, %s)" % (key, r.attrib, x, y))
+check("peak 1.50 MiB at 300 ms" in titles, "no peak marker title")
+for r in rects:
+    x, y = probes["empty"]["x"], probes["empty"]["y"]
+    x0, y0 = float(r.get("x")), float(r.get("y"))
+    check(not (x0 <= x < x0 + float(r.get("width")) and y0 <= y < y0 + float(r.get("height"))),
+          "a hover rect covers the empty spot")
+PY
+echo "svg_hover: 3 block titles exact, escaped and in place"
