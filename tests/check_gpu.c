@@ -11,7 +11,8 @@
  * is set up through mf_gpu_api_callback(), the function production
  * subscribes, called with synthetic CUpti_CallbackData.  The recorder writes
  * a real log into tests/out/check_gpu/; the log is read back with
- * mf_log_read and the events are checked field by field.
+ * mf_log_read and the events are checked field by field, and the MXNet GPU
+ * memory CSV of the synthetic blocks is compared byte for byte.
  */
 #include <check.h>
 #include <pthread.h>
@@ -25,8 +26,10 @@
 
 #include "memflow.h"
 #include "config.h"
+#include "csv.h"
 #include "gpu.h"
 #include "log_reader.h"
+#include "model.h"
 
 /* ---- log set-up --------------------------------------------------------- */
 
@@ -614,6 +617,84 @@ START_TEST(damaged_buffer_keeps_records_before_the_damage)
 }
 END_TEST
 
+/* The whole file at path (static buffer). */
+static const char *file_text(const char *path)
+{
+    static char text[8192];
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    return text;
+}
+
+/*
+ * MXNet's gpu_memory_profile CSV of GPU blocks that came through CUPTI and
+ * through memflow_record_alloc (a caching allocator's blocks, one of them
+ * reused), byte for byte: only GPU blocks live at the end, sorted by
+ * attribute, every field quoted, quotes doubled.
+ */
+START_TEST(gpu_memory_profile_csv_of_synthetic_blocks)
+{
+    start_log("csv", NULL);
+    uint64_t t0 = mf_clock_now();
+    memflow_scope_push("net_dense1", 0);
+    runtime_alloc_call(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, 501);
+    runtime_alloc_call(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, 502);
+    memflow_scope_pop();
+    record_buffer b = buffer_new();
+    add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 1, 501, 0x7f6000000000ull, 1 << 20, t0 + 1);
+    add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 1, 502, 0x7f6000100000ull, 4096, t0 + 2);
+    add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0, 0, 0x7f7000000000ull, 2 << 20, t0 + 3);
+    add_release(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 1, 0x7f6000100000ull, 4096, t0 + 4);
+    ck_assert_uint_eq(process_on_cupti_thread(&b).walked, 4);
+    /* a caching allocator's blocks inside the untagged 2 MiB segment */
+    memflow_scope_push("hybridsequential", 0);
+    memflow_scope_push("dense0", 1);
+    ck_assert_int_eq(memflow_record_alloc("gpu/0", (void *)0x7f7000000000ull, 5120, 8192,
+                                          "in_arg:weight", 0), 0);
+    ck_assert_int_eq(memflow_record_alloc("gpu/0", (void *)0x7f7000002000ull, 100, 512,
+                                          "out\"put,1", MEMFLOW_ALLOC_REUSED), 0);
+    ck_assert_int_eq(memflow_record_alloc("gpu/0", (void *)0x7f7000004000ull, 64, 512,
+                                          "freed", 0), 0);
+    ck_assert_int_eq(memflow_record_free("gpu/0", (void *)0x7f7000004000ull), 0);
+    memflow_scope_pop();
+    memflow_scope_pop();
+    static char cpu_block[64];
+    ck_assert_int_eq(memflow_record_alloc("cpu/0", cpu_block, 64, 64, "cpu", 0), 0);
+    mf_log *log = finish_and_read();
+
+    char err[512];
+    mf_model *model = mf_model_build(&log, 1, UINT64_MAX, err, sizeof err);
+    ck_assert_msg(model != NULL, "%s", err);
+    char *csv = NULL;
+    size_t csv_len = 0;
+    FILE *out = open_memstream(&csv, &csv_len);
+    ck_assert_int_eq(mf_csv_write(model, (uint32_t)getpid(), out), 0);
+    fclose(out);
+    const char *want =
+        "\"Attribute Name\",\"Requested Size\",\"Device\",\"Actual Size\",\"Reuse?\"\n"
+        "\"<unk>:unknown\",\"2097152\",\"0\",\"2097152\",\"0\"\n"
+        "\"hybridsequential:dense0:in_arg:weight\",\"5120\",\"0\",\"8192\",\"0\"\n"
+        "\"hybridsequential:dense0:out\"\"put,1\",\"100\",\"0\",\"512\",\"1\"\n"
+        "\"net_dense1:unknown\",\"1048576\",\"1\",\"1048576\",\"0\"\n";
+    ck_assert_str_eq(csv, want);
+
+    int written = 0;
+    ck_assert_msg(mf_csv_write_all(model, scratch, "gpu_memory_profile", &written, err,
+                                   sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(written, 1);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/gpu_memory_profile-pid_%d.csv", scratch, (int)getpid());
+    ck_assert_str_eq(file_text(path), want);
+    free(csv);
+    mf_model_free(model);
+    mf_log_free(log);
+    free(b.bytes);
+}
+END_TEST
+
 static void start_twice(void *arg)
 {
     int *rc = arg;
@@ -738,6 +819,7 @@ static Suite *gpu_suite(void)
     tcase_add_test(tc, gpu_sampler_every_n_events);
     tcase_add_test(tc, no_log_open_records_nothing);
     tcase_add_test(tc, damaged_buffer_keeps_records_before_the_damage);
+    tcase_add_test(tc, gpu_memory_profile_csv_of_synthetic_blocks);
     tcase_add_test(tc, start_without_driver_says_so_once);
     tcase_add_test(tc, memory_kinds_map_exactly);
     tcase_add_test(tc, allocation_apis_are_recognised);

@@ -6,9 +6,8 @@ if HAVE_CUPTI
 if HAVE_CHECK
 check_PROGRAMS += tests/check_gpu
 TESTS += tests/check_gpu
-# The capture sources are compiled in (their internals are tested too), and
-# the log reader until libmemflow exports it.
-tests_check_gpu_SOURCES = tests/check_gpu.c $(GPU_CAPTURE_SOURCES) core/log_reader.c
+# The capture sources are compiled in: their internals are tested too.
+tests_check_gpu_SOURCES = tests/check_gpu.c $(GPU_CAPTURE_SOURCES)
 tests_check_gpu_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/gpu $(CUPTI_CFLAGS)
 tests_check_gpu_CFLAGS = $(AM_CFLAGS) -pthread $(CHECK_CFLAGS)
 tests_check_gpu_LDADD = libmemflow.la $(CUPTI_LIBS) -ldl $(CHECK_LIBS)
@@ -16,9 +15,9 @@ tests_check_gpu_LDFLAGS = $(TEST_LDFLAGS) -pthread
 endif
 check_PROGRAMS += tests/gpu_inject_probe
 TESTS += tests/gpu_injection.sh
-tests_gpu_inject_probe_SOURCES = tests/gpu_inject_probe.c core/log_reader.c
+tests_gpu_inject_probe_SOURCES = tests/gpu_inject_probe.c
 tests_gpu_inject_probe_CPPFLAGS = $(AM_CPPFLAGS) $(CUPTI_CFLAGS)
 tests_gpu_inject_probe_CFLAGS = $(AM_CFLAGS)
-tests_gpu_inject_probe_LDADD = $(CUPTI_LIBS) -ldl
+tests_gpu_inject_probe_LDADD = libmemflow.la $(CUPTI_LIBS) -ldl
 tests_gpu_inject_probe_LDFLAGS = $(TEST_LDFLAGS)
 endif
