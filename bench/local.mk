@@ -3,10 +3,12 @@
 # `memflow run`, heaptrack and valgrind massif, plus `memflow render` of big
 # logs.  Not part of `make check` (no timed tests): `make bench` runs it and
 # prints the markdown tables that docs/PERFORMANCE.md reports.
-noinst_PROGRAMS += bench/churn
+noinst_PROGRAMS += bench/churn bench/timeit
 bench_churn_SOURCES = bench/churn.c
 bench_churn_CFLAGS = $(AM_CFLAGS) -pthread
 bench_churn_LDFLAGS = -pthread
+# The stopwatch run.sh times every command with (wall, CPU, max RSS).
+bench_timeit_SOURCES = bench/timeit.c
 
 EXTRA_DIST += bench/run.sh
 

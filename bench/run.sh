@@ -20,6 +20,7 @@ set -eu
 
 BUILD=$(cd "${1:-${top_builddir:-.}}" && pwd)
 CHURN=$BUILD/bench/churn
+TIMEIT=$BUILD/bench/timeit
 MEMFLOW=$BUILD/memflow
 OUT=$BUILD/bench/out
 OPS=2000000
@@ -34,7 +35,7 @@ TOOLS="plain jemalloc memflow heaptrack massif"
 die() { echo "bench: $*" >&2; exit 1; }
 note() { echo "bench: $*" >&2; }
 
-[ -x "$CHURN" ] || die "$CHURN not built: run make in $BUILD first"
+[ -x "$CHURN" ] && [ -x "$TIMEIT" ] || die "bench/churn, bench/timeit not built: run make in $BUILD"
 [ -x "$MEMFLOW" ] || die "$MEMFLOW not built: run make in $BUILD first"
 # In a build folder libtool leaves `memflow` as a wrapper shell script that
 # costs ~0.2 s per call here; time the real binary, as an installed one runs.
@@ -46,7 +47,6 @@ fi
 for tool in heaptrack valgrind python3; do
     command -v "$tool" >/dev/null || die "$tool is not installed"
 done
-[ -x /usr/bin/time ] || die "/usr/bin/time (GNU time, for max RSS) is not installed"
 rm -rf "$OUT"
 mkdir -p "$OUT"
 
@@ -64,21 +64,19 @@ tool_cmd() { # TOOL THREADS OPS -> sets the array CMD
     esac
 }
 
-# Run TOOL once; append "wall_ns max_rss_kib" to OUT/times/TOOL-THREADS-OPS.
+# Run TOOL once; bench/timeit appends "wall_ns max_rss_kib cpu_ns" (cpu =
+# user + system, which waiting for a busy core does not inflate) to
+# OUT/times/TOOL-THREADS-OPS.
 time_once() { # TOOL THREADS OPS
     local tool=$1 log="$OUT/logs/$1-$2-$3"
     rm -rf "${OUT:?}/$tool"
     mkdir -p "$OUT/$tool" "$OUT/logs" "$OUT/times"
     tool_cmd "$@"
-    local start end
-    start=$(date +%s%N)
-    /usr/bin/time -f %M -o "$log.rss" "${CMD[@]}" >"$log.out" 2>"$log.err" ||
+    "$TIMEIT" "$OUT/times/$tool-$2-$3" "${CMD[@]}" >"$log.out" 2>"$log.err" ||
         die "$tool (threads $2, ops $3) failed: see $log.err"
-    end=$(date +%s%N)
-    echo "$((end - start)) $(tail -n 1 "$log.rss")" >>"$OUT/times/$tool-$2-$3"
 }
 
-# Median of column COL (1 = wall ns, 2 = rss) of a times file.
+# Median of column COL (1 = wall ns, 2 = rss KiB, 3 = cpu ns) of a times file.
 median() { # FILE COL
     cut -d' ' -f"$2" "$1" | sort -n | awk '{v[NR] = $1}
         END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
@@ -102,22 +100,24 @@ bench_rounds() { # THREADS OPS TOOLS...
 
 # One markdown table row per tool.
 print_rows() { # THREADS OPS TOOLS...
-    local t=$1 n=$2 tool f base
+    local t=$1 n=$2 tool f base base_cpu
     shift 2
     base=$(median "$OUT/times/plain-$t-$n" 1)
+    base_cpu=$(median "$OUT/times/plain-$t-$n" 3)
     for tool in "$@"; do
         f="$OUT/times/$tool-$t-$n"
         local med
         med=$(median "$f" 1)
-        printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$tool" "$t" "$n" \
+        printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$tool" "$t" "$n" \
             "$(wc -l <"$f")" "$(ms "$med")" "$(ms "$(minimum "$f")")" \
-            "$(ratio "$med" "$base")x" "$(median "$f" 2)"
+            "$(ratio "$med" "$base")x" "$(ms "$(median "$f" 3)")" \
+            "$(ratio "$(median "$f" 3)" "$base_cpu")x" "$(median "$f" 2)"
     done
 }
 
 table_header() {
-    echo "| tool | threads | ops | runs | median wall (ms) | min wall (ms) | vs glibc | max RSS (KiB) |"
-    echo "|---|---|---|---|---|---|---|---|"
+    echo "| tool | threads | ops | runs | median wall (ms) | min wall (ms) | wall vs glibc | median CPU (ms) | CPU vs glibc | max RSS (KiB) |"
+    echo "|---|---|---|---|---|---|---|---|---|---|"
 }
 
 # Check the last memflow log of THREADS/OPS kept every event; print a row.
@@ -223,8 +223,8 @@ fi
 if [ -n "$RENDER_ALLOCS" ]; then
     echo "## memflow render"
     echo
-    echo "| allocations | events in log | log bytes | render wall (s) | s per M events | max RSS (MiB) | outputs (bytes) |"
-    echo "|---|---|---|---|---|---|---|"
+    echo "| allocations | events in log | log bytes | render wall (s) | render CPU (s) | wall s per M events | max RSS (MiB) | outputs (bytes) |"
+    echo "|---|---|---|---|---|---|---|---|"
     for allocs in $RENDER_ALLOCS; do
         dir="$OUT/render-$allocs"
         note "render: generating a log of $allocs allocations"
@@ -236,15 +236,15 @@ import json, sys
 d = json.load(sys.stdin)
 print(sum(x["alloc_count"] + x["free_count"] for x in d["devices"]))')
         note "render: rendering $log"
-        start=$(date +%s%N)
-        /usr/bin/time -f %M -o "$dir/rss" "${MEMFLOW_CMD[@]}" render "$log" -o "$dir/out" \
+        "$TIMEIT" "$dir/time" "${MEMFLOW_CMD[@]}" render "$log" -o "$dir/out" \
             >"$dir/render.out" 2>"$dir/render.err" || die "memflow render failed: see $dir/render.err"
-        end=$(date +%s%N)
+        read -r wall rss cpu <"$dir/time"
         outputs=$(cd "$dir/out" && for f in *; do printf '%s %s, ' "$f" "$(stat -c %s "$f")"; done)
-        printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$allocs" "$events" "$(stat -c %s "$log")" \
-            "$(awk -v ns=$((end - start)) 'BEGIN { printf "%.2f", ns / 1e9 }')" \
-            "$(awk -v ns=$((end - start)) -v e="$events" 'BEGIN { printf "%.2f", ns / 1e9 / (e / 1e6) }')" \
-            "$(awk -v k="$(tail -n 1 "$dir/rss")" 'BEGIN { printf "%.0f", k / 1024 }')" \
+        printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$allocs" "$events" "$(stat -c %s "$log")" \
+            "$(awk -v ns="$wall" 'BEGIN { printf "%.2f", ns / 1e9 }')" \
+            "$(awk -v ns="$cpu" 'BEGIN { printf "%.2f", ns / 1e9 }')" \
+            "$(awk -v ns="$wall" -v e="$events" 'BEGIN { printf "%.2f", ns / 1e9 / (e / 1e6) }')" \
+            "$(awk -v k="$rss" 'BEGIN { printf "%.0f", k / 1024 }')" \
             "${outputs%, }"
         [ "${BENCH_KEEP:-0}" = 1 ] || rm -f "$log"
     done
