@@ -90,8 +90,10 @@ MF_EXPORT void mf_gpu_note_dropped(size_t n);
  *   CONCURRENT_KERNEL, KERNEL, MEMCPY, MEMCPY2, MEMSET -> mf_recorder_activity
  *   EXTERNAL_CORRELATION and other kinds: skipped.
  * Nothing is recorded unless a log is open (mf_recorder_log_open()).
- * Returns the number of records walked; a malformed buffer stops the walk
- * with one stderr line naming the CUPTI result and the byte offset.
+ * Returns the number of records walked (0 when no log is open or buffer is
+ * NULL); a record CUPTI cannot walk (unknown kind, cut short) stops the walk
+ * with one stderr line naming the CUPTI result and the byte offset of the
+ * last good record, and the rest of that buffer is skipped.
  */
 MF_EXPORT size_t mf_gpu_process_buffer(uint8_t *buffer, size_t valid_size);
 
