@@ -113,33 +113,40 @@ typedef struct addr_range {
     uint64_t start, end;
 } addr_range;
 
-/* Sort ranges by start: LSD radix sort on 16-bit digits, skipping digits
- * that are the same in every range (the high bits of addresses usually are). */
+/* Sort ranges by start: LSD radix sort on bytes, all eight histograms in
+ * one pass, skipping bytes that are the same in every range (the high
+ * bytes of addresses usually are). */
 static int sort_ranges(addr_range *ranges, size_t n)
 {
+    size_t (*count)[256] = calloc(8, sizeof *count);
     addr_range *tmp = malloc(n * sizeof *tmp);
-    size_t *count = malloc(65536 * sizeof *count);
     if (!tmp || !count) {
         free(tmp);
         free(count);
         return -1;
     }
-    for (unsigned shift = 0; shift < 64; shift += 16) {
-        memset(count, 0, 65536 * sizeof *count);
-        for (size_t i = 0; i < n; i++)
-            count[(ranges[i].start >> shift) & 0xffff]++;
-        if (count[(ranges[0].start >> shift) & 0xffff] == n)
+    for (size_t i = 0; i < n; i++)
+        for (unsigned byte = 0; byte < 8; byte++)
+            count[byte][(ranges[i].start >> (8 * byte)) & 0xff]++;
+    addr_range *from = ranges, *to = tmp;
+    for (unsigned byte = 0; byte < 8; byte++) {
+        unsigned shift = 8 * byte;
+        if (count[byte][(ranges[0].start >> shift) & 0xff] == n)
             continue;
         size_t sum = 0;
-        for (size_t d = 0; d < 65536; d++) {
-            size_t c = count[d];
-            count[d] = sum;
+        for (size_t d = 0; d < 256; d++) {
+            size_t c = count[byte][d];
+            count[byte][d] = sum;
             sum += c;
         }
         for (size_t i = 0; i < n; i++)
-            tmp[count[(ranges[i].start >> shift) & 0xffff]++] = ranges[i];
-        memcpy(ranges, tmp, n * sizeof *ranges);
+            to[count[byte][(from[i].start >> shift) & 0xff]++] = from[i];
+        addr_range *swap = from;
+        from = to;
+        to = swap;
     }
+    if (from != ranges)
+        memcpy(ranges, from, n * sizeof *ranges);
     free(tmp);
     free(count);
     return 0;
@@ -197,21 +204,44 @@ static size_t pick_breaks(const addr_range *regions, size_t m, size_t *breaks)
     return nb;
 }
 
-/* Whole-pixel heights: proportional to bytes, at least a readable minimum,
- * summing to avail. */
-static void size_segments(mf_svg_addr_axis *axis, double avail)
+/*
+ * How much height each segment deserves: half for its share of the used
+ * bytes, half for its share of the blocks, so a heap of many small blocks
+ * next to a few huge mappings stays readable.
+ */
+static void segment_weights(const mf_svg_addr_axis *axis, const mf_block *blocks, size_t n,
+                            double *weight)
+{
+    size_t count[MF_SVG_MAX_BREAKS + 1] = { 0 };
+    double used = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t s = 0;
+        while (s + 1 < axis->n && axis->seg[s + 1].start <= blocks[i].addr)
+            s++;
+        count[s]++;
+    }
+    for (size_t s = 0; s < axis->n; s++)
+        used += (double)(axis->seg[s].end - axis->seg[s].start);
+    for (size_t s = 0; s < axis->n; s++)
+        weight[s] = 0.5 * (double)(axis->seg[s].end - axis->seg[s].start) / used +
+                    0.5 * (double)count[s] / (double)n;
+}
+
+/* Whole-pixel heights: proportional to weight, at least a readable
+ * minimum, summing to avail. */
+static void size_segments(mf_svg_addr_axis *axis, const double *weight, double avail)
 {
     size_t n = axis->n;
     double min_px = avail / (double)n < 24 ? floor(avail / (double)n) : 24;
     int fixed[MF_SVG_MAX_BREAKS + 1] = { 0 };
     double h[MF_SVG_MAX_BREAKS + 1];
     for (size_t round = 0; round <= n; round++) {
-        double free_px = avail, free_bytes = 0;
+        double free_px = avail, free_weight = 0;
         for (size_t i = 0; i < n; i++) {
             if (fixed[i])
                 free_px -= min_px;
             else
-                free_bytes += (double)(axis->seg[i].end - axis->seg[i].start);
+                free_weight += weight[i];
         }
         int changed = 0;
         for (size_t i = 0; i < n; i++) {
@@ -219,7 +249,7 @@ static void size_segments(mf_svg_addr_axis *axis, double avail)
                 h[i] = min_px;
                 continue;
             }
-            h[i] = free_px * (double)(axis->seg[i].end - axis->seg[i].start) / free_bytes;
+            h[i] = free_weight > 0 ? free_px * weight[i] / free_weight : min_px;
             if (h[i] < min_px) {
                 fixed[i] = 1;
                 changed = 1;
@@ -282,8 +312,10 @@ int mf_svg_addr_axis_build(mf_svg_addr_axis *axis, const mf_block *blocks, size_
         axis->seg[s].end = ranges[last].end;
         first = last + 1;
     }
+    double weight[MF_SVG_MAX_BREAKS + 1];
+    segment_weights(axis, blocks, n, weight);
     free(ranges);
-    size_segments(axis, (bottom - top) - (double)nb * MF_SVG_BREAK_H);
+    size_segments(axis, weight, (bottom - top) - (double)nb * MF_SVG_BREAK_H);
     return 0;
 }
 

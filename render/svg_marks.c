@@ -297,8 +297,16 @@ static int draw_peak_marker(cairo_t *cr, const mf_svg_panel *panel, const curve_
                                     ? dev->peak_time_ns - panel->model->t0_ns : 0,
                                 when, sizeof when));
     int right_side = x < MF_SVG_PLOT_X1 - 180;
-    colored_text(cr, mf_svg_peak_color, right_side ? x + 7 : x - 7, y < s->top + 12 ? y + 12 : y - 4,
-                 right_side ? MF_SVG_LEFT : MF_SVG_RIGHT, 10.5, 1, label);
+    double tx = right_side ? x + 7 : x - 7, ty = y < s->top + 14 ? y + 14 : y - 5;
+    cairo_text_extents_t ext;
+    cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
+    cairo_set_font_size(cr, 10.5);
+    cairo_text_extents(cr, label, &ext);
+    cairo_rectangle(cr, right_side ? tx - 3 : tx - ext.x_advance - 3, ty - 10, ext.x_advance + 6, 13);
+    cairo_set_source_rgba(cr, 1, 1, 1, 0.85);
+    cairo_fill(cr);
+    colored_text(cr, mf_svg_peak_color, tx, ty, right_side ? MF_SVG_LEFT : MF_SVG_RIGHT, 10.5, 1,
+                 label);
     if (overlay)
         return mf_svg_overlay_note(overlay, x - 5, y - 5, 10, 10, label);
     return 0;
