@@ -8,7 +8,7 @@ libmemflow_la_SOURCES = \
 	core/config.c core/config.h \
 	core/intern.c core/intern.h \
 	core/log_writer.c core/log_writer.h \
-	core/recorder.c core/recorder.h \
+	core/recorder.c core/recorder.h core/thread_state.h \
 	core/scope.c \
 	core/api.c \
 	core/log_reader.c core/log_reader.h

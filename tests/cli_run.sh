@@ -1,0 +1,55 @@
+#!/bin/sh
+# cli_run.sh - `memflow` and `memflow run` usage, errors and exit statuses.
+. "$top_srcdir/tests/lib.sh"
+W="$top_builddir/tests/alloc_workload"
+
+# status CMD...: run, print the exit status (stderr kept in $SCRATCH/err)
+status() { s=0; "$@" > "$SCRATCH/out" 2> "$SCRATCH/err" || s=$?; echo "$s"; }
+err_has() { grep -q -- "$1" "$SCRATCH/err" || fail "stderr lacks '$1': $(cat "$SCRATCH/err")"; }
+
+expect_eq "no arguments" 2 "$(status "$MEMFLOW")"
+err_has "usage: memflow COMMAND"
+expect_eq "--help" 0 "$(status "$MEMFLOW" --help)"
+grep -q "memflow run" "$SCRATCH/out" || fail "--help does not list run"
+expect_eq "--version" 0 "$(status "$MEMFLOW" --version)"
+expect_eq "unknown command" 2 "$(status "$MEMFLOW" frobnicate)"
+err_has "unknown command 'frobnicate'"
+expect_eq "run --help" 0 "$(status "$MEMFLOW" run --help)"
+grep -q -- "--sample-rate N" "$SCRATCH/out" || fail "run --help lacks --sample-rate"
+expect_eq "stats --help" 0 "$(status "$MEMFLOW" stats --help)"
+expect_eq "render --help" 0 "$(status "$MEMFLOW" render --help)"
+
+expect_eq "run without a command" 2 "$(status "$MEMFLOW" run -o "$SCRATCH/x")"
+err_has "no command to run"
+expect_eq "run unknown option" 2 "$(status "$MEMFLOW" run --frob -- true)"
+err_has "unknown or incomplete option '--frob'"
+expect_eq "run unknown key" 2 "$(status "$MEMFLOW" run --set profile_everything=1 -- true)"
+err_has "unknown key 'profile_everything'"
+err_has "sample_rate"
+expect_eq "run bad value" 2 "$(status "$MEMFLOW" run --sample-rate lots -- true)"
+err_has "bad value 'lots' for key 'sample_rate'"
+expect_eq "run --set without =" 2 "$(status "$MEMFLOW" run --set sample_rate -- true)"
+err_has "KEY=VALUE"
+expect_eq "bad MEMFLOW_ variable" 1 "$(status env MEMFLOW_PROFILE_MEMORY=perhaps "$MEMFLOW" run -o "$SCRATCH/env" -- true)"
+err_has "MEMFLOW_PROFILE_MEMORY"
+expect_eq "unwritable output" 1 "$(status "$MEMFLOW" run -o /proc/memflow-out -- true)"
+err_has "/proc/memflow-out"
+expect_eq "missing program" 127 "$(status "$MEMFLOW" run -o "$SCRATCH/missing" -- ./no-such-program)"
+err_has "cannot run './no-such-program'"
+
+# The program's own status comes back; 128+N when killed by signal N.
+expect_eq "exit status" 3 "$(status "$MEMFLOW" run --no-render -o "$SCRATCH/exit" -- "$W" exit 1)"
+expect_eq "signal status" 134 "$(status "$MEMFLOW" run --no-render -o "$SCRATCH/abort" -- "$W" abort 1)"
+
+# --sample-rate reaches the program: 4 threads x 200 events / 100 = 8 snapshots
+# at least (startup allocations add events on cpu/0).
+expect_eq "sampled run" 0 "$(status "$MEMFLOW" run -o "$SCRATCH/sampled" --sample-rate 100 --set formats=stats.json -- "$W" threads 4 100)"
+test -s "$SCRATCH/sampled/stats.json" || fail "--set formats=stats.json wrote no stats.json"
+test ! -e "$SCRATCH/sampled/memory_flow.svg" || fail "--set formats still wrote memory_flow.svg"
+snaps=$(json_get "$SCRATCH/sampled/stats.json" "d['devices'][0]['snapshots']")
+[ "$snaps" -ge 8 ] || fail "expected at least 8 snapshots, got $snaps"
+
+# A program that links only the API runs unprofiled and unchanged.
+expect_eq "API-only program" 0 "$(status "$top_builddir/samples/mlp")"
+grep -q "loss" "$SCRATCH/out" || fail "samples/mlp printed no result"
+echo "cli_run: ok"
