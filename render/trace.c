@@ -24,8 +24,9 @@
 #include "trace.h"
 
 #define SNAPSHOT_POINTS 30000u           /* snapshot counter points, all devices */
-#define SPAN_BYTES (10u << 20)           /* share of the file for scope spans */
-#define ACTIVITY_BYTES (10u << 20)       /* share for GPU activities */
+#define SPAN_BYTES (8u << 20)            /* share of the file for scope spans */
+#define ACTIVITY_BYTES (8u << 20)        /* share for GPU activities */
+#define MAX_NAMED_THREADS 20000u         /* thread_name metadata written */
 #define EVENT_OVERHEAD 120u              /* bytes of an X event without its name */
 #define MAX_PROGRAM_CHARS 200            /* process names are cut here */
 
@@ -128,7 +129,7 @@ static void process_metadata(trace_writer *w)
         metadata(w, "process_name", p->pid, -1, name);
         sort_index(w, "process_sort_index", p->pid, -1, (long)i);
     }
-    for (size_t i = 0; i < m->n_threads; i++) {
+    for (size_t i = 0; i < m->n_threads && i < MAX_NAMED_THREADS; i++) {
         const mf_thread_info *t = &m->threads[i];
         metadata(w, "thread_name", t->pid, t->tid, mf_model_string(m, t->name));
         sort_index(w, "thread_sort_index", t->pid, t->tid, (long)i);

@@ -20,7 +20,7 @@
 #include "model.h"
 
 #define MF_TRACE_MAX_BYTES (64u << 20)
-#define MF_TRACE_COUNTER_POINTS 300000u   /* memory counter points, all devices */
+#define MF_TRACE_COUNTER_POINTS 250000u   /* memory counter points, all devices */
 #define MF_TRACE_DEVICE_PID_BASE (1u << 24) /* trace pid of a device: base + device */
 
 /* Write the trace to out.  Returns 0, or -1 on a write error or out of

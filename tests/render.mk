@@ -13,3 +13,11 @@ tests_check_model_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_check_model_LDADD = libmemflow.la $(CHECK_LIBS)
 tests_check_model_LDFLAGS = $(TEST_LDFLAGS)
 endif
+check_PROGRAMS += tests/render_gen
+tests_render_gen_SOURCES = tests/render_gen.c
+tests_render_gen_LDADD = libmemflow.la
+tests_render_gen_LDFLAGS = $(TEST_LDFLAGS)
+TESTS += tests/render_cli.sh
+EXTRA_DIST += tests/render_cli.sh
+TESTS += tests/render_escape.sh tests/render_damage.sh tests/render_big.sh
+EXTRA_DIST += tests/render_escape.sh tests/render_damage.sh tests/render_big.sh

@@ -1,0 +1,103 @@
+/*
+ * render_gen.c - write a real memflow log with known content for the
+ * render tests (tests/render_*.sh), through the public API and the real
+ * recorder.  Prints the log's path.
+ *
+ * Usage: render_gen DIR MODE [N]
+ *   basic   cpu/0: the story of check_model.c (peak 1150, end 1050, one
+ *           unknown free); gpu/0: "layer1:" 4096 then "layer2:" 8192 (named
+ *           "w"), then the first freed; one cpu/0 snapshot
+ *   escape  scopes, names and the thread name full of < " & newline and
+ *           invalid UTF-8
+ *   big N [scoped]  N allocations on cpu/0, each freed 1000 allocations
+ *           later, and one 10 MB block at N/2 (the peak), freed right after;
+ *           scoped: each allocation in its own push/pop of scope "layer"
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+
+#include "memflow.h"
+#include "recorder.h"
+
+#define P(x) ((const void *)(uintptr_t)(x))
+
+static void basic(void)
+{
+    uint64_t values[6] = { 11, 22, 33, 44, 55, 0 };
+    memflow_scope_push("net_dense0", 0);
+    memflow_record_alloc("cpu/0", P(0x1000), 100, 128, "w", 0);
+    memflow_record_alloc("cpu/0", P(0x2000), 300, 320, NULL, 0);
+    memflow_scope_pop();
+    memflow_scope_push("relu", 0);
+    memflow_record_alloc("cpu/0", P(0x3000), 50, 64, NULL, 0);
+    memflow_record_free("cpu/0", P(0x2000));
+    memflow_record_free("cpu/0", P(0x9999));
+    memflow_record_alloc("cpu/0", P(0x4000), 1000, 1024, "big", 0);
+    mf_recorder_sample(MF_DEVICE(MF_DEVICE_CPU, 0), mf_clock_now(), values);
+    memflow_record_free("cpu/0", P(0x1000));
+    memflow_scope_pop();
+    memflow_scope_push("layer1", 0);
+    memflow_record_alloc("gpu/0", P(0x7f0000000000), 4096, 4096, NULL, 0);
+    memflow_scope_pop();
+    memflow_scope_push("layer2", 0);
+    memflow_record_alloc("gpu/0", P(0x7f0000100000), 8192, 8192, "w", MEMFLOW_ALLOC_REUSED);
+    memflow_scope_pop();
+    memflow_record_free("gpu/0", P(0x7f0000000000));
+}
+
+static void escape(void)
+{
+    memflow_scope_push("a<b\"c&d\ne\xff\xfe", 0);
+    memflow_record_alloc("cpu/0", P(0x1000), 10, 16, "n<&\"\n\xff", 0);
+    memflow_record_alloc("gpu/0", P(0x2000), 20, 32, "n<&\"\n\xff", 0);
+    memflow_scope_pop();
+}
+
+static void big(long n, int scoped)
+{
+    const uint64_t base = 0x10000000;
+    for (long i = 0; i < n; i++) {
+        if (scoped)
+            memflow_scope_push("layer", 0);
+        memflow_record_alloc("cpu/0", P(base + (uint64_t)i * 64), 1 + (uint64_t)(i * 7919) % 4096,
+                             4096, NULL, 0);
+        if (i >= 1000)
+            memflow_record_free("cpu/0", P(base + (uint64_t)(i - 1000) * 64));
+        if (i == n / 2)
+            memflow_record_alloc("cpu/0", P(0x4000000000), 10u << 20, 10u << 20, NULL, 0);
+        if (i == n / 2 + 1)
+            memflow_record_free("cpu/0", P(0x4000000000));
+        if (scoped)
+            memflow_scope_pop();
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: render_gen DIR basic|escape|big [N [scoped]]\n");
+        return 2;
+    }
+    const char *key = "path";
+    const char *dir = argv[1];
+    if (strcmp(argv[2], "escape") == 0)
+        prctl(PR_SET_NAME, "w<&\"\xff", 0, 0, 0);
+    if (memflow_set_config(1, &key, &dir) < 0 || memflow_set_state(MEMFLOW_RUN) < 0) {
+        fprintf(stderr, "render_gen: %s\n", memflow_last_error());
+        return 1;
+    }
+    if (strcmp(argv[2], "basic") == 0)
+        basic();
+    else if (strcmp(argv[2], "escape") == 0)
+        escape();
+    else if (strcmp(argv[2], "big") == 0)
+        big(argc > 3 ? atol(argv[3]) : 1000000, argc > 4 && strcmp(argv[4], "scoped") == 0);
+    else
+        return 2;
+    printf("%s\n", mf_recorder_log_path());
+    mf_recorder_finish();
+    return 0;
+}
