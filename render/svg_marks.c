@@ -527,7 +527,8 @@ static double legend_scopes(cairo_t *cr, const mf_svg_panel *panel, double y)
     }
     if (c->other_scopes > 0) {
         swatch(cr, MF_SVG_LEGEND_X, y, c->table[MF_SVG_COLOR_OTHER]);
-        snprintf(label, sizeof label, "other (%zu scopes)", c->other_scopes);
+        snprintf(label, sizeof label, "other (%zu scope%s)", c->other_scopes,
+                 c->other_scopes == 1 ? "" : "s");
         colored_text(cr, text_color, MF_SVG_LEGEND_X + 18, y, MF_SVG_LEFT, 10, 0, label);
         colored_text(cr, muted_color, LEGEND_RIGHT, y, MF_SVG_RIGHT, 10, 0,
                      mf_svg_format_bytes(c->other_at_peak, bytes, sizeof bytes));

@@ -5,6 +5,8 @@
  */
 #include "svg_text.h"
 
+#include "escape.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,37 +67,14 @@ void mf_svg_buf_free(mf_svg_buf *buf)
 }
 
 /*
- * Length of the valid UTF-8 sequence at s (1..4), or 0 if the bytes there
- * are not one (bad lead byte, bad continuation, overlong form, surrogate,
- * beyond U+10FFFF, or U+FFFE/U+FFFF which XML forbids).
+ * Length of the valid UTF-8 character at s (1..4), or 0 if the bytes there
+ * are not one (escape.c decides) or are U+FFFE/U+FFFF, which XML forbids.
  */
 static size_t utf8_valid_length(const unsigned char *s)
 {
-    unsigned c = s[0];
-    size_t len;
-    uint32_t cp;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xc2 && c <= 0xdf) {
-        len = 2;
-        cp = c & 0x1f;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        len = 3;
-        cp = c & 0x0f;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        len = 4;
-        cp = c & 0x07;
-    } else {
-        return 0;
-    }
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = cp << 6 | (s[i] & 0x3f);
-    }
-    if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10ffff)
-        return 0;
-    if ((cp >= 0xd800 && cp <= 0xdfff) || cp == 0xfffe || cp == 0xffff)
+    unsigned codepoint = 0;
+    size_t len = mf_utf8_decode(s, strnlen((const char *)s, 4), &codepoint);
+    if (codepoint == 0xfffe || codepoint == 0xffff)
         return 0;
     return len;
 }

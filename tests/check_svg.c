@@ -391,6 +391,47 @@ START_TEST(test_million_blocks_bounded)
 }
 END_TEST
 
+/* A hostile model for the bound: 8 devices, 480,000 blocks scattered over
+ * the address space, 4 KiB scope, name and thread strings full of XML
+ * specials and invalid bytes.  Still at most 10 MB, and librsvg reads it. */
+START_TEST(test_worst_case_bounded)
+{
+    mf_model *m = svgt_model_new(1000 * SVGT_MS, "worst");
+    char names[64][4097];
+    for (size_t k = 0; k < 64; k++) {
+        for (size_t i = 0; i < 4096; i++)
+            names[k][i] = "<&\"\xff\n"[(i + k) % 5];
+        snprintf(names[k], 16, "%zu:", k);
+        names[k][strlen(names[k])] = '<';
+        names[k][4096] = '\0';
+    }
+    for (uint32_t t = 0; t < 64; t++)
+        svgt_thread(m, t, names[(t + 7) % 64]);
+    uint64_t seed = 99;
+    for (unsigned d = 0; d < 8; d++) {
+        uint16_t dev = d == 0 ? cpu0 : MF_DEVICE(MF_DEVICE_GPU, d - 1);
+        for (size_t i = 0; i < 60000; i++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            uint64_t at = (seed >> 24) % (900 * SVGT_MS);
+            svgt_block(m, dev, names[seed % 64], names[(seed >> 8) % 64],
+                       (seed >> 16) << 12, 4096 + (seed >> 50), 8192, at, at + 50 * SVGT_MS,
+                       (uint32_t)((seed >> 30) % 64));
+        }
+    }
+    svgt_finish(m);
+    const char *path = out_path("worst.svg");
+    write_or_fail(m, path, &scope_opt);
+    off_t size = file_size(path);
+    fprintf(stderr, "check_svg: worst case, 8 devices x 60,000 blocks -> %lld-byte SVG\n",
+            (long long)size);
+    ck_assert_int_le(size, 10 * 1024 * 1024);
+    cairo_surface_t *image = rsvg_render(path);
+    ck_assert_int_eq(cairo_image_surface_get_height(image), (int)mf_svg_page_height(8));
+    cairo_surface_destroy(image);
+    svgt_model_free(m);
+}
+END_TEST
+
 /* ---- layout and text helpers --------------------------------------------------- */
 
 static void check_time_ticks(uint64_t duration, size_t count, const char *first,
@@ -496,6 +537,7 @@ static Suite *svg_suite(void)
     tcase_add_test(pictures, test_empty_model);
     tcase_add_test(pictures, test_bad_paths);
     tcase_add_test(pictures, test_million_blocks_bounded);
+    tcase_add_test(pictures, test_worst_case_bounded);
     suite_add_tcase(s, pictures);
     TCase *helpers = tcase_create("helpers");
     tcase_add_test(helpers, test_time_ticks);
