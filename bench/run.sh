@@ -106,6 +106,7 @@ print_rows() { # THREADS OPS TOOLS...
     base_cpu=$(median "$OUT/times/plain-$t-$n" 3)
     for tool in "$@"; do
         f="$OUT/times/$tool-$t-$n"
+        [ -s "$f" ] || continue
         local med
         med=$(median "$f" 1)
         printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$tool" "$t" "$n" \
@@ -189,6 +190,18 @@ echo
 echo "| threads | ops | cpu/0 alloc_count (+ beyond churn) | free_count (+) | live at end | peak bytes | log bytes/event |"
 echo "|---|---|---|---|---|---|---|"
 printf '%s' "$verify_rows"
+echo
+# What memflow run records in any program (the loader and memflow's own
+# libraries at start-up): /bin/true has no malloc of its own.
+rm -rf "$OUT/true"
+"${MEMFLOW_CMD[@]}" run --no-render -o "$OUT/true" -- /bin/true || die "memflow run -- /bin/true failed"
+"${MEMFLOW_CMD[@]}" stats --format json "$OUT"/true/memflow-*.mfl 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+c = [x for x in d["devices"] if x["device"] == "cpu/0"][0]
+print("Baseline: `memflow run -- /bin/true` records %d allocations (%d bytes) and %d frees;"
+      " churn itself adds 2 callocs per thread (its tables) and stdio'"'"'s buffer."
+      % (c["alloc_count"], c["alloc_bytes"], c["free_count"]))'
 echo
 echo "### Files left by the last run of each profiler ($t threads)"
 echo
