@@ -6,12 +6,14 @@
  * the plugin and calls InitializeInjection(); by then the preload library
  * has normally started the recorder.  If it has not (a program not under
  * `memflow run` that sets the variables itself), the recorder is started
- * here only when MEMFLOW_AUTOSTART asks for it.  Then GPU capture starts.
+ * here (with the MEMFLOW_<KEY> configuration) only when MEMFLOW_AUTOSTART
+ * asks for it.  Then GPU capture starts.
  */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "memflow.h"
+#include "config.h"
 #include "gpu.h"
 
 static int autostart_requested(void)
@@ -23,11 +25,21 @@ static int autostart_requested(void)
 /* Called by the CUDA driver; returns 1 (success) even when GPU capture is off. */
 __attribute__((visibility("default"))) int InitializeInjection(void);
 
-int InitializeInjection(void)
+/* Start the recorder with the MEMFLOW_<KEY> configuration, as the preload would. */
+static void start_recorder(void)
 {
-    if (!mf_recorder_log_open() && autostart_requested() && mf_recorder_start() < 0)
+    char err[1024];
+    if (mf_config_apply_env(err, sizeof err) < 0)
+        fprintf(stderr, "memflow: %s\n", err);
+    else if (mf_recorder_start() < 0)
         fprintf(stderr, "memflow: cannot start recording from the CUDA injection: %s\n",
                 memflow_last_error());
+}
+
+int InitializeInjection(void)
+{
+    if (!mf_recorder_log_open() && autostart_requested())
+        start_recorder();
     memflow_gpu_start();
     return 1;
 }
