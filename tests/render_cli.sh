@@ -41,6 +41,8 @@ assert leaks == [("gpu/0", "0x7f0000100000", 8192, 8192, "layer2:", "w"),
                  ("cpu/0", "0x4000", 1000, 1024, "relu:", "big"),
                  ("cpu/0", "0x3000", 50, 64, "relu:", "unknown")], leaks
 assert d["unknown_frees"] == 1 and d["damaged"] is False
+assert d["gpu_dropped"] == 5
+assert any("5 CUPTI activity records were dropped" in w for w in d["warnings"]), d["warnings"]
 assert d["processes"][0]["finished"] is True
 PY
 
@@ -110,12 +112,20 @@ assert len(snap) == 1 and snap[0]["args"] == {"allocated": 11, "active": 22, "re
 assert cpu[4][0] <= snap[0]["ts"] <= cpu[5][0]
 spans = [(e["name"], e["args"]["depth"]) for e in ev if e["ph"] == "X" and e["cat"] == "scope"]
 assert spans == [("net_dense0:", 1), ("relu:", 1), ("layer1:", 1), ("layer2:", 1)], spans
-assert all(e["pid"] == pid and e["dur"] >= 0 for e in ev if e["ph"] == "X")
+assert all(e["pid"] == pid and e["dur"] >= 0 for e in ev if e["ph"] == "X" and e["cat"] == "scope")
 meta = {(e["name"], e["pid"]): e["args"] for e in ev if e["ph"] == "M"}
 assert meta[("process_name", pid)]["name"].endswith("(pid %d)" % pid)
 assert meta[("process_name", (1 << 24) + 256)]["name"] == "gpu/0"
 assert any(e["name"] == "thread_name" and e["pid"] == pid for e in ev if e["ph"] == "M")
 assert min(e["ts"] for e in ev if "ts" in e) >= 0
+gpu_pid = (1 << 24) + 256
+acts = [(e["cat"], e["name"], e["dur"], e["tid"], e["args"]["bytes"], e["args"]["correlation"])
+        for e in ev if e["ph"] == "X" and e["pid"] == gpu_pid]
+assert acts == [("kernel", "sgemm<float>", 2.5, 7, 0, 42), ("memcpy", "HtoD", 1.0, 13, 65536, 43)], acts
+k = [e for e in ev if e["ph"] == "X" and e["pid"] == gpu_pid]
+assert round(k[1]["ts"] - k[0]["ts"], 3) == 3.0
+tracks = {e["tid"]: e["args"]["name"] for e in ev if e["ph"] == "M" and e["pid"] == gpu_pid and e["name"] == "thread_name"}
+assert tracks == {7: "stream 7 (pid %d)" % pid, 13: "stream 13 (pid %d)" % pid}, tracks
 PY
 cat >"$SCRATCH/want_end.csv" <<'CSV'
 "Attribute Name","Requested Size","Device","Actual Size","Reuse?"

@@ -6,7 +6,9 @@
  * Usage: render_gen DIR MODE [N]
  *   basic   cpu/0: the story of check_model.c (peak 1150, end 1050, one
  *           unknown free); gpu/0: "layer1:" 4096 then "layer2:" 8192 (named
- *           "w"), then the first freed; one cpu/0 snapshot
+ *           "w"), then the first freed; one cpu/0 snapshot; a kernel
+ *           "sgemm<float>" (2.5 us, stream 7) and a 64 KiB copy "HtoD"
+ *           (1 us, stream 13) on gpu/0; a note of 5 dropped CUPTI records
  *   escape  scopes, names and the thread name full of < " & newline and
  *           invalid UTF-8
  *   big N [scoped]  N allocations on cpu/0, each freed 1000 allocations
@@ -46,6 +48,12 @@ static void basic(void)
     memflow_record_alloc("gpu/0", P(0x7f0000100000), 8192, 8192, "w", MEMFLOW_ALLOC_REUSED);
     memflow_scope_pop();
     memflow_record_free("gpu/0", P(0x7f0000000000));
+    uint64_t t = mf_clock_now();
+    mf_recorder_activity(MF_DEVICE(MF_DEVICE_GPU, 0), MF_ACT_KERNEL, t, t + 2500, 0, 7,
+                         mf_recorder_intern("sgemm<float>", 12), 42);
+    mf_recorder_activity(MF_DEVICE(MF_DEVICE_GPU, 0), MF_ACT_MEMCPY, t + 3000, t + 4000, 65536,
+                         13, mf_recorder_intern("HtoD", 4), 43);
+    mf_recorder_note(MF_NOTE_GPU_DROPPED, 5);
 }
 
 static void escape(void)
