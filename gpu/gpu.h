@@ -109,6 +109,17 @@ MF_EXPORT unsigned mf_gpu_memory_kind(unsigned cupti_memory_kind, unsigned pool_
 /* "HtoD", "DtoH", ... for a CUpti_ActivityMemcpyKind; "memcpy" if unknown. */
 MF_EXPORT const char *mf_gpu_memcpy_kind_name(unsigned copy_kind);
 
+/* ---- names.c ----------------------------------------------------------- */
+
+/*
+ * The interned id of a kernel's name, demangled when it is a mangled C++
+ * symbol ("_Z13dense_forwardPKfS0_S0_Pfii" -> "dense_forward(float const*,
+ * ...)") and the C++ runtime's __cxa_demangle can be found; otherwise the
+ * name as it is.  NULL -> MF_STRING_UNKNOWN.  Cached by the string's
+ * address (CUPTI shares one string among a kernel's records).
+ */
+MF_EXPORT uint32_t mf_gpu_kernel_name(const char *name);
+
 /* ---- correlation.c ----------------------------------------------------- */
 
 /* What the API callback knew about the thread that asked for memory. */

@@ -7,6 +7,7 @@ GPU_CAPTURE_SOURCES = \
 	gpu/capture.c \
 	gpu/correlation.c \
 	gpu/translate.c \
+	gpu/names.c \
 	gpu/sampler.c
 
 if HAVE_CUPTI

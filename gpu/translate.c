@@ -111,7 +111,7 @@ static void translate_pool(const CUpti_ActivityMemoryPool3 *p)
 static void translate_kernel(const CUpti_ActivityKernel10 *k)
 {
     mf_recorder_activity(gpu_device(k->deviceId), MF_ACT_KERNEL, k->start, k->end, 0,
-                         k->streamId, intern_text(k->name), k->correlationId);
+                         k->streamId, mf_gpu_kernel_name(k->name), k->correlationId);
 }
 
 static void translate_memcpy(const CUpti_ActivityMemcpy6 *c)

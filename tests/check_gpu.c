@@ -369,7 +369,10 @@ START_TEST(memory_pool_records_become_pool_events)
 }
 END_TEST
 
-/* Kernels, copies and sets -> ACTIVITY events with names and streams. */
+/*
+ * Kernels (one named with odd bytes, one mangled C++ symbol that comes out
+ * demangled), copies and sets -> ACTIVITY events with names and streams.
+ */
 START_TEST(kernel_memcpy_memset_records_become_activities)
 {
     start_log("activity", NULL);
@@ -384,6 +387,11 @@ START_TEST(kernel_memcpy_memset_records_become_activities)
     k.streamId = 7;
     k.correlationId = 301;
     k.name = "gemm<\"&>\n\xff";
+    buffer_add(&b, &k, sizeof k);
+    k.name = "_Z13dense_forwardPKfS0_S0_Pfii";
+    k.start = t0 + 520;
+    k.end = t0 + 590;
+    k.correlationId = 305;
     buffer_add(&b, &k, sizeof k);
     CUpti_ActivityMemcpy6 c;
     memset(&c, 0, sizeof c);
@@ -417,10 +425,10 @@ START_TEST(kernel_memcpy_memset_records_become_activities)
     s.streamId = 10;
     s.correlationId = 304;
     buffer_add(&b, &s, sizeof s);
-    ck_assert_uint_eq(process_on_cupti_thread(&b).walked, 4);
+    ck_assert_uint_eq(process_on_cupti_thread(&b).walked, 5);
     mf_log *log = finish_and_read();
 
-    ck_assert_uint_eq(count_events(log, MF_REC_ACTIVITY, -1), 4);
+    ck_assert_uint_eq(count_events(log, MF_REC_ACTIVITY, -1), 5);
     struct {
         uint16_t device, kind;
         uint64_t start, end, bytes;
@@ -429,11 +437,13 @@ START_TEST(kernel_memcpy_memset_records_become_activities)
         uint64_t correlation;
     } want[] = {
         { MF_DEVICE(1, 0), MF_ACT_KERNEL, t0 + 10, t0 + 510, 0, 7, "gemm<\"&>\n\xff", 301 },
+        { MF_DEVICE(1, 0), MF_ACT_KERNEL, t0 + 520, t0 + 590, 0, 7,
+          "dense_forward(float const*, float const*, float const*, float*, int, int)", 305 },
         { MF_DEVICE(1, 1), MF_ACT_MEMCPY, t0 + 600, t0 + 700, 4096, 8, "HtoD", 302 },
         { MF_DEVICE(1, 0), MF_ACT_MEMCPY, t0 + 800, t0 + 900, 1 << 16, 9, "PtoP", 303 },
         { MF_DEVICE(1, 1), MF_ACT_MEMSET, t0 + 1000, t0 + 1050, 256, 10, "memset", 304 },
     };
-    for (size_t i = 0; i < 4; i++) {
+    for (size_t i = 0; i < 5; i++) {
         const mf_event *e = nth_event(log, MF_REC_ACTIVITY, -1, i);
         ck_assert_uint_eq(e->device, want[i].device);
         ck_assert_uint_eq(e->flags, want[i].kind);
