@@ -21,10 +21,6 @@
 
 #define PROGRESS_AFTER_NS 1000000000ull
 
-/* render/svg.c may not be linked in yet (it is written in parallel): a weak
- * reference lets everything else work and memory_flow.* say so. */
-#pragma weak mf_svg_write
-
 static uint64_t now_ns(void)
 {
     struct timespec ts;
@@ -95,11 +91,6 @@ static int write_one(const mf_model *m, const char *dir, const char *name,
     if (strncmp(name, "memory_flow.", 12) == 0 &&
         (!strcmp(name + 12, "svg") || !strcmp(name + 12, "png") || !strcmp(name + 12, "pdf"))) {
         join_path(path, sizeof path, dir, name);
-        if (!mf_svg_write) {
-            snprintf(err, errlen, "%s: this memflow was built without the memory_flow "
-                     "renderer", path);
-            return -1;
-        }
         return mf_svg_write(m, path, &opt->svg, err, errlen);
     }
     if (!strcmp(name, "profile.json") || !strcmp(name, "chrome_timeline.json")) {

@@ -148,4 +148,14 @@ cmp "$SCRATCH/want_at.csv" "$SCRATCH/at/gpu_memory_profile-pid_$PID.csv" || fail
 [ -f "$SCRATCH/at0/stats.json" ] || fail "stats.json at --at 1ns"
 [ ! -e "$SCRATCH/at0/gpu_memory_profile-pid_$PID.csv" ] || fail "no CSV before any GPU block"
 expect_eq "no allocation 1 ns after the start" 0 "$(json_get "$SCRATCH/at0/stats.json" 'sum(x["alloc_count"] for x in d["devices"])')"
+# -- default formats: the picture, the trace, the table, and the CSV (GPU) --
+DEF="$SCRATCH/default"
+mkdir -p "$DEF" && cp "$LOG" "$DEF/"
+"$MEMFLOW" render "$DEF/$(basename "$LOG")" 2>/dev/null || fail "render with default formats exited $?"
+for f in memory_flow.svg profile.json stats.txt "gpu_memory_profile-pid_$PID.csv"; do
+    [ -s "$DEF/$f" ] || fail "default output $f missing in the log's folder"
+done
+"$MEMFLOW" render "$LOG" -o "$SCRATCH/dev" --device gpu/0 --color-by size \
+    --formats memory_flow.png 2>/dev/null || fail "render --device --color-by exited $?"
+[ -s "$SCRATCH/dev/memory_flow.png" ] || fail "memory_flow.png"
 echo "render_cli: ok"
