@@ -9,8 +9,9 @@
  * CUPTI returns filled buffers on its own thread (or on the thread that
  * calls cuptiActivityFlushAll); buffer_completed() translates them
  * (translate.c), reports dropped records and unmaps them.  The recorder's
- * flush hook (memflow_dump() and exit) flushes CUPTI so nothing is left in
- * its buffers when the log is closed.
+ * flush hook (memflow_dump() and exit) and an exit handler of our own
+ * (which runs before CUPTI's) flush CUPTI so nothing is left in its buffers
+ * when the log is closed.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -225,6 +226,9 @@ static int start_capture(void)
     subscribe_alloc_apis();
     mf_recorder_set_sampler(MF_DEVICE_GPU, mf_gpu_sample);
     mf_recorder_add_flush_hook(flush_activity);
+    /* CUPTI registered its own exit handlers while we enabled it; ours runs
+     * before them (atexit is last-in first-out), while CUPTI still works. */
+    atexit(flush_activity);
     active = 1;
     return 0;
 }

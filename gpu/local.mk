@@ -16,7 +16,8 @@ libmemflow_cuda_la_SOURCES = $(GPU_CAPTURE_SOURCES) gpu/inject.c
 libmemflow_cuda_la_CPPFLAGS = $(AM_CPPFLAGS) $(CUPTI_CFLAGS)
 libmemflow_cuda_la_CFLAGS = $(AM_CFLAGS) -pthread
 libmemflow_cuda_la_LIBADD = libmemflow.la $(CUPTI_LIBS) -ldl
-libmemflow_cuda_la_LDFLAGS = -module -avoid-version -shared -pthread
+# nodelete: the plugin's exit handler must outlive a dlclose.
+libmemflow_cuda_la_LDFLAGS = -module -avoid-version -shared -pthread -Wl,-z,nodelete
 endif
 
 include samples/cuda/local.mk
