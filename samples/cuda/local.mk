@@ -1,9 +1,10 @@
-# samples/cuda/ - CUDA samples (the seed's MLP on the GPU, a caching
-# allocator that reports its blocks, a timed cudaMalloc/cudaFree loop), compiled with nvcc when configure finds
-# it; not installed and not run by make check (they need a GPU).  Included
-# from gpu/local.mk (ALREADY: do not include it again from samples/local.mk,
-# automake would see every variable twice).  nvcc compiles each .cu to an object; libtool links it
-# with libmemflow and the CUDA runtime like any other program.
+# samples/cuda/ - CUDA samples: the seed's MLP on the GPU, a caching
+# allocator that reports its blocks, a timed cudaMalloc/cudaFree loop.
+# Compiled with nvcc when configure finds it; not installed and not run by
+# make check (they need a GPU).  This file is ALREADY included from
+# gpu/local.mk: do not include it again from samples/local.mk (automake would
+# see every variable twice).  nvcc compiles each .cu to an object; libtool
+# links it with libmemflow and the CUDA runtime like any other program.
 EXTRA_DIST += samples/cuda/mlp_gpu.cu samples/cuda/caching_allocator.cu samples/cuda/alloc_loop.cu
 
 if HAVE_NVCC
