@@ -12,10 +12,11 @@
 # Usage: bench/run.sh [BUILDDIR]   (default $top_builddir, else .)
 #        `make bench` runs it on the build folder.  It builds nothing.
 # Knobs (environment): BENCH_RUNS (5: fast tools), BENCH_SLOW_RUNS (3:
-# heaptrack, massif), BENCH_THREADS ("1 2"), BENCH_LONG_OPS (20000000: the
-# long run that separates per-event cost from start-up; 0 skips it),
-# BENCH_RENDER_ALLOCS ("1000000 10000000"; "" skips), BENCH_KEEP=1 keeps
-# the scratch folder BUILDDIR/bench/out (logs of the 10 M run are ~1 GB).
+# heaptrack, massif), BENCH_THREADS ("1 2"), BENCH_SHM (1: also memflow
+# with its log on /dev/shm), BENCH_LONG_OPS (20000000: the long run that
+# separates per-event cost from start-up; 0 skips it), BENCH_RENDER_ALLOCS
+# ("1000000 10000000"; "" skips), BENCH_KEEP=1 keeps the scratch folder
+# BUILDDIR/bench/out (the 10 M-allocation log is ~800 MB).
 set -eu
 
 BUILD=$(cd "${1:-${top_builddir:-.}}" && pwd)
@@ -31,6 +32,13 @@ LONG_OPS=${BENCH_LONG_OPS:-20000000}
 RENDER_ALLOCS=${BENCH_RENDER_ALLOCS-1000000 10000000}
 JEMALLOC=libjemalloc.so.2
 TOOLS="plain jemalloc memflow heaptrack massif"
+# memflow-shm: the same with the log on tmpfs (/dev/shm), to show what the
+# file system's page cache costs (BENCH_SHM=0 leaves it out).
+SHM_DIR=/dev/shm/memflow-bench-$$
+if [ "${BENCH_SHM:-1}" = 1 ] && [ -d /dev/shm ]; then
+    TOOLS="plain jemalloc memflow memflow-shm heaptrack massif"
+fi
+trap 'rm -rf "$SHM_DIR"' EXIT
 
 die() { echo "bench: $*" >&2; exit 1; }
 note() { echo "bench: $*" >&2; }
@@ -57,6 +65,7 @@ tool_cmd() { # TOOL THREADS OPS -> sets the array CMD
     plain) CMD=("${churn[@]}") ;;
     jemalloc) CMD=(env LD_PRELOAD=$JEMALLOC "${churn[@]}") ;;
     memflow) CMD=("${MEMFLOW_CMD[@]}" run --no-render -o "$OUT/memflow" -- "${churn[@]}") ;;
+    memflow-shm) CMD=("${MEMFLOW_CMD[@]}" run --no-render -o "$SHM_DIR" -- "${churn[@]}") ;;
     heaptrack) CMD=(heaptrack -o "$OUT/heaptrack/churn" "${churn[@]}") ;;
     massif) CMD=(valgrind --tool=massif --massif-out-file="$OUT/massif/massif.out"
                  "${churn[@]}") ;;
@@ -69,7 +78,7 @@ tool_cmd() { # TOOL THREADS OPS -> sets the array CMD
 # OUT/times/TOOL-THREADS-OPS.
 time_once() { # TOOL THREADS OPS
     local tool=$1 log="$OUT/logs/$1-$2-$3"
-    rm -rf "${OUT:?}/$tool"
+    rm -rf "${OUT:?}/$tool" "$SHM_DIR"
     mkdir -p "$OUT/$tool" "$OUT/logs" "$OUT/times"
     tool_cmd "$@"
     "$TIMEIT" "$OUT/times/$tool-$2-$3" "${CMD[@]}" >"$log.out" 2>"$log.err" ||
@@ -263,5 +272,6 @@ print(sum(x["alloc_count"] + x["free_count"] for x in d["devices"]))')
     done
     echo
 fi
+rm -rf "$SHM_DIR"
 [ "${BENCH_KEEP:-0}" = 1 ] || rm -rf "$OUT"
 note "done"
