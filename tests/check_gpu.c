@@ -98,12 +98,17 @@ typedef struct record_buffer {
     size_t size;
 } record_buffer;
 
-static record_buffer buffer_new(void)
+static record_buffer buffer_of(size_t size)
 {
-    record_buffer b = { aligned_alloc(8, 65536), 0, 65536 };
+    record_buffer b = { aligned_alloc(8, size), 0, size };
     ck_assert_ptr_nonnull(b.bytes);
     memset(b.bytes, 0, b.size);
     return b;
+}
+
+static record_buffer buffer_new(void)
+{
+    return buffer_of(65536);
 }
 
 /* Append one record, 8-byte aligned as CUPTI stores them. */
@@ -582,6 +587,92 @@ START_TEST(gpu_sampler_every_n_events)
 }
 END_TEST
 
+/* A record cut short at the end of the valid bytes is not translated. */
+START_TEST(truncated_last_record_is_not_translated)
+{
+    start_log("truncated", NULL);
+    uint64_t t0 = mf_clock_now();
+    record_buffer b = buffer_new();
+    add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0, 0, 0x1000, 64, t0 + 1);
+    add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0, 0, 0x2000, 64, t0 + 2);
+    b.used -= 64; /* half of the second record */
+    ck_assert_uint_eq(process_on_cupti_thread(&b).walked, 1);
+    mf_log *log = finish_and_read();
+    ck_assert_uint_eq(count_events(log, MF_REC_ALLOC, MF_DEVICE_GPU), 1);
+    ck_assert_uint_eq(nth_event(log, MF_REC_ALLOC, MF_DEVICE_GPU, 0)->addr, 0x1000);
+    mf_log_free(log);
+    free(b.bytes);
+}
+END_TEST
+
+#define CALLER_THREADS 4
+#define CALLS_PER_THREAD 5000
+
+typedef struct caller {
+    int index;
+    uint32_t tid;
+} caller;
+
+/* One program thread: its own scope, 5000 cudaMalloc callbacks. */
+static void *caller_thread(void *arg)
+{
+    caller *c = arg;
+    c->tid = my_tid();
+    char scope[32];
+    snprintf(scope, sizeof scope, "worker%d", c->index);
+    memflow_scope_push(scope, 0);
+    for (uint32_t i = 0; i < CALLS_PER_THREAD; i++)
+        runtime_alloc_call(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020,
+                           (uint32_t)c->index * CALLS_PER_THREAD + i + 1);
+    memflow_scope_pop();
+    return NULL;
+}
+
+/*
+ * Four program threads allocate at once, each in its own scope; 20000
+ * MEMORY2 records (2.5 MB of buffer, more than one log chunk of events) come
+ * back in one buffer: every block carries its own thread's scope and id.
+ */
+START_TEST(many_threads_keep_their_scopes)
+{
+    start_log("threads", NULL);
+    caller callers[CALLER_THREADS];
+    pthread_t threads[CALLER_THREADS];
+    for (int k = 0; k < CALLER_THREADS; k++) {
+        callers[k] = (caller){ k, 0 };
+        ck_assert_int_eq(pthread_create(&threads[k], NULL, caller_thread, &callers[k]), 0);
+    }
+    for (int k = 0; k < CALLER_THREADS; k++)
+        ck_assert_int_eq(pthread_join(threads[k], NULL), 0);
+    const uint32_t total = CALLER_THREADS * CALLS_PER_THREAD;
+    record_buffer b = buffer_of((size_t)total * sizeof(CUpti_ActivityMemory4));
+    uint64_t t0 = mf_clock_now();
+    for (uint32_t id = 1; id <= total; id++)
+        add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0, id, 0x100000000ull + 4096ull * id,
+                  4096, t0 + id);
+    ck_assert_uint_eq(process_on_cupti_thread(&b).walked, total);
+    mf_log *log = finish_and_read();
+    ck_assert_uint_eq(count_events(log, MF_REC_ALLOC, MF_DEVICE_GPU), total);
+    size_t seen = 0;
+    for (size_t k = 0; k < log->n_events; k++) {
+        const mf_event *e = &log->events[k];
+        if (e->type != MF_REC_ALLOC || MF_DEVICE_KIND(e->device) != MF_DEVICE_GPU)
+            continue;
+        uint32_t id = (uint32_t)((e->addr - 0x100000000ull) / 4096);
+        int who = (int)((id - 1) / CALLS_PER_THREAD);
+        char want[32];
+        snprintf(want, sizeof want, "worker%d:", who);
+        ck_assert_uint_eq(e->time_ns, t0 + id);
+        ck_assert_str_eq(mf_log_string(log, e->scope), want);
+        ck_assert_uint_eq(e->tid, callers[who].tid);
+        seen++;
+    }
+    ck_assert_uint_eq(seen, total);
+    mf_log_free(log);
+    free(b.bytes);
+}
+END_TEST
+
 /* Records that arrive with no log open are not recorded anywhere. */
 START_TEST(no_log_open_records_nothing)
 {
@@ -829,6 +920,8 @@ static Suite *gpu_suite(void)
     tcase_add_test(tc, gpu_sampler_every_n_events);
     tcase_add_test(tc, no_log_open_records_nothing);
     tcase_add_test(tc, damaged_buffer_keeps_records_before_the_damage);
+    tcase_add_test(tc, truncated_last_record_is_not_translated);
+    tcase_add_test(tc, many_threads_keep_their_scopes);
     tcase_add_test(tc, gpu_memory_profile_csv_of_synthetic_blocks);
     tcase_add_test(tc, start_without_driver_says_so_once);
     tcase_add_test(tc, memory_kinds_map_exactly);
