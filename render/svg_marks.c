@@ -351,12 +351,26 @@ int mf_svg_draw_curve(cairo_t *cr, const mf_svg_panel *panel, mf_svg_buf *overla
 
 /* ---- map ------------------------------------------------------------------------ */
 
+/* The vertical peak line from y0 to y1. */
+static void draw_peak_line(cairo_t *cr, const mf_svg_panel *panel, double y0, double y1)
+{
+    if (panel->dev->peak_bytes == 0)
+        return;
+    vline(cr, mf_svg_time_x(&panel->time, panel->dev->peak_time_ns), y0, y1);
+    mf_svg_set_rgb(cr, mf_svg_peak_color);
+    cairo_set_line_width(cr, 1);
+    cairo_stroke(cr);
+}
+
 void mf_svg_draw_map_background(cairo_t *cr, const mf_svg_panel *panel)
 {
     cairo_rectangle(cr, MF_SVG_PLOT_X0, panel->box.map_top, MF_SVG_PLOT_X1 - MF_SVG_PLOT_X0,
                     MF_SVG_MAP_H);
     mf_svg_set_rgb(cr, mf_svg_background);
     cairo_fill(cr);
+    /* Behind the blocks: the block allocated at the peak, often a
+     * short-lived temporary one pixel wide, stays visible. */
+    draw_peak_line(cr, panel, panel->box.map_top, panel->box.map_bottom);
 }
 
 /* A zig-zag line across [x0, x1] at y. */
@@ -435,18 +449,6 @@ static void draw_time_ticks(cairo_t *cr, const mf_svg_panel *panel)
                  "time since start");
 }
 
-/* The vertical peak line through curve and map. */
-static void draw_peak_line(cairo_t *cr, const mf_svg_panel *panel)
-{
-    if (panel->dev->peak_bytes == 0)
-        return;
-    vline(cr, mf_svg_time_x(&panel->time, panel->dev->peak_time_ns), panel->box.curve_top,
-          panel->box.map_bottom);
-    mf_svg_set_rgb(cr, mf_svg_peak_color);
-    cairo_set_line_width(cr, 1);
-    cairo_stroke(cr);
-}
-
 void mf_svg_draw_map_marks(cairo_t *cr, const mf_svg_panel *panel)
 {
     cairo_rectangle(cr, MF_SVG_PLOT_X0 - 0.5, panel->box.map_top - 0.5,
@@ -457,7 +459,7 @@ void mf_svg_draw_map_marks(cairo_t *cr, const mf_svg_panel *panel)
     draw_breaks(cr, panel);
     draw_address_ticks(cr, panel);
     draw_time_ticks(cr, panel);
-    draw_peak_line(cr, panel);
+    draw_peak_line(cr, panel, panel->box.curve_top, panel->box.map_top);
     if (panel->dev->n_blocks == 0)
         colored_text(cr, muted_color, (MF_SVG_PLOT_X0 + MF_SVG_PLOT_X1) / 2.0,
                      (panel->box.map_top + panel->box.map_bottom) / 2, MF_SVG_CENTER, 12, 0,

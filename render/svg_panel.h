@@ -99,11 +99,12 @@ void mf_svg_draw_title(cairo_t *cr, const mf_model *model, const mf_svg_panel *p
 /* Device line, occupancy curve (events and samples), peak marker. */
 int mf_svg_draw_curve(cairo_t *cr, const mf_svg_panel *panel, mf_svg_buf *overlay);
 
-/* Map background (drawn before the blocks). */
+/* Map background and the map's part of the peak line, both drawn before
+ * (behind) the blocks. */
 void mf_svg_draw_map_background(cairo_t *cr, const mf_svg_panel *panel);
 
-/* Map frame, address and time ticks, breaks and the peak line (drawn
- * after the blocks). */
+/* Map frame, address and time ticks, breaks and the curve's part of the
+ * peak line (drawn after the blocks). */
 void mf_svg_draw_map_marks(cairo_t *cr, const mf_svg_panel *panel);
 
 /* The legend right of the panel. */

@@ -139,10 +139,15 @@ static void check_basic_pixels(cairo_surface_t *image, const mf_model *m)
     /* The weird scope's block (C) in the high segment. */
     locate(m, &scope_opt, cpu0, 500 * SVGT_MS, SVGT_C_ADDR + 512 * 1024, &x, &y);
     ck_assert_pixel(image, x, y, RGB_WEIRD);
-    /* The peak (300 ms) line crosses A's row in red. */
+    /* The peak (300 ms) line: red in the curve above the peak, behind the
+     * blocks in the map (A lives then, so A's colour shows), and red in
+     * the map where nothing lives (a later peak is checked in test_peak_line). */
+    mf_svg_panel_box box;
+    ck_assert_int_eq(mf_svg_locate(m, &scope_opt, cpu0, 0, 0, NULL, NULL, &box), 0);
     locate(m, &scope_opt, cpu0, 300 * SVGT_MS, SVGT_A_ADDR + 128 * 1024, &peak_x, &y);
-    ck_assert_pixel(image, peak_x, y, RGB_PEAK);
-    ck_assert_pixel(image, peak_x + 2, y, RGB_NET_DENSE0);
+    ck_assert_pixel(image, peak_x, (int)box.curve_top + 4, RGB_PEAK);
+    ck_assert_pixel(image, peak_x - 2, (int)box.curve_top + 4, RGB_WHITE);
+    ck_assert_pixel(image, peak_x, y, RGB_NET_DENSE0);
     /* B is live at end: its colour, then the dark edge at the right end. */
     locate(m, &scope_opt, cpu0, 900 * SVGT_MS, SVGT_B_ADDR + 128 * 1024, &x, &y_b);
     ck_assert_pixel(image, x, y_b, RGB_NET_DENSE1);
@@ -247,6 +252,33 @@ START_TEST(test_tiny_block_visible)
     /* Segment bottom: the one pixel row above y, the column of x. */
     ck_assert_pixel(image, x, y - 1, rgb);
     ck_assert_pixel(image, x + 2, y - 1, RGB_BACKGROUND);
+    cairo_surface_destroy(image);
+    svgt_model_free(m);
+}
+END_TEST
+
+/* The peak line runs through the map behind the blocks: red where nothing
+ * lives, while a one-pixel block allocated at the peak stays visible. */
+START_TEST(test_peak_line)
+{
+    mf_model *m = svgt_model_new(1000 * SVGT_MS, "peak");
+    svgt_block(m, cpu0, "base:", "b", 0x100000, 4 << 20, 4 << 20, 0, 900 * SVGT_MS, 1);
+    svgt_block(m, cpu0, "spike:", "s", 0x600000, 1 << 20, 1 << 20, 500 * SVGT_MS,
+               500 * SVGT_MS + 1000, 1);
+    svgt_finish(m);
+    ck_assert_uint_eq(m->devices[0].peak_time_ns, SVGT_T0 + 500 * SVGT_MS);
+    const char *path = out_path("peak.svg");
+    write_or_fail(m, path, &scope_opt);
+    cairo_surface_t *image = rsvg_render(path);
+    int x, y_spike, y_empty;
+    locate(m, &scope_opt, cpu0, 500 * SVGT_MS, 0x600000 + (1 << 19), &x, &y_spike);
+    locate(m, &scope_opt, cpu0, 500 * SVGT_MS, 0x500000 + (1 << 19), &x, &y_empty);
+    ck_assert_int_eq(x, 556);   /* 112 + 888 / 2 */
+    mf_svg_rgb spike = mf_svg_scope_color("spike:");
+    ck_assert_pixel(image, x, y_spike, (unsigned)spike.r << 16 | (unsigned)spike.g << 8 | spike.b);
+    ck_assert_pixel(image, x + 1, y_spike, RGB_BACKGROUND);
+    ck_assert_pixel(image, x, y_empty, RGB_PEAK);
+    ck_assert_pixel(image, x + 1, y_empty, RGB_BACKGROUND);
     cairo_surface_destroy(image);
     svgt_model_free(m);
 }
@@ -532,6 +564,7 @@ static Suite *svg_suite(void)
     tcase_add_test(pictures, test_pdf_written);
     tcase_add_test(pictures, test_color_by_lifetime_and_size);
     tcase_add_test(pictures, test_tiny_block_visible);
+    tcase_add_test(pictures, test_peak_line);
     tcase_add_test(pictures, test_two_devices);
     tcase_add_test(pictures, test_hostile_strings);
     tcase_add_test(pictures, test_empty_model);
