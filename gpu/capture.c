@@ -7,7 +7,7 @@
  * callbacks of the allocation functions (scope correlation).  Buffers are
  * mmap'd, never malloc'd, so they never appear as the program's memory.
  * CUPTI returns filled buffers on its own thread (or on the thread that
- * calls cuptiActivityFlushAll); buffer_completed() translates them
+ * calls cuptiActivityFlushAll); mf_gpu_buffer_completed() translates them
  * (translate.c), reports dropped records and unmaps them.  The recorder's
  * flush hook (memflow_dump() and exit) and an exit handler of our own
  * (which runs before CUPTI's) flush CUPTI so nothing is left in its buffers
@@ -20,7 +20,6 @@
 #include "config.h"
 #include "gpu.h"
 
-#define BUFFER_SIZE (4u << 20) /* bytes per CUPTI activity buffer */
 
 static int start_done;
 static int active;
@@ -32,11 +31,11 @@ uint64_t CUPTIAPI mf_gpu_timestamp(void)
     return mf_clock_now();
 }
 
-static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+void CUPTIAPI mf_gpu_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
-    void *p = mmap(NULL, BUFFER_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *p = mmap(NULL, MF_GPU_BUFFER_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     *buffer = p == MAP_FAILED ? NULL : p; /* NULL: CUPTI drops and counts */
-    *size = p == MAP_FAILED ? 0 : BUFFER_SIZE;
+    *size = p == MAP_FAILED ? 0 : MF_GPU_BUFFER_SIZE;
     *max_records = 0;
 }
 
@@ -50,7 +49,7 @@ void mf_gpu_note_dropped(size_t n)
             "GPU memory in the log is incomplete\n", n);
 }
 
-static void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream_id, uint8_t *buffer,
+void CUPTIAPI mf_gpu_buffer_completed(CUcontext context, uint32_t stream_id, uint8_t *buffer,
                                       size_t size, size_t valid_size)
 {
     mf_gpu_process_buffer(buffer, valid_size);
@@ -217,7 +216,7 @@ static int start_capture(void)
     CUptiResult r = cuptiActivityRegisterTimestampCallback(mf_gpu_timestamp);
     if (r == CUPTI_SUCCESS) {
         call = "cuptiActivityRegisterCallbacks";
-        r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
+        r = cuptiActivityRegisterCallbacks(mf_gpu_buffer_requested, mf_gpu_buffer_completed);
     }
     if (r == CUPTI_SUCCESS)
         r = enable_activity(&call);

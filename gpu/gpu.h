@@ -70,6 +70,21 @@ MF_EXPORT void CUPTIAPI mf_gpu_api_callback(void *userdata, CUpti_CallbackDomain
 MF_EXPORT int mf_gpu_is_alloc_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
 
 /*
+ * The activity buffer callbacks registered with cuptiActivityRegisterCallbacks.
+ * requested: a fresh mmap'd buffer of MF_GPU_BUFFER_SIZE bytes (page
+ * aligned, so 8-byte aligned as CUPTI requires), *max_records 0 (as many as
+ * fit); on mmap failure *buffer NULL and *size 0 (CUPTI then drops and
+ * counts records).  completed: mf_gpu_process_buffer(buffer, valid_size),
+ * then the dropped count (cuptiActivityGetNumDroppedRecords ->
+ * mf_gpu_note_dropped), then the buffer is unmapped (size bytes).
+ */
+#define MF_GPU_BUFFER_SIZE (4u << 20)
+MF_EXPORT void CUPTIAPI mf_gpu_buffer_requested(uint8_t **buffer, size_t *size,
+                                                size_t *max_records);
+MF_EXPORT void CUPTIAPI mf_gpu_buffer_completed(CUcontext context, uint32_t stream_id,
+                                                uint8_t *buffer, size_t size, size_t valid_size);
+
+/*
  * Report n records that CUPTI dropped: a MF_NOTE_GPU_DROPPED note with
  * value n and one stderr line.  n == 0 does nothing.  The buffer-completed
  * callback calls it with cuptiActivityGetNumDroppedRecords' count.

@@ -19,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -673,6 +675,53 @@ START_TEST(many_threads_keep_their_scopes)
 }
 END_TEST
 
+typedef struct completed_job {
+    uint8_t *buffer;
+    size_t size, valid;
+} completed_job;
+
+static void *completed_thread(void *arg)
+{
+    completed_job *job = arg;
+    mf_gpu_buffer_completed(NULL, 0, job->buffer, job->size, job->valid);
+    return NULL;
+}
+
+/*
+ * The buffer callbacks production registers with CUPTI: a 4 MiB aligned
+ * buffer is handed out, filled as CUPTI fills it, handed back on another
+ * thread: its records are recorded (no drops without a driver: no note)
+ * and the buffer is unmapped.
+ */
+START_TEST(buffer_callbacks_hand_out_translate_and_unmap)
+{
+    start_log("callbacks", NULL);
+    uint8_t *buffer = NULL;
+    size_t size = 0, max_records = 99;
+    mf_gpu_buffer_requested(&buffer, &size, &max_records);
+    ck_assert_ptr_nonnull(buffer);
+    ck_assert_uint_eq(size, 4u << 20);
+    ck_assert_uint_eq(max_records, 0);
+    ck_assert_uint_eq((uintptr_t)buffer % 8, 0);
+    record_buffer b = { buffer, 0, size };
+    uint64_t t0 = mf_clock_now();
+    add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0, 0, 0xa000, 4096, t0 + 1);
+    add_release(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0, 0xa000, 4096, t0 + 2);
+    completed_job job = { buffer, size, b.used };
+    pthread_t thread;
+    ck_assert_int_eq(pthread_create(&thread, NULL, completed_thread, &job), 0);
+    ck_assert_int_eq(pthread_join(thread, NULL), 0);
+    ck_assert_int_eq(msync(buffer, 4096, MS_ASYNC), -1); /* unmapped */
+    ck_assert_int_eq(errno, ENOMEM);
+    mf_log *log = finish_and_read();
+    ck_assert_uint_eq(count_events(log, MF_REC_ALLOC, MF_DEVICE_GPU), 1);
+    ck_assert_uint_eq(count_events(log, MF_REC_FREE, MF_DEVICE_GPU), 1);
+    ck_assert_uint_eq(nth_event(log, MF_REC_FREE, MF_DEVICE_GPU, 0)->addr, 0xa000);
+    ck_assert_uint_eq(count_events(log, MF_REC_NOTE, -1), 0);
+    mf_log_free(log);
+}
+END_TEST
+
 /* Records that arrive with no log open are not recorded anywhere. */
 START_TEST(no_log_open_records_nothing)
 {
@@ -918,6 +967,7 @@ static Suite *gpu_suite(void)
     tcase_add_test(tc, gpu_timestamp_orders_with_cpu_events);
     tcase_add_test(tc, dropped_records_are_noted);
     tcase_add_test(tc, gpu_sampler_every_n_events);
+    tcase_add_test(tc, buffer_callbacks_hand_out_translate_and_unmap);
     tcase_add_test(tc, no_log_open_records_nothing);
     tcase_add_test(tc, damaged_buffer_keeps_records_before_the_damage);
     tcase_add_test(tc, truncated_last_record_is_not_translated);
