@@ -19,6 +19,7 @@ typedef struct row {
     const mf_scope_stat *scope;   /* NULL for a device row */
     uint64_t count, total, min, max;
     const char *name;
+    double key;                   /* sort value, negated when descending */
 } row;
 
 typedef struct stats_ctx {
@@ -69,16 +70,12 @@ static double sort_value(const row *r, mf_stats_sort by)
     return (double)r->total;
 }
 
-static mf_stats_sort sort_key;
-static int sort_ascending;
-
 /* By the sort key, then by name and device so the order is stable. */
 static int compare_rows(const void *pa, const void *pb)
 {
     const row *a = pa, *b = pb;
-    double x = sort_value(a, sort_key), y = sort_value(b, sort_key);
-    if (x != y)
-        return (x < y) == (sort_ascending != 0) ? -1 : 1;
+    if (a->key != b->key)
+        return a->key < b->key ? -1 : 1;
     int c = strcmp(a->name, b->name);
     if (c)
         return c;
@@ -87,8 +84,10 @@ static int compare_rows(const void *pa, const void *pb)
 
 static void sort_rows(row *rows, size_t n, const mf_stats_options *opt)
 {
-    sort_key = opt->sort_by;
-    sort_ascending = opt->ascending;
+    for (size_t i = 0; i < n; i++) {
+        double v = sort_value(&rows[i], opt->sort_by);
+        rows[i].key = opt->ascending ? v : -v;
+    }
     qsort(rows, n, sizeof *rows, compare_rows);
 }
 
@@ -103,7 +102,7 @@ static row *device_rows(const mf_model *m, const mf_stats_options *opt, char (*n
         char dev[16];
         snprintf(names[i], 32, "Memory: %s", mf_model_device_name(d->device, dev, sizeof dev));
         rows[i] = (row){ d, NULL, d->alloc_count, d->alloc_bytes, d->min_size, d->max_size,
-                         names[i] };
+                         names[i], 0 };
     }
     sort_rows(rows, m->n_devices, opt);
     return rows;
@@ -123,7 +122,7 @@ static row *scope_rows(const mf_model *m, const mf_stats_options *opt, size_t *n
         for (size_t j = 0; j < d->n_scopes; j++) {
             const mf_scope_stat *s = &d->scopes[j];
             rows[k++] = (row){ d, s, s->alloc_count, s->alloc_bytes, s->min_size, s->max_size,
-                               mf_model_string(m, s->scope) };
+                               mf_model_string(m, s->scope), 0 };
         }
     }
     sort_rows(rows, *n, opt);

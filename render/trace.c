@@ -261,8 +261,8 @@ static void snapshot_counters(trace_writer *w)
 
 /* ---- spans and activities (X events) ----------------------------------- */
 
-/* Keep-flags of n items: all when their bytes fit budget, else the longest
- * that fit.  cost(i) and length(i) describe item i. */
+/* Which spans or activities to write: all when their bytes fit the budget,
+ * else the longest that fit (item_cost and item_length describe item i). */
 typedef struct selection {
     const mf_model *m;
     trace_writer *w;
@@ -282,22 +282,26 @@ static size_t item_cost(const selection *s, size_t i)
     return EVENT_OVERHEAD + escaped_length(s->w, name);
 }
 
-static const selection *sort_selection;
+typedef struct ranked {
+    uint64_t length;
+    size_t index;
+} ranked;
 
+/* Longest first, then in their original order. */
 static int compare_longest(const void *pa, const void *pb)
 {
-    size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
-    uint64_t x = item_length(sort_selection, a), y = item_length(sort_selection, b);
-    if (x != y)
-        return x > y ? -1 : 1;
-    return a < b ? -1 : a > b;
+    const ranked *a = pa, *b = pb;
+    if (a->length != b->length)
+        return a->length > b->length ? -1 : 1;
+    return a->index < b->index ? -1 : a->index > b->index;
 }
 
 static unsigned char *select_items(const selection *s, size_t n, size_t budget,
                                    uint64_t *dropped)
 {
     unsigned char *keep = calloc(n ? n : 1, 1);
-    size_t total = 0, *order;
+    size_t total = 0;
+    ranked *order;
     if (!keep)
         return NULL;
     for (size_t i = 0; i < n; i++)
@@ -311,18 +315,17 @@ static unsigned char *select_items(const selection *s, size_t n, size_t budget,
         return NULL;
     }
     for (size_t i = 0; i < n; i++)
-        order[i] = i;
-    sort_selection = s;
+        order[i] = (ranked){ item_length(s, i), i };
     qsort(order, n, sizeof *order, compare_longest);
     total = 0;
     for (size_t i = 0; i < n; i++) {
-        size_t cost = item_cost(s, order[i]);
+        size_t cost = item_cost(s, order[i].index);
         if (total + cost > budget) {
             (*dropped)++;
             continue;
         }
         total += cost;
-        keep[order[i]] = 1;
+        keep[order[i].index] = 1;
     }
     free(order);
     return keep;
