@@ -47,7 +47,8 @@ pack() {
     build="$here/build-gpu/remote-build"
     [ -x "$here/configure" ] || (cd "$here" && autoreconf -fi)
     mkdir -p "$build"
-    (cd "$build" && { [ -f Makefile ] || "$here/configure" -q --disable-werror --prefix="$prefix"; } &&
+    (cd "$build" &&
+        { [ -f Makefile ] || "$here/configure" -q --disable-werror --prefix="$prefix"; } &&
         make -j2 >/dev/null && make -j2 samples/cuda/mlp_gpu samples/cuda/caching_allocator \
         samples/cuda/alloc_loop >/dev/null) || die "build failed in $build"
     rm -rf "$bundle"
@@ -70,7 +71,8 @@ pack() {
     done
     echo "gpu-remote: bundle in $bundle_rel ($(du -sh "$bundle" | cut -f1)):"
     ls "$bundle/deps"
-    echo "next: run 'sh bench/gpu-remote.sh capture' on the GPU machine with carry [\"$bundle_rel\"]"
+    echo "next: on the GPU machine run 'sh bench/gpu-remote.sh capture'" \
+        "with carry [\"$bundle_rel\"]"
 }
 
 # The PyTorch training step profiled on the GPU machine: a small MLP, one
@@ -106,7 +108,8 @@ use_missing_deps() {
     for lib in "$bundle"/deps/*; do
         [ -e "$lib" ] || continue
         name=$(basename "$lib")
-        ldconfig -p 2>/dev/null | grep -q "^[[:space:]]$name " || ln -sf "../deps/$name" "$bundle/needed/$name"
+        ldconfig -p 2>/dev/null | grep -q "^[[:space:]]$name " ||
+            ln -sf "../deps/$name" "$bundle/needed/$name"
     done
     LD_LIBRARY_PATH="$bundle$prefix/lib:$bundle/needed${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
     export LD_LIBRARY_PATH
@@ -171,8 +174,8 @@ render() {
         name=$(basename "$dir")
         set -- "$dir"memflow-*.mfl
         [ -e "$1" ] || continue
-        "$MEMFLOW" render "$@" -o "$rendered/$name" \
-            --formats memory_flow.svg,memory_flow.png,profile.json,stats.txt,gpu_memory_profile.csv ||
+        formats=memory_flow.svg,memory_flow.png,profile.json,stats.txt,gpu_memory_profile.csv
+        "$MEMFLOW" render "$@" -o "$rendered/$name" --formats "$formats" ||
             echo "render of $name failed ($?)" >>"$summary"
         { echo "== $name"; cat "$captured/$name.out" 2>/dev/null
           "$MEMFLOW" stats "$@" 2>&1 | head -40; } >>"$summary"

@@ -20,7 +20,6 @@
 #include "config.h"
 #include "gpu.h"
 
-
 static int start_done;
 static int active;
 
@@ -33,7 +32,8 @@ uint64_t CUPTIAPI mf_gpu_timestamp(void)
 
 void CUPTIAPI mf_gpu_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
-    void *p = mmap(NULL, MF_GPU_BUFFER_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *p = mmap(NULL, MF_GPU_BUFFER_SIZE, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     *buffer = p == MAP_FAILED ? NULL : p; /* NULL: CUPTI drops and counts */
     *size = p == MAP_FAILED ? 0 : MF_GPU_BUFFER_SIZE;
     *max_records = 0;
@@ -153,26 +153,39 @@ static int capture_off(const char *call, CUptiResult result)
     return 0;
 }
 
-/* Enable the activity kinds; the first failure turns capture off. */
+/* Enable a kind capture can do without; say so if CUPTI refuses. */
+static void enable_extra_kind(CUpti_ActivityKind kind, const char *what)
+{
+    CUptiResult r = cuptiActivityEnable(kind);
+    if (r == CUPTI_SUCCESS)
+        return;
+    const char *text = "unknown CUPTI error";
+    cuptiGetResultString(r, &text);
+    fprintf(stderr, "memflow: GPU %s records (activity kind %d) are off: %s\n", what,
+            (int)kind, text);
+}
+
+/*
+ * Enable the activity kinds.  MEMORY2 is the one capture cannot do without:
+ * its failure turns capture off (returned).  The others (MEMORY_POOL, and
+ * under profile_device the kernels, copies and sets) are extras: a failure
+ * costs that kind only, with one stderr line.
+ */
 static CUptiResult enable_activity(const char **call)
 {
-    CUpti_ActivityKind kinds[8];
-    int n = 0;
-    kinds[n++] = CUPTI_ACTIVITY_KIND_MEMORY2;
-    kinds[n++] = CUPTI_ACTIVITY_KIND_MEMORY_POOL;
-    if (mf_config_get()->profile_device) {
-        kinds[n++] = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-        kinds[n++] = CUPTI_ACTIVITY_KIND_MEMCPY;
-        kinds[n++] = CUPTI_ACTIVITY_KIND_MEMCPY2;
-        kinds[n++] = CUPTI_ACTIVITY_KIND_MEMSET;
+    static const CUpti_ActivityKind device_kinds[] = {
+        CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+        CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET,
+    };
+    CUptiResult r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMORY2);
+    if (r != CUPTI_SUCCESS) {
+        *call = "cuptiActivityEnable(MEMORY2)";
+        return r;
     }
-    for (int i = 0; i < n; i++) {
-        CUptiResult r = cuptiActivityEnable(kinds[i]);
-        if (r != CUPTI_SUCCESS) {
-            *call = "cuptiActivityEnable";
-            return r;
-        }
-    }
+    enable_extra_kind(CUPTI_ACTIVITY_KIND_MEMORY_POOL, "MEMORY_POOL");
+    if (mf_config_get()->profile_device)
+        for (size_t i = 0; i < sizeof device_kinds / sizeof device_kinds[0]; i++)
+            enable_extra_kind(device_kinds[i], "kernel/copy/set");
     return CUPTI_SUCCESS;
 }
 
