@@ -220,14 +220,41 @@ static void envelope_path(cairo_t *cr, const envelope *env, const curve_scale *s
     }
 }
 
-static uint64_t curve_max(const mf_device_model *dev)
+/* The most live bytes by the events. */
+static uint64_t events_max(const mf_device_model *dev)
 {
     uint64_t max = dev->peak_bytes;
-    size_t k = sample_index(dev);
     for (size_t i = 0; i < dev->n_occupancy; i++)
         max = dev->occupancy[i].live_bytes > max ? dev->occupancy[i].live_bytes : max;
+    return max;
+}
+
+/* The highest allocator / driver sample (0 without samples). */
+static uint64_t samples_max(const mf_device_model *dev)
+{
+    uint64_t max = 0;
+    size_t k = sample_index(dev);
     for (size_t i = 0; i < dev->n_snapshots; i++)
         max = dev->snapshots[i].value[k] > max ? dev->snapshots[i].value[k] : max;
+    return max;
+}
+
+/* Samples more than this many times the events' maximum (a GPU driver's
+ * context, another process) go off scale rather than flatten the events. */
+#define OFF_SCALE_FACTOR 4
+
+static int samples_off_scale(const mf_device_model *dev)
+{
+    uint64_t events = events_max(dev);
+    return events > 0 && samples_max(dev) / OFF_SCALE_FACTOR > events;
+}
+
+/* The value at the top of the curve: 10% over what is drawn on scale. */
+static uint64_t curve_max(const mf_device_model *dev)
+{
+    uint64_t max = events_max(dev), samples = samples_max(dev);
+    if (!samples_off_scale(dev) && samples > max)
+        max = samples;
     return max ? max + max / 10 : 1;
 }
 
@@ -335,10 +362,14 @@ int mf_svg_draw_curve(cairo_t *cr, const mf_svg_panel *panel, mf_svg_buf *overla
     if (dev->n_snapshots > 0) {
         if (build_envelope(panel, dev->n_snapshots, snapshot_get, 0, 0, &samples) != 0)
             return -1;
+        cairo_save(cr);
+        cairo_rectangle(cr, MF_SVG_PLOT_X0, s.top, MF_SVG_PLOT_X1 - MF_SVG_PLOT_X0, s.bottom - s.top);
+        cairo_clip(cr);
         envelope_path(cr, &samples, &s, 0);
         mf_svg_set_rgb(cr, mf_svg_sample_color);
         cairo_set_line_width(cr, 1.5);
         cairo_stroke(cr);
+        cairo_restore(cr);
         free(samples.enter);
     }
     cairo_rectangle(cr, MF_SVG_PLOT_X0 + 0.5, s.top + 0.5, MF_SVG_PLOT_X1 - MF_SVG_PLOT_X0 - 1,
@@ -501,6 +532,13 @@ static double legend_curve_keys(cairo_t *cr, const mf_svg_panel *panel, double y
                                ? "allocator active bytes (samples)"
                                : "allocator resident bytes (samples)");
         y += LINE_H;
+        if (samples_off_scale(dev)) {
+            char bytes[32], label[96];
+            snprintf(label, sizeof label, "off scale above the curve, up to %s",
+                     mf_svg_format_bytes(samples_max(dev), bytes, sizeof bytes));
+            colored_text(cr, muted_color, tx, y, MF_SVG_LEFT, 9, 0, label);
+            y += LINE_H - 3;
+        }
     }
     if (dev->peak_bytes > 0) {
         line_swatch(cr, x, y, mf_svg_peak_color, 2);

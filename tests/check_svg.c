@@ -284,6 +284,32 @@ START_TEST(test_peak_line)
 }
 END_TEST
 
+/* A GPU driver's samples far above the program's own bytes (the CUDA
+ * context) go off scale: the events' curve keeps its height, so the peak
+ * dot sits at 1/1.1 of the curve, not squashed near the bottom. */
+START_TEST(test_gpu_samples_off_scale)
+{
+    uint16_t gpu0 = MF_DEVICE(MF_DEVICE_GPU, 0);
+    mf_model *m = svgt_model_new(1000 * SVGT_MS, "gpu");
+    svgt_block(m, gpu0, "w:", "w", 0x7f5000000000ull, 8 << 20, 8 << 20, 375 * SVGT_MS,
+               750 * SVGT_MS, 1);
+    svgt_snapshot(m, gpu0, 100 * SVGT_MS, 600ull << 20);
+    svgt_snapshot(m, gpu0, 500 * SVGT_MS, 608ull << 20);
+    svgt_finish(m);
+    const char *path = out_path("gpu_off_scale.png");
+    write_or_fail(m, path, &scope_opt);
+    cairo_surface_t *image = cairo_image_surface_create_from_png(path);
+    mf_svg_panel_box box;
+    double fx;
+    ck_assert_int_eq(mf_svg_locate(m, &scope_opt, gpu0, SVGT_T0 + 375 * SVGT_MS, 0, &fx, NULL,
+                                   &box), 0);
+    ck_assert(fx == 445);   /* 112 + 888 * 3 / 8 */
+    ck_assert_pixel(image, 445, (int)box.curve_bottom - 100, RGB_PEAK);
+    cairo_surface_destroy(image);
+    svgt_model_free(m);
+}
+END_TEST
+
 /* Two devices: two panels sharing the time axis, the GPU block below. */
 START_TEST(test_two_devices)
 {
@@ -565,6 +591,7 @@ static Suite *svg_suite(void)
     tcase_add_test(pictures, test_color_by_lifetime_and_size);
     tcase_add_test(pictures, test_tiny_block_visible);
     tcase_add_test(pictures, test_peak_line);
+    tcase_add_test(pictures, test_gpu_samples_off_scale);
     tcase_add_test(pictures, test_two_devices);
     tcase_add_test(pictures, test_hostile_strings);
     tcase_add_test(pictures, test_empty_model);

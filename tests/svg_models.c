@@ -86,7 +86,10 @@ void svgt_snapshot(mf_model *model, uint16_t device, uint64_t time_rel, uint64_t
     mf_snapshot *s = &dev->snapshots[dev->n_snapshots++];
     memset(s, 0, sizeof *s);
     s->time_ns = SVGT_T0 + time_rel;
-    s->value[MF_SAMPLE_ACTIVE] = value;
+    if (MF_DEVICE_KIND(device) == MF_DEVICE_GPU)
+        s->value[MF_SAMPLE_GPU_USED] = value;
+    else
+        s->value[MF_SAMPLE_ACTIVE] = value;
 }
 
 typedef struct change {

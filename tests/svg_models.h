@@ -32,7 +32,8 @@ void svgt_block(mf_model *model, uint16_t device, const char *scope, const char 
 /* Add a thread name. */
 void svgt_thread(mf_model *model, uint32_t tid, const char *name);
 
-/* Add a sample_rate snapshot (allocator view) to device. */
+/* Add a sample_rate snapshot to device: value is the allocator's active
+ * bytes (CPU) or the driver's used bytes (GPU). */
 void svgt_snapshot(mf_model *model, uint16_t device, uint64_t time_rel, uint64_t value);
 
 /* Compute every device's occupancy, counts, peak and live-at-end numbers. */
