@@ -10,7 +10,7 @@
  *                  CUPTI segments they live in;
  *   SAMPLE      -> snapshots (allocator/driver view next to the events');
  *   SCOPE       -> spans per thread;  ACTIVITY -> GPU activities;
- *   NOTE, damage -> warnings.
+ *   POOL        -> pool events;       NOTE, damage -> warnings.
  * Strings of all logs are re-interned into one model table.  Everything is
  * O(events) with hash tables: well under a second per million events.
  */
@@ -259,7 +259,7 @@ typedef struct build {
     size_t cap_devices;
     live_table live;
     thread_table threads;
-    size_t cap_spans, cap_activities, cap_threads, cap_warnings;
+    size_t cap_spans, cap_activities, cap_pools, cap_warnings;
     uint64_t seq;                     /* merged event number */
     int oom;
 } build;
@@ -371,6 +371,11 @@ static void add_point(build *b, mf_device_model *d, device_build *db, uint64_t t
     }
 }
 
+static mf_kind_stat *kind_of(mf_device_model *d, uint16_t flags)
+{
+    return &d->kinds[((flags & MF_MEMKIND_MASK) >> MF_MEMKIND_SHIFT) % MF_MODEL_KINDS];
+}
+
 /* End a live block at time_ns (a free, or an ALLOC over a live address). */
 static void end_block(build *b, mf_device_model *d, device_build *db, live_entry *e,
                       uint64_t time_ns)
@@ -380,6 +385,7 @@ static void end_block(build *b, mf_device_model *d, device_build *db, live_entry
     db->free_seq[e->block] = b->seq;
     db->live_bytes -= blk->requested;
     db->live_actual -= blk->actual;
+    kind_of(d, blk->flags)->live_bytes_end -= blk->requested;
     mf_scope_stat *s = scope_stat_of(b, d, db, blk->scope);
     if (s) {
         s->free_count++;
@@ -391,6 +397,10 @@ static void end_block(build *b, mf_device_model *d, device_build *db, live_entry
 
 static void count_alloc(mf_device_model *d, const mf_block *blk)
 {
+    mf_kind_stat *k = kind_of(d, blk->flags);
+    k->alloc_count++;
+    k->alloc_bytes += blk->requested;
+    k->live_bytes_end += blk->requested;
     d->alloc_count++;
     d->alloc_bytes += blk->requested;
     d->alloc_actual_bytes += blk->actual;
@@ -546,6 +556,19 @@ static void on_activity(build *b, uint16_t li, const mf_event *e)
         m->t1_ns = e->actual;
 }
 
+static void on_pool(build *b, uint16_t li, const mf_event *e)
+{
+    mf_model *m = b->m;
+    if (grow((void **)&m->pools, &b->cap_pools, m->n_pools + 1, sizeof *m->pools) < 0) {
+        b->oom = 1;
+        return;
+    }
+    m->pools[m->n_pools++] = (mf_pool_event){
+        .time_ns = e->time_ns, .addr = e->addr, .size = e->size, .threshold = e->actual,
+        .pid = (uint32_t)b->logs[li]->header.pid, .device = e->device, .op = (uint16_t)e->extra,
+    };
+}
+
 static void on_note(build *b, uint16_t li, const mf_event *e)
 {
     unsigned pid = (unsigned)b->logs[li]->header.pid;
@@ -578,7 +601,8 @@ static void replay(build *b, uint16_t li, const mf_event *e)
     case MF_REC_SCOPE: on_scope(b, li, e); break;
     case MF_REC_ACTIVITY: on_activity(b, li, e); break;
     case MF_REC_NOTE: on_note(b, li, e); break;
-    default: break; /* STATE, POOL: not part of the model */
+    case MF_REC_POOL: on_pool(b, li, e); break;
+    default: break; /* STATE: not part of the model */
     }
 }
 
@@ -901,6 +925,7 @@ void mf_model_free(mf_model *model)
     free(model->devices);
     free(model->spans);
     free(model->activities);
+    free(model->pools);
     free(model->threads);
     for (size_t i = 0; i < model->n_processes; i++) {
         free(model->processes[i].program);

@@ -60,6 +60,14 @@ typedef struct mf_scope_stat {
     uint64_t at_peak_count;
 } mf_scope_stat;
 
+/* What one memory kind (enum mf_memory_kind) did on one device. */
+#define MF_MODEL_KINDS 8
+typedef struct mf_kind_stat {
+    uint64_t alloc_count;
+    uint64_t alloc_bytes;     /* sum of requested */
+    uint64_t live_bytes_end;
+} mf_kind_stat;
+
 typedef struct mf_device_model {
     uint16_t device;
     mf_block *blocks;         /* sorted by alloc_ns */
@@ -79,7 +87,15 @@ typedef struct mf_device_model {
     uint64_t alloc_actual_bytes; /* sum of actual */
     mf_scope_stat *scopes;    /* every scope that allocated here, by scope id */
     size_t n_scopes;
+    mf_kind_stat kinds[MF_MODEL_KINDS]; /* by memory kind (heap, device, pinned...) */
 } mf_device_model;
+
+/* A GPU memory pool created, trimmed or destroyed (CUPTI MEMORY_POOL). */
+typedef struct mf_pool_event {
+    uint64_t time_ns, addr, size, threshold;
+    uint32_t pid;
+    uint16_t device, op;      /* enum mf_pool_op */
+} mf_pool_event;
 
 /* A scope pushed on a thread: [begin, end), end = t1 if never popped. */
 typedef struct mf_span {
@@ -119,6 +135,8 @@ typedef struct mf_model {
     size_t n_spans;
     mf_activity *activities;
     size_t n_activities;
+    mf_pool_event *pools;
+    size_t n_pools;
     mf_thread_info *threads;
     size_t n_threads;
     mf_process_info *processes;

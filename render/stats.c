@@ -28,6 +28,23 @@ typedef struct stats_ctx {
     mf_buf *b;
 } stats_ctx;
 
+const char *mf_memory_kind_name(unsigned kind)
+{
+    static const char *const names[] = { "heap", "device", "pinned", "managed", "pool" };
+    return kind < sizeof names / sizeof names[0] ? names[kind] : "other";
+}
+
+/* Whether a device used more than its usual kind (heap on a CPU, device
+ * memory on a GPU): then the kinds are worth listing. */
+static int mixed_kinds(const mf_device_model *d)
+{
+    for (unsigned k = 0; k < MF_MODEL_KINDS; k++)
+        if (d->kinds[k].alloc_count && d->kinds[k].alloc_count != d->alloc_count)
+            return 1;
+    return MF_DEVICE_KIND(d->device) == MF_DEVICE_GPU && d->alloc_count &&
+           d->kinds[MF_MEM_DEVICE].alloc_count != d->alloc_count;
+}
+
 int mf_stats_parse_format(const char *text, int *json)
 {
     if (text && strcmp(text, "table") == 0)
@@ -239,6 +256,22 @@ static void text_header(stats_ctx *c)
     mf_buf_printf(c->b, "duration: %.3f ms\n\n", (double)(m->t1_ns - m->t0_ns) / 1e6);
 }
 
+/* "gpu/0 by memory kind: device 3 allocations, 12.0000 kB (live at end ...)" */
+static void text_kinds(stats_ctx *c, const mf_device_model *d)
+{
+    char dev[16];
+    if (!mixed_kinds(d))
+        return;
+    mf_buf_printf(c->b, "%s by memory kind:", mf_model_device_name(d->device, dev, sizeof dev));
+    for (unsigned k = 0; k < MF_MODEL_KINDS; k++)
+        if (d->kinds[k].alloc_count)
+            mf_buf_printf(c->b, " %s %llu allocations %.4f kB (%.4f kB live at end);",
+                          mf_memory_kind_name(k), (unsigned long long)d->kinds[k].alloc_count,
+                          (double)d->kinds[k].alloc_bytes / KB,
+                          (double)d->kinds[k].live_bytes_end / KB);
+    mf_buf_puts(c->b, "\n");
+}
+
 static void text_device_storage(stats_ctx *c)
 {
     const mf_model *m = c->m;
@@ -261,7 +294,10 @@ static void text_device_storage(stats_ctx *c)
                       (double)rows[i].min / KB, (double)rows[i].max / KB, row_avg(&rows[i]) / KB);
     }
     mf_buf_puts(c->b, "Use: requested bytes of one allocation (kB = 1000 bytes); Avg is the "
-                      "arithmetic mean, total requested / count.\n\n");
+                      "arithmetic mean, total requested / count.\n");
+    for (size_t i = 0; i < m->n_devices; i++)
+        text_kinds(c, &m->devices[i]);
+    mf_buf_puts(c->b, "\n");
     free(rows);
     free(names);
 }
@@ -411,6 +447,22 @@ static void json_processes(stats_ctx *c)
                   (unsigned long long)(c->m->t1_ns - c->m->t0_ns));
 }
 
+/* "device":{"alloc_count":N,"alloc_bytes":N,"live_bytes_end":N},... */
+static void json_kinds(mf_buf *b, const mf_device_model *d)
+{
+    int first = 1;
+    for (unsigned k = 0; k < MF_MODEL_KINDS; k++) {
+        if (!d->kinds[k].alloc_count)
+            continue;
+        mf_buf_printf(b, "%s\"%s\":{\"alloc_count\":%llu,\"alloc_bytes\":%llu,"
+                      "\"live_bytes_end\":%llu}", first ? "" : ",", mf_memory_kind_name(k),
+                      (unsigned long long)d->kinds[k].alloc_count,
+                      (unsigned long long)d->kinds[k].alloc_bytes,
+                      (unsigned long long)d->kinds[k].live_bytes_end);
+        first = 0;
+    }
+}
+
 static void json_devices(stats_ctx *c)
 {
     const mf_model *m = c->m;
@@ -432,7 +484,7 @@ static void json_devices(stats_ctx *c)
                       "\"alloc_actual_bytes\":%llu,\"min_size\":%llu,\"max_size\":%llu,"
                       "\"avg_size\":%.3f,\"peak_bytes\":%llu,\"peak_time_ns\":%llu,"
                       "\"live_bytes_end\":%llu,\"live_count_end\":%llu,\"unknown_frees\":%llu,"
-                      "\"replaced_blocks\":%llu,\"snapshots\":%zu}",
+                      "\"replaced_blocks\":%llu,\"snapshots\":%zu,\"kinds\":{",
                       (unsigned long long)d->alloc_count, (unsigned long long)d->free_count,
                       (unsigned long long)d->alloc_bytes,
                       (unsigned long long)d->alloc_actual_bytes, (unsigned long long)d->min_size,
@@ -443,6 +495,8 @@ static void json_devices(stats_ctx *c)
                       (unsigned long long)d->live_count_end,
                       (unsigned long long)d->unknown_frees,
                       (unsigned long long)d->replaced_blocks, d->n_snapshots);
+        json_kinds(c->b, d);
+        mf_buf_puts(c->b, "}}");
     }
     mf_buf_puts(c->b, "],\n");
     free(rows);

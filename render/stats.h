@@ -32,6 +32,10 @@ typedef struct mf_stats_options {
 #define MF_STATS_FORMATS "table, json"
 #define MF_STATS_SORTS "total, avg, min, max, count"
 
+/* The name of a memory kind (enum mf_memory_kind): "heap", "device",
+ * "pinned", "managed", "pool", "other". */
+MF_EXPORT const char *mf_memory_kind_name(unsigned kind);
+
 /* Parse "table"/"json" into *json; 0, or -1 if text is neither. */
 MF_EXPORT int mf_stats_parse_format(const char *text, int *json);
 

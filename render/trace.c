@@ -9,8 +9,9 @@
  *    named "cpu/0", "gpu/0", ...) holding MXNet's counter "Memory: <dev>"
  *    (cat "Device Storage", bytes live after every alloc/free), the
  *    sample_rate snapshots as "Allocator: cpu/0" / "Driver: gpu/N"
- *    counters, and for GPUs one thread track per stream with the kernels,
- *    copies and sets as "X" events.
+ *    counters, for GPUs one thread track per stream with the kernels,
+ *    copies and sets as "X" events, and memory pool changes as instant
+ *    ("i") events.
  * ts and dur are microseconds since the model's t0, printed exactly from
  * nanoseconds (no floating point, so never NaN).  Size is bounded: see
  * trace.h.
@@ -27,6 +28,7 @@
 #define SPAN_BYTES (8u << 20)            /* share of the file for scope spans */
 #define ACTIVITY_BYTES (8u << 20)        /* share for GPU activities */
 #define MAX_NAMED_THREADS 20000u         /* thread_name metadata written */
+#define MAX_POOL_EVENTS 10000u           /* pool created/trimmed/destroyed events */
 #define EVENT_OVERHEAD 120u              /* bytes of an X event without its name */
 #define MAX_PROGRAM_CHARS 200            /* process names are cut here */
 
@@ -427,6 +429,33 @@ static int activities(trace_writer *w)
     return 0;
 }
 
+/* ---- GPU memory pools -------------------------------------------------- */
+
+static const char *pool_op_name(unsigned op)
+{
+    switch (op) {
+    case MF_POOL_CREATED: return "pool created";
+    case MF_POOL_DESTROYED: return "pool destroyed";
+    case MF_POOL_TRIMMED: return "pool trimmed";
+    }
+    return "pool";
+}
+
+/* Instant events on the device's process (at most MAX_POOL_EVENTS). */
+static void pools(trace_writer *w)
+{
+    for (size_t i = 0; i < w->m->n_pools && i < MAX_POOL_EVENTS; i++) {
+        const mf_pool_event *p = &w->m->pools[i];
+        begin_event(w);
+        fprintf(w->out, "{\"ph\":\"i\",\"s\":\"p\",\"cat\":\"pool\",\"name\":\"%s\","
+                "\"pid\":%u,\"tid\":0,\"ts\":", pool_op_name(p->op), device_pid(p->device));
+        micros(w, p->time_ns);
+        fprintf(w->out, ",\"args\":{\"address\":\"0x%llx\",\"size\":%llu,"
+                "\"release_threshold\":%llu,\"pid\":%u}}", (unsigned long long)p->addr,
+                (unsigned long long)p->size, (unsigned long long)p->threshold, p->pid);
+    }
+}
+
 /* ---- the whole file ---------------------------------------------------- */
 
 static void other_data(trace_writer *w)
@@ -448,6 +477,7 @@ int mf_trace_write(const mf_model *model, FILE *out)
     process_metadata(&w);
     memory_counters(&w);
     snapshot_counters(&w);
+    pools(&w);
     int rc = spans(&w) | activities(&w);
     other_data(&w);
     free(w.escaped_len);

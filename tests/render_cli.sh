@@ -158,4 +158,25 @@ done
 "$MEMFLOW" render "$LOG" -o "$SCRATCH/dev" --device gpu/0 --color-by size \
     --formats memory_flow.png 2>/dev/null || fail "render --device --color-by exited $?"
 [ -s "$SCRATCH/dev/memory_flow.png" ] || fail "memory_flow.png"
+# -- memory kinds in the statistics, pool changes in the trace --------------
+KLOG=$("$GEN" "$SCRATCH/kinds" kinds)
+"$MEMFLOW" render "$KLOG" -o "$SCRATCH/kinds" --formats stats.json,stats.txt,profile.json 2>/dev/null ||
+    fail "render (kinds) exited $?"
+"$PYTHON3" - "$SCRATCH/kinds/stats.json" "$SCRATCH/kinds/profile.json" <<'PY' || fail "kinds and pools"
+import json, sys
+s = json.load(open(sys.argv[1]))
+g = s["devices"][0]
+assert g["device"] == "gpu/0" and g["alloc_bytes"] == 1230 and g["live_bytes_end"] == 1200, g
+assert g["kinds"] == {"device": {"alloc_count": 1, "alloc_bytes": 1000, "live_bytes_end": 1000},
+                      "pinned": {"alloc_count": 1, "alloc_bytes": 200, "live_bytes_end": 200},
+                      "managed": {"alloc_count": 1, "alloc_bytes": 30, "live_bytes_end": 0}}, g["kinds"]
+t = json.load(open(sys.argv[2]))
+pools = [(e["name"], e["args"]["address"], e["args"]["size"], e["args"]["release_threshold"])
+         for e in t["traceEvents"] if e["ph"] == "i"]
+assert pools == [("pool created", "0x7e0000000000", 2097152, 1048576),
+                 ("pool trimmed", "0x7e0000000000", 1048576, 1048576)], pools
+assert all(e["pid"] == (1 << 24) + 256 and e["s"] == "p" for e in t["traceEvents"] if e["ph"] == "i")
+PY
+grep -q '^gpu/0 by memory kind: device 1 allocations 1.0000 kB (1.0000 kB live at end); pinned 1 allocations 0.2000 kB (0.2000 kB live at end); managed 1 allocations 0.0300 kB (0.0000 kB live at end);$' \
+    "$SCRATCH/kinds/stats.txt" || fail "memory kinds line in the table"
 echo "render_cli: ok"

@@ -11,6 +11,8 @@
  *           (1 us, stream 13) on gpu/0; a note of 5 dropped CUPTI records
  *   escape  scopes, names and the thread name full of < " & newline and
  *           invalid UTF-8
+ *   kinds   gpu/0: device 1000, pinned 200, managed 30 (freed) bytes as
+ *           CUPTI reports them; a pool created (2 MiB) and trimmed (1 MiB)
  *   big N [scoped]  N allocations on cpu/0, each freed 1000 allocations
  *           later, and one 10 MB block at N/2 (the peak), freed right after;
  *           scoped: each allocation in its own push/pop of scope "layer"
@@ -56,6 +58,21 @@ static void basic(void)
     mf_recorder_note(MF_NOTE_GPU_DROPPED, 5);
 }
 
+/* GPU blocks of three memory kinds as CUPTI reports them, and a pool. */
+static void kinds(void)
+{
+    const uint16_t gpu0 = MF_DEVICE(MF_DEVICE_GPU, 0);
+    mf_recorder_pool(gpu0, MF_POOL_CREATED, 0, 0x7e0000000000, 1 << 21, 1 << 20);
+    mf_recorder_alloc_event(gpu0, MF_MEM_DEVICE << MF_MEMKIND_SHIFT, 0, 0x7f0000000000, 1000,
+                            1024, 0, 0, 0);
+    mf_recorder_alloc_event(gpu0, MF_MEM_PINNED << MF_MEMKIND_SHIFT, 0, 0x7f1000000000, 200,
+                            256, 0, 0, 0);
+    mf_recorder_alloc_event(gpu0, MF_MEM_MANAGED << MF_MEMKIND_SHIFT, 0, 0x7f2000000000, 30, 32,
+                            0, 0, 0);
+    mf_recorder_free_event(gpu0, 0, 0, 0x7f2000000000);
+    mf_recorder_pool(gpu0, MF_POOL_TRIMMED, 0, 0x7e0000000000, 1 << 20, 1 << 20);
+}
+
 static void escape(void)
 {
     memflow_scope_push("a<b\"c&d\ne\xff\xfe", 0);
@@ -86,7 +103,7 @@ static void big(long n, int scoped)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: render_gen DIR basic|escape|big [N [scoped]]\n");
+        fprintf(stderr, "usage: render_gen DIR basic|escape|kinds|big [N [scoped]]\n");
         return 2;
     }
     const char *key = "path";
@@ -101,6 +118,8 @@ int main(int argc, char **argv)
         basic();
     else if (strcmp(argv[2], "escape") == 0)
         escape();
+    else if (strcmp(argv[2], "kinds") == 0)
+        kinds();
     else if (strcmp(argv[2], "big") == 0)
         big(argc > 3 ? atol(argv[3]) : 1000000, argc > 4 && strcmp(argv[4], "scoped") == 0);
     else
