@@ -411,8 +411,9 @@ static void count_alloc(mf_device_model *d, const mf_block *blk)
     uint64_t extent = blk->actual > blk->requested ? blk->actual : blk->requested;
     if (blk->addr < d->min_addr)
         d->min_addr = blk->addr;
-    if (blk->addr + extent > d->max_addr)
-        d->max_addr = blk->addr + extent;
+    uint64_t end = extent > UINT64_MAX - blk->addr ? UINT64_MAX : blk->addr + extent;
+    if (end > d->max_addr)
+        d->max_addr = end;
 }
 
 static void count_scope_alloc(mf_scope_stat *s, const mf_block *blk)
