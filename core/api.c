@@ -3,7 +3,9 @@
  * the record_* calls for custom allocators.  memflow_dump() and
  * memflow_dumps() render outputs and live in render/dump.c.
  */
+#include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "memflow.h"
@@ -20,10 +22,52 @@ MF_EXPORT int memflow_set_config(int n, const char *const *keys, const char *con
     return 0;
 }
 
+/* Whether the program has the CUDA driver or runtime loaded already. */
+static int cuda_is_loaded(void)
+{
+    static const char *const names[] = { "libcuda.so.1", "libcudart.so.13", "libcudart.so.12",
+                                         "libcudart.so.11.0", "libcudart.so" };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        void *h = dlopen(names[i], RTLD_LAZY | RTLD_NOLOAD);
+        if (h) {
+            dlclose(h);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/*
+ * GPU capture for a program that links libmemflow: when it uses CUDA, load
+ * the CUPTI plugin (the copy the driver would inject, if
+ * CUDA_INJECTION64_PATH names one) and start it.  core knows only the
+ * plugin's name and its one entry point, memflow_gpu_start.  A CPU-only
+ * program loads nothing and prints nothing.
+ */
+static void start_gpu_plugin(void)
+{
+    static int tried;
+    if (tried || !cuda_is_loaded())
+        return;
+    tried = 1;
+    const char *path = getenv("CUDA_INJECTION64_PATH");
+    MF_INTERNAL_BEGIN();
+    void *h = dlopen(path && *path ? path : MEMFLOW_PKGLIBDIR "/libmemflow-cuda.so",
+                     RTLD_NOW | RTLD_GLOBAL);
+    int (*start)(void) = h ? (int (*)(void))dlsym(h, "memflow_gpu_start") : NULL;
+    if (start)
+        start();
+    MF_INTERNAL_END();
+}
+
 MF_EXPORT int memflow_set_state(memflow_state state)
 {
-    if (state == MEMFLOW_RUN)
-        return mf_recorder_start();
+    if (state == MEMFLOW_RUN) {
+        if (mf_recorder_start() < 0)
+            return -1;
+        start_gpu_plugin();
+        return 0;
+    }
     if (state == MEMFLOW_STOP) {
         mf_recorder_stop();
         return 0;
