@@ -339,45 +339,101 @@ static int draw_peak_marker(cairo_t *cr, const mf_svg_panel *panel, const curve_
     return 0;
 }
 
+/* The events' curve: shaded area and min/max line. */
+static void draw_events_curve(cairo_t *cr, const envelope *events, const curve_scale *s)
+{
+    envelope_path(cr, events, s, 1);
+    mf_svg_set_rgb(cr, curve_fill);
+    cairo_fill(cr);
+    envelope_path(cr, events, s, 0);
+    mf_svg_set_rgb(cr, mf_svg_curve_color);
+    cairo_set_line_width(cr, 1.25);
+    cairo_stroke(cr);
+}
+
+/* The samples' line, clipped to the curve's box (it may go off scale). */
+static void draw_samples_curve(cairo_t *cr, const envelope *samples, const curve_scale *s)
+{
+    cairo_save(cr);
+    cairo_rectangle(cr, MF_SVG_PLOT_X0, s->top, MF_SVG_PLOT_X1 - MF_SVG_PLOT_X0, s->bottom - s->top);
+    cairo_clip(cr);
+    envelope_path(cr, samples, s, 0);
+    mf_svg_set_rgb(cr, mf_svg_sample_color);
+    cairo_set_line_width(cr, 1.5);
+    cairo_stroke(cr);
+    cairo_restore(cr);
+}
+
+#define HOVER_COLUMNS 4   /* pixel columns per hover rectangle of the curve */
+
+/* "300 ms - 304 ms: live 1.50 MiB" (or "live 1.20 MiB to 1.50 MiB"),
+ * then the allocator / driver sample there, for columns [c0, c1). */
+static int curve_hover(mf_svg_buf *overlay, const mf_svg_panel *panel, const envelope *events,
+                       const envelope *samples, int c0, int c1, const curve_scale *s)
+{
+    char from[32], to[32], lo[32], hi[32], text[192];
+    uint64_t min = UINT64_MAX, max = 0;
+    for (int c = c0; c < c1; c++) {
+        min = events->lo[c] < min ? events->lo[c] : min;
+        max = events->hi[c] > max ? events->hi[c] : max;
+    }
+    const mf_svg_time_axis *t = &panel->time;
+    mf_svg_format_time((uint64_t)(c0 / t->px_per_ns), from, sizeof from);
+    mf_svg_format_time((uint64_t)(c1 / t->px_per_ns), to, sizeof to);
+    mf_svg_format_bytes(min, lo, sizeof lo);
+    int n = min == max ? snprintf(text, sizeof text, "%s - %s: live %s", from, to, lo)
+                       : snprintf(text, sizeof text, "%s - %s: live %s to %s", from, to, lo,
+                                  mf_svg_format_bytes(max, hi, sizeof hi));
+    if (samples && c1 - 1 >= samples->first && c1 - 1 <= samples->last)
+        snprintf(text + n, sizeof text - (size_t)n, "; %s %s",
+                 MF_DEVICE_KIND(panel->dev->device) == MF_DEVICE_GPU ? "driver used" : "allocator",
+                 mf_svg_format_bytes(samples->hi[c1 - 1], hi, sizeof hi));
+    return mf_svg_overlay_note(overlay, MF_SVG_PLOT_X0 + c0, s->top, c1 - c0, s->bottom - s->top,
+                               text);
+}
+
+/* Hover rectangles over the curve, HOVER_COLUMNS pixels each. */
+static int curve_hovers(mf_svg_buf *overlay, const mf_svg_panel *panel, const envelope *events,
+                        const envelope *samples, const curve_scale *s)
+{
+    int w = MF_SVG_PLOT_X1 - MF_SVG_PLOT_X0;
+    for (int c = 0; c < w; c += HOVER_COLUMNS)
+        if (curve_hover(overlay, panel, events, samples, c, c + HOVER_COLUMNS < w ? c + HOVER_COLUMNS : w,
+                        s) != 0)
+            return -1;
+    return 0;
+}
+
 int mf_svg_draw_curve(cairo_t *cr, const mf_svg_panel *panel, mf_svg_buf *overlay)
 {
     const mf_device_model *dev = panel->dev;
     curve_scale s = { panel->box.curve_top, panel->box.curve_bottom, curve_max(dev) };
     envelope events = { 0 }, samples = { 0 };
+    int has_samples = dev->n_snapshots > 0, rc = -1;
     draw_device_line(cr, panel);
     cairo_rectangle(cr, MF_SVG_PLOT_X0, s.top, MF_SVG_PLOT_X1 - MF_SVG_PLOT_X0, s.bottom - s.top);
     cairo_set_source_rgb(cr, 1, 1, 1);
     cairo_fill(cr);
     draw_curve_axis(cr, panel, &s);
     if (build_envelope(panel, dev->n_occupancy, occupancy_get, 1, 1, &events) != 0)
-        return -1;
-    envelope_path(cr, &events, &s, 1);
-    mf_svg_set_rgb(cr, curve_fill);
-    cairo_fill(cr);
-    envelope_path(cr, &events, &s, 0);
-    mf_svg_set_rgb(cr, mf_svg_curve_color);
-    cairo_set_line_width(cr, 1.25);
-    cairo_stroke(cr);
-    free(events.enter);
-    if (dev->n_snapshots > 0) {
-        if (build_envelope(panel, dev->n_snapshots, snapshot_get, 0, 0, &samples) != 0)
-            return -1;
-        cairo_save(cr);
-        cairo_rectangle(cr, MF_SVG_PLOT_X0, s.top, MF_SVG_PLOT_X1 - MF_SVG_PLOT_X0, s.bottom - s.top);
-        cairo_clip(cr);
-        envelope_path(cr, &samples, &s, 0);
-        mf_svg_set_rgb(cr, mf_svg_sample_color);
-        cairo_set_line_width(cr, 1.5);
-        cairo_stroke(cr);
-        cairo_restore(cr);
-        free(samples.enter);
-    }
+        goto out;
+    if (has_samples && build_envelope(panel, dev->n_snapshots, snapshot_get, 0, 0, &samples) != 0)
+        goto out;
+    draw_events_curve(cr, &events, &s);
+    if (has_samples)
+        draw_samples_curve(cr, &samples, &s);
     cairo_rectangle(cr, MF_SVG_PLOT_X0 + 0.5, s.top + 0.5, MF_SVG_PLOT_X1 - MF_SVG_PLOT_X0 - 1,
                     s.bottom - s.top - 1);
     mf_svg_set_rgb(cr, frame_color);
     cairo_set_line_width(cr, 1);
     cairo_stroke(cr);
-    return draw_peak_marker(cr, panel, &s, overlay);
+    if (overlay && curve_hovers(overlay, panel, &events, has_samples ? &samples : NULL, &s) != 0)
+        goto out;
+    rc = draw_peak_marker(cr, panel, &s, overlay);
+out:
+    free(events.enter);
+    free(samples.enter);
+    return rc;
 }
 
 /* ---- map ------------------------------------------------------------------------ */

@@ -2,8 +2,8 @@
 # svg_browser.sh - memory_flow.svg in a real browser: headless Chromium opens
 # the SVG (inline in an XHTML page), and document.elementFromPoint at a
 # known block's position must find that block's hover title (scope, name,
-# sizes...), at a hostile scope's block its escaped-and-restored text, and
-# nothing where no block lived.  Skips (77) only when Chromium is missing.
+# sizes...), at a hostile scope's block its escaped-and-restored text,
+# nothing where no block lived, and over the curve the live bytes there.  Skips (77) only when Chromium is missing.
 . "$top_srcdir/tests/lib.sh"
 CHROMIUM=${CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}
 if [ -z "$CHROMIUM" ]; then
@@ -68,5 +68,7 @@ check(r["c"]["title"] is not None and r["c"]["title"].startswith("scope: a<b\"c&
       "hover of C: %r" % r["c"])
 check(r["b"]["title"] is not None and "live at end" in r["b"]["title"], "hover of B: %r" % r["b"])
 check(r["empty"]["title"] is None, "hover where nothing lived: %r" % r["empty"])
+check(r["curve"]["title"] == "450 ms - 455 ms: live 1.50 MiB; allocator 1.76 MiB",
+      "hover over the curve at 450 ms: %r" % r["curve"])
 PY
 echo "svg_browser: Chromium finds the hover details of blocks A, B and C"

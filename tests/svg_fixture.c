@@ -2,8 +2,8 @@
  * svg_fixture.c - writes the memory_flow pictures the shell and browser
  * tests look at: `svg_fixture DIR` renders the basic scene (svg_models.h)
  * to DIR/basic.svg, .png and .pdf, and writes DIR/probes.json with where
- * each known block, an empty spot and the peak line are drawn (user units
- * = SVG px), so the tests know where to point.
+ * each known block, an empty spot and the occupancy curve at 450 ms are
+ * drawn (user units = SVG px), so the tests know where to point.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,7 +60,13 @@ int main(int argc, char **argv)
             return 1;
         fprintf(f, "%s\"%s\": {\"x\": %.1f, \"y\": %.1f}", i ? ", " : "", probes[i].what, x, y);
     }
-    fprintf(f, "}\n");
+    mf_svg_panel_box box;
+    double x;
+    mf_svg_options opt = { MF_COLOR_BY_SCOPE, -1, NULL };
+    if (mf_svg_locate(m, &opt, MF_DEVICE(MF_DEVICE_CPU, 0), SVGT_T0 + 450 * SVGT_MS, 0, &x, NULL,
+                      &box) != 0)
+        return 1;
+    fprintf(f, ", \"curve\": {\"x\": %.1f, \"y\": %.1f}}\n", x, box.curve_top + 50);
     fclose(f);
     svgt_model_free(m);
     return 0;

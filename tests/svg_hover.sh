@@ -3,7 +3,8 @@
 # parser (python3 xml.etree): one transparent <rect> with a <title> per block
 # drawn one by one, at the block's position, giving scope, name, sizes,
 # address range, times and thread; the program's strings are escaped
-# (<"& newline, invalid UTF-8) and the file is valid UTF-8 XML.
+# (<"& newline, invalid UTF-8) and the file is valid UTF-8 XML.  Over the
+# occupancy curve, hover rects give the live bytes every 4 pixel columns.
 . "$top_srcdir/tests/lib.sh"
 "$top_builddir/tests/svg_fixture" "$SCRATCH" || fail "svg_fixture could not write the pictures"
 "$PYTHON3" - "$SCRATCH" <<'PY' || fail "hover layer wrong (see above)"
@@ -30,7 +31,18 @@ check(hover[0].get("fill-opacity") == "0" and hover[0].get("pointer-events") == 
       "hover group is not transparent and pointer-catching")
 rects = hover[0].findall(NS + "rect")
 titles = [r.find(NS + "title").text for r in rects]
-check(len(rects) == 4, "expected 3 block rects and the peak marker, got %d: %r" % (len(rects), titles))
+blocks = [t for t in titles if t.startswith("scope: ")]
+check(len(blocks) == 3, "expected 3 block titles, got %d: %r" % (len(blocks), blocks))
+# The curve: one hover rect per 4 of its 888 pixel columns, with the live
+# bytes (and the allocator's sample) there; then the peak marker.
+curve = [t for t in titles if ": live " in t]
+check(len(curve) == 222 and len(titles) == 3 + 222 + 1,
+      "expected 222 curve titles, a peak and 3 blocks; got %d of %d" % (len(curve), len(titles)))
+check(curve[0] == "0 - 4.50 ms: live 0 B", "first curve title %r" % curve[0])
+check("446 ms - 450 ms: live 1.50 MiB; allocator 1.76 MiB" in curve, "no curve title at 450 ms")
+check("297 ms - 302 ms: live 512 KiB to 1.50 MiB; allocator 400 KiB" in curve,
+      "no curve title over the rise to the peak")
+check(curve[-1] == "995 ms - 1.00 s: live 256 KiB", "last curve title %r" % curve[-1])
 
 expected = {
     "a": "scope: net_dense0:\nname: weight\n"
@@ -65,4 +77,4 @@ for r in rects:
     check(not (x0 <= x < x0 + float(r.get("width")) and y0 <= y < y0 + float(r.get("height"))),
           "a hover rect covers the empty spot")
 PY
-echo "svg_hover: 3 block titles exact, escaped and in place"
+echo "svg_hover: 3 block titles exact, escaped and in place; 222 curve titles"
