@@ -369,14 +369,15 @@ static const char *activity_category(unsigned kind)
     return "gpu";
 }
 
-/* Stream track of an activity: the stream, apart per profiled process. */
+/* Stream track of an activity: the stream, apart per profiled process
+ * (process ordinal << 20 | stream: stays below 2^31 as trace viewers want). */
 static int64_t stream_tid(const mf_model *m, const mf_activity *a)
 {
     int64_t ordinal = 0;
-    for (size_t i = 0; i < m->n_processes; i++)
+    for (size_t i = 0; i < m->n_processes && i < 2047; i++)
         if (m->processes[i].pid == a->pid)
             ordinal = (int64_t)i;
-    return ordinal << 32 | a->stream;
+    return ordinal << 20 | (a->stream & 0xfffffu);
 }
 
 static void activity_event(trace_writer *w, const mf_activity *a)
