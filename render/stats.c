@@ -11,6 +11,7 @@
 #include "stats.h"
 
 #define DEFAULT_MAX_LEAKS 20
+#define MAX_TEXT_HOLDERS 20  /* scopes listed at a peak in the table; JSON has all */
 #define KB 1000.0   /* "kB" as MXNet's column names: 1000 bytes */
 
 /* One row of the Device Storage or scope table, ready to sort. */
@@ -345,7 +346,13 @@ static void text_at_peak(stats_ctx *c)
                       mf_model_device_name(d->device, dev, sizeof dev),
                       (unsigned long long)d->peak_bytes, (double)d->peak_bytes / KB,
                       (double)rel_ns(c->m, d->peak_time_ns) / 1e6);
+        uint64_t other_bytes = 0, other_blocks = 0;
         for (size_t j = 0; j < n; j++) {
+            if (j >= MAX_TEXT_HOLDERS) {
+                other_bytes += h[j]->at_peak_bytes;
+                other_blocks += h[j]->at_peak_count;
+                continue;
+            }
             mf_buf_printf(c->b, "  %16llu bytes %6.2f%% %8llu blocks  ",
                           (unsigned long long)h[j]->at_peak_bytes,
                           100.0 * (double)h[j]->at_peak_bytes / (double)d->peak_bytes,
@@ -353,6 +360,11 @@ static void text_at_peak(stats_ctx *c)
             mf_escape_text_buf(c->b, mf_model_string(c->m, h[j]->scope));
             mf_buf_puts(c->b, "\n");
         }
+        if (n > MAX_TEXT_HOLDERS)
+            mf_buf_printf(c->b, "  %16llu bytes %6.2f%% %8llu blocks  (%zu other scopes)\n",
+                          (unsigned long long)other_bytes,
+                          100.0 * (double)other_bytes / (double)d->peak_bytes,
+                          (unsigned long long)other_blocks, n - MAX_TEXT_HOLDERS);
         free(h);
     }
     mf_buf_puts(c->b, "\n");

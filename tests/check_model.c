@@ -443,6 +443,27 @@ START_TEST(stats_json_sorted_as_asked)
 }
 END_TEST
 
+START_TEST(table_groups_small_peak_holders)
+{
+    start_recording("peak_holders");
+    for (int i = 1; i <= 25; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "s%02d", i);
+        memflow_scope_push(name, 0);
+        memflow_record_alloc("cpu/0", P(0x1000 * i), 10 * (size_t)i, 16 * (size_t)i, NULL, 0);
+        memflow_scope_pop();
+    }
+    mf_model *m = finish_and_load(UINT64_MAX);
+    char *text = mf_stats_string(m, NULL);
+    ck_assert_ptr_nonnull(strstr(text, "cpu/0: peak 3250 bytes"));
+    ck_assert_ptr_nonnull(strstr(text, "  250 bytes   7.69%        1 blocks  s25:\n"));
+    ck_assert_ptr_nonnull(strstr(text, "  150 bytes   4.62%        5 blocks  (5 other scopes)\n"));
+    ck_assert_ptr_null(strstr(text, "blocks  s05:"));
+    free(text);
+    mf_model_free(m);
+}
+END_TEST
+
 static Suite *model_suite(void)
 {
     Suite *s = suite_create("model");
@@ -458,6 +479,7 @@ static Suite *model_suite(void)
     tcase_add_test(tc, gpu_csv_matches_expected_file);
     tcase_add_test(tc, dump_writes_outputs_and_dumps_returns_stats);
     tcase_add_test(tc, stats_json_sorted_as_asked);
+    tcase_add_test(tc, table_groups_small_peak_holders);
     suite_add_tcase(s, tc);
     return s;
 }
