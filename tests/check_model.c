@@ -464,6 +464,38 @@ START_TEST(table_groups_small_peak_holders)
 }
 END_TEST
 
+START_TEST(dump_without_a_log_says_so)
+{
+    ck_assert_int_eq(memflow_dump(0), -1);
+    ck_assert_ptr_nonnull(strstr(memflow_last_error(), "memflow_dump: no log is open"));
+    ck_assert_ptr_null(memflow_dumps(0, "table", "total", 0));
+    ck_assert_ptr_nonnull(strstr(memflow_last_error(), "memflow_dumps: no log is open"));
+}
+END_TEST
+
+START_TEST(dump_while_running_keeps_recording)
+{
+    start_recording("dump_running");
+    memflow_record_alloc("gpu/0", P(0x7000), 100, 128, "a", 0);
+    ck_assert_int_eq(memflow_dump(0), 0);            /* not finished: goes on */
+    memflow_record_alloc("gpu/0", P(0x9000), 200, 256, "b", 0);
+    ck_assert_int_eq(memflow_dump(0), 0);
+    char path[2048];
+    snprintf(path, sizeof path, "%s/gpu_memory_profile-pid_%d.csv", scratch, (int)getpid());
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    char text[512] = "";
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = 0;
+    fclose(f);
+    ck_assert_str_eq(text, MF_CSV_HEADER "\"<unk>:a\",\"100\",\"0\",\"128\",\"0\"\n"
+                           "\"<unk>:b\",\"200\",\"0\",\"256\",\"0\"\n");
+    mf_model *m = finish_and_load(UINT64_MAX);
+    ck_assert_uint_eq(mf_model_device(m, GPU0)->alloc_count, 2);
+    mf_model_free(m);
+}
+END_TEST
+
 static Suite *model_suite(void)
 {
     Suite *s = suite_create("model");
@@ -480,6 +512,8 @@ static Suite *model_suite(void)
     tcase_add_test(tc, dump_writes_outputs_and_dumps_returns_stats);
     tcase_add_test(tc, stats_json_sorted_as_asked);
     tcase_add_test(tc, table_groups_small_peak_holders);
+    tcase_add_test(tc, dump_without_a_log_says_so);
+    tcase_add_test(tc, dump_while_running_keeps_recording);
     suite_add_tcase(s, tc);
     return s;
 }
