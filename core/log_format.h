@@ -65,7 +65,10 @@ enum mf_record_type {
     MF_REC_STATE = 8,        /* profiler state change: aux = mf_state_op */
     MF_REC_NOTE = 9,         /* a counted condition, e.g. dropped records */
     MF_REC_POOL = 10,        /* a GPU memory pool created/trimmed/destroyed */
-    MF_REC_TYPE_MAX = 10
+    MF_REC_TIME = 11,        /* sets the chunk's time base for compact records */
+    MF_REC_CPU_ALLOC = 12,   /* compact ALLOC on cpu/0 by the chunk's thread */
+    MF_REC_CPU_FREE = 13,    /* compact FREE on cpu/0 */
+    MF_REC_TYPE_MAX = 13
 };
 
 /* A device is (kind << 8 | index): cpu/0 = 0x0000, gpu/3 = 0x0103. */
@@ -196,6 +199,34 @@ typedef struct mf_rec_pool {     /* 40 bytes; aux = device | op << 16 */
     uint64_t size;
     uint64_t threshold;          /* release threshold; 0 if unknown */
 } mf_rec_pool;
+
+/*
+ * Compact records of the CPU hot path.  Their aux is the time in ns since
+ * the chunk's time base, which each TIME, CPU_ALLOC and CPU_FREE record
+ * moves to its own time.  A chunk's first compact record follows a TIME
+ * record; so does one whose delta would not fit in 32 bits.  The thread is
+ * the chunk's, the device cpu/0, the name unknown.
+ */
+typedef struct mf_rec_time {     /* 16 bytes */
+    uint64_t word;
+    uint64_t time_ns;
+} mf_rec_time;
+
+typedef struct mf_rec_cpu_alloc { /* 32 bytes; aux = time delta */
+    uint64_t word;
+    uint64_t addr;
+    uint64_t requested_flags;    /* requested (bits 0..47) | flags << 48 */
+    uint32_t slack;              /* actual - requested */
+    uint32_t scope;
+} mf_rec_cpu_alloc;
+
+typedef struct mf_rec_cpu_free {  /* 16 bytes; aux = time delta */
+    uint64_t word;
+    uint64_t addr_flags;         /* addr (bits 0..55) | flags << 56 */
+} mf_rec_cpu_free;
+
+#define MF_CPU_SIZE_BITS 48
+#define MF_CPU_ADDR_BITS 56
 
 #define MF_RECORD_WORD(type, size, aux)                                        \
     ((uint64_t)(type) | ((uint64_t)(size) << 16) | ((uint64_t)(aux) << 32))

@@ -139,6 +139,9 @@ static unsigned expected_size(unsigned type)
     case MF_REC_STATE: return sizeof(mf_rec_state);
     case MF_REC_NOTE: return sizeof(mf_rec_note);
     case MF_REC_POOL: return sizeof(mf_rec_pool);
+    case MF_REC_TIME: return sizeof(mf_rec_time);
+    case MF_REC_CPU_ALLOC: return sizeof(mf_rec_cpu_alloc);
+    case MF_REC_CPU_FREE: return sizeof(mf_rec_cpu_free);
     }
     return 0;
 }
@@ -237,6 +240,47 @@ static int decode(reader *r, const char *p, unsigned type, uint32_t aux, uint32_
     return 0;
 }
 
+/* The chunk's running time base for compact records. */
+typedef struct time_base {
+    uint64_t time_ns;
+    int valid;
+} time_base;
+
+/* Decode TIME, CPU_ALLOC and CPU_FREE.  Returns -1 on out of memory. */
+static int decode_compact(reader *r, const char *p, unsigned type, uint32_t aux, uint32_t tid,
+                          time_base *base)
+{
+    if (type == MF_REC_TIME) {
+        base->time_ns = ((const mf_rec_time *)(const void *)p)->time_ns;
+        base->valid = 1;
+        return 0;
+    }
+    base->time_ns += aux;
+    mf_event *e = new_event(r, type == MF_REC_CPU_ALLOC ? MF_REC_ALLOC : MF_REC_FREE, tid);
+    if (!e)
+        return -1;
+    e->time_ns = base->time_ns;
+    e->device = MF_DEVICE(MF_DEVICE_CPU, 0);
+    if (type == MF_REC_CPU_ALLOC) {
+        const mf_rec_cpu_alloc *a = (const void *)p;
+        e->addr = a->addr;
+        e->size = a->requested_flags & (((uint64_t)1 << MF_CPU_SIZE_BITS) - 1);
+        e->flags = (uint16_t)(a->requested_flags >> MF_CPU_SIZE_BITS);
+        e->actual = e->size + a->slack;
+        e->scope = a->scope;
+    } else {
+        const mf_rec_cpu_free *f = (const void *)p;
+        e->addr = f->addr_flags & (((uint64_t)1 << MF_CPU_ADDR_BITS) - 1);
+        e->flags = (uint16_t)(f->addr_flags >> MF_CPU_ADDR_BITS);
+    }
+    return 0;
+}
+
+static int is_compact(unsigned type)
+{
+    return type == MF_REC_TIME || type == MF_REC_CPU_ALLOC || type == MF_REC_CPU_FREE;
+}
+
 /* Walk one chunk's records.  Returns -1 on out of memory. */
 static int read_chunk(reader *r, uint64_t index)
 {
@@ -265,6 +309,7 @@ static int read_chunk(reader *r, uint64_t index)
         return 0;
     }
     uint64_t at = start + sizeof *ch;
+    time_base base = { 0, 0 };
     while (at + 8 <= end) {
         uint64_t word;
         memcpy(&word, r->base + at, 8);
@@ -296,7 +341,13 @@ static int read_chunk(reader *r, uint64_t index)
                 return 0;
             }
         }
-        if (decode(r, r->base + at, type, aux, ch->tid) < 0)
+        if ((type == MF_REC_CPU_ALLOC || type == MF_REC_CPU_FREE) && !base.valid) {
+            damage(r, at, "compact record type %u before any TIME record in its chunk", type);
+            return 0;
+        }
+        int rc = is_compact(type) ? decode_compact(r, r->base + at, type, aux, ch->tid, &base)
+                                  : decode(r, r->base + at, type, aux, ch->tid);
+        if (rc < 0)
             return -1;
         at += size;
     }

@@ -137,6 +137,7 @@ static __attribute__((noinline)) void *reserve_slow(mf_thread_state *t, uint32_t
     if (chunk) {
         t->cursor = chunk;
         t->limit = limit;
+        t->has_base = 0;
         if (!t->named) {
             t->named = 1;
             write_thread_record(t);
@@ -257,22 +258,58 @@ static __attribute__((noinline)) mf_thread_state *thread_first_event(void)
     return mf_thread_state_get();
 }
 
+/*
+ * Room for a compact record of `size` bytes at time now, preceded by a TIME
+ * record when the chunk has no time base yet or the delta would not fit in
+ * 32 bits.  Both are reserved together so no chunk change falls between.
+ * Returns the record's place and the delta to store in its word.
+ */
+static inline void *reserve_timed(mf_thread_state *t, uint32_t size, uint64_t now,
+                                  uint32_t *delta)
+{
+    char *p = mf_thread_reserve(t, size + (uint32_t)sizeof(mf_rec_time));
+    if (MF_UNLIKELY(!p))
+        return NULL;
+    if (MF_UNLIKELY(!t->has_base || now - t->time_base > UINT32_MAX)) {
+        mf_rec_time *r = (mf_rec_time *)p;
+        r->time_ns = now;
+        mf_thread_commit(t, r, MF_RECORD_WORD(MF_REC_TIME, sizeof *r, 0));
+        t->time_base = now;
+        t->has_base = 1;
+        p = t->cursor;
+    }
+    *delta = (uint32_t)(now - t->time_base);
+    t->time_base = now;
+    return p;
+}
+
+/* What the compact CPU records cannot hold goes into a full ALLOC record. */
+static __attribute__((noinline)) void cpu_alloc_full(const void *addr, size_t requested,
+                                                     size_t actual, unsigned flags)
+{
+    mf_recorder_alloc_event(MF_DEVICE(MF_DEVICE_CPU, 0), flags, 0, (uintptr_t)addr, requested,
+                            actual, 0, MF_STRING_UNKNOWN, 0);
+}
+
 void mf_recorder_cpu_alloc(const void *addr, size_t requested, size_t actual, unsigned flags)
 {
     mf_thread_state *t = tls_state;
     if (MF_UNLIKELY(!t) && !(t = thread_first_event()))
         return;
-    mf_rec_alloc *r = mf_thread_reserve(t, sizeof *r);
+    if (MF_UNLIKELY(requested >> MF_CPU_SIZE_BITS || (actual - requested) >> 32 ||
+                    actual < requested)) {
+        cpu_alloc_full(addr, requested, actual, flags);
+        return;
+    }
+    uint32_t delta;
+    mf_rec_cpu_alloc *r = reserve_timed(t, sizeof *r, mf_clock_now(), &delta);
     if (MF_UNLIKELY(!r))
         return;
-    r->time_ns = mf_clock_now();
     r->addr = (uintptr_t)addr;
-    r->requested = requested;
-    r->actual = actual;
+    r->requested_flags = requested | (uint64_t)flags << MF_CPU_SIZE_BITS;
+    r->slack = (uint32_t)(actual - requested);
     r->scope = t->stack[t->depth];
-    r->name = MF_STRING_UNKNOWN;
-    r->tid = t->tid;
-    mf_thread_commit(t, r, MF_RECORD_WORD(MF_REC_ALLOC, sizeof *r, (uint32_t)flags << 16));
+    mf_thread_commit(t, r, MF_RECORD_WORD(MF_REC_CPU_ALLOC, sizeof *r, delta));
     if (MF_UNLIKELY(sample_every))
         sample_tick(MF_DEVICE(MF_DEVICE_CPU, 0));
 }
@@ -282,12 +319,16 @@ void mf_recorder_cpu_free(const void *addr, unsigned flags)
     mf_thread_state *t = tls_state;
     if (MF_UNLIKELY(!t) && !(t = thread_first_event()))
         return;
-    mf_rec_free *r = mf_thread_reserve(t, sizeof *r);
+    if (MF_UNLIKELY((uintptr_t)addr >> MF_CPU_ADDR_BITS)) {
+        mf_recorder_free_event(MF_DEVICE(MF_DEVICE_CPU, 0), flags, 0, (uintptr_t)addr);
+        return;
+    }
+    uint32_t delta;
+    mf_rec_cpu_free *r = reserve_timed(t, sizeof *r, mf_clock_now(), &delta);
     if (MF_UNLIKELY(!r))
         return;
-    r->time_ns = mf_clock_now();
-    r->addr = (uintptr_t)addr;
-    mf_thread_commit(t, r, MF_RECORD_WORD(MF_REC_FREE, sizeof *r, (uint32_t)flags << 16));
+    r->addr_flags = (uintptr_t)addr | (uint64_t)flags << MF_CPU_ADDR_BITS;
+    mf_thread_commit(t, r, MF_RECORD_WORD(MF_REC_CPU_FREE, sizeof *r, delta));
     if (MF_UNLIKELY(sample_every))
         sample_tick(MF_DEVICE(MF_DEVICE_CPU, 0));
 }

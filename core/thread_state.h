@@ -19,7 +19,9 @@ typedef struct mf_thread_state {
     uint32_t depth;               /* index of the current scope in stack */
     uint32_t overflow;            /* pushes beyond MF_SCOPE_DEPTH, popped first */
     uint32_t named;               /* the THREAD record was written to this log */
-    uint64_t generation;          /* the log this cursor belongs to */
+    uint64_t time_base;           /* time of the chunk's last TIME/compact record */
+    uint32_t has_base;            /* this chunk has a time base */
+    uint32_t reserved;
     struct mf_thread_state *next_free;
     uint32_t stack[MF_SCOPE_DEPTH];
 } mf_thread_state;
