@@ -416,6 +416,83 @@ START_TEST(future_version_is_refused)
 }
 END_TEST
 
+/* The CPU hot path writes compact records; what they cannot hold goes into
+ * full ones; both decode to the same events. */
+START_TEST(compact_cpu_records_roundtrip)
+{
+    use_scratch("compact");
+    memflow_set_state(MEMFLOW_RUN);
+    memflow_scope_push("hot", 0);
+    mf_recorder_cpu_alloc((void *)0x7f0000000010, 24, 32, 0);
+    mf_recorder_cpu_alloc((void *)0x7f0000000100, (size_t)1 << 50, ((size_t)1 << 50) + 4096,
+                          0);                                   /* too big: full record */
+    mf_recorder_cpu_free((void *)0x7f0000000010, MF_FLAG_REALLOC);
+    mf_recorder_cpu_alloc((void *)0x7f0000000020, 100, 112, MF_FLAG_REALLOC);
+    mf_recorder_cpu_free((void *)0x7f0000000100, 0);
+    memflow_scope_pop();
+    mf_recorder_finish();
+    mf_log *log = read_own_log();
+    ck_assert_uint_eq(count_type(log, MF_REC_ALLOC), 3);
+    ck_assert_uint_eq(count_type(log, MF_REC_FREE), 2);
+    const mf_event *a0 = nth_of_type(log, MF_REC_ALLOC, 0);
+    const mf_event *a1 = nth_of_type(log, MF_REC_ALLOC, 1);
+    const mf_event *a2 = nth_of_type(log, MF_REC_ALLOC, 2);
+    const mf_event *f0 = nth_of_type(log, MF_REC_FREE, 0);
+    ck_assert_uint_eq(a0->addr, 0x7f0000000010);
+    ck_assert_uint_eq(a0->size, 24);
+    ck_assert_uint_eq(a0->actual, 32);
+    ck_assert_str_eq(mf_log_string(log, a0->scope), "hot:");
+    ck_assert_uint_eq(a1->size, (uint64_t)1 << 50);
+    ck_assert_uint_eq(a1->actual, ((uint64_t)1 << 50) + 4096);
+    ck_assert_str_eq(mf_log_string(log, a1->scope), "hot:");
+    ck_assert_uint_eq(f0->addr, 0x7f0000000010);
+    ck_assert_uint_eq(f0->flags & MF_FLAG_REALLOC, MF_FLAG_REALLOC);
+    ck_assert_uint_eq(a2->flags & MF_FLAG_REALLOC, MF_FLAG_REALLOC);
+    ck_assert_uint_eq(a2->actual, 112);
+    ck_assert(a0->time_ns <= f0->time_ns && f0->time_ns <= a2->time_ns);
+    ck_assert_uint_eq(a0->tid, (uint32_t)gettid());
+    ck_assert_uint_eq(a0->device, 0);
+    mf_log_free(log);
+}
+END_TEST
+
+START_TEST(compact_record_without_time_base_is_damage)
+{
+    use_scratch("notimebase");
+    memflow_set_state(MEMFLOW_RUN);
+    for (int i = 0; i < 10; i++)
+        mf_recorder_cpu_alloc((void *)(uintptr_t)(0x7f0000000000 + i * 64), 64, 64, 0);
+    mf_recorder_finish();
+    const char *path = mf_recorder_log_path();
+    /* find the TIME record and turn it into an unused STATE-sized gap */
+    FILE *f = fopen(path, "r+b");
+    long at = MF_CHUNK_SIZE + (long)sizeof(mf_chunk_header), time_at = -1;
+    for (;;) {
+        uint64_t word;
+        fseek(f, at, SEEK_SET);
+        ck_assert_int_eq(fread(&word, 8, 1, f), 1);
+        if (MF_WORD_TYPE(word) == MF_REC_TIME) {
+            time_at = at;
+            break;
+        }
+        at += MF_WORD_SIZE(word);
+    }
+    uint64_t state = MF_RECORD_WORD(MF_REC_STATE, sizeof(mf_rec_state), MF_STATE_RUN);
+    fseek(f, time_at, SEEK_SET);
+    fwrite(&state, 8, 1, f);
+    fclose(f);
+    mf_log *log;
+    char err[512];
+    ck_assert_int_eq(mf_log_read(path, &log, err, sizeof err), 1);
+    ck_assert_uint_eq(count_type(log, MF_REC_ALLOC), 0);
+    char want[128];
+    snprintf(want, sizeof want, "offset %ld: compact record type 12 before any TIME record",
+             time_at + 16);
+    ck_assert_msg(strstr(log->damage, want) != NULL, "%s", log->damage);
+    mf_log_free(log);
+}
+END_TEST
+
 START_TEST(device_names)
 {
     uint16_t d;
@@ -450,6 +527,8 @@ static Suite *core_suite(void)
     tcase_add_test(c, sample_rate_writes_snapshots);
     tcase_add_test(c, unwritable_path_is_reported);
     tcase_add_test(c, device_names);
+    tcase_add_test(c, compact_cpu_records_roundtrip);
+    tcase_add_test(c, compact_record_without_time_base_is_damage);
     suite_add_tcase(s, c);
     c = tcase_create("reader");
     tcase_add_test(c, truncated_log_keeps_what_came_before);
