@@ -68,7 +68,8 @@ enum mf_record_type {
     MF_REC_TIME = 11,        /* sets the chunk's time base for compact records */
     MF_REC_CPU_ALLOC = 12,   /* compact ALLOC on cpu/0 by the chunk's thread */
     MF_REC_CPU_FREE = 13,    /* compact FREE on cpu/0 */
-    MF_REC_TYPE_MAX = 13
+    MF_REC_OWNER = 14,       /* the chunk passes to another thread: aux = tid */
+    MF_REC_TYPE_MAX = 14
 };
 
 /* A device is (kind << 8 | index): cpu/0 = 0x0000, gpu/3 = 0x0103. */
@@ -224,6 +225,13 @@ typedef struct mf_rec_cpu_free {  /* 16 bytes; aux = time delta */
     uint64_t word;
     uint64_t addr_flags;         /* addr (bits 0..55) | flags << 56 */
 } mf_rec_cpu_free;
+
+/* A thread that exits leaves the rest of its chunk to the next new thread;
+ * records after an OWNER record belong to its tid. */
+typedef struct mf_rec_owner {     /* 16 bytes; aux = tid */
+    uint64_t word;
+    uint64_t time_ns;
+} mf_rec_owner;
 
 #define MF_CPU_SIZE_BITS 48
 #define MF_CPU_ADDR_BITS 56

@@ -142,6 +142,7 @@ static unsigned expected_size(unsigned type)
     case MF_REC_TIME: return sizeof(mf_rec_time);
     case MF_REC_CPU_ALLOC: return sizeof(mf_rec_cpu_alloc);
     case MF_REC_CPU_FREE: return sizeof(mf_rec_cpu_free);
+    case MF_REC_OWNER: return sizeof(mf_rec_owner);
     }
     return 0;
 }
@@ -310,6 +311,7 @@ static int read_chunk(reader *r, uint64_t index)
     }
     uint64_t at = start + sizeof *ch;
     time_base base = { 0, 0 };
+    uint32_t owner = ch->tid;
     while (at + 8 <= end) {
         uint64_t word;
         memcpy(&word, r->base + at, 8);
@@ -345,8 +347,14 @@ static int read_chunk(reader *r, uint64_t index)
             damage(r, at, "compact record type %u before any TIME record in its chunk", type);
             return 0;
         }
-        int rc = is_compact(type) ? decode_compact(r, r->base + at, type, aux, ch->tid, &base)
-                                  : decode(r, r->base + at, type, aux, ch->tid);
+        if (type == MF_REC_OWNER) {
+            owner = aux;
+            base.valid = 0;
+            at += size;
+            continue;
+        }
+        int rc = is_compact(type) ? decode_compact(r, r->base + at, type, aux, owner, &base)
+                                  : decode(r, r->base + at, type, aux, owner);
         if (rc < 0)
             return -1;
         at += size;

@@ -66,6 +66,26 @@ static void state_key_create(void)
     pthread_key_create(&state_key, state_release);
 }
 
+static void write_thread_record(mf_thread_state *t);
+
+/* Hand a recycled state's chunk to the calling thread: an OWNER record,
+ * then the thread's name. */
+static void adopt_chunk(mf_thread_state *t)
+{
+    mf_rec_owner *r = mf_thread_reserve(t, sizeof *r);
+    if (!r)
+        return;
+    r->time_ns = mf_clock_now();
+    mf_thread_commit(t, r, MF_RECORD_WORD(MF_REC_OWNER, sizeof *r, t->tid));
+    t->has_base = 0;
+    write_thread_record(t);
+}
+
+/*
+ * A state for a new thread: a recycled one (keeping the rest of its chunk,
+ * so many short threads share chunks instead of each reserving 1 MiB), or
+ * a fresh mapping.
+ */
 static mf_thread_state *state_new(void)
 {
     pthread_mutex_lock(&free_lock);
@@ -73,7 +93,11 @@ static mf_thread_state *state_new(void)
     if (t)
         free_states = t->next_free;
     pthread_mutex_unlock(&free_lock);
-    if (!t) {
+    char *cursor = NULL, *limit = NULL;
+    if (t) {
+        cursor = t->cursor;
+        limit = t->limit;
+    } else {
         t = mmap(NULL, sizeof *t, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (t == MAP_FAILED)
             return NULL;
@@ -81,6 +105,8 @@ static mf_thread_state *state_new(void)
     memset(t, 0, sizeof *t);
     t->tid = (uint32_t)syscall(SYS_gettid);
     t->stack[0] = MF_STRING_DEFAULT_SCOPE;
+    t->cursor = cursor;
+    t->limit = limit;
     return t;
 }
 
@@ -92,9 +118,13 @@ mf_thread_state *mf_thread_state_get(void)
     t = state_new();
     if (!t)
         return NULL;
-    tls_state = t;
+    tls_state = t; /* before adopting: adopting interns the thread's name */
     pthread_once(&state_key_once, state_key_create);
     pthread_setspecific(state_key, t);
+    if (t->cursor && t->cursor < t->limit) {
+        t->named = 1;
+        adopt_chunk(t);
+    }
     return t;
 }
 

@@ -37,6 +37,15 @@ for t in 0 1 2 3; do
         "$(logline "$SCRATCH/threads.txt" "t$t:" | sed 's/ actual=.*//')"
 done
 
+# 2000 short threads share chunks: every event kept, the log stays small.
+"$MEMFLOW" run --no-render -o "$SCRATCH/short" -- "$W" manythreads 2000 ||
+    fail "manythreads run exited $?"
+"$CHECK" "$SCRATCH"/short/memflow-*.mfl > "$SCRATCH/short.txt"
+expect_eq "short threads" "short: allocs=2000 frees=2000 bytes=200000" \
+    "$(logline "$SCRATCH/short.txt" short: | sed 's/ actual=.*//')"
+size=$(wc -c < "$(ls "$SCRATCH"/short/memflow-*.mfl)")
+[ "$size" -le $((8 * 1048576)) ] || fail "2000 short threads made a $size-byte log"
+
 # fork: the child records into its own log, which names the parent.
 "$MEMFLOW" run --no-render -o "$SCRATCH/fork" -- "$W" fork || fail "fork run exited $?"
 n=0

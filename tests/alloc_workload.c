@@ -10,6 +10,8 @@
  *   kill N          N allocations in "doomed:", prints "ready", waits to be killed
  *   abort N         N allocations in "doomed:", then abort()
  *   exit N          N allocations in "doomed:", then _exit(3)
+ *   manythreads N   N short threads one after another, each one malloc and
+ *                   one free of 100 bytes in scope "short:"
  *
  * Sizes are fixed so the tests can sum them (see tests/alloc_e2e.sh).
  */
@@ -125,6 +127,25 @@ static void forked(void)
         free(keep[i]);
 }
 
+static void *short_life(void *arg)
+{
+    (void)arg;
+    memflow_scope_push("short", 0);
+    sink = malloc(100);
+    free(sink);
+    memflow_scope_pop();
+    return NULL;
+}
+
+static void many_threads(long n)
+{
+    for (long i = 0; i < n; i++) {
+        pthread_t t;
+        check(pthread_create(&t, NULL, short_life, NULL) == 0, "pthread_create");
+        pthread_join(t, NULL);
+    }
+}
+
 static void doomed(long n)
 {
     memflow_scope_push("doomed", 0);
@@ -141,6 +162,8 @@ int main(int argc, char **argv)
         every_function();
     } else if (strcmp(mode, "threads") == 0 && argc > 3) {
         threads((int)n, atol(argv[3]));
+    } else if (strcmp(mode, "manythreads") == 0) {
+        many_threads(n);
     } else if (strcmp(mode, "fork") == 0) {
         forked();
     } else if (strcmp(mode, "kill") == 0) {
