@@ -604,8 +604,24 @@ static double legend_curve_keys(cairo_t *cr, const mf_svg_panel *panel, double y
     return y;
 }
 
-/* Scope swatches with bytes at the peak, then "other". Returns next y. */
-static double legend_scopes(cairo_t *cr, const mf_svg_panel *panel, double y)
+/* Hover over a legend row: the whole scope name and its bytes. */
+static int legend_hover(mf_svg_buf *overlay, const mf_svg_panel *panel,
+                        const mf_svg_legend_entry *e, double y)
+{
+    char peak[32], total[32], detail[128];
+    if (!overlay)
+        return 0;
+    snprintf(detail, sizeof detail, "%s held at the peak, %s allocated in all",
+             mf_svg_format_bytes(e->bytes_at_peak, peak, sizeof peak),
+             mf_svg_format_bytes(e->bytes_total, total, sizeof total));
+    return mf_svg_overlay_lines(overlay, MF_SVG_LEGEND_X, y - 11, LEGEND_RIGHT - MF_SVG_LEGEND_X,
+                                LINE_H, mf_svg_string(panel->model, e->scope), detail);
+}
+
+/* Scope swatches with bytes at the peak, then "other". Returns next y,
+ * or a negative value when out of memory. */
+static double legend_scopes(cairo_t *cr, const mf_svg_panel *panel, mf_svg_buf *overlay,
+                            double y)
 {
     const mf_svg_colors *c = &panel->colors;
     char bytes[32], label[64];
@@ -619,6 +635,8 @@ static double legend_scopes(cairo_t *cr, const mf_svg_panel *panel, double y)
                          mf_svg_string(panel->model, c->legend[i].scope), 24);
         colored_text(cr, muted_color, LEGEND_RIGHT, y, MF_SVG_RIGHT, 10, 0,
                      mf_svg_format_bytes(c->legend[i].bytes_at_peak, bytes, sizeof bytes));
+        if (legend_hover(overlay, panel, &c->legend[i], y) != 0)
+            return -1;
         y += LINE_H;
     }
     if (c->other_scopes > 0) {
@@ -690,15 +708,18 @@ static void legend_block_keys(cairo_t *cr, const mf_svg_panel *panel, double y)
     }
 }
 
-void mf_svg_draw_legend(cairo_t *cr, const mf_svg_panel *panel)
+int mf_svg_draw_legend(cairo_t *cr, const mf_svg_panel *panel, mf_svg_buf *overlay)
 {
     double y = panel->box.curve_top + 10;
     y = legend_curve_keys(cr, panel, y);
     y += 10;
     if (panel->colors.by == MF_COLOR_BY_SCOPE)
-        y = legend_scopes(cr, panel, y);
+        y = legend_scopes(cr, panel, overlay, y);
     else
         y = legend_ramp(cr, panel, y);
+    if (y < 0)
+        return -1;
     y += 10;
     legend_block_keys(cr, panel, y);
+    return 0;
 }

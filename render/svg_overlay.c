@@ -121,6 +121,18 @@ int mf_svg_overlay_note(mf_svg_buf *overlay, double x, double y, double w, doubl
     return overlay->failed ? -1 : 0;
 }
 
+int mf_svg_overlay_lines(mf_svg_buf *overlay, double x, double y, double w, double h,
+                         const char *first, const char *second)
+{
+    mf_svg_buf_printf(overlay, "<rect x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\"><title>", x, y,
+                      w, h);
+    mf_svg_xml_escape(overlay, first, 4 * HOVER_MAX_CHARS);
+    mf_svg_buf_append(overlay, "\n", 1);
+    mf_svg_xml_escape(overlay, second, 4 * HOVER_MAX_CHARS);
+    mf_svg_buf_append(overlay, "</title></rect>\n", 16);
+    return overlay->failed ? -1 : 0;
+}
+
 /* Offset of the last "</svg>" in buf, or -1. */
 static long find_closing_tag(const mf_svg_buf *buf)
 {

@@ -72,6 +72,11 @@ int mf_svg_overlay_block(mf_svg_buf *overlay, const mf_svg_panel *panel,
 int mf_svg_overlay_note(mf_svg_buf *overlay, double x, double y, double w, double h,
                         const char *title);
 
+/* The same with a two-line title: first (a name from the program), then
+ * second; each escaped on its own. */
+int mf_svg_overlay_lines(mf_svg_buf *overlay, double x, double y, double w, double h,
+                         const char *first, const char *second);
+
 /*
  * Splice overlay into the SVG document svg right before its closing
  * </svg>, wrapped in <g id="memflow-hover"> with transparent, pointer-
@@ -107,7 +112,8 @@ void mf_svg_draw_map_background(cairo_t *cr, const mf_svg_panel *panel);
  * peak line (drawn after the blocks). */
 void mf_svg_draw_map_marks(cairo_t *cr, const mf_svg_panel *panel);
 
-/* The legend right of the panel. */
-void mf_svg_draw_legend(cairo_t *cr, const mf_svg_panel *panel);
+/* The legend right of the panel; with overlay, each scope row gets a hover
+ * entry with the whole name.  Returns 0, or -1 when out of memory. */
+int mf_svg_draw_legend(cairo_t *cr, const mf_svg_panel *panel, mf_svg_buf *overlay);
 
 #endif /* MEMFLOW_SVG_PANEL_H */

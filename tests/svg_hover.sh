@@ -36,13 +36,20 @@ check(len(blocks) == 3, "expected 3 block titles, got %d: %r" % (len(blocks), bl
 # The curve: one hover rect per 4 of its 888 pixel columns, with the live
 # bytes (and the allocator's sample) there; then the peak marker.
 curve = [t for t in titles if ": live " in t]
-check(len(curve) == 222 and len(titles) == 3 + 222 + 1,
-      "expected 222 curve titles, a peak and 3 blocks; got %d of %d" % (len(curve), len(titles)))
+check(len(curve) == 222 and len(titles) == 3 + 222 + 1 + 3,
+      "expected 222 curve titles, a peak, 3 legend rows and 3 blocks; got %d of %d"
+      % (len(curve), len(titles)))
 check(curve[0] == "0 - 4.50 ms: live 0 B", "first curve title %r" % curve[0])
 check("446 ms - 450 ms: live 1.50 MiB; allocator 1.76 MiB" in curve, "no curve title at 450 ms")
 check("297 ms - 302 ms: live 512 KiB to 1.50 MiB; allocator 400 KiB" in curve,
       "no curve title over the rise to the peak")
 check(curve[-1] == "995 ms - 1.00 s: live 256 KiB", "last curve title %r" % curve[-1])
+# The legend's rows: the whole scope name (the legend shows 24 characters).
+legend = [t for t in titles if "held at the peak" in t]
+check(legend == ["a<b\"c&d\\ne\ufffd\n1.00 MiB held at the peak, 1.00 MiB allocated in all",
+                 "net_dense0:\n256 KiB held at the peak, 256 KiB allocated in all",
+                 "net_dense1:\n256 KiB held at the peak, 256 KiB allocated in all"],
+      "legend titles %r" % legend)
 
 expected = {
     "a": "scope: net_dense0:\nname: weight\n"
