@@ -22,6 +22,11 @@ const mf_svg_rgb mf_svg_peak_color = { 0xe4, 0x1a, 0x1c };
 const mf_svg_rgb mf_svg_live_color = { 0x22, 0x22, 0x22 };
 const mf_svg_rgb mf_svg_curve_color = { 0x31, 0x5f, 0x9e };
 const mf_svg_rgb mf_svg_sample_color = { 0xf0, 0x8c, 0x00 };
+const mf_svg_rgb mf_svg_curve_fill = { 0xcb, 0xd8, 0xeb };
+const mf_svg_rgb mf_svg_text_color = { 0x22, 0x22, 0x22 };
+const mf_svg_rgb mf_svg_muted_color = { 0x70, 0x70, 0x70 };
+const mf_svg_rgb mf_svg_frame_color = { 0xa0, 0xa0, 0xa0 };
+const mf_svg_rgb mf_svg_grid_color = { 0xe6, 0xe6, 0xe6 };
 
 /* Stops of a viridis-like ramp, dark (short / small) to bright. */
 static const mf_svg_rgb ramp_stops[] = {

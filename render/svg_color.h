@@ -31,6 +31,11 @@ extern const mf_svg_rgb mf_svg_peak_color;   /* peak line and marker */
 extern const mf_svg_rgb mf_svg_live_color;   /* the "live at end" edge */
 extern const mf_svg_rgb mf_svg_curve_color;  /* live bytes from the events */
 extern const mf_svg_rgb mf_svg_sample_color; /* allocator / driver samples */
+extern const mf_svg_rgb mf_svg_curve_fill;   /* shade under the events' curve */
+extern const mf_svg_rgb mf_svg_text_color;   /* labels */
+extern const mf_svg_rgb mf_svg_muted_color;  /* secondary labels, ticks */
+extern const mf_svg_rgb mf_svg_frame_color;  /* frames, tick marks, breaks */
+extern const mf_svg_rgb mf_svg_grid_color;   /* the curve's grid lines */
 
 /* The palette colour of a scope string: palette[FNV-1a(scope) % 16]. */
 mf_svg_rgb mf_svg_scope_color(const char *scope);

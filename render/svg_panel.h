@@ -1,8 +1,8 @@
 /*
  * svg_panel.h - one device's panel of the memory_flow picture and the
  * drawing steps svg.c runs on it: blocks (svg_blocks.c), hover overlay
- * (svg_overlay.c), and the marks around them - occupancy curve, axes,
- * breaks, peak line, legend, title (svg_marks.c).
+ * (svg_overlay.c), occupancy curve (svg_curve.c), legend (svg_legend.c),
+ * and the title, axes, breaks and peak line (svg_marks.c).
  *
  * Data flow: svg.c lays out one mf_svg_panel per shown device (layout and
  * colours from svg_layout.c and svg_color.c), then calls these functions
@@ -84,15 +84,26 @@ int mf_svg_overlay_lines(mf_svg_buf *overlay, double x, double y, double w, doub
  */
 int mf_svg_overlay_splice(mf_svg_buf *svg, const mf_svg_buf *overlay);
 
-/* ---- svg_marks.c ---- */
+/* ---- svg_marks.c: drawing helpers, title, map marks ---- */
+
+#define MF_SVG_FONT "DejaVu Sans"
 
 /* Text alignment of mf_svg_show_text. */
 typedef enum mf_svg_align { MF_SVG_LEFT, MF_SVG_RIGHT, MF_SVG_CENTER } mf_svg_align;
 
 /* Show text (any bytes: cleaned for Cairo, at most max_chars characters)
- * with its baseline at y. */
+ * with its baseline at y, in the current colour. */
 void mf_svg_show_text(cairo_t *cr, double x, double y, mf_svg_align align, double size,
                       int bold, const char *text, size_t max_chars);
+
+/* The same in color, at most 240 characters. */
+void mf_svg_colored_text(cairo_t *cr, mf_svg_rgb color, double x, double y, mf_svg_align align,
+                         double size, int bold, const char *text);
+
+/* Add a crisp 1-px horizontal (vertical) line to the path, on the pixel
+ * row (column) that contains y (x). */
+void mf_svg_hline(cairo_t *cr, double x0, double x1, double y);
+void mf_svg_vline(cairo_t *cr, double x, double y0, double y1);
 
 /* Set the source colour. */
 void mf_svg_set_rgb(cairo_t *cr, mf_svg_rgb rgb);
@@ -101,8 +112,22 @@ void mf_svg_set_rgb(cairo_t *cr, mf_svg_rgb rgb);
 void mf_svg_draw_title(cairo_t *cr, const mf_model *model, const mf_svg_panel *panels,
                        size_t n_panels, const char *title);
 
-/* Device line, occupancy curve (events and samples), peak marker. */
+/* ---- svg_curve.c: the occupancy curve ---- */
+
+/* Device line, occupancy curve (events and samples), peak marker; with
+ * overlay, hover entries for the curve and the peak.  Returns 0, or -1
+ * when out of memory. */
 int mf_svg_draw_curve(cairo_t *cr, const mf_svg_panel *panel, mf_svg_buf *overlay);
+
+/* Which mf_snapshot value is the allocator's or driver's view for dev:
+ * GPU used; CPU active (resident if active is never reported). */
+size_t mf_svg_sample_index(const mf_device_model *dev);
+
+/* The highest such sample (0 without samples). */
+uint64_t mf_svg_samples_max(const mf_device_model *dev);
+
+/* Are the samples drawn off scale (over 4 times the events' maximum)? */
+int mf_svg_samples_off_scale(const mf_device_model *dev);
 
 /* Map background and the map's part of the peak line, both drawn before
  * (behind) the blocks. */
@@ -111,6 +136,8 @@ void mf_svg_draw_map_background(cairo_t *cr, const mf_svg_panel *panel);
 /* Map frame, address and time ticks, breaks and the curve's part of the
  * peak line (drawn after the blocks). */
 void mf_svg_draw_map_marks(cairo_t *cr, const mf_svg_panel *panel);
+
+/* ---- svg_legend.c ---- */
 
 /* The legend right of the panel; with overlay, each scope row gets a hover
  * entry with the whole name.  Returns 0, or -1 when out of memory. */
