@@ -7,6 +7,7 @@
 #include "svg_panel.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -59,39 +60,51 @@ void mf_svg_vline(cairo_t *cr, double x, double y0, double y1)
 
 /* ---- title ------------------------------------------------------------------ */
 
+#define TITLE_MAX_CHARS 110   /* of the title line: fits the page at 16 px */
+#define TITLE_DEVICES 4        /* peaks listed in the summary line */
+
+/* Append printf-formatted text to the NUL-terminated line (len bytes). */
+static void append(char *line, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void append(char *line, size_t len, const char *fmt, ...)
+{
+    size_t used = strlen(line);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line + used, len - used, fmt, ap);
+    va_end(ap);
+}
+
 void mf_svg_draw_title(cairo_t *cr, const mf_model *model, const mf_svg_panel *panels,
                        size_t n_panels, const char *title)
 {
-    char line[1024], part[128], bytes[32], when[32];
-    if (title) {
-        snprintf(line, sizeof line, "%s", title);
-    } else {
-        const char *program = model->n_processes && model->processes[0].program
-                                  ? model->processes[0].program : "(program unknown)";
-        snprintf(line, sizeof line, "memflow: %s", program);
-    }
-    mf_svg_colored_text(cr, mf_svg_text_color, 12, 22, MF_SVG_LEFT, 16, 1, line);
-    mf_svg_format_time(model->t1_ns - model->t0_ns, when, sizeof when);
-    snprintf(line, sizeof line, "duration %s", when);
-    for (size_t i = 0; i < n_panels; i++) {
+    char line[1024] = "", bytes[32], when[32], device[16];
+    if (title)
+        append(line, sizeof line, "%s", title);
+    else
+        append(line, sizeof line, "memflow: %s",
+               model->n_processes && model->processes[0].program ? model->processes[0].program
+                                                                 : "(program unknown)");
+    mf_svg_set_rgb(cr, mf_svg_text_color);
+    mf_svg_show_text(cr, 12, 22, MF_SVG_LEFT, 16, 1, line, TITLE_MAX_CHARS);
+    line[0] = '\0';
+    append(line, sizeof line, "duration %s",
+           mf_svg_format_time(model->t1_ns - model->t0_ns, when, sizeof when));
+    for (size_t i = 0; i < n_panels && i < TITLE_DEVICES; i++) {
         const mf_device_model *dev = panels[i].dev;
-        char device[16];
-        mf_svg_format_bytes(dev->peak_bytes, bytes, sizeof bytes);
-        mf_svg_format_time(dev->peak_time_ns > model->t0_ns ? dev->peak_time_ns - model->t0_ns : 0,
-                           when, sizeof when);
-        snprintf(part, sizeof part, "   |   %s peak %s at %s",
-                 mf_device_name(dev->device, device, sizeof device), bytes, when);
-        strncat(line, part, sizeof line - strlen(line) - 1);
+        uint64_t at = dev->peak_time_ns > model->t0_ns ? dev->peak_time_ns - model->t0_ns : 0;
+        append(line, sizeof line, "   |   %s peak %s at %s",
+               mf_device_name(dev->device, device, sizeof device),
+               mf_svg_format_bytes(dev->peak_bytes, bytes, sizeof bytes),
+               mf_svg_format_time(at, when, sizeof when));
     }
-    if (model->n_processes > 1) {
-        snprintf(part, sizeof part, "   |   %zu processes", model->n_processes);
-        strncat(line, part, sizeof line - strlen(line) - 1);
-    }
-    if (model->n_warnings > 0) {
-        snprintf(part, sizeof part, "   |   %zu warning%s (see memflow stats)", model->n_warnings,
-                 model->n_warnings == 1 ? "" : "s");
-        strncat(line, part, sizeof line - strlen(line) - 1);
-    }
+    if (n_panels > TITLE_DEVICES)
+        append(line, sizeof line, "   |   %zu more devices below", n_panels - TITLE_DEVICES);
+    if (model->n_processes > 1)
+        append(line, sizeof line, "   |   %zu processes", model->n_processes);
+    if (model->n_warnings > 0)
+        append(line, sizeof line, "   |   %zu warning%s (see memflow stats)", model->n_warnings,
+               model->n_warnings == 1 ? "" : "s");
     mf_svg_colored_text(cr, mf_svg_muted_color, 12, 42, MF_SVG_LEFT, 11, 0, line);
 }
 
