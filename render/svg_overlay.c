@@ -79,6 +79,32 @@ static void append_times(mf_svg_buf *out, const mf_model *model, const mf_block 
                       mf_svg_format_time(freed - b->alloc_ns, lived, sizeof lived));
 }
 
+/* "\ndevice memory, stream-ordered, reused from a pool cache": what the
+ * flags say about a block, or nothing for plain CPU heap. */
+static void append_kind(mf_svg_buf *out, unsigned flags)
+{
+    static const char *const kinds[] = { "heap", "device memory", "pinned host memory",
+                                         "managed memory", "memory pool", "other memory" };
+    unsigned kind = (flags & MF_MEMKIND_MASK) >> MF_MEMKIND_SHIFT;
+    const char *sep = "\n";
+    if (kind != MF_MEM_HEAP) {
+        mf_svg_buf_printf(out, "%s%s", sep, kind < sizeof kinds / sizeof kinds[0] ? kinds[kind]
+                                                                                 : "unknown memory");
+        sep = ", ";
+    }
+    static const struct { unsigned flag; const char *text; } notes[] = {
+        { MF_FLAG_ASYNC, "stream-ordered" },
+        { MF_FLAG_REUSED, "reused from a pool cache" },
+        { MF_FLAG_REALLOC, "from a realloc" },
+        { MF_FLAG_EXPLICIT, "reported by memflow_record_alloc" },
+    };
+    for (size_t i = 0; i < sizeof notes / sizeof notes[0]; i++)
+        if (flags & notes[i].flag) {
+            mf_svg_buf_printf(out, "%s%s", sep, notes[i].text);
+            sep = ", ";
+        }
+}
+
 int mf_svg_overlay_block(mf_svg_buf *overlay, const mf_svg_panel *panel,
                          const mf_svg_threads *threads, const mf_block *block,
                          const mf_svg_rect *rect)
@@ -107,7 +133,9 @@ int mf_svg_overlay_block(mf_svg_buf *overlay, const mf_svg_panel *panel,
         mf_svg_xml_escape(overlay, name, HOVER_MAX_CHARS);
         mf_svg_buf_append(overlay, ")", 1);
     }
-    mf_svg_buf_printf(overlay, ", pid %u</title></rect>\n", block->pid);
+    mf_svg_buf_printf(overlay, ", pid %u", block->pid);
+    append_kind(overlay, block->flags);
+    mf_svg_buf_append(overlay, "</title></rect>\n", 16);
     return overlay->failed ? -1 : 0;
 }
 

@@ -62,7 +62,8 @@ void mf_svg_threads_free(mf_svg_threads *threads);
  * Append the hover entry of block drawn at rect: a transparent <rect> whose
  * <title> gives scope, name, requested/actual size, address range,
  * alloc/free time (relative to the log start), lifetime, thread and
- * process.  Every string is XML-escaped.  Returns 0 or -1 (memory).
+ * process, and (when not plain CPU heap) the memory kind and flags.  Every
+ * string is XML-escaped.  Returns 0 or -1 (memory).
  */
 int mf_svg_overlay_block(mf_svg_buf *overlay, const mf_svg_panel *panel,
                          const mf_svg_threads *threads, const mf_block *block,

@@ -3,7 +3,8 @@
  * tests look at: `svg_fixture DIR` renders the basic scene (svg_models.h)
  * to DIR/basic.svg, .png and .pdf, and writes DIR/probes.json with where
  * each known block, an empty spot and the occupancy curve at 450 ms are
- * drawn (user units = SVG px), so the tests know where to point.
+ * drawn (user units = SVG px), so the tests know where to point; and
+ * DIR/gpu.svg, GPU blocks of known memory kinds and flags.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,20 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: svg_fixture DIR\n");
         return 2;
     }
+    /* gpu.svg: GPU blocks whose hover names their memory kind and flags. */
+    uint16_t gpu0 = MF_DEVICE(MF_DEVICE_GPU, 0);
+    mf_model *g = svgt_model_new(100 * SVGT_MS, "gpu");
+    svgt_block(g, gpu0, "net:", "w", 0x7f5000000000ull, 5120, 8192, 10 * SVGT_MS, 60 * SVGT_MS, 7);
+    svgt_last_block(g, gpu0)->flags =
+        MF_MEM_POOL << MF_MEMKIND_SHIFT | MF_FLAG_ASYNC | MF_FLAG_REUSED;
+    svgt_block(g, gpu0, "pinned:", "h", 0x7f5000002000ull, 4096, 4096, 20 * SVGT_MS,
+               MF_LIVE_AT_END, 7);
+    svgt_last_block(g, gpu0)->flags = MF_MEM_PINNED << MF_MEMKIND_SHIFT;
+    svgt_finish(g);
+    if (render(g, argv[1], "gpu.svg"))
+        return 1;
+    svgt_model_free(g);
+
     mf_model *m = svgt_model_basic();
     if (render(m, argv[1], "basic.svg") || render(m, argv[1], "basic.png") ||
         render(m, argv[1], "basic.pdf"))

@@ -78,6 +78,19 @@ for key, title in expected.items():
     check(x0 <= x < x1 and y0 <= y < y1,
           "%s's hover rect %r does not cover where it is drawn (%s, %s)" % (key, r.attrib, x, y))
 check("peak 1.50 MiB at 300 ms" in titles, "no peak marker title")
+
+# GPU blocks: the memory kind and flags close the title.
+root = ET.parse(out + "/gpu.svg").getroot()
+gpu = [r.find(NS + "title").text for g in root.iter(NS + "g") if g.get("id") == "memflow-hover"
+       for r in g.findall(NS + "rect")]
+gpu = sorted(t for t in gpu if t.startswith("scope: "))
+check(len(gpu) == 2, "gpu.svg: %d block titles" % len(gpu))
+check(gpu[0].startswith("scope: net:\nname: w\nrequested 5,120 B (5.00 KiB), actual 8,192 B (8.00 KiB)\n"
+                        "address 0x7f5000000000 - 0x7f5000002000 on gpu/0\n")
+      and gpu[0].endswith("\nthread 7, pid 4242\nmemory pool, stream-ordered, reused from a pool cache"),
+      "pool block title %r" % gpu[0])
+check(gpu[1].endswith("live at end (never freed; held 80.0 ms)\nthread 7, pid 4242\npinned host memory"),
+      "pinned block title %r" % gpu[1])
 for r in rects:
     x, y = probes["empty"]["x"], probes["empty"]["y"]
     x0, y0 = float(r.get("x")), float(r.get("y"))

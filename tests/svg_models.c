@@ -72,6 +72,12 @@ void svgt_block(mf_model *model, uint16_t device, const char *scope, const char 
     b->device = device;
 }
 
+mf_block *svgt_last_block(mf_model *model, uint16_t device)
+{
+    mf_device_model *dev = &model->devices[svgt_device(model, device)];
+    return dev->n_blocks ? &dev->blocks[dev->n_blocks - 1] : NULL;
+}
+
 void svgt_thread(mf_model *model, uint32_t tid, const char *name)
 {
     model->threads = must(realloc(model->threads, (model->n_threads + 1) * sizeof *model->threads));

@@ -29,6 +29,9 @@ void svgt_block(mf_model *model, uint16_t device, const char *scope, const char 
                 uint64_t addr, uint64_t requested, uint64_t actual, uint64_t alloc_rel,
                 uint64_t free_rel, uint32_t tid);
 
+/* The block added last on device (to set its flags). */
+mf_block *svgt_last_block(mf_model *model, uint16_t device);
+
 /* Add a thread name. */
 void svgt_thread(mf_model *model, uint32_t tid, const char *name);
 
