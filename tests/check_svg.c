@@ -490,6 +490,65 @@ START_TEST(test_worst_case_bounded)
 }
 END_TEST
 
+/* Edge values do not crash or break the picture: addresses and sizes of
+ * 0 and near 2^64, frees before allocations, times outside the log, a log
+ * that ends before it starts, unknown string ids, any flags.  Each of 60
+ * deterministic random models gives a valid SVG (librsvg loads it), a PNG
+ * and a PDF. */
+static uint64_t edge_seed = 7;
+
+static uint64_t edge_random(void)
+{
+    edge_seed = edge_seed * 6364136223846793005ull + 1442695040888963407ull;
+    return edge_seed >> 11;
+}
+
+static uint64_t edge_value(void)
+{
+    switch (edge_random() % 8) {
+    case 0: return 0;
+    case 1: return UINT64_MAX;
+    case 2: return UINT64_MAX - edge_random() % 100;
+    case 3: return edge_random() % 16;
+    case 4: return edge_random();
+    default: return edge_random() % 100000000;
+    }
+}
+
+START_TEST(test_edge_values)
+{
+    for (int round = 0; round < 60; round++) {
+        mf_model *m = svgt_model_new(edge_value() % 2000000000ull, "edges");
+        if (edge_random() % 5 == 0)
+            m->t1_ns = m->t0_ns - 5;
+        for (int d = 0, devices = 1 + (int)(edge_random() % 3); d < devices; d++) {
+            uint16_t dev = d == 0 ? cpu0 : MF_DEVICE(MF_DEVICE_GPU, edge_random() % 4);
+            for (int b = 0, n = (int)(edge_random() % 50); b < n; b++) {
+                char scope[8];
+                snprintf(scope, sizeof scope, "s%d", (int)(edge_random() % 20));
+                svgt_block(m, dev, scope, "n", edge_value(), edge_value(), edge_value(),
+                           edge_value(), edge_random() % 3 ? edge_value() : MF_LIVE_AT_END,
+                           (uint32_t)edge_random());
+                mf_block *blk = svgt_last_block(m, dev);
+                blk->flags = (uint16_t)edge_random();
+                if (edge_random() % 7 == 0)
+                    blk->scope = (uint32_t)edge_random();
+            }
+            if (edge_random() % 2)
+                svgt_snapshot(m, dev, edge_value(), edge_value());
+        }
+        svgt_finish(m);
+        mf_svg_options opt = { (mf_color_by)(edge_random() % 3), -1, NULL };
+        const char *path = out_path("edges.svg");
+        write_or_fail(m, path, &opt);
+        cairo_surface_destroy(rsvg_render(path));
+        write_or_fail(m, out_path("edges.png"), &opt);
+        write_or_fail(m, out_path("edges.pdf"), &opt);
+        svgt_model_free(m);
+    }
+}
+END_TEST
+
 /* ---- layout and text helpers --------------------------------------------------- */
 
 static void check_time_ticks(uint64_t duration, size_t count, const char *first,
@@ -598,6 +657,7 @@ static Suite *svg_suite(void)
     tcase_add_test(pictures, test_bad_paths);
     tcase_add_test(pictures, test_million_blocks_bounded);
     tcase_add_test(pictures, test_worst_case_bounded);
+    tcase_add_test(pictures, test_edge_values);
     suite_add_tcase(s, pictures);
     TCase *helpers = tcase_create("helpers");
     tcase_add_test(helpers, test_time_ticks);

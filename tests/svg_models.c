@@ -121,7 +121,8 @@ static int by_alloc(const void *a, const void *b)
 
 static void finish_device(mf_device_model *dev)
 {
-    qsort(dev->blocks, dev->n_blocks, sizeof *dev->blocks, by_alloc);
+    if (dev->n_blocks > 1)
+        qsort(dev->blocks, dev->n_blocks, sizeof *dev->blocks, by_alloc);
     change *ch = must(malloc((2 * dev->n_blocks + 1) * sizeof *ch));
     size_t n = 0;
     dev->min_addr = UINT64_MAX;
@@ -144,7 +145,8 @@ static void finish_device(mf_device_model *dev)
         uint64_t end = b->addr + (b->actual ? b->actual : b->requested);
         dev->max_addr = end > dev->max_addr ? end : dev->max_addr;
     }
-    qsort(ch, n, sizeof *ch, by_time);
+    if (n > 1)
+        qsort(ch, n, sizeof *ch, by_time);
     dev->occupancy = must(malloc((n + 1) * sizeof *dev->occupancy));
     uint64_t live = 0;
     for (size_t i = 0; i < n; i++) {
