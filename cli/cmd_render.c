@@ -195,14 +195,6 @@ static void folder_of(const char *path, char *buf, size_t len)
         snprintf(buf, len, "%.*s", (int)(slash - path), path);
 }
 
-static int has_gpu_blocks(const mf_model *m)
-{
-    for (size_t i = 0; i < m->n_devices; i++)
-        if (MF_DEVICE_KIND(m->devices[i].device) == MF_DEVICE_GPU && m->devices[i].n_blocks)
-            return 1;
-    return 0;
-}
-
 static int render(const render_args *a, mf_model *m)
 {
     char dir[PATH_MAX];
@@ -210,9 +202,11 @@ static int render(const render_args *a, mf_model *m)
         snprintf(dir, sizeof dir, "%s", a->dir);
     else
         folder_of(a->logs[0], dir, sizeof dir);
-    const char *formats = a->formats;
-    if (!formats)
-        formats = has_gpu_blocks(m) ? DEFAULT_FORMATS ",gpu_memory_profile.csv" : DEFAULT_FORMATS;
+    char formats[1200];
+    if (a->formats)
+        snprintf(formats, sizeof formats, "%s", a->formats);
+    else
+        mf_outputs_formats_for(m, DEFAULT_FORMATS, formats, sizeof formats);
     mf_output_options out = {
         .formats = formats, .trace_name = "profile.json", .csv_prefix = "gpu_memory_profile",
         .svg = { .color_by = a->color_by, .only_device = a->only_device, .title = NULL },

@@ -293,8 +293,10 @@ static int render_logs(const char *dir, int n, char **paths)
     if (!model)
         return -1;
     const mf_config *c = mf_config_get();
+    char formats[1200];
+    mf_outputs_formats_for(model, c->formats, formats, sizeof formats);
     mf_output_options out = {
-        .formats = c->formats,
+        .formats = formats,
         .trace_name = c->filename,
         .csv_prefix = c->gpu_memory_profile_filename_prefix,
         .svg = { .color_by = MF_COLOR_BY_SCOPE, .only_device = -1, .title = NULL },
@@ -306,7 +308,7 @@ static int render_logs(const char *dir, int n, char **paths)
         fprintf(stderr, "memflow run: %s\n", err);
     else
         fprintf(stderr, "memflow: %d log%s rendered into %s (%s)\n", n, n == 1 ? "" : "s",
-                dir, c->formats);
+                dir, formats);
     mf_model_free(model);
     return rc;
 }

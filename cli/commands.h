@@ -10,7 +10,8 @@ int cmd_run(int argc, char **argv);     /* cli/cmd_run.c */
 int cmd_stats(int argc, char **argv);   /* cli/cmd_stats.c */
 int cmd_render(int argc, char **argv);  /* cli/cmd_render.c */
 
-/* Read every log of paths into a model (shared by stats and render).
+/* Read every log of paths into a model (shared by run, stats and render).
+ * until_ns: ns since the earliest event, ULLONG_MAX for everything.
  * Damage is reported on stderr and kept as model warnings; returns NULL
  * (message printed) when a log cannot be read at all. */
 struct mf_model;

@@ -33,23 +33,6 @@ static char *own_log_path(const char *fn)
     return copy;
 }
 
-static int has_gpu_blocks(const mf_model *m)
-{
-    for (size_t i = 0; i < m->n_devices; i++)
-        if (MF_DEVICE_KIND(m->devices[i].device) == MF_DEVICE_GPU && m->devices[i].n_blocks)
-            return 1;
-    return 0;
-}
-
-/* The configured formats, plus the GPU CSV whenever there are GPU blocks. */
-static void dump_formats(const mf_model *m, const mf_config *c, char *buf, size_t len)
-{
-    snprintf(buf, len, "%s", c->formats);
-    if (has_gpu_blocks(m) && !strstr(c->formats, "gpu_memory_profile.csv"))
-        snprintf(buf + strlen(buf), len - strlen(buf), "%sgpu_memory_profile.csv",
-                 *buf ? "," : "");
-}
-
 static int dump_outputs(void)
 {
     char err[2048], formats[1200];
@@ -64,7 +47,7 @@ static int dump_outputs(void)
         return -1;
     }
     const mf_config *c = mf_config_get();
-    dump_formats(m, c, formats, sizeof formats);
+    mf_outputs_formats_for(m, c->formats, formats, sizeof formats);
     mf_output_options out = {
         .formats = formats, .trace_name = c->filename,
         .csv_prefix = c->gpu_memory_profile_filename_prefix,

@@ -9,6 +9,7 @@
  *   gpu_memory_profile.csv     -> mf_csv_write_all: <prefix>-pid_<pid>.csv
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -26,6 +27,23 @@ static uint64_t now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int has_gpu_blocks(const mf_model *m)
+{
+    for (size_t i = 0; i < m->n_devices; i++)
+        if (MF_DEVICE_KIND(m->devices[i].device) == MF_DEVICE_GPU && m->devices[i].n_blocks)
+            return 1;
+    return 0;
+}
+
+void mf_outputs_formats_for(const mf_model *model, const char *configured, char *buf,
+                            size_t len)
+{
+    snprintf(buf, len, "%s", configured);
+    if (has_gpu_blocks(model) && !strstr(configured, "gpu_memory_profile.csv"))
+        snprintf(buf + strlen(buf), len - strlen(buf), "%sgpu_memory_profile.csv",
+                 *buf ? "," : "");
 }
 
 /* mkdir -p */

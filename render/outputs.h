@@ -27,4 +27,12 @@ typedef struct mf_output_options {
 int mf_outputs_write(const mf_model *model, const char *dir, const mf_output_options *opt,
                      char *err, size_t errlen);
 
+/*
+ * The formats to write by default: `configured` (a formats list), plus
+ * gpu_memory_profile.csv when the model has GPU blocks and the list lacks
+ * it, so that every GPU run leaves MXNet's CSV.  Writes into buf (len bytes).
+ */
+MF_EXPORT void mf_outputs_formats_for(const mf_model *model, const char *configured, char *buf,
+                                      size_t len);
+
 #endif
