@@ -22,19 +22,24 @@
 
 #include "recorder.h"
 #include "svg_panel.h"
+#include "svg_split.h"
 
 #define SVG_MAX_BYTES (10u << 20)      /* the bound on any memory_flow.svg */
 #define VECTOR_QUOTA 20000             /* blocks drawn one by one, at most */
 #define OVERLAY_BUDGET (6u << 20)      /* bytes of hover entries, at most */
+#define MAX_PANELS 16                  /* process panels stop splitting here */
 
 typedef enum out_format { FORMAT_SVG, FORMAT_PNG, FORMAT_PDF } out_format;
 
-/* The laid-out picture: one panel per shown device. */
+/* The laid-out picture: one panel per shown device, or per process of a
+ * device whose blocks come from several processes. */
 typedef struct page {
     const mf_model *model;
     const char *title;
     mf_svg_panel *panels;
-    size_t n;
+    size_t n, cap;
+    mf_svg_view **views;      /* per model device: its process views */
+    size_t *n_views;
     double width, height;
 } page;
 
@@ -58,18 +63,35 @@ static void free_page(page *pg)
 {
     for (size_t i = 0; i < pg->n; i++)
         mf_svg_colors_free(&pg->panels[i].colors);
+    for (size_t d = 0; pg->views && d < pg->model->n_devices; d++)
+        mf_svg_views_free(pg->views[d], pg->n_views[d]);
+    free(pg->views);
+    free(pg->n_views);
     free(pg->panels);
-    pg->panels = NULL;
-    pg->n = 0;
+    memset(pg, 0, sizeof *pg);
 }
 
-/* Lay out panel i for device model dev. */
-static int layout_panel(page *pg, size_t i, const mf_device_model *dev, mf_color_by by)
+/* Lay out the next panel: dev (the device, or a view of it) of device. */
+static int layout_panel(page *pg, const mf_device_model *device, const mf_device_model *dev,
+                        const mf_svg_view *view, mf_color_by by)
 {
+    if (pg->n == pg->cap) {
+        size_t cap = pg->cap ? 2 * pg->cap : 4;
+        mf_svg_panel *panels = realloc(pg->panels, cap * sizeof *panels);
+        if (!panels)
+            return -1;
+        pg->panels = panels;
+        pg->cap = cap;
+    }
+    size_t i = pg->n;
     mf_svg_panel *p = &pg->panels[i];
     memset(p, 0, sizeof *p);
+    pg->n++;
     p->model = pg->model;
     p->dev = dev;
+    p->device = device;
+    p->pid = view ? view->pid : 0;
+    p->n_pids = view ? view->n_pids : 0;
     mf_svg_panel_box_at(i, &p->box);
     mf_svg_time_axis_init(&p->time, pg->model->t0_ns, pg->model->t1_ns, MF_SVG_PLOT_X0,
                           MF_SVG_PLOT_X1);
@@ -77,6 +99,17 @@ static int layout_panel(page *pg, size_t i, const mf_device_model *dev, mf_color
                                p->box.map_bottom) != 0)
         return -1;
     return mf_svg_colors_build(&p->colors, pg->model, dev, by);
+}
+
+/* How many panels one device may get for its processes: 8, fewer when
+ * many devices are shown, so the page stays within MAX_PANELS panels. */
+static size_t process_panels(const mf_model *model, int only)
+{
+    size_t shown = 0;
+    for (size_t d = 0; d < model->n_devices; d++)
+        shown += only < 0 || model->devices[d].device == (uint16_t)only;
+    size_t share = shown ? MAX_PANELS / shown : MAX_PANELS;
+    return share < 8 ? share : 8;
 }
 
 /* Lay out the devices opt asks for.  Errors name what is wrong. */
@@ -88,22 +121,25 @@ static int layout_page(page *pg, const mf_model *model, const mf_svg_options *op
     pg->title = opt ? opt->title : NULL;
     int only = opt ? opt->only_device : -1;
     mf_color_by by = opt ? opt->color_by : MF_COLOR_BY_SCOPE;
-    pg->panels = calloc(model->n_devices ? model->n_devices : 1, sizeof *pg->panels);
-    if (!pg->panels) {
-        snprintf(err, errlen, "out of memory laying out memory_flow");
-        return -1;
-    }
-    for (size_t d = 0; d < model->n_devices; d++) {
+    pg->views = calloc(model->n_devices ? model->n_devices : 1, sizeof *pg->views);
+    pg->n_views = calloc(model->n_devices ? model->n_devices : 1, sizeof *pg->n_views);
+    int ok = pg->views && pg->n_views;
+    for (size_t d = 0; ok && d < model->n_devices; d++) {
         const mf_device_model *dev = &model->devices[d];
         if (only >= 0 && dev->device != (uint16_t)only)
             continue;
-        if (layout_panel(pg, pg->n, dev, by) != 0) {
-            pg->n++;
-            free_page(pg);
-            snprintf(err, errlen, "out of memory laying out memory_flow");
-            return -1;
-        }
-        pg->n++;
+        int n_views = mf_svg_split_processes(dev, process_panels(model, only), &pg->views[d]);
+        ok = n_views >= 0;
+        pg->n_views[d] = ok ? (size_t)n_views : 0;
+        if (ok && n_views == 0)
+            ok = layout_panel(pg, dev, dev, NULL, by) == 0;
+        for (int v = 0; ok && v < n_views; v++)
+            ok = layout_panel(pg, dev, &pg->views[d][v].dev, &pg->views[d][v], by) == 0;
+    }
+    if (!ok) {
+        free_page(pg);
+        snprintf(err, errlen, "out of memory laying out memory_flow");
+        return -1;
     }
     if (only >= 0 && pg->n == 0) {
         char name[16];
@@ -295,7 +331,7 @@ MF_EXPORT int mf_svg_write(const mf_model *model, const char *path, const mf_svg
 }
 
 MF_EXPORT int mf_svg_locate(const mf_model *model, const mf_svg_options *opt, uint16_t device,
-                            uint64_t time_ns, uint64_t addr, double *x, double *y,
+                            uint32_t pid, uint64_t time_ns, uint64_t addr, double *x, double *y,
                             mf_svg_panel_box *box)
 {
     page pg;
@@ -305,7 +341,7 @@ MF_EXPORT int mf_svg_locate(const mf_model *model, const mf_svg_options *opt, ui
     int rc = -1;
     for (size_t i = 0; i < pg.n; i++) {
         const mf_svg_panel *p = &pg.panels[i];
-        if (p->dev->device != device)
+        if (p->dev->device != device || rc == 0 || (pid != 0 && p->pid != pid))
             continue;
         if (x)
             *x = mf_svg_time_x(&p->time, time_ns);

@@ -164,27 +164,52 @@ static uint64_t curve_max(const mf_device_model *dev)
     return max ? max + max / 10 : 1;
 }
 
+/* The program of process pid, or NULL. */
+static const char *program_of(const mf_model *model, uint32_t pid)
+{
+    for (size_t i = 0; i < model->n_processes; i++)
+        if (model->processes[i].pid == pid)
+            return model->processes[i].program;
+    return NULL;
+}
+
+/* "pid 1234 (./prog): " or "3 other processes: " for a process view. */
+static void process_prefix(const mf_svg_panel *panel, char *out, size_t len)
+{
+    char program[160];
+    const char *name = program_of(panel->model, panel->pid);
+    out[0] = '\0';
+    if (panel->n_pids > 1)
+        snprintf(out, len, "%zu other processes:   ", panel->n_pids);
+    else if (panel->n_pids == 1 && name)
+        snprintf(out, len, "pid %u (%s):   ", panel->pid,
+                 mf_svg_clean_text(name, 30, program, sizeof program));
+    else if (panel->n_pids == 1)
+        snprintf(out, len, "pid %u:   ", panel->pid);
+}
+
 /* "cpu/0" and its numbers above the curve. */
 static void draw_device_line(cairo_t *cr, const mf_svg_panel *panel)
 {
     const mf_device_model *dev = panel->dev;
-    char device[16], line[512], a[32], b[32], c[32], d[32], e[32], f[32], g[32];
+    char device[16], line[768], a[32], b[32], c[32], d[32], e[32], f[32], g[32];
     double y = panel->box.top + 16;
+    uint64_t at = dev->peak_time_ns > panel->model->t0_ns ? dev->peak_time_ns - panel->model->t0_ns
+                                                          : 0;
     mf_svg_colored_text(cr, mf_svg_text_color, 12, y, MF_SVG_LEFT, 13, 1,
-                 mf_device_name(dev->device, device, sizeof device));
-    snprintf(line, sizeof line,
-                     "%s allocations, %s frees, %s allocated in all   |   peak %s at %s   |   "
-                     "live at end: %s in %s block%s",
-                     mf_svg_format_count(dev->alloc_count, a, sizeof a),
-                     mf_svg_format_count(dev->free_count, b, sizeof b),
-                     mf_svg_format_bytes(dev->alloc_bytes, c, sizeof c),
-                     mf_svg_format_bytes(dev->peak_bytes, d, sizeof d),
-                     mf_svg_format_time(dev->peak_time_ns > panel->model->t0_ns
-                                            ? dev->peak_time_ns - panel->model->t0_ns : 0,
-                                        e, sizeof e),
-                     mf_svg_format_bytes(dev->live_bytes_end, f, sizeof f),
-                     mf_svg_format_count(dev->live_count_end, g, sizeof g),
-                     dev->live_count_end == 1 ? "" : "s");
+                        mf_device_name(dev->device, device, sizeof device));
+    process_prefix(panel, line, sizeof line);
+    size_t used = strlen(line);
+    snprintf(line + used, sizeof line - used,
+             "%s allocations, %s frees, %s allocated in all   |   peak %s at %s   |   "
+             "live at end: %s in %s block%s",
+             mf_svg_format_count(dev->alloc_count, a, sizeof a),
+             mf_svg_format_count(dev->free_count, b, sizeof b),
+             mf_svg_format_bytes(dev->alloc_bytes, c, sizeof c),
+             mf_svg_format_bytes(dev->peak_bytes, d, sizeof d), mf_svg_format_time(at, e, sizeof e),
+             mf_svg_format_bytes(dev->live_bytes_end, f, sizeof f),
+             mf_svg_format_count(dev->live_count_end, g, sizeof g),
+             dev->live_count_end == 1 ? "" : "s");
     if (dev->unknown_frees)
         snprintf(line + strlen(line), sizeof line - strlen(line),
                  "   |   %llu frees of unknown addresses", (unsigned long long)dev->unknown_frees);

@@ -127,12 +127,14 @@ void mf_svg_block_rect(const mf_svg_time_axis *time, const mf_svg_addr_axis *add
 /*
  * Where mf_svg_write (with the same model and opt) draws device's memory at
  * time_ns and address addr: *x, *y in user units (= SVG px = PNG pixels),
- * and the device panel's box in *box (each may be NULL).  Implemented in
- * svg.c with the writer's own layout code; for tests and tools.  Returns 0,
- * or -1 if the device is not shown or out of memory.
+ * and the panel's box in *box (each may be NULL).  pid picks the panel of
+ * that process when the device's blocks come from several (0: the first
+ * panel of the device).  Implemented in svg.c with the writer's own layout
+ * code; for tests and tools.  Returns 0, or -1 if no such panel is shown
+ * or out of memory.
  */
 MF_EXPORT int mf_svg_locate(const mf_model *model, const mf_svg_options *opt, uint16_t device,
-                            uint64_t time_ns, uint64_t addr, double *x, double *y,
+                            uint32_t pid, uint64_t time_ns, uint64_t addr, double *x, double *y,
                             mf_svg_panel_box *box);
 
 #endif /* MEMFLOW_SVG_LAYOUT_H */

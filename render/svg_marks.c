@@ -90,16 +90,22 @@ void mf_svg_draw_title(cairo_t *cr, const mf_model *model, const mf_svg_panel *p
     line[0] = '\0';
     append(line, sizeof line, "duration %s",
            mf_svg_format_time(model->t1_ns - model->t0_ns, when, sizeof when));
-    for (size_t i = 0; i < n_panels && i < TITLE_DEVICES; i++) {
-        const mf_device_model *dev = panels[i].dev;
+    size_t listed = 0, devices = 0;
+    for (size_t i = 0; i < n_panels; i++) {
+        if (i > 0 && panels[i].device == panels[i - 1].device)
+            continue;           /* another process's panel of the same device */
+        if (devices++ >= TITLE_DEVICES)
+            continue;
+        listed++;
+        const mf_device_model *dev = panels[i].device;
         uint64_t at = dev->peak_time_ns > model->t0_ns ? dev->peak_time_ns - model->t0_ns : 0;
         append(line, sizeof line, "   |   %s peak %s at %s",
                mf_device_name(dev->device, device, sizeof device),
                mf_svg_format_bytes(dev->peak_bytes, bytes, sizeof bytes),
                mf_svg_format_time(at, when, sizeof when));
     }
-    if (n_panels > TITLE_DEVICES)
-        append(line, sizeof line, "   |   %zu more devices below", n_panels - TITLE_DEVICES);
+    if (devices > listed)
+        append(line, sizeof line, "   |   %zu more devices below", devices - listed);
     if (model->n_processes > 1)
         append(line, sizeof line, "   |   %zu processes", model->n_processes);
     if (model->n_warnings > 0)

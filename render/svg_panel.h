@@ -22,7 +22,11 @@
 
 typedef struct mf_svg_panel {
     const mf_model *model;
-    const mf_device_model *dev;
+    const mf_device_model *dev;     /* what the panel draws: the device, or
+                                       one process's view of it */
+    const mf_device_model *device;  /* the whole device (title numbers) */
+    uint32_t pid;             /* dev is this process's view (0: see n_pids) */
+    size_t n_pids;            /* 0: the whole device; >1: other processes */
     mf_svg_panel_box box;
     mf_svg_time_axis time;    /* shared by all panels */
     mf_svg_addr_axis addr;

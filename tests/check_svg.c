@@ -111,7 +111,7 @@ static void locate(const mf_model *m, const mf_svg_options *opt, uint16_t device
                    uint64_t addr, int *x, int *y)
 {
     double fx, fy;
-    ck_assert_int_eq(mf_svg_locate(m, opt, device, SVGT_T0 + t_rel, addr, &fx, &fy, NULL), 0);
+    ck_assert_int_eq(mf_svg_locate(m, opt, device, 0, SVGT_T0 + t_rel, addr, &fx, &fy, NULL), 0);
     *x = (int)fx;
     *y = (int)fy;
 }
@@ -143,7 +143,7 @@ static void check_basic_pixels(cairo_surface_t *image, const mf_model *m)
      * blocks in the map (A lives then, so A's colour shows), and red in
      * the map where nothing lives (a later peak is checked in test_peak_line). */
     mf_svg_panel_box box;
-    ck_assert_int_eq(mf_svg_locate(m, &scope_opt, cpu0, 0, 0, NULL, NULL, &box), 0);
+    ck_assert_int_eq(mf_svg_locate(m, &scope_opt, cpu0, 0, 0, 0, NULL, NULL, &box), 0);
     locate(m, &scope_opt, cpu0, 300 * SVGT_MS, SVGT_A_ADDR + 128 * 1024, &peak_x, &y);
     ck_assert_pixel(image, peak_x, (int)box.curve_top + 4, RGB_PEAK);
     ck_assert_pixel(image, peak_x - 2, (int)box.curve_top + 4, RGB_WHITE);
@@ -301,11 +301,58 @@ START_TEST(test_gpu_samples_off_scale)
     cairo_surface_t *image = cairo_image_surface_create_from_png(path);
     mf_svg_panel_box box;
     double fx;
-    ck_assert_int_eq(mf_svg_locate(m, &scope_opt, gpu0, SVGT_T0 + 375 * SVGT_MS, 0, &fx, NULL,
+    ck_assert_int_eq(mf_svg_locate(m, &scope_opt, gpu0, 0, SVGT_T0 + 375 * SVGT_MS, 0, &fx, NULL,
                                    &box), 0);
     ck_assert(fx == 445);   /* 112 + 888 * 3 / 8 */
     ck_assert_pixel(image, 445, (int)box.curve_bottom - 100, RGB_PEAK);
     cairo_surface_destroy(image);
+    svgt_model_free(m);
+}
+END_TEST
+
+/* Two processes (a fork) with blocks at the same addresses on cpu/0: one
+ * panel each, so neither hides the other; ten processes: seven panels of
+ * their own and one for the other three. */
+START_TEST(test_processes_apart)
+{
+    mf_model *m = svgt_model_new(1000 * SVGT_MS, "parent");
+    svgt_block(m, cpu0, "parent:", "p", 0x1000, 0x1000, 0x1000, 100 * SVGT_MS, 500 * SVGT_MS, 1);
+    svgt_last_block(m, cpu0)->pid = 100;
+    svgt_block(m, cpu0, "child:", "c", 0x1000, 0x1000, 0x1000, 300 * SVGT_MS, 900 * SVGT_MS, 2);
+    svgt_last_block(m, cpu0)->pid = 200;
+    svgt_finish(m);
+    const char *path = out_path("fork.svg");
+    write_or_fail(m, path, &scope_opt);
+    cairo_surface_t *image = rsvg_render(path);
+    ck_assert_int_eq(cairo_image_surface_get_height(image), (int)mf_svg_page_height(2));
+    double x, y_parent, y_child;
+    mf_svg_panel_box parent_box, child_box;
+    ck_assert_int_eq(mf_svg_locate(m, &scope_opt, cpu0, 100, SVGT_T0 + 400 * SVGT_MS, 0x1800, &x,
+                                   &y_parent, &parent_box), 0);
+    ck_assert_int_eq(mf_svg_locate(m, &scope_opt, cpu0, 200, SVGT_T0 + 400 * SVGT_MS, 0x1800, &x,
+                                   &y_child, &child_box), 0);
+    ck_assert(child_box.top >= parent_box.bottom);
+    mf_svg_rgb parent = mf_svg_scope_color("parent:"), child = mf_svg_scope_color("child:");
+    ck_assert_pixel(image, (int)x, (int)y_parent,
+                    (unsigned)parent.r << 16 | (unsigned)parent.g << 8 | parent.b);
+    ck_assert_pixel(image, (int)x, (int)y_child,
+                    (unsigned)child.r << 16 | (unsigned)child.g << 8 | child.b);
+    cairo_surface_destroy(image);
+    svgt_model_free(m);
+
+    m = svgt_model_new(1000 * SVGT_MS, "ranks");
+    for (uint32_t pid = 1; pid <= 10; pid++) {
+        svgt_block(m, cpu0, "rank:", "r", 0x1000, 64, 64, pid * SVGT_MS, 500 * SVGT_MS, pid);
+        svgt_last_block(m, cpu0)->pid = pid;
+    }
+    svgt_finish(m);
+    path = out_path("ranks.svg");
+    write_or_fail(m, path, &scope_opt);
+    image = rsvg_render(path);
+    ck_assert_int_eq(cairo_image_surface_get_height(image), (int)mf_svg_page_height(8));
+    cairo_surface_destroy(image);
+    ck_assert_int_eq(mf_svg_locate(m, &scope_opt, cpu0, 7, SVGT_T0, 0x1000, NULL, NULL, NULL), 0);
+    ck_assert_int_eq(mf_svg_locate(m, &scope_opt, cpu0, 8, SVGT_T0, 0x1000, NULL, NULL, NULL), -1);
     svgt_model_free(m);
 }
 END_TEST
@@ -324,9 +371,9 @@ START_TEST(test_two_devices)
     ck_assert_int_eq(cairo_image_surface_get_height(image), (int)mf_svg_page_height(2));
     mf_svg_panel_box cpu_box, gpu_box;
     double fx, fy;
-    ck_assert_int_eq(mf_svg_locate(m, &scope_opt, gpu0, SVGT_T0 + 400 * SVGT_MS,
+    ck_assert_int_eq(mf_svg_locate(m, &scope_opt, gpu0, 0, SVGT_T0 + 400 * SVGT_MS,
                                    0x7f5000000000ull + (4 << 20), &fx, &fy, &gpu_box), 0);
-    ck_assert_int_eq(mf_svg_locate(m, &scope_opt, cpu0, SVGT_T0, 0, NULL, NULL, &cpu_box), 0);
+    ck_assert_int_eq(mf_svg_locate(m, &scope_opt, cpu0, 0, SVGT_T0, 0, NULL, NULL, &cpu_box), 0);
     ck_assert(gpu_box.top >= cpu_box.bottom);
     ck_assert(fy > gpu_box.map_top && fy < gpu_box.map_bottom);
     ck_assert_pixel(image, (int)fx, (int)fy, 0x9edae5u);   /* palette[15] */
@@ -423,7 +470,7 @@ START_TEST(test_million_blocks_bounded)
     ck_assert_uint_eq(colors.other_scopes, 0);
     /* The writer's axes of this panel, to find each block's pixels. */
     mf_svg_panel_box box;
-    ck_assert_int_eq(mf_svg_locate(m, &scope_opt, cpu0, 0, 0, NULL, NULL, &box), 0);
+    ck_assert_int_eq(mf_svg_locate(m, &scope_opt, cpu0, 0, 0, 0, NULL, NULL, &box), 0);
     mf_svg_time_axis time;
     mf_svg_addr_axis addr;
     mf_svg_time_axis_init(&time, m->t0_ns, m->t1_ns, MF_SVG_PLOT_X0, MF_SVG_PLOT_X1);
@@ -652,6 +699,7 @@ static Suite *svg_suite(void)
     tcase_add_test(pictures, test_peak_line);
     tcase_add_test(pictures, test_gpu_samples_off_scale);
     tcase_add_test(pictures, test_two_devices);
+    tcase_add_test(pictures, test_processes_apart);
     tcase_add_test(pictures, test_hostile_strings);
     tcase_add_test(pictures, test_empty_model);
     tcase_add_test(pictures, test_bad_paths);

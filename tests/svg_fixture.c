@@ -16,7 +16,7 @@
 static int locate(const mf_model *m, uint64_t t_rel, uint64_t addr, double *x, double *y)
 {
     mf_svg_options opt = { MF_COLOR_BY_SCOPE, -1, NULL };
-    return mf_svg_locate(m, &opt, MF_DEVICE(MF_DEVICE_CPU, 0), SVGT_T0 + t_rel, addr, x, y, NULL);
+    return mf_svg_locate(m, &opt, MF_DEVICE(MF_DEVICE_CPU, 0), 0, SVGT_T0 + t_rel, addr, x, y, NULL);
 }
 
 static int render(const mf_model *m, const char *dir, const char *name)
@@ -78,7 +78,7 @@ int main(int argc, char **argv)
     mf_svg_panel_box box;
     double x;
     mf_svg_options opt = { MF_COLOR_BY_SCOPE, -1, NULL };
-    if (mf_svg_locate(m, &opt, MF_DEVICE(MF_DEVICE_CPU, 0), SVGT_T0 + 450 * SVGT_MS, 0, &x, NULL,
+    if (mf_svg_locate(m, &opt, MF_DEVICE(MF_DEVICE_CPU, 0), 0, SVGT_T0 + 450 * SVGT_MS, 0, &x, NULL,
                       &box) != 0)
         return 1;
     fprintf(f, ", \"curve\": {\"x\": %.1f, \"y\": %.1f}}\n", x, box.curve_top + 50);
