@@ -41,6 +41,7 @@ static uint64_t sample_every;     /* sample_rate, copied at start */
 static uint64_t sample_counters[512];
 static mf_sampler_fn samplers[2];
 static mf_flush_fn flush_hooks[8];
+static mf_start_hook start_hook;
 static int n_flush_hooks;
 static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t free_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -476,6 +477,11 @@ void mf_recorder_add_flush_hook(mf_flush_fn fn)
     pthread_mutex_unlock(&state_lock);
 }
 
+void mf_recorder_set_start_hook(mf_start_hook fn)
+{
+    start_hook = fn;
+}
+
 void mf_recorder_run_flush_hooks(void)
 {
     for (int i = 0; i < n_flush_hooks; i++)
@@ -535,6 +541,8 @@ int mf_recorder_start(void)
         write_state(MF_STATE_RUN);
     }
     pthread_mutex_unlock(&state_lock);
+    if (rc == 0 && start_hook)
+        start_hook();
     MF_INTERNAL_END();
     return rc;
 }

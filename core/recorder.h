@@ -109,6 +109,14 @@ MF_EXPORT void mf_recorder_add_flush_hook(mf_flush_fn fn);
 MF_EXPORT void mf_recorder_run_flush_hooks(void);
 
 /*
+ * A function run (outside memflow's locks) each time recording starts; the
+ * render layer uses it to start continuous dumps without core knowing it.
+ * One hook; a later call replaces it.
+ */
+typedef void (*mf_start_hook)(void);
+MF_EXPORT void mf_recorder_set_start_hook(mf_start_hook fn);
+
+/*
  * Open the log (if not yet open) and set the state.  mf_recorder_start
  * returns -1 and sets the last error when the log cannot be created.
  */

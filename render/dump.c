@@ -5,10 +5,17 @@
  * as `memflow render`, and write outputs or return statistics text.  All
  * of it runs inside MF_INTERNAL_BEGIN/END so that memflow's own mallocs are
  * not recorded as the program's.
+ *
+ * continuous_dump (MXNet's key): while recording, a background thread calls
+ * memflow_dump(0) every dump_period seconds, so the outputs of a long run
+ * are fresh while it runs.  The thread starts when recording starts (the
+ * recorder's start hook) and never records its own allocations.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "memflow.h"
 #include "config.h"
@@ -135,4 +142,40 @@ MF_EXPORT const char *memflow_dumps(int reset, const char *format, const char *s
     pthread_mutex_unlock(&dumps_lock);
     MF_INTERNAL_END();
     return text;
+}
+
+/* The continuous-dump thread: memflow's own, so nothing it does is recorded. */
+static void *continuous_dump_loop(void *arg)
+{
+    (void)arg;
+    MF_INTERNAL_BEGIN();
+    for (;;) {
+        double period = mf_config_get()->dump_period;
+        struct timespec ts = { (time_t)period, (long)((period - (double)(time_t)period) * 1e9) };
+        while (nanosleep(&ts, &ts) < 0)
+            ;
+        if (mf_recording && mf_config_get()->continuous_dump && memflow_dump(0) < 0)
+            fprintf(stderr, "memflow: continuous dump: %s\n", memflow_last_error());
+    }
+    return NULL;
+}
+
+static void continuous_dump_start(void)
+{
+    static int started;
+    if (started || !mf_config_get()->continuous_dump)
+        return;
+    started = 1;
+    pthread_t thread;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    if (pthread_create(&thread, &attr, continuous_dump_loop, NULL) != 0)
+        fprintf(stderr, "memflow: continuous dump: cannot start its thread\n");
+    pthread_attr_destroy(&attr);
+}
+
+__attribute__((constructor)) static void dump_init(void)
+{
+    mf_recorder_set_start_hook(continuous_dump_start);
 }

@@ -409,6 +409,43 @@ START_TEST(dump_writes_outputs_and_dumps_returns_stats)
 }
 END_TEST
 
+/* continuous_dump: the outputs appear, and follow the run, without any
+ * memflow_dump() call from the program. */
+START_TEST(continuous_dump_refreshes_outputs)
+{
+    const char *keys[] = { "continuous_dump", "dump_period" };
+    const char *vals[] = { "1", "0.05" };
+    ck_assert_int_eq(memflow_set_config(2, keys, vals), 0);
+    start_recording("continuous");
+    memflow_record_alloc("cpu/0", P(0x1000), 1234, 1280, NULL, 0);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/stats.json", scratch);
+    int waited = 0;
+    while (access(path, R_OK) != 0 && waited++ < 200)
+        usleep(10000);
+    ck_assert_int_eq(access(path, R_OK), 0);
+    memflow_record_alloc("cpu/0", P(0x2000), 4321, 4352, NULL, 0);
+    /* a later dump shows the second block too */
+    char *text = NULL;
+    for (waited = 0; waited < 200; waited++) {
+        usleep(10000);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        char buf[65536];
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[n] = 0;
+        if (strstr(buf, "\"alloc_bytes\": 5555") || strstr(buf, "\"alloc_bytes\":5555")) {
+            text = strdup(buf);
+            break;
+        }
+    }
+    ck_assert_msg(text != NULL, "stats.json never showed both blocks (5555 bytes)");
+    free(text);
+}
+END_TEST
+
 static void expect_before(const char *a, const char *b)
 {
     ck_assert_ptr_nonnull(a);
@@ -514,6 +551,7 @@ static Suite *model_suite(void)
     tcase_add_test(tc, table_groups_small_peak_holders);
     tcase_add_test(tc, dump_without_a_log_says_so);
     tcase_add_test(tc, dump_while_running_keeps_recording);
+    tcase_add_test(tc, continuous_dump_refreshes_outputs);
     suite_add_tcase(s, tc);
     return s;
 }
