@@ -539,7 +539,8 @@ END_TEST
 
 /* Edge values do not crash or break the picture: addresses and sizes of
  * 0 and near 2^64, frees before allocations, times outside the log, a log
- * that ends before it starts, unknown string ids, any flags.  Each of 60
+ * that ends before it starts, unknown string ids, any flags, up to 12
+ * processes.  Each of 60
  * deterministic random models gives a valid SVG (librsvg loads it), a PNG
  * and a PDF. */
 static uint64_t edge_seed = 7;
@@ -578,6 +579,8 @@ START_TEST(test_edge_values)
                            (uint32_t)edge_random());
                 mf_block *blk = svgt_last_block(m, dev);
                 blk->flags = (uint16_t)edge_random();
+                if (edge_random() % 2)
+                    blk->pid = (uint32_t)(edge_random() % 12);
                 if (edge_random() % 7 == 0)
                     blk->scope = (uint32_t)edge_random();
             }
