@@ -5,6 +5,7 @@
 # address range, times and thread; the program's strings are escaped
 # (<"& newline, invalid UTF-8) and the file is valid UTF-8 XML.  Over the
 # occupancy curve, hover rects give the live bytes every 4 pixel columns.
+# When pdftoppm (poppler-utils) is installed, the PDF's pixels are checked too.
 . "$top_srcdir/tests/lib.sh"
 "$top_builddir/tests/svg_fixture" "$SCRATCH" || fail "svg_fixture could not write the pictures"
 "$PYTHON3" - "$SCRATCH" <<'PY' || fail "hover layer wrong (see above)"
@@ -97,4 +98,38 @@ for r in rects:
     check(not (x0 <= x < x0 + float(r.get("width")) and y0 <= y < y0 + float(r.get("height"))),
           "a hover rect covers the empty spot")
 PY
+# The PDF shows the same picture: rasterised at 72 dpi (1 pt = 1 pixel) by
+# pdftoppm when it is installed, block A has its scope's colour and the
+# empty spot the background.
+if command -v pdftoppm >/dev/null 2>&1; then
+    pdftoppm -r 72 -singlefile "$SCRATCH/basic.pdf" "$SCRATCH/basic-pdf" ||
+        fail "pdftoppm cannot read memory_flow.pdf"
+    "$PYTHON3" - "$SCRATCH" <<'PY' || fail "memory_flow.pdf pixels wrong (see above)"
+import json, sys
+out = sys.argv[1]
+data = open(out + "/basic-pdf.ppm", "rb").read()
+fields, pos = [], 0
+while len(fields) < 4:                      # P6 width height maxval, then pixels
+    while data[pos:pos + 1].isspace():
+        pos += 1
+    end = pos
+    while not data[end:end + 1].isspace():
+        end += 1
+    fields.append(data[pos:end])
+    pos = end
+pos += 1
+width, height = int(fields[1]), int(fields[2])
+probes = json.load(open(out + "/probes.json"))
+def rgb(key):
+    x, y = int(probes[key]["x"]), int(probes[key]["y"])
+    i = pos + 3 * (y * width + x)
+    return "%02x%02x%02x" % tuple(data[i:i + 3])
+for key, want in (("a", "17becf"), ("c", "ffbb78"), ("empty", "f8f8f8")):
+    if fields[0] != b"P6" or width != 1280 or rgb(key) != want:
+        print("svg_hover: PDF %s %dx%d: %s is #%s, expected #%s"
+              % (fields[0], width, height, key, rgb(key), want), file=sys.stderr)
+        sys.exit(1)
+PY
+    echo "svg_hover: memory_flow.pdf rasterised by pdftoppm shows the same blocks"
+fi
 echo "svg_hover: 3 block titles exact, escaped and in place; 222 curve titles"
