@@ -106,11 +106,21 @@ static int compute_view(mf_device_model *v)
     return 0;
 }
 
+/* Do all of dev's blocks come from one process?  (The common case: one
+ * pass, no sort.) */
+static int one_process(const mf_device_model *dev)
+{
+    for (size_t i = 1; i < dev->n_blocks; i++)
+        if (dev->blocks[i].pid != dev->blocks[0].pid)
+            return 0;
+    return 1;
+}
+
 int mf_svg_split_processes(const mf_device_model *dev, size_t max_views, mf_svg_view **views)
 {
     uint32_t *pids = NULL;
     *views = NULL;
-    if (max_views < 2)
+    if (max_views < 2 || one_process(dev))
         return 0;
     size_t n_pids = distinct_pids(dev, &pids);
     if (n_pids == (size_t)-1)
