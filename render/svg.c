@@ -232,10 +232,12 @@ static int write_file(const char *path, const mf_svg_buf *buf, char *err, size_t
         snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
         return -1;
     }
+    errno = 0;
     size_t wrote = fwrite(buf->data, 1, buf->len, f);
-    int write_errno = errno;
+    int write_errno = wrote == buf->len ? 0 : errno;
     if (fclose(f) != 0 || wrote != buf->len) {
-        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(write_errno ? write_errno : errno));
+        snprintf(err, errlen, "%s: cannot write: %s", path,
+                 strerror(write_errno ? write_errno : errno ? errno : EIO));
         return -1;
     }
     return 0;
