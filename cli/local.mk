@@ -2,4 +2,4 @@
 bin_PROGRAMS += memflow
 memflow_SOURCES = cli/main.c cli/commands.h cli/cmd_run.c cli/cmd_stats.c \
 	cli/cmd_render.c cli/load.c
-memflow_LDADD = libmemflow.la
+memflow_LDADD = libmemflow-render.la libmemflow.la

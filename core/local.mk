@@ -1,5 +1,7 @@
 # core/ - event records, clock, config, scopes, interning, recorder, log
-# writer and reader.  Knows nothing of Cairo, CUPTI or jemalloc.
+# writer and reader.  Knows nothing of Cairo, CUPTI or jemalloc: libmemflow.so
+# is what every profiled process loads (through the preload library), so it
+# links nothing but libc.
 lib_LTLIBRARIES += libmemflow.la
 libmemflow_la_SOURCES = \
 	core/log_format.h \
@@ -12,6 +14,6 @@ libmemflow_la_SOURCES = \
 	core/scope.c \
 	core/api.c \
 	core/log_reader.c core/log_reader.h
-libmemflow_la_CFLAGS = $(AM_CFLAGS) -pthread $(CAIRO_CFLAGS)
-libmemflow_la_LIBADD = $(CAIRO_LIBS) -lm
+libmemflow_la_CFLAGS = $(AM_CFLAGS) -pthread
+libmemflow_la_LIBADD = -ldl
 libmemflow_la_LDFLAGS = -version-info 0:0:0 -pthread

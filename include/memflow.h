@@ -91,6 +91,11 @@ int memflow_record_alloc(const char *device, const void *addr, size_t requested,
 int memflow_record_free(const char *device, const void *addr);
 
 /*
+ * memflow_dump() and memflow_dumps() render in-process, so they live in
+ * libmemflow-render (Cairo); `pkg-config --libs memflow` links both
+ * libraries.  Everything else here is in libmemflow, which loads nothing
+ * but libc.
+ *
  * Flush everything recorded so far into the log and write the configured
  * outputs (memory_flow.svg, the trace, the GPU memory CSV) next to it.
  * finished != 0 also marks the log complete and stops recording.

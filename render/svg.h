@@ -27,7 +27,7 @@ typedef struct mf_svg_options {
  * one by one and stays under 10 MB for any model.  Returns 0, or -1 with a
  * message naming path in err.
  */
-int mf_svg_write(const mf_model *model, const char *path, const mf_svg_options *opt,
+MF_EXPORT int mf_svg_write(const mf_model *model, const char *path, const mf_svg_options *opt,
                  char *err, size_t errlen);
 
 #endif

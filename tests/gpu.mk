@@ -10,8 +10,8 @@ TESTS += tests/check_gpu
 tests_check_gpu_SOURCES = tests/check_gpu.c $(GPU_CAPTURE_SOURCES)
 tests_check_gpu_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/gpu $(CUPTI_CFLAGS)
 tests_check_gpu_CFLAGS = $(AM_CFLAGS) -pthread $(CHECK_CFLAGS)
-tests_check_gpu_LDADD = libmemflow.la $(CUPTI_LIBS) -ldl $(CHECK_LIBS)
-tests_check_gpu_LDFLAGS = $(TEST_LDFLAGS) -pthread
+tests_check_gpu_LDADD = libmemflow-render.la libmemflow.la $(CUPTI_LIBS) -ldl $(CHECK_LIBS)
+tests_check_gpu_LDFLAGS = $(TEST_LINK_FLAGS) -pthread
 endif
 check_PROGRAMS += tests/gpu_inject_probe
 TESTS += tests/gpu_injection.sh
@@ -19,5 +19,5 @@ tests_gpu_inject_probe_SOURCES = tests/gpu_inject_probe.c
 tests_gpu_inject_probe_CPPFLAGS = $(AM_CPPFLAGS) $(CUPTI_CFLAGS)
 tests_gpu_inject_probe_CFLAGS = $(AM_CFLAGS)
 tests_gpu_inject_probe_LDADD = libmemflow.la $(CUPTI_LIBS) -ldl
-tests_gpu_inject_probe_LDFLAGS = $(TEST_LDFLAGS)
+tests_gpu_inject_probe_LDFLAGS = $(TEST_LINK_FLAGS)
 endif

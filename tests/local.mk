@@ -10,7 +10,7 @@ AM_TESTS_ENVIRONMENT = \
 	CK_FORK=yes; export CK_FORK;
 # Test programs link the uninstalled libraries directly (no libtool wrapper
 # scripts), so `memflow run -- tests/prog` profiles the program itself.
-TEST_LDFLAGS = -no-install
+TEST_LINK_FLAGS = -no-install
 EXTRA_DIST += tests/lib.sh
 include tests/core.mk
 include tests/render.mk
