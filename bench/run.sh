@@ -208,7 +208,7 @@ rm -rf "$OUT/true"
 import json, sys
 d = json.load(sys.stdin)
 c = [x for x in d["devices"] if x["device"] == "cpu/0"][0]
-print("Baseline: `memflow run -- /bin/true` records %d allocations (%d bytes) and %d frees;"
+print("Baseline: `memflow run -- /bin/true` records %d allocation(s) (%d bytes) and %d free(s);"
       " churn itself adds 2 callocs per thread (its tables) and stdio'"'"'s buffer."
       % (c["alloc_count"], c["alloc_bytes"], c["free_count"]))'
 echo
@@ -231,8 +231,12 @@ if [ "$LONG_OPS" != 0 ]; then
     plain_ns=$(median "$OUT/times/plain-1-$LONG_OPS" 1)
     mf_ns=$(median "$OUT/times/memflow-1-$LONG_OPS" 1)
     echo
-    echo "memflow's cost per recorded event: $(awk -v a="$mf_ns" -v b="$plain_ns" -v n="$LONG_OPS" \
-        'BEGIN { printf "%.1f", (a - b) / n }') ns over glibc."
+    plain_cpu=$(median "$OUT/times/plain-1-$LONG_OPS" 3)
+    mf_cpu=$(median "$OUT/times/memflow-1-$LONG_OPS" 3)
+    echo "memflow's cost per recorded event over glibc: $(awk -v a="$mf_ns" -v b="$plain_ns" \
+        -v n="$LONG_OPS" 'BEGIN { printf "%.1f", (a - b) / n }') ns wall," \
+        "$(awk -v a="$mf_cpu" -v b="$plain_cpu" -v n="$LONG_OPS" \
+        'BEGIN { printf "%.1f", (a - b) / n }') ns CPU."
     echo
     echo "| threads | ops | cpu/0 alloc_count (+ beyond churn) | free_count (+) | live at end | peak bytes | log bytes/event |"
     echo "|---|---|---|---|---|---|---|"
@@ -274,4 +278,5 @@ print(sum(x["alloc_count"] + x["free_count"] for x in d["devices"]))')
 fi
 rm -rf "$SHM_DIR"
 [ "${BENCH_KEEP:-0}" = 1 ] || rm -rf "$OUT"
+echo "Load average after the run: $(cut -d' ' -f1-3 /proc/loadavg)."
 note "done"
