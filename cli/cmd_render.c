@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "options.h"
 #include "config.h"
 #include "outputs.h"
 
@@ -112,22 +113,6 @@ static int check_formats(const char *v)
     return 0;
 }
 
-static const char *value_of(int argc, char **argv, int *i, const char *opt)
-{
-    size_t n = strlen(opt);
-    if (strncmp(argv[*i], opt, n) == 0 && argv[*i][n] == '=')
-        return argv[*i] + n + 1;
-    if (strcmp(argv[*i], opt) == 0 && *i + 1 < argc)
-        return argv[++*i];
-    return NULL;
-}
-
-static int matches(const char *arg, const char *opt)
-{
-    size_t n = strlen(opt);
-    return strncmp(arg, opt, n) == 0 && (arg[n] == 0 || arg[n] == '=');
-}
-
 static int bad(const char *what)
 {
     fprintf(stderr, "memflow render: %s (see 'memflow render --help')\n", what);
@@ -141,28 +126,28 @@ static int parse_one(int argc, char **argv, int *i, render_args *a)
         usage(stdout);
         exit(0);
     }
-    if (!strcmp(arg, "-o") || matches(arg, "--output")) {
-        v = value_of(argc, argv, i, arg[1] == 'o' ? "-o" : "--output");
+    if (!strcmp(arg, "-o") || cli_is_option(arg, "--output")) {
+        v = cli_option_value(argc, argv, i, arg[1] == 'o' ? "-o" : "--output");
         return v && *v ? (a->dir = v, 0) : bad("-o needs a folder");
     }
-    if (matches(arg, "--formats")) {
-        if (!(v = value_of(argc, argv, i, "--formats")))
+    if (cli_is_option(arg, "--formats")) {
+        if (!(v = cli_option_value(argc, argv, i, "--formats")))
             return bad("--formats needs a comma-separated list");
         a->formats = v;
         return check_formats(v);
     }
-    if (matches(arg, "--color-by"))
-        return (v = value_of(argc, argv, i, "--color-by")) && parse_color(v, &a->color_by) == 0
+    if (cli_is_option(arg, "--color-by"))
+        return (v = cli_option_value(argc, argv, i, "--color-by")) && parse_color(v, &a->color_by) == 0
                    ? 0 : bad("--color-by needs one of: scope, lifetime, size");
-    if (matches(arg, "--device")) {
+    if (cli_is_option(arg, "--device")) {
         uint16_t d;
-        if (!(v = value_of(argc, argv, i, "--device")) || mf_model_device_parse(v, &d) < 0)
+        if (!(v = cli_option_value(argc, argv, i, "--device")) || mf_model_device_parse(v, &d) < 0)
             return bad("--device needs cpu/0 or gpu/N (N < 256)");
         a->only_device = d;
         return 0;
     }
-    if (matches(arg, "--at"))
-        return (v = value_of(argc, argv, i, "--at")) && parse_time(v, &a->at_ns) == 0
+    if (cli_is_option(arg, "--at"))
+        return (v = cli_option_value(argc, argv, i, "--at")) && parse_time(v, &a->at_ns) == 0
                    ? 0 : bad("--at needs a time: ns, or a number with ns, us, ms or s");
     if (arg[0] == '-' && arg[1]) {
         fprintf(stderr, "memflow render: unknown option '%s' (see 'memflow render --help')\n",

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "options.h"
 #include "model.h"
 #include "stats.h"
 
@@ -32,23 +33,6 @@ static void usage(FILE *out)
           out);
 }
 
-/* The value of an option given as "--opt VALUE" or "--opt=VALUE". */
-static const char *option_value(int argc, char **argv, int *i, const char *opt)
-{
-    size_t n = strlen(opt);
-    if (strncmp(argv[*i], opt, n) == 0 && argv[*i][n] == '=')
-        return argv[*i] + n + 1;
-    if (strcmp(argv[*i], opt) == 0 && *i + 1 < argc)
-        return argv[++*i];
-    return NULL;
-}
-
-static int is_option(const char *arg, const char *opt)
-{
-    size_t n = strlen(opt);
-    return strncmp(arg, opt, n) == 0 && (arg[n] == 0 || arg[n] == '=');
-}
-
 static int parse(int argc, char **argv, mf_stats_options *opt, char **logs, int *n_logs)
 {
     for (int i = 1; i < argc; i++) {
@@ -56,14 +40,14 @@ static int parse(int argc, char **argv, mf_stats_options *opt, char **logs, int 
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
             exit(0);
-        } else if (is_option(a, "--format")) {
-            if (!(v = option_value(argc, argv, &i, "--format")) ||
+        } else if (cli_is_option(a, "--format")) {
+            if (!(v = cli_option_value(argc, argv, &i, "--format")) ||
                 mf_stats_parse_format(v, &opt->json) < 0) {
                 fprintf(stderr, "memflow stats: --format needs one of: %s\n", MF_STATS_FORMATS);
                 return -1;
             }
-        } else if (is_option(a, "--sort-by")) {
-            if (!(v = option_value(argc, argv, &i, "--sort-by")) ||
+        } else if (cli_is_option(a, "--sort-by")) {
+            if (!(v = cli_option_value(argc, argv, &i, "--sort-by")) ||
                 mf_stats_parse_sort(v, &opt->sort_by) < 0) {
                 fprintf(stderr, "memflow stats: --sort-by needs one of: %s\n", MF_STATS_SORTS);
                 return -1;

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "grow.h"
 #include "log_reader.h"
 
 #define MAX_STRING_ID (1u << 26)
@@ -59,11 +60,11 @@ static void damage(reader *r, uint64_t offset, const char *fmt, ...)
              (unsigned long long)offset, what);
 }
 
-static int grow(void **array, size_t *cap, size_t need, size_t elem)
+int mf_grow(void **array, size_t *cap, size_t need, size_t elem)
 {
     if (need <= *cap)
         return 0;
-    size_t n = *cap ? *cap * 2 : 1024;
+    size_t n = *cap ? *cap * 2 : 16;
     while (n < need)
         n *= 2;
     void *p = realloc(*array, n * elem);
@@ -77,7 +78,7 @@ static int grow(void **array, size_t *cap, size_t need, size_t elem)
 static mf_event *new_event(reader *r, unsigned type, uint32_t tid)
 {
     mf_log *log = r->log;
-    if (grow((void **)&log->events, &r->cap_events, log->n_events + 1, sizeof(mf_event)) < 0)
+    if (mf_grow((void **)&log->events, &r->cap_events, log->n_events + 1, sizeof(mf_event)) < 0)
         return NULL;
     mf_event *e = &log->events[log->n_events++];
     memset(e, 0, sizeof *e);
@@ -114,10 +115,10 @@ static int set_string(reader *r, uint32_t id, const char *text, uint32_t len)
 static int add_thread(reader *r, uint32_t tid, uint32_t name)
 {
     size_t cap = r->cap_threads;
-    if (grow((void **)&r->thread_tids, &cap, r->n_threads + 1, sizeof(uint32_t)) < 0)
+    if (mf_grow((void **)&r->thread_tids, &cap, r->n_threads + 1, sizeof(uint32_t)) < 0)
         return -1;
     cap = r->cap_threads;
-    if (grow((void **)&r->thread_names, &cap, r->n_threads + 1, sizeof(uint32_t)) < 0)
+    if (mf_grow((void **)&r->thread_names, &cap, r->n_threads + 1, sizeof(uint32_t)) < 0)
         return -1;
     r->cap_threads = cap;
     r->thread_tids[r->n_threads] = tid;
@@ -193,7 +194,7 @@ static int decode(reader *r, const char *p, unsigned type, uint32_t aux, uint32_
     case MF_REC_SAMPLE: {
         const mf_rec_sample *s = (const void *)p;
         mf_log *log = r->log;
-        if (grow((void **)&log->samples, &r->cap_samples, log->n_samples + 1,
+        if (mf_grow((void **)&log->samples, &r->cap_samples, log->n_samples + 1,
                  sizeof(mf_sample_values)) < 0)
             return -1;
         memcpy(log->samples[log->n_samples].value, s->value, sizeof s->value);

@@ -19,25 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "model.h"
 
 /* ---- small helpers ----------------------------------------------------- */
-
-/* Grow *array (elements of elem bytes) so that it holds need elements. */
-static int grow(void **array, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    size_t n = *cap ? *cap * 2 : 16;
-    while (n < need)
-        n *= 2;
-    void *p = realloc(*array, n * elem);
-    if (!p)
-        return -1;
-    *array = p;
-    *cap = n;
-    return 0;
-}
 
 static uint64_t mix64(uint64_t x)
 {
@@ -97,7 +82,7 @@ static uint32_t intern(mf_model *m, string_table *t, const char *text)
     for (; t->slots[i]; i = (i + 1) & (t->n_slots - 1))
         if (strcmp(m->strings[t->slots[i]], text) == 0)
             return t->slots[i];
-    if (grow((void **)&m->strings, &t->cap_strings, m->n_strings + 1, sizeof(char *)) < 0)
+    if (mf_grow((void **)&m->strings, &t->cap_strings, m->n_strings + 1, sizeof(char *)) < 0)
         return INTERN_FAILED;
     char *copy = strdup(text);
     if (!copy)
@@ -275,7 +260,7 @@ static void warn(build *b, const char *fmt, ...)
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
     char *copy = strdup(line);
-    if (!copy || grow((void **)&m->warnings, &b->cap_warnings, m->n_warnings + 1,
+    if (!copy || mf_grow((void **)&m->warnings, &b->cap_warnings, m->n_warnings + 1,
                       sizeof(char *)) < 0) {
         free(copy);
         b->oom = 1;
@@ -308,8 +293,8 @@ static mf_device_model *device_of(build *b, uint16_t device, device_build **db)
     int32_t slot = b->device_slot[device];
     if (slot < 0) {
         size_t cap = b->cap_devices;
-        if (grow((void **)&m->devices, &cap, m->n_devices + 1, sizeof *m->devices) < 0 ||
-            grow((void **)&b->dev_builds, &b->cap_devices, m->n_devices + 1,
+        if (mf_grow((void **)&m->devices, &cap, m->n_devices + 1, sizeof *m->devices) < 0 ||
+            mf_grow((void **)&b->dev_builds, &b->cap_devices, m->n_devices + 1,
                  sizeof *b->dev_builds) < 0) {
             b->oom = 1;
             return NULL;
@@ -343,7 +328,7 @@ static mf_scope_stat *scope_stat_of(build *b, mf_device_model *d, device_build *
         db->n_scope_index = n;
     }
     if (db->scope_index[scope] < 0) {
-        if (grow((void **)&d->scopes, &db->cap_scopes, d->n_scopes + 1, sizeof *d->scopes) < 0) {
+        if (mf_grow((void **)&d->scopes, &db->cap_scopes, d->n_scopes + 1, sizeof *d->scopes) < 0) {
             b->oom = 1;
             return NULL;
         }
@@ -358,7 +343,7 @@ static mf_scope_stat *scope_stat_of(build *b, mf_device_model *d, device_build *
 
 static void add_point(build *b, mf_device_model *d, device_build *db, uint64_t time_ns)
 {
-    if (grow((void **)&d->occupancy, &db->cap_occupancy, d->n_occupancy + 1,
+    if (mf_grow((void **)&d->occupancy, &db->cap_occupancy, d->n_occupancy + 1,
              sizeof *d->occupancy) < 0) {
         b->oom = 1;
         return;
@@ -444,9 +429,9 @@ static void on_alloc(build *b, uint16_t li, const mf_event *e)
         end_block(b, d, db, old, e->time_ns);
         d->replaced_blocks++;
     }
-    if (grow((void **)&d->blocks, &db->cap_blocks, d->n_blocks + 1, sizeof *d->blocks) < 0 ||
-        grow((void **)&db->alloc_seq, &db->cap_alloc_seq, d->n_blocks + 1, sizeof(uint64_t)) < 0 ||
-        grow((void **)&db->free_seq, &db->cap_free_seq, d->n_blocks + 1, sizeof(uint64_t)) < 0 ||
+    if (mf_grow((void **)&d->blocks, &db->cap_blocks, d->n_blocks + 1, sizeof *d->blocks) < 0 ||
+        mf_grow((void **)&db->alloc_seq, &db->cap_alloc_seq, d->n_blocks + 1, sizeof(uint64_t)) < 0 ||
+        mf_grow((void **)&db->free_seq, &db->cap_free_seq, d->n_blocks + 1, sizeof(uint64_t)) < 0 ||
         live_insert(&b->live, e->addr, tag, d->n_blocks) < 0) {
         b->oom = 1;
         return;
@@ -494,7 +479,7 @@ static void on_sample(build *b, uint16_t li, const mf_event *e)
     mf_device_model *d = device_of(b, e->device, &db);
     if (!d || e->extra >= log->n_samples)
         return;
-    if (grow((void **)&d->snapshots, &db->cap_snapshots, d->n_snapshots + 1,
+    if (mf_grow((void **)&d->snapshots, &db->cap_snapshots, d->n_snapshots + 1,
              sizeof *d->snapshots) < 0) {
         b->oom = 1;
         return;
@@ -527,8 +512,8 @@ static void on_scope(build *b, uint16_t li, const mf_event *e)
     if (op != MF_SCOPE_PUSH)
         return;
     close_spans(b, t, depth ? depth - 1 : 0, e->time_ns); /* pops that were lost */
-    if (grow((void **)&m->spans, &b->cap_spans, m->n_spans + 1, sizeof *m->spans) < 0 ||
-        grow((void **)&t->open, &t->cap_open, t->n_open + 1, sizeof *t->open) < 0) {
+    if (mf_grow((void **)&m->spans, &b->cap_spans, m->n_spans + 1, sizeof *m->spans) < 0 ||
+        mf_grow((void **)&t->open, &t->cap_open, t->n_open + 1, sizeof *t->open) < 0) {
         b->oom = 1;
         return;
     }
@@ -542,7 +527,7 @@ static void on_scope(build *b, uint16_t li, const mf_event *e)
 static void on_activity(build *b, uint16_t li, const mf_event *e)
 {
     mf_model *m = b->m;
-    if (grow((void **)&m->activities, &b->cap_activities, m->n_activities + 1,
+    if (mf_grow((void **)&m->activities, &b->cap_activities, m->n_activities + 1,
              sizeof *m->activities) < 0) {
         b->oom = 1;
         return;
@@ -560,7 +545,7 @@ static void on_activity(build *b, uint16_t li, const mf_event *e)
 static void on_pool(build *b, uint16_t li, const mf_event *e)
 {
     mf_model *m = b->m;
-    if (grow((void **)&m->pools, &b->cap_pools, m->n_pools + 1, sizeof *m->pools) < 0) {
+    if (mf_grow((void **)&m->pools, &b->cap_pools, m->n_pools + 1, sizeof *m->pools) < 0) {
         b->oom = 1;
         return;
     }
@@ -811,7 +796,7 @@ static int start(build *b)
 {
     mf_model *m = b->m;
     memset(b->device_slot, 0xff, sizeof b->device_slot);
-    if (grow((void **)&m->strings, &b->strings.cap_strings, 1, sizeof(char *)) < 0 ||
+    if (mf_grow((void **)&m->strings, &b->strings.cap_strings, 1, sizeof(char *)) < 0 ||
         !(m->strings[0] = strdup("unknown")))
         return -1;
     m->n_strings = 1;
