@@ -3,7 +3,8 @@
 # Compiled with nvcc when configure finds it; not installed and not run by
 # make check (they need a GPU).  This file is ALREADY included from
 # gpu/local.mk: do not include it again from samples/local.mk (automake would
-# see every variable twice).  nvcc compiles each .cu to an object; libtool
+# see every variable twice).  nvcc compiles each .cu to NAME_cu.o (not NAME.cu.o,
+# which make's built-in "%: %.o" rule would take for the .cu's source); libtool
 # links it with libmemflow and the CUDA runtime like any other program.
 EXTRA_DIST += samples/cuda/mlp_gpu.cu samples/cuda/caching_allocator.cu samples/cuda/alloc_loop.cu
 
@@ -14,30 +15,30 @@ CUDA_SAMPLE_LIBS = libmemflow.la -L$(CUDA_DIR)/lib64 -lcudart -lstdc++ -lm
 CUDA_SAMPLE_LINKFLAGS = -no-install -Wl,-rpath,$(CUDA_DIR)/lib64
 
 samples_cuda_mlp_gpu_SOURCES =
-samples_cuda_mlp_gpu_LDADD = samples/cuda/mlp_gpu.cu.o $(CUDA_SAMPLE_LIBS)
+samples_cuda_mlp_gpu_LDADD = samples/cuda/mlp_gpu_cu.o $(CUDA_SAMPLE_LIBS)
 samples_cuda_mlp_gpu_LDFLAGS = $(CUDA_SAMPLE_LINKFLAGS)
-samples_cuda_mlp_gpu_DEPENDENCIES = samples/cuda/mlp_gpu.cu.o libmemflow.la
-samples/cuda/mlp_gpu.cu.o: $(srcdir)/samples/cuda/mlp_gpu.cu $(srcdir)/include/memflow.h
+samples_cuda_mlp_gpu_DEPENDENCIES = samples/cuda/mlp_gpu_cu.o libmemflow.la
+samples/cuda/mlp_gpu_cu.o: $(srcdir)/samples/cuda/mlp_gpu.cu $(srcdir)/include/memflow.h
 	$(AM_V_GEN)$(MKDIR_P) samples/cuda && \
 	$(NVCC) $(CUDA_SAMPLE_NVCCFLAGS) -c -o $@ $(srcdir)/samples/cuda/mlp_gpu.cu
 
 samples_cuda_caching_allocator_SOURCES =
-samples_cuda_caching_allocator_LDADD = samples/cuda/caching_allocator.cu.o $(CUDA_SAMPLE_LIBS)
+samples_cuda_caching_allocator_LDADD = samples/cuda/caching_allocator_cu.o $(CUDA_SAMPLE_LIBS)
 samples_cuda_caching_allocator_LDFLAGS = $(CUDA_SAMPLE_LINKFLAGS)
-samples_cuda_caching_allocator_DEPENDENCIES = samples/cuda/caching_allocator.cu.o libmemflow.la
-samples/cuda/caching_allocator.cu.o: $(srcdir)/samples/cuda/caching_allocator.cu \
+samples_cuda_caching_allocator_DEPENDENCIES = samples/cuda/caching_allocator_cu.o libmemflow.la
+samples/cuda/caching_allocator_cu.o: $(srcdir)/samples/cuda/caching_allocator.cu \
 		$(srcdir)/include/memflow.h
 	$(AM_V_GEN)$(MKDIR_P) samples/cuda && \
 	$(NVCC) $(CUDA_SAMPLE_NVCCFLAGS) -c -o $@ $(srcdir)/samples/cuda/caching_allocator.cu
 
 samples_cuda_alloc_loop_SOURCES =
-samples_cuda_alloc_loop_LDADD = samples/cuda/alloc_loop.cu.o -L$(CUDA_DIR)/lib64 -lcudart -lstdc++
+samples_cuda_alloc_loop_LDADD = samples/cuda/alloc_loop_cu.o -L$(CUDA_DIR)/lib64 -lcudart -lstdc++
 samples_cuda_alloc_loop_LDFLAGS = $(CUDA_SAMPLE_LINKFLAGS)
-samples_cuda_alloc_loop_DEPENDENCIES = samples/cuda/alloc_loop.cu.o
-samples/cuda/alloc_loop.cu.o: $(srcdir)/samples/cuda/alloc_loop.cu
+samples_cuda_alloc_loop_DEPENDENCIES = samples/cuda/alloc_loop_cu.o
+samples/cuda/alloc_loop_cu.o: $(srcdir)/samples/cuda/alloc_loop.cu
 	$(AM_V_GEN)$(MKDIR_P) samples/cuda && \
 	$(NVCC) $(CUDA_SAMPLE_NVCCFLAGS) -c -o $@ $(srcdir)/samples/cuda/alloc_loop.cu
 
-CLEANFILES += samples/cuda/mlp_gpu.cu.o samples/cuda/caching_allocator.cu.o \
-	samples/cuda/alloc_loop.cu.o
+CLEANFILES += samples/cuda/mlp_gpu_cu.o samples/cuda/caching_allocator_cu.o \
+	samples/cuda/alloc_loop_cu.o
 endif
