@@ -166,6 +166,10 @@ static __attribute__((noinline)) void *reserve_slow(mf_thread_state *t, uint32_t
     char *limit;
     char *chunk = mf_log_writer_claim(t->tid, &limit);
     if (chunk) {
+        /* The full chunk is in the file already: unmap it, so the program's
+         * resident memory does not grow with its log. */
+        if (t->limit)
+            munmap(t->limit - MF_CHUNK_SIZE, MF_CHUNK_SIZE);
         t->cursor = chunk;
         t->limit = limit;
         t->has_base = 0;
@@ -646,6 +650,8 @@ static void fork_child(void)
     __atomic_store_n(&log_open, 0, __ATOMIC_SEQ_CST);
     mf_thread_state *t = tls_state;
     if (t) {
+        if (t->limit) /* the parent's chunk: the child never writes it */
+            munmap(t->limit - MF_CHUNK_SIZE, MF_CHUNK_SIZE);
         t->cursor = t->limit = NULL;
         t->tid = (uint32_t)syscall(SYS_gettid);
         t->named = 0;

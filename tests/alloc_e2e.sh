@@ -46,6 +46,16 @@ expect_eq "short threads" "short: allocs=2000 frees=2000 bytes=200000" \
 size=$(wc -c < "$(ls "$SCRATCH"/short/memflow-*.mfl)")
 [ "$size" -le $((8 * 1048576)) ] || fail "2000 short threads made a $size-byte log"
 
+# The log does not stay in the program's memory: 1.5 M malloc/free pairs make
+# a ~70 MB log (3 M events), but the profiled process's peak RSS stays far
+# below it, because filled chunks are unmapped.
+"$MEMFLOW" run --no-render -o "$SCRATCH/rss" -- "$W" rss 1500000 > "$SCRATCH/rss.txt" ||
+    fail "rss run exited $?"
+hwm=$(sed -n 's/^hwm //p' "$SCRATCH/rss.txt")
+log_kb=$(( $(wc -c < "$(ls "$SCRATCH"/rss/memflow-*.mfl)") / 1024 ))
+[ "$log_kb" -gt 60000 ] || fail "rss: expected a log over 60 MB, got $log_kb KB"
+[ "$hwm" -lt 16000 ] || fail "rss: peak RSS $hwm KB with a $log_kb KB log"
+
 # fork: the child records into its own log, which names the parent.
 "$MEMFLOW" run --no-render -o "$SCRATCH/fork" -- "$W" fork || fail "fork run exited $?"
 n=0

@@ -12,6 +12,8 @@
  *   exit N          N allocations in "doomed:", then _exit(3)
  *   manythreads N   N short threads one after another, each one malloc and
  *                   one free of 100 bytes in scope "short:"
+ *   rss N           N malloc/free pairs of 64 bytes, then prints "hwm KB", the
+ *                   process's peak resident memory (VmHWM)
  *
  * Sizes are fixed so the tests can sum them (see tests/alloc_e2e.sh).
  */
@@ -146,6 +148,21 @@ static void many_threads(long n)
     }
 }
 
+static void resident_peak(long n)
+{
+    for (long i = 0; i < n; i++) {
+        sink = malloc(64);
+        free(sink);
+    }
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, "VmHWM:", 6) == 0)
+            printf("hwm %ld\n", atol(line + 6));
+    if (f)
+        fclose(f);
+}
+
 static void doomed(long n)
 {
     memflow_scope_push("doomed", 0);
@@ -162,6 +179,8 @@ int main(int argc, char **argv)
         every_function();
     } else if (strcmp(mode, "threads") == 0 && argc > 3) {
         threads((int)n, atol(argv[3]));
+    } else if (strcmp(mode, "rss") == 0) {
+        resident_peak(n);
     } else if (strcmp(mode, "manythreads") == 0) {
         many_threads(n);
     } else if (strcmp(mode, "fork") == 0) {
