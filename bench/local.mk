@@ -10,7 +10,8 @@ bench_churn_LDFLAGS = -pthread
 # The stopwatch run.sh times every command with (wall, CPU, max RSS).
 bench_timeit_SOURCES = bench/timeit.c
 
-EXTRA_DIST += bench/run.sh
+# gpu-remote.sh (the GPU engineer's) captures the CUDA samples on a GPU machine.
+EXTRA_DIST += bench/run.sh bench/gpu-remote.sh
 
 bench: all
 	bash $(srcdir)/bench/run.sh $(abs_top_builddir)
