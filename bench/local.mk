@@ -10,7 +10,7 @@ bench_churn_LDFLAGS = -pthread
 # The stopwatch run.sh times every command with (wall, CPU, max RSS).
 bench_timeit_SOURCES = bench/timeit.c
 
-# gpu-remote.sh (the GPU engineer's) captures the CUDA samples on a GPU machine.
+# gpu-remote.sh captures the CUDA samples on a GPU machine (see docs/GPU.md).
 EXTRA_DIST += bench/run.sh bench/gpu-remote.sh
 
 bench: all
