@@ -7,8 +7,8 @@ tests_alloc_workload_LDFLAGS = $(TEST_LINK_FLAGS)
 tests_logcheck_SOURCES = tests/logcheck.c
 tests_logcheck_LDADD = libmemflow.la
 tests_logcheck_LDFLAGS = $(TEST_LINK_FLAGS)
-TESTS += tests/alloc_e2e.sh tests/cli_run.sh
-EXTRA_DIST += tests/alloc_e2e.sh tests/cli_run.sh
+TESTS += tests/alloc_e2e.sh tests/cli_run.sh tests/samples_e2e.sh
+EXTRA_DIST += tests/alloc_e2e.sh tests/cli_run.sh tests/samples_e2e.sh
 if HAVE_CHECK
 check_PROGRAMS += tests/check_core
 tests_check_core_SOURCES = tests/check_core.c
