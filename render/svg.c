@@ -269,42 +269,45 @@ static int write_svg(page *pg, const char *path, char *err, size_t errlen)
     }
 }
 
-static int write_png(page *pg, const char *path, char *err, size_t errlen)
+/*
+ * Draw the page on a raster or PDF surface and finish it: a PNG is written
+ * from the image, a PDF is complete when its surface is finished.  One path
+ * for both, so they report failures alike ("PATH: cannot write PNG: why").
+ */
+static int write_surface(page *pg, cairo_surface_t *surface, const char *path, const char *kind,
+                         char *err, size_t errlen)
 {
-    cairo_surface_t *surface =
-        cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)pg->width, (int)pg->height);
     cairo_t *cr = cairo_create(surface);
     int rc = draw_page(cr, pg, VECTOR_QUOTA, NULL, 0);
     cairo_status_t status = cairo_status(cr);
     cairo_destroy(cr);
-    if (rc == 0 && status == CAIRO_STATUS_SUCCESS)
+    if (rc == 0 && status == CAIRO_STATUS_SUCCESS &&
+        cairo_surface_get_type(surface) == CAIRO_SURFACE_TYPE_IMAGE)
         status = cairo_surface_write_to_png(surface, path);
+    cairo_surface_finish(surface);
+    if (status == CAIRO_STATUS_SUCCESS)
+        status = cairo_surface_status(surface);
     cairo_surface_destroy(surface);
     if (rc != 0 || status != CAIRO_STATUS_SUCCESS) {
-        snprintf(err, errlen, "%s: cannot write PNG: %s", path,
+        snprintf(err, errlen, "%s: cannot write %s: %s", path, kind,
                  status != CAIRO_STATUS_SUCCESS ? cairo_status_to_string(status) : "out of memory");
         return -1;
     }
     return 0;
 }
 
+static int write_png(page *pg, const char *path, char *err, size_t errlen)
+{
+    return write_surface(pg,
+                         cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)pg->width,
+                                                    (int)pg->height),
+                         path, "PNG", err, errlen);
+}
+
 static int write_pdf(page *pg, const char *path, char *err, size_t errlen)
 {
-    cairo_surface_t *surface = cairo_pdf_surface_create(path, pg->width, pg->height);
-    cairo_t *cr = cairo_create(surface);
-    int rc = draw_page(cr, pg, VECTOR_QUOTA, NULL, 0);
-    cairo_status_t status = cairo_status(cr);
-    cairo_destroy(cr);
-    cairo_surface_finish(surface);
-    if (status == CAIRO_STATUS_SUCCESS)
-        status = cairo_surface_status(surface);
-    cairo_surface_destroy(surface);
-    if (rc != 0 || status != CAIRO_STATUS_SUCCESS) {
-        snprintf(err, errlen, "%s: cannot write PDF: %s", path,
-                 status != CAIRO_STATUS_SUCCESS ? cairo_status_to_string(status) : "out of memory");
-        return -1;
-    }
-    return 0;
+    return write_surface(pg, cairo_pdf_surface_create(path, pg->width, pg->height), path,
+                         "PDF", err, errlen);
 }
 
 MF_EXPORT int mf_svg_write(const mf_model *model, const char *path, const mf_svg_options *opt,

@@ -230,11 +230,7 @@ static void draw_curve_axis(cairo_t *cr, const mf_svg_panel *panel, const curve_
         if (ticks[i].pos >= s->top + 4)
             mf_svg_colored_text(cr, mf_svg_muted_color, MF_SVG_PLOT_X0 - 6, ticks[i].pos + 3, MF_SVG_RIGHT, 9, 0,
                          ticks[i].label);
-    cairo_save(cr);
-    cairo_translate(cr, 16, (panel->box.curve_top + panel->box.curve_bottom) / 2);
-    cairo_rotate(cr, -M_PI / 2);
-    mf_svg_colored_text(cr, mf_svg_muted_color, 0, 0, MF_SVG_CENTER, 10, 0, "live bytes");
-    cairo_restore(cr);
+    mf_svg_axis_title(cr, (panel->box.curve_top + panel->box.curve_bottom) / 2, "live bytes");
 }
 
 /* Red dot and "peak 12.3 MiB at 1.2 s" at the device's peak. */

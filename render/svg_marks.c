@@ -45,6 +45,15 @@ void mf_svg_colored_text(cairo_t *cr, mf_svg_rgb color, double x, double y, mf_s
     mf_svg_show_text(cr, x, y, align, size, bold, text, 240);
 }
 
+void mf_svg_axis_title(cairo_t *cr, double y_mid, const char *text)
+{
+    cairo_save(cr);
+    cairo_translate(cr, 16, y_mid);
+    cairo_rotate(cr, -M_PI / 2);
+    mf_svg_colored_text(cr, mf_svg_muted_color, 0, 0, MF_SVG_CENTER, 10, 0, text);
+    cairo_restore(cr);
+}
+
 /* A 1-px line between pixel centres. */
 void mf_svg_hline(cairo_t *cr, double x0, double x1, double y)
 {
@@ -188,11 +197,8 @@ static void draw_address_ticks(cairo_t *cr, const mf_svg_panel *panel)
     for (size_t i = 0; i < n; i++)
         mf_svg_colored_text(cr, mf_svg_muted_color, MF_SVG_PLOT_X0 - 6, ticks[i].pos + 3, MF_SVG_RIGHT, 9, 0,
                      ticks[i].label);
-    cairo_save(cr);
-    cairo_translate(cr, 16, (panel->box.map_top + panel->box.map_bottom) / 2);
-    cairo_rotate(cr, -M_PI / 2);
-    mf_svg_colored_text(cr, mf_svg_muted_color, 0, 0, MF_SVG_CENTER, 10, 0, "address (compressed where unused)");
-    cairo_restore(cr);
+    mf_svg_axis_title(cr, (panel->box.map_top + panel->box.map_bottom) / 2,
+                      "address (compressed where unused)");
 }
 
 static void draw_time_ticks(cairo_t *cr, const mf_svg_panel *panel)

@@ -105,6 +105,10 @@ void mf_svg_show_text(cairo_t *cr, double x, double y, mf_svg_align align, doubl
 void mf_svg_colored_text(cairo_t *cr, mf_svg_rgb color, double x, double y, mf_svg_align align,
                          double size, int bold, const char *text);
 
+/* A muted axis title written bottom-up, centred on (16, y_mid): the
+ * occupancy curve's "live bytes" and the address map's title. */
+void mf_svg_axis_title(cairo_t *cr, double y_mid, const char *text);
+
 /* Add a crisp 1-px horizontal (vertical) line to the path, on the pixel
  * row (column) that contains y (x). */
 void mf_svg_hline(cairo_t *cr, double x0, double x1, double y);
