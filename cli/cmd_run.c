@@ -28,6 +28,7 @@
 #include "log_format.h"
 #include "model.h"
 #include "outputs.h"
+#include "paths.h"
 
 typedef struct run_options {
     const char *dir;
@@ -181,22 +182,12 @@ static int prepare_environment(const char *dir)
 /* mkdir -p DIR and return its absolute path in out. */
 static int output_dir(const char *dir, char *out, size_t len)
 {
-    char partial[PATH_MAX];
-    snprintf(partial, sizeof partial, "%s", dir);
-    for (char *p = partial + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = 0;
-        mkdir(partial, 0777);
-        *p = '/';
-    }
-    if (mkdir(partial, 0777) < 0 && errno != EEXIST) {
-        fprintf(stderr, "memflow run: cannot create output folder '%s': %s\n", dir,
-                strerror(errno));
+    char err[1024], resolved[PATH_MAX];
+    if (mf_make_dirs(dir, err, sizeof err) < 0) {
+        fprintf(stderr, "memflow run: output folder: %s\n", err);
         return -1;
     }
-    char resolved[PATH_MAX];
-    if (!realpath(partial, resolved) || access(resolved, W_OK) != 0) {
+    if (!realpath(dir, resolved) || access(resolved, W_OK) != 0) {
         fprintf(stderr, "memflow run: output folder '%s' is not writable: %s\n", dir,
                 strerror(errno ? errno : EACCES));
         return -1;

@@ -5,7 +5,7 @@
 lib_LTLIBRARIES += libmemflow.la
 libmemflow_la_SOURCES = \
 	core/log_format.h \
-	core/clock.c core/grow.h \
+	core/clock.c core/grow.h core/paths.c core/paths.h \
 	core/error.c \
 	core/config.c core/config.h \
 	core/intern.c core/intern.h \

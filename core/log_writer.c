@@ -19,6 +19,7 @@
 
 #include "log_format.h"
 #include "log_writer.h"
+#include "paths.h"
 #include "recorder.h"
 
 static int log_fd = -1;
@@ -26,33 +27,6 @@ static mf_file_header *header;       /* chunk 0, mapped shared */
 static char log_path[4096 + 64];
 static pthread_mutex_t grow_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t dropped_events;
-
-/* mkdir -p: create every missing component of dir. */
-static int make_dirs(const char *dir, char *err, size_t errlen)
-{
-    char buf[4096];
-    size_t len = strlen(dir);
-    if (len >= sizeof buf) {
-        snprintf(err, errlen, "memflow: output directory path too long: %.64s...", dir);
-        return -1;
-    }
-    memcpy(buf, dir, len + 1);
-    for (char *p = buf + 1; ; p++) {
-        if (*p == '/' || *p == 0) {
-            char saved = *p;
-            *p = 0;
-            if (mkdir(buf, 0777) < 0 && errno != EEXIST) {
-                snprintf(err, errlen, "memflow: cannot create directory '%s': %s", buf,
-                         strerror(errno));
-                return -1;
-            }
-            *p = saved;
-            if (!saved)
-                break;
-        }
-    }
-    return 0;
-}
 
 static int create_file(const char *dir, char *err, size_t errlen)
 {
@@ -137,8 +111,11 @@ int mf_log_writer_open(const char *dir, uint64_t ppid, char *err, size_t errlen)
 {
     if (log_fd >= 0)
         return 0;
-    if (make_dirs(dir, err, errlen) < 0)
+    char why[512];
+    if (mf_make_dirs(dir, why, sizeof why) < 0) {
+        snprintf(err, errlen, "memflow: cannot create the log: %s", why);
         return -1;
+    }
     int fd = create_file(dir, err, errlen);
     if (fd < 0)
         return -1;

@@ -17,6 +17,7 @@
 
 #include "csv.h"
 #include "outputs.h"
+#include "paths.h"
 #include "stats.h"
 #include "trace.h"
 
@@ -44,36 +45,6 @@ void mf_outputs_formats_for(const mf_model *model, const char *configured, char 
     if (has_gpu_blocks(model) && !strstr(configured, "gpu_memory_profile.csv"))
         snprintf(buf + strlen(buf), len - strlen(buf), "%sgpu_memory_profile.csv",
                  *buf ? "," : "");
-}
-
-/* mkdir -p */
-static int make_dir(const char *dir, char *err, size_t errlen)
-{
-    char path[4096];
-    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path) {
-        snprintf(err, errlen, "%.200s...: output directory path too long", dir);
-        return -1;
-    }
-    for (char *p = path + 1;; p++) {
-        if (*p != '/' && *p)
-            continue;
-        char c = *p;
-        *p = 0;
-        if (mkdir(path, 0777) < 0 && errno != EEXIST) {
-            snprintf(err, errlen, "%s: cannot create the output directory: %s", path,
-                     strerror(errno));
-            return -1;
-        }
-        *p = c;
-        if (!c)
-            break;
-    }
-    struct stat st;
-    if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
-        snprintf(err, errlen, "%s: not a directory", dir);
-        return -1;
-    }
-    return 0;
 }
 
 /* dir/name, or name itself when it is an absolute path. */
@@ -143,7 +114,7 @@ static void progress(const mf_output_options *opt, uint64_t started, size_t i, s
 MF_EXPORT int mf_outputs_write(const mf_model *model, const char *dir,
                                const mf_output_options *opt, char *err, size_t errlen)
 {
-    if (make_dir(dir, err, errlen) < 0)
+    if (mf_make_dirs(dir, err, errlen) < 0)
         return -1;
     const char *formats = opt->formats && *opt->formats ? opt->formats
                                                         : "memory_flow.svg,profile.json,stats.txt";
