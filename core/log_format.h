@@ -27,6 +27,7 @@
 #define MF_CHUNK_SIZE (1u << 20)        /* bytes per chunk */
 #define MF_CHUNK_MAGIC 0x4b43464du      /* "MFCK" */
 #define MF_HEADER_FINISHED 0x1u         /* file_header.flags: clean end */
+#define MF_HEADER_DROPPED 0x2u          /* the log could not grow: events lost */
 
 /* Chunk 0: the file header.  The argv bytes follow it in the same chunk. */
 typedef struct mf_file_header {

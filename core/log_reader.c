@@ -470,6 +470,9 @@ static int read_mapped(reader *r, char *err, size_t errlen)
     for (uint64_t i = 1; i < chunks; i++)
         if (read_chunk(r, i) < 0)
             goto oom;
+    if (log->header.flags & MF_HEADER_DROPPED)
+        damage(r, 20, "the recorder could not grow the log (disk full or file size limit): "
+               "events were dropped");
     if (sort_events(log) < 0)
         goto oom;
     return 0;

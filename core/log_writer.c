@@ -159,6 +159,17 @@ static void prefault(char *chunk)
     madvise(chunk, MF_CHUNK_SIZE, MADV_POPULATE_WRITE);
 }
 
+/*
+ * An event is lost because no chunk could be had (a full disk, a file size
+ * limit).  Counted, and flagged in the header - its page is mapped already,
+ * so flagging needs no disk - so that every reader of the log says so.
+ */
+static void note_dropped(void)
+{
+    __atomic_fetch_add(&dropped_events, 1, __ATOMIC_RELAXED);
+    __atomic_or_fetch(&header->flags, MF_HEADER_DROPPED, __ATOMIC_RELEASE);
+}
+
 char *mf_log_writer_claim(uint32_t tid, char **limit)
 {
     if (log_fd < 0)
@@ -166,13 +177,13 @@ char *mf_log_writer_claim(uint32_t tid, char **limit)
     uint64_t index = __atomic_fetch_add(&header->chunks_claimed, 1, __ATOMIC_RELAXED);
     uint64_t offset = index * MF_CHUNK_SIZE;
     if (reserve(offset, MF_CHUNK_SIZE) < 0) {
-        __atomic_fetch_add(&dropped_events, 1, __ATOMIC_RELAXED);
+        note_dropped();
         return NULL;
     }
     char *chunk = mmap(NULL, MF_CHUNK_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, log_fd,
                        (off_t)offset);
     if (chunk == MAP_FAILED) {
-        __atomic_fetch_add(&dropped_events, 1, __ATOMIC_RELAXED);
+        note_dropped();
         return NULL;
     }
     prefault(chunk);

@@ -50,7 +50,7 @@ void mf_log_writer_forget(void);
 void mf_log_writer_lock(void);
 void mf_log_writer_unlock(void);
 
-/* Events dropped because the file could not grow. */
+/* Events dropped because the file could not grow (header flag DROPPED). */
 uint64_t mf_log_writer_dropped(void);
 
 #endif

@@ -499,11 +499,22 @@ static void update_recording(void)
     mf_recording = running && !paused;
 }
 
+/* Say once, at the end, if events were lost because the log could not grow. */
+static void report_dropped(void)
+{
+    uint64_t dropped = mf_log_writer_dropped();
+    if (dropped)
+        fprintf(stderr, "memflow: %s: the log could not grow (disk full or file size "
+                "limit): %llu events were dropped\n", mf_log_writer_path(),
+                (unsigned long long)dropped);
+}
+
 static void finish_at_exit(void)
 {
     MF_INTERNAL_BEGIN();
     mf_recorder_run_flush_hooks();
     mf_log_writer_set_finished(1);
+    report_dropped();
     MF_INTERNAL_END();
 }
 

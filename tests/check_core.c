@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -493,6 +495,36 @@ START_TEST(compact_record_without_time_base_is_damage)
 }
 END_TEST
 
+/* A log that cannot grow (here a 3 MiB file size limit; a full disk alike)
+ * keeps everything written before, and every reader says events were lost. */
+START_TEST(full_disk_drops_are_reported)
+{
+    use_scratch("fulldisk");
+    memflow_set_state(MEMFLOW_RUN);
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit small = { 3 * MF_CHUNK_SIZE, RLIM_INFINITY };
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &small), 0);
+    for (uintptr_t i = 0; i < 200000; i++)
+        mf_recorder_cpu_alloc((void *)(0x7f0000000000 + i * 64), 64, 64, 0);
+    struct rlimit big = { RLIM_INFINITY, RLIM_INFINITY };
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &big), 0);
+    mf_recorder_finish();
+    mf_log *log;
+    char err[512];
+    ck_assert_int_eq(mf_log_read(mf_recorder_log_path(), &log, err, sizeof err), 1);
+    ck_assert_ptr_nonnull(strstr(log->damage, "offset 20: the recorder could not grow the log"));
+    ck_assert_ptr_nonnull(strstr(log->damage, "events were dropped"));
+    /* what was kept is exactly the first allocations, in order, none lost between */
+    size_t kept = 0;
+    for (size_t i = 0; i < log->n_events; i++)
+        if (log->events[i].type == MF_REC_ALLOC)
+            ck_assert_uint_eq(log->events[i].addr, 0x7f0000000000 + kept++ * 64);
+    ck_assert_uint_gt(kept, 30000);
+    ck_assert_uint_lt(kept, 200000);
+    mf_log_free(log);
+}
+END_TEST
+
 START_TEST(device_names)
 {
     uint16_t d;
@@ -529,6 +561,7 @@ static Suite *core_suite(void)
     tcase_add_test(c, device_names);
     tcase_add_test(c, compact_cpu_records_roundtrip);
     tcase_add_test(c, compact_record_without_time_base_is_damage);
+    tcase_add_test(c, full_disk_drops_are_reported);
     suite_add_tcase(s, c);
     c = tcase_create("reader");
     tcase_add_test(c, truncated_log_keeps_what_came_before);
