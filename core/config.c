@@ -76,12 +76,6 @@ const mf_config *mf_config_get(void)
     return &live_config;
 }
 
-void mf_config_reset(void)
-{
-    config_defaults(&live_config);
-    live_config_ready = 1;
-}
-
 const char *mf_config_keys(void)
 {
     return "filename, path, format, formats, profile_all, profile_memory, "

@@ -50,9 +50,6 @@ MF_EXPORT int mf_config_apply_env(char *err, size_t errlen);
 /* The list of accepted keys, comma-separated, for messages and --help. */
 MF_EXPORT const char *mf_config_keys(void);
 
-/* Reset to defaults (tests). */
-MF_EXPORT void mf_config_reset(void);
-
 /* Set the calling thread's last error (printf format); used by the API. */
 MF_EXPORT void mf_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -192,6 +192,14 @@ void *mf_thread_reserve(mf_thread_state *t, uint32_t size)
     return reserve_slow(t, size);
 }
 
+/* Room for a record of size bytes in the calling thread's chunk; *t is the
+ * thread's state.  NULL when there is no log or no memory. */
+static void *reserve_here(mf_thread_state **t, uint32_t size)
+{
+    *t = mf_thread_state_get();
+    return *t ? mf_thread_reserve(*t, size) : NULL;
+}
+
 static void write_string_record(mf_thread_state *t, uint32_t id)
 {
     uint32_t len;
@@ -266,8 +274,8 @@ void mf_recorder_set_sampler(unsigned device_kind, mf_sampler_fn fn)
 
 void mf_recorder_sample(uint16_t device, uint64_t time_ns, const uint64_t value[MF_SAMPLE_VALUES])
 {
-    mf_thread_state *t = mf_thread_state_get();
-    mf_rec_sample *r = t ? mf_thread_reserve(t, sizeof *r) : NULL;
+    mf_thread_state *t;
+    mf_rec_sample *r = reserve_here(&t, sizeof *r);
     if (!r)
         return;
     r->time_ns = time_ns;
@@ -374,8 +382,8 @@ void mf_recorder_alloc_event(uint16_t device, unsigned flags, uint64_t time_ns, 
                              uint64_t requested, uint64_t actual, uint32_t scope,
                              uint32_t name, uint32_t tid)
 {
-    mf_thread_state *t = mf_thread_state_get();
-    mf_rec_alloc *r = t ? mf_thread_reserve(t, sizeof *r) : NULL;
+    mf_thread_state *t;
+    mf_rec_alloc *r = reserve_here(&t, sizeof *r);
     if (!r)
         return;
     r->time_ns = time_ns ? time_ns : mf_clock_now();
@@ -393,8 +401,8 @@ void mf_recorder_alloc_event(uint16_t device, unsigned flags, uint64_t time_ns, 
 
 void mf_recorder_free_event(uint16_t device, unsigned flags, uint64_t time_ns, uint64_t addr)
 {
-    mf_thread_state *t = mf_thread_state_get();
-    mf_rec_free *r = t ? mf_thread_reserve(t, sizeof *r) : NULL;
+    mf_thread_state *t;
+    mf_rec_free *r = reserve_here(&t, sizeof *r);
     if (!r)
         return;
     r->time_ns = time_ns ? time_ns : mf_clock_now();
@@ -408,8 +416,8 @@ void mf_recorder_free_event(uint16_t device, unsigned flags, uint64_t time_ns, u
 void mf_recorder_activity(uint16_t device, unsigned kind, uint64_t start_ns, uint64_t end_ns,
                           uint64_t bytes, uint32_t stream, uint32_t name, uint32_t correlation)
 {
-    mf_thread_state *t = mf_thread_state_get();
-    mf_rec_activity *r = t ? mf_thread_reserve(t, sizeof *r) : NULL;
+    mf_thread_state *t;
+    mf_rec_activity *r = reserve_here(&t, sizeof *r);
     if (!r)
         return;
     r->start_ns = start_ns;
@@ -425,8 +433,8 @@ void mf_recorder_activity(uint16_t device, unsigned kind, uint64_t start_ns, uin
 void mf_recorder_pool(uint16_t device, unsigned op, uint64_t time_ns, uint64_t addr,
                       uint64_t size, uint64_t threshold)
 {
-    mf_thread_state *t = mf_thread_state_get();
-    mf_rec_pool *r = t ? mf_thread_reserve(t, sizeof *r) : NULL;
+    mf_thread_state *t;
+    mf_rec_pool *r = reserve_here(&t, sizeof *r);
     if (!r)
         return;
     r->time_ns = time_ns ? time_ns : mf_clock_now();
@@ -439,8 +447,8 @@ void mf_recorder_pool(uint16_t device, unsigned op, uint64_t time_ns, uint64_t a
 
 void mf_recorder_note(unsigned code, uint64_t value)
 {
-    mf_thread_state *t = mf_thread_state_get();
-    mf_rec_note *r = t ? mf_thread_reserve(t, sizeof *r) : NULL;
+    mf_thread_state *t;
+    mf_rec_note *r = reserve_here(&t, sizeof *r);
     if (!r)
         return;
     r->time_ns = mf_clock_now();
@@ -463,8 +471,8 @@ void mf_recorder_scope_event(mf_thread_state *t, uint32_t scope, unsigned op)
 
 static void write_state(unsigned op)
 {
-    mf_thread_state *t = mf_thread_state_get();
-    mf_rec_state *r = t ? mf_thread_reserve(t, sizeof *r) : NULL;
+    mf_thread_state *t;
+    mf_rec_state *r = reserve_here(&t, sizeof *r);
     if (!r)
         return;
     r->time_ns = mf_clock_now();
