@@ -9,7 +9,7 @@
  * the runtime/driver API callbacks of the allocation functions.  On API
  * entry, correlation.c remembers correlationId -> (scope, thread) of the
  * calling thread.  CUPTI hands back filled buffers on its own thread;
- * translate.c walks them and hands each record to the recorder (core/),
+ * translate.c walks them and hands each record to the recorder (runtime/),
  * looking the scope up by correlationId.  sampler.c answers sample_rate
  * with cuMemGetInfo.
  *

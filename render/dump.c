@@ -19,6 +19,7 @@
 
 #include "memflow.h"
 #include "config.h"
+#include "recorder.h"
 #include "outputs.h"
 #include "stats.h"
 

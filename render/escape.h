@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "recorder.h"
+#include "compiler.h"
 
 /* A growable, always NUL-terminated byte buffer. */
 typedef struct mf_buf {

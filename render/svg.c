@@ -20,7 +20,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "recorder.h"
+#include "compiler.h"
 #include "svg_panel.h"
 #include "svg_split.h"
 

@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "model.h"
-#include "recorder.h"
+#include "compiler.h"
 #include "svg.h"
 
 /* The page, in user units (px). */

@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "recorder.h"
 #include "memflow.h"
 #include "config.h"
 #include "csv.h"

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "recorder.h"
 #include "memflow.h"
 #include "config.h"
 #include "csv.h"

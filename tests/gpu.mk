@@ -18,6 +18,6 @@ TESTS += tests/gpu_injection.sh
 tests_gpu_inject_probe_SOURCES = tests/gpu_inject_probe.c
 tests_gpu_inject_probe_CPPFLAGS = $(AM_CPPFLAGS) $(CUPTI_CFLAGS)
 tests_gpu_inject_probe_CFLAGS = $(AM_CFLAGS)
-tests_gpu_inject_probe_LDADD = libmemflow.la $(CUPTI_LIBS) -ldl
+tests_gpu_inject_probe_LDADD = libmemflow-render.la libmemflow.la $(CUPTI_LIBS) -ldl
 tests_gpu_inject_probe_LDFLAGS = $(TEST_LINK_FLAGS)
 endif

@@ -12,7 +12,7 @@ AM_TESTS_ENVIRONMENT = \
 # scripts), so `memflow run -- tests/prog` profiles the program itself.
 TEST_LINK_FLAGS = -no-install
 EXTRA_DIST += tests/lib.sh
-include tests/core.mk
+include tests/runtime.mk
 include tests/render.mk
 include tests/svg.mk
 include tests/gpu.mk

@@ -3,7 +3,7 @@
 # overwritten) still gives the statistics and outputs of everything before
 # the damage, exit status 3, and a message naming the file and the offset.
 # The counts are checked against tests/logcheck, an independent reading of
-# the same damaged file with the core reader only.
+# the same damaged file with the reader only.
 . "$top_srcdir/tests/lib.sh"
 LOG=$("$top_builddir/tests/render_gen" "$SCRATCH" big 100000)
 CHUNK=1048576

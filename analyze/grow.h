@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "recorder.h"
+#include "compiler.h"
 
 /*
  * Make *array (elements of elem bytes, *cap of them allocated) hold at

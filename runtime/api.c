@@ -10,7 +10,8 @@
 
 #include "memflow.h"
 #include "config.h"
-#include "log_reader.h"
+#include "device.h"
+#include "recorder.h"
 
 MF_EXPORT int memflow_set_config(int n, const char *const *keys, const char *const *vals)
 {

@@ -13,8 +13,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "device.h"
 #include "log_format.h"
-#include "recorder.h"
+#include "compiler.h"
 
 /* One decoded record.  Which fields mean what depends on type: */
 typedef struct mf_event {
@@ -73,14 +74,5 @@ MF_EXPORT const char *mf_log_string(const mf_log *log, uint32_t id);
 
 /* The name of the thread tid, or NULL if the log did not record one. */
 MF_EXPORT const char *mf_log_thread_name(const mf_log *log, uint32_t tid);
-
-/* Format a device as "cpu/0" / "gpu/3" into buf (at least 16 bytes). */
-MF_EXPORT const char *mf_device_name(uint16_t device, char *buf, size_t len);
-
-/*
- * Parse "cpu/0" or "gpu/N" (N < 256) into *device.  Returns 0, or -1 if the
- * text is not a device name.
- */
-MF_EXPORT int mf_device_parse(const char *text, uint16_t *device);
 
 #endif /* MEMFLOW_LOG_READER_H */

@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "log_reader.h"
-#include "recorder.h"
+#include "compiler.h"
 
 #define MF_LIVE_AT_END UINT64_MAX   /* mf_block.free_ns of a block never freed */
 

@@ -8,7 +8,7 @@
 #include <stdio.h>
 
 #include "memflow.h"
-#include "config.h"
+#include "error.h"
 
 static __thread char last_error[1024];
 

@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#include "recorder.h"
+#include "compiler.h"
 
 /*
  * mkdir -p: create dir and every missing folder above it.  Returns 0 when

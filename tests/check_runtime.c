@@ -1,5 +1,5 @@
 /*
- * check_core.c - Check suite of core/: configuration, scopes, the recorder
+ * check_runtime.c - Check suite of core/: configuration, scopes, the recorder
  * and the log reader, with exact expected values.
  *
  * Logs are real: each test runs in its own forked process (CK_FORK), points
@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "recorder.h"
 #include "memflow.h"
 #include "config.h"
 #include "log_reader.h"
@@ -29,7 +30,7 @@ static char scratch[4096];
 static void use_scratch(const char *name)
 {
     const char *top = getenv("top_builddir");
-    snprintf(scratch, sizeof scratch, "%s/tests/out/check_core/%s", top ? top : ".", name);
+    snprintf(scratch, sizeof scratch, "%s/tests/out/check_runtime/%s", top ? top : ".", name);
     char cmd[4200];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", scratch);
     ck_assert_int_eq(system(cmd), 0);

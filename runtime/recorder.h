@@ -17,11 +17,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "clock.h"
+#include "compiler.h"
 #include "log_format.h"
-
-#define MF_LIKELY(x) __builtin_expect(!!(x), 1)
-#define MF_UNLIKELY(x) __builtin_expect(!!(x), 0)
-#define MF_EXPORT __attribute__((visibility("default")))
 
 /* Nonzero while the profiler runs and is not paused.  Read on every event. */
 extern MF_EXPORT volatile int mf_recording;
@@ -36,16 +34,6 @@ extern MF_EXPORT __thread int mf_thread_internal
 
 #define MF_INTERNAL_BEGIN() (mf_thread_internal++)
 #define MF_INTERNAL_END() (mf_thread_internal--)
-
-/* The monotonic nanosecond clock of every event (CLOCK_MONOTONIC). */
-MF_EXPORT uint64_t mf_clock_now(void);
-
-/*
- * Called once when recording starts, before the first event: measures the
- * invariant TSC against CLOCK_MONOTONIC for 2 ms and moves mf_clock_now()
- * onto it (see clock.c).  Later calls return at once.
- */
-MF_EXPORT void mf_clock_calibrate(void);
 
 /*
  * CPU hot path: record an allocation of the malloc family on cpu/0 at the

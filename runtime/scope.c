@@ -11,6 +11,7 @@
 
 #include "memflow.h"
 #include "config.h"
+#include "recorder.h"
 #include "thread_state.h"
 
 /* Compose the new scope string into buf; returns its length. */

@@ -9,7 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "recorder.h"
+#include "compiler.h"
+#include "error.h"
 
 #define MF_PATH_MAX 4096
 
@@ -50,7 +51,5 @@ MF_EXPORT int mf_config_apply_env(char *err, size_t errlen);
 /* The list of accepted keys, comma-separated, for messages and --help. */
 MF_EXPORT const char *mf_config_keys(void);
 
-/* Set the calling thread's last error (printf format); used by the API. */
-MF_EXPORT void mf_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif /* MEMFLOW_CONFIG_H */

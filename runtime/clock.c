@@ -19,7 +19,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "recorder.h"
+#include "clock.h"
 
 #if defined(__x86_64__)
 #include <cpuid.h>

@@ -1,0 +1,7 @@
+# analyze/ - the offline half: the log reader and the model the outputs read.
+# Never loaded into a profiled program; the `memflow` command (and, for now,
+# libmemflow-render) links it.
+ANALYZE_SOURCES = \
+	analyze/grow.h \
+	analyze/log_reader.c analyze/log_reader.h \
+	analyze/model.c analyze/model.h

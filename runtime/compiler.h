@@ -1,0 +1,16 @@
+/*
+ * compiler.h - the compiler macros every part of memflow uses: branch hints
+ * and symbol visibility.  Nothing else: including it pulls in no runtime or
+ * analysis declaration, so offline code can use it without the recorder.
+ */
+#ifndef MEMFLOW_COMPILER_H
+#define MEMFLOW_COMPILER_H
+
+#define MF_LIKELY(x) __builtin_expect(!!(x), 1)
+#define MF_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* Visible outside the shared object that defines it (the build hides the
+ * rest with -fvisibility=hidden; a version script decides what is exported). */
+#define MF_EXPORT __attribute__((visibility("default")))
+
+#endif /* MEMFLOW_COMPILER_H */
