@@ -1,5 +1,5 @@
 /*
- * log_format.h - the binary layout of a memflow log (.mfl), version 1.
+ * log_format.h - the binary layout of a memflow log (.mfl), version 2.
  *
  * The log is the single source of truth: the recorder writes it while the
  * program runs, the reader (log_reader.c) validates and decodes it, and every
@@ -23,11 +23,21 @@
 #include <stdint.h>
 
 #define MF_LOG_MAGIC "MEMFLOW"          /* 8 bytes with the NUL */
-#define MF_LOG_VERSION 1u
+#define MF_LOG_VERSION 2u
 #define MF_CHUNK_SIZE (1u << 20)        /* bytes per chunk */
 #define MF_CHUNK_MAGIC 0x4b43464du      /* "MFCK" */
 #define MF_HEADER_FINISHED 0x1u         /* file_header.flags: clean end */
 #define MF_HEADER_DROPPED 0x2u          /* the log could not grow: events lost */
+#define MF_HEADER_COMPACT 0x4u          /* the compact form at rest (analyze/compact.h) */
+
+/* How a process ended (file_header.end_how). */
+enum mf_end_how {
+    MF_END_UNKNOWN = 0,      /* not recorded: killed, crashed, or still running */
+    MF_END_EXIT = 1,         /* exit() or return from main; end_status = status */
+    MF_END_EXIT_NOW = 2,     /* _exit()/_Exit(); end_status = status */
+    MF_END_EXEC = 3,         /* the process image was replaced by exec */
+    MF_END_SIGNAL = 4        /* killed by signal end_status (seen by memflow run) */
+};
 
 /* Chunk 0: the file header.  The argv bytes follow it in the same chunk. */
 typedef struct mf_file_header {
@@ -44,14 +54,21 @@ typedef struct mf_file_header {
     uint32_t clock_id;       /* clockid_t of every time_ns (CLOCK_MONOTONIC) */
     uint32_t argv_len;       /* bytes of argv that follow, NUL-separated */
     char host[64];           /* gethostname(), NUL-terminated */
-} mf_file_header;
+    /* Version 2 */
+    uint8_t run_id[16];      /* the run (memflow run, or the process tree) */
+    uint32_t static_check;   /* CRC-32C of version..host, run_id, argv bytes */
+    uint32_t end_how;        /* enum mf_end_how */
+    uint64_t end_ns;         /* when the process ended; 0 = not known */
+    int64_t end_status;      /* exit status or signal number (end_how) */
+    uint64_t dropped_events; /* events lost because the log could not grow */
+} mf_file_header;           /* 184 bytes */
 
 /* The header of every chunk after chunk 0. */
 typedef struct mf_chunk_header {
     uint32_t magic;          /* MF_CHUNK_MAGIC; 0 = claimed but never used */
     uint32_t index;          /* this chunk's index in the file */
     uint32_t tid;            /* the thread that writes this chunk */
-    uint32_t reserved;
+    uint32_t reserved;       /* 0 */
 } mf_chunk_header;
 
 /* Record types (the low 16 bits of the record word). */
@@ -70,7 +87,12 @@ enum mf_record_type {
     MF_REC_CPU_ALLOC = 12,   /* compact ALLOC on cpu/0 by the chunk's thread */
     MF_REC_CPU_FREE = 13,    /* compact FREE on cpu/0 */
     MF_REC_OWNER = 14,       /* the chunk passes to another thread: aux = tid */
-    MF_REC_TYPE_MAX = 14
+    MF_REC_STACK = 15,       /* a distinct call stack: aux = stack id */
+    MF_REC_CPU_ALLOC_STACK = 16, /* compact ALLOC with a stack id */
+    MF_REC_MODULE = 17,      /* a loaded ELF module: aux = path string id */
+    MF_REC_TRACE = 18,       /* a trace object event: aux = enum mf_trace_kind */
+    MF_REC_DEVICE = 19,      /* what a GPU is: aux = device */
+    MF_REC_TYPE_MAX = 19
 };
 
 /* A device is (kind << 8 | index): cpu/0 = 0x0000, gpu/3 = 0x0103. */
@@ -85,6 +107,9 @@ enum mf_record_type {
 #define MF_FLAG_REALLOC 0x0002u    /* one half of a realloc that moved/resized */
 #define MF_FLAG_EXPLICIT 0x0004u   /* from memflow_record_alloc/free */
 #define MF_FLAG_ASYNC 0x0008u      /* GPU stream-ordered (cudaMallocAsync) */
+#define MF_FLAG_REGISTERED 0x0010u /* host memory registered, not allocated (cudaHostRegister) */
+#define MF_FLAG_SUBBLOCK 0x0020u   /* a region inside another block (NVTX memory API) */
+/* bits 0x0040, 0x0080 and 0xf000 are free */
 #define MF_MEMKIND_SHIFT 8         /* bits 8..11: enum mf_memory_kind */
 #define MF_MEMKIND_MASK 0x0f00u
 
@@ -95,7 +120,8 @@ enum mf_memory_kind {
     MF_MEM_PINNED = 2,       /* page-locked host memory */
     MF_MEM_MANAGED = 3,      /* unified (managed) memory */
     MF_MEM_POOL = 4,         /* from a stream-ordered memory pool */
-    MF_MEM_OTHER = 5
+    MF_MEM_OTHER = 5,
+    MF_MEM_VMM = 6           /* a range mapped with cuMemMap (virtual memory management) */
 };
 
 /* aux of ACTIVITY records: device | activity kind << 16. */
@@ -113,7 +139,23 @@ enum mf_note_code {
     MF_NOTE_GPU_DROPPED = 1,     /* value: CUPTI records dropped */
     MF_NOTE_GPU_OFF = 2,         /* GPU capture is off; value: CUPTI result */
     MF_NOTE_SCOPE_OVERFLOW = 3   /* value: pushes past the scope stack limit */
+    /* 4..19 GPU capture (gpu/), 20..29 stacks and NVTX, 30..39 the recorder */
 };
+
+/* aux of TRACE records: what happened to a trace object. */
+enum mf_trace_kind {
+    MF_TRACE_TASK_BEGIN = 1,     /* Task / nvtxRangeStart: id pairs begin and end */
+    MF_TRACE_TASK_END = 2,
+    MF_TRACE_FRAME_BEGIN = 3,
+    MF_TRACE_FRAME_END = 4,
+    MF_TRACE_EVENT_BEGIN = 5,    /* an Event span on the calling thread */
+    MF_TRACE_EVENT_END = 6,
+    MF_TRACE_COUNTER = 7,        /* value = the counter's new value */
+    MF_TRACE_MARKER = 8,         /* an instant; arg = enum mf_marker_scope */
+    MF_TRACE_RANGE_BEGIN = 9,    /* NVTX start/end range, may end on another thread */
+    MF_TRACE_RANGE_END = 10
+};
+enum mf_marker_scope { MF_MARKER_THREAD = 0, MF_MARKER_PROCESS = 1, MF_MARKER_GLOBAL = 2 };
 
 /* Record payloads.  Every record is a multiple of 8 bytes. */
 typedef struct mf_rec_alloc {    /* 56 bytes; aux = device | flags << 16 */
@@ -125,7 +167,7 @@ typedef struct mf_rec_alloc {    /* 56 bytes; aux = device | flags << 16 */
     uint32_t scope;              /* string id of the scope */
     uint32_t name;               /* string id of the name; 0 = unknown */
     uint32_t tid;                /* the thread that asked for the block */
-    uint32_t reserved;
+    uint32_t stack;              /* stack id (STACK record); 0 = none */
 } mf_rec_alloc;
 
 typedef struct mf_rec_free {     /* 24 bytes; aux = device | flags << 16 */
@@ -227,6 +269,66 @@ typedef struct mf_rec_cpu_free {  /* 16 bytes; aux = time delta */
     uint64_t addr_flags;         /* addr (bits 0..55) | flags << 56 */
 } mf_rec_cpu_free;
 
+/* CPU_ALLOC with the allocating call stack (memflow run --stacks). */
+typedef struct mf_rec_cpu_alloc_stack { /* 40 bytes; aux = time delta */
+    uint64_t word;
+    uint64_t addr;
+    uint64_t requested_flags;
+    uint32_t slack;
+    uint32_t scope;
+    uint32_t stack;              /* stack id; 0 = none */
+    uint32_t reserved;
+} mf_rec_cpu_alloc_stack;
+
+/*
+ * A distinct call stack of this process, written once before the first
+ * record that uses its id (in the same chunk).  ip[0] is the innermost
+ * frame: return addresses, as the unwinder found them (not symbolised).
+ */
+#define MF_STACK_MAX_DEPTH 256
+typedef struct mf_rec_stack {    /* 16 + 8 * depth bytes; aux = stack id */
+    uint64_t word;
+    uint32_t depth;
+    uint32_t reserved;
+    /* uint64_t ip[depth]; */
+} mf_rec_stack;
+
+/*
+ * An ELF module (executable or shared library) loaded in the process, so the
+ * analysis can symbolise stack addresses after the process is gone: written
+ * before the first STACK whose addresses fall in [start, end).
+ */
+typedef struct mf_rec_module {   /* 64 bytes; aux = path string id */
+    uint64_t word;
+    uint64_t bias;               /* load bias (dlpi_addr) */
+    uint64_t start, end;         /* addresses its PT_LOAD segments cover */
+    uint32_t build_id_len;       /* 0 when the module has no build id */
+    uint32_t reserved;
+    uint8_t build_id[24];        /* NT_GNU_BUILD_ID, first build_id_len bytes */
+} mf_rec_module;
+
+/* A trace object event: MXNet's Task/Frame/Event/Counter/Marker, NVTX ranges. */
+typedef struct mf_rec_trace {    /* 40 bytes; aux = enum mf_trace_kind */
+    uint64_t word;
+    uint64_t time_ns;
+    uint64_t value;              /* object id (pairs BEGIN/END), or counter value (int64) */
+    uint32_t domain;             /* string id of the domain; 0 = none */
+    uint32_t name;               /* string id of the object's name */
+    uint32_t tid;                /* the thread */
+    uint32_t arg;                /* MARKER: enum mf_marker_scope; else 0 */
+} mf_rec_trace;
+
+/* What a GPU is, for panel titles. */
+typedef struct mf_rec_device {   /* 48 bytes; aux = device */
+    uint64_t word;
+    uint64_t total_bytes;        /* device memory */
+    uint32_t name;               /* string id: the model, e.g. "NVIDIA H100 80GB HBM3" */
+    uint32_t mig;                /* MIG: gpu instance << 16 | compute instance; UINT32_MAX none */
+    uint8_t uuid[16];
+    uint32_t pci_bus;            /* PCI domain << 16 | bus << 8 | device */
+    uint32_t reserved;
+} mf_rec_device;
+
 /* A thread that exits leaves the rest of its chunk to the next new thread;
  * records after an OWNER record belong to its tid. */
 typedef struct mf_rec_owner {     /* 16 bytes; aux = tid */
@@ -247,5 +349,15 @@ typedef struct mf_rec_owner {     /* 16 bytes; aux = tid */
 #define MF_STRING_UNKNOWN 0u
 #define MF_STRING_DEFAULT_SCOPE 1u
 #define MF_STRING_MAX_LEN 4096u
+
+/* The sizes docs/FORMAT.md gives: a change here is a format change. */
+_Static_assert(sizeof(mf_file_header) == 184, "file header");
+_Static_assert(sizeof(mf_chunk_header) == 16, "chunk header");
+_Static_assert(sizeof(mf_rec_alloc) == 56, "ALLOC");
+_Static_assert(sizeof(mf_rec_cpu_alloc) == 32, "CPU_ALLOC");
+_Static_assert(sizeof(mf_rec_cpu_alloc_stack) == 40, "CPU_ALLOC_STACK");
+_Static_assert(sizeof(mf_rec_module) == 64, "MODULE");
+_Static_assert(sizeof(mf_rec_trace) == 40, "TRACE");
+_Static_assert(sizeof(mf_rec_device) == 48, "DEVICE");
 
 #endif /* MEMFLOW_LOG_FORMAT_H */

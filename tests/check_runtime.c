@@ -415,7 +415,7 @@ START_TEST(future_version_is_refused)
     mf_log *log;
     char err[512];
     ck_assert_int_eq(mf_log_read(path, &log, err, sizeof err), -1);
-    ck_assert_ptr_nonnull(strstr(err, "log version 99, this memflow reads version 1"));
+    ck_assert_ptr_nonnull(strstr(err, "log version 99, this memflow reads version 2"));
 }
 END_TEST
 

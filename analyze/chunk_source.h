@@ -1,0 +1,74 @@
+/*
+ * chunk_source.h - a log's chunks as raw bytes, whatever form the file is
+ * in: live (.mfl as the recorder writes it) or compact at rest
+ * (MF_HEADER_COMPACT, analyze/compact.h).  The reader is built on it;
+ * nothing else in memflow reads log files.
+ *
+ * Contract: a chunk comes back exactly as the recorder wrote it (chunk
+ * header, records, zero tail), so one decoder serves both forms.  Reading
+ * never faults: a live file is read with pread, never mapped, so a file cut
+ * short under the reader cannot raise SIGBUS; holes of a sparse file are
+ * skipped without reading them, so memory and time follow the real data.
+ */
+#ifndef MEMFLOW_CHUNK_SOURCE_H
+#define MEMFLOW_CHUNK_SOURCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "log_format.h"
+
+typedef struct mf_chunk_source mf_chunk_source;
+
+/* Where a chunk is and what is known of it without decoding it. */
+typedef struct mf_chunk_info {
+    uint64_t index;          /* the chunk's index in the live layout (>= 1) */
+    uint64_t file_offset;    /* where its bytes start in the file (for messages) */
+    uint32_t tid;            /* the thread of its chunk header */
+    uint32_t has_times;      /* 1 when the times below are known (compact form) */
+    uint64_t min_time_ns;    /* earliest record time in the chunk */
+    uint64_t max_time_ns;    /* latest record time in the chunk */
+} mf_chunk_info;
+
+/*
+ * Open the log at path (either form).  Returns 0, or -1 with a message
+ * naming the file and the reason in err ("FILE: not a memflow log", "FILE:
+ * log version 9, this memflow reads version 2", "FILE: cannot open: ...").
+ */
+int mf_chunk_source_open(const char *path, mf_chunk_source **out, char *err, size_t errlen);
+
+/*
+ * Chunk 0 as written: the file header and the argv bytes (at most
+ * MF_CHUNK_SIZE bytes, *len of them valid).  The pointer lives as long as
+ * the source.
+ */
+const uint8_t *mf_chunk_source_header(const mf_chunk_source *s, size_t *len);
+
+/*
+ * The chunks with data, in index order (chunk 0 excluded; never-written
+ * chunks and holes left out).  The array lives as long as the source.
+ */
+const mf_chunk_info *mf_chunk_source_chunks(const mf_chunk_source *s, size_t *n);
+
+/*
+ * Read chunk chunks[i] into buf (MF_CHUNK_SIZE bytes).  Returns the number of
+ * bytes that came from the file (the rest of buf is zeroed), or -1 with
+ * "FILE: offset N: what" in err when the bytes cannot be had (an I/O error,
+ * a compact frame that fails its checksum).
+ */
+long mf_chunk_source_read(mf_chunk_source *s, size_t i, uint8_t *buf, char *err,
+                          size_t errlen);
+
+/*
+ * A live log being written: look again for chunks claimed since open (and
+ * for chunks already returned, re-read them as they grow).  0, or -1 as
+ * mf_chunk_source_open.  Compact logs do not change.
+ */
+int mf_chunk_source_refresh(mf_chunk_source *s, char *err, size_t errlen);
+
+/* The path the source was opened with. */
+const char *mf_chunk_source_path(const mf_chunk_source *s);
+
+void mf_chunk_source_close(mf_chunk_source *s);
+
+#endif /* MEMFLOW_CHUNK_SOURCE_H */
