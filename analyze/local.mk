@@ -3,5 +3,6 @@
 # libmemflow-render) links it.
 ANALYZE_SOURCES = \
 	analyze/grow.h \
+	analyze/chunk_source.c analyze/chunk_source.h analyze/compact.h \
 	analyze/log_reader.c analyze/log_reader.h \
 	analyze/model.c analyze/model.h
