@@ -456,6 +456,43 @@ void mf_recorder_note(unsigned code, uint64_t value)
     mf_thread_commit(t, r, MF_RECORD_WORD(MF_REC_NOTE, sizeof *r, code));
 }
 
+void mf_recorder_trace(unsigned kind, uint64_t time_ns, uint64_t value, uint32_t domain,
+                       uint32_t name, uint32_t arg)
+{
+    if (!mf_recording)
+        return;
+    mf_thread_state *t;
+    mf_rec_trace *r = reserve_here(&t, sizeof *r);
+    if (!r)
+        return;
+    r->time_ns = time_ns ? time_ns : mf_clock_now();
+    r->value = value;
+    r->domain = domain;
+    r->name = name;
+    r->tid = t->tid;
+    r->arg = arg;
+    mf_thread_commit(t, r, MF_RECORD_WORD(MF_REC_TRACE, sizeof *r, kind));
+}
+
+void mf_recorder_device_info(uint16_t device, uint32_t name, const uint8_t *uuid,
+                             uint64_t total_bytes, uint32_t mig, uint32_t pci_bus)
+{
+    mf_thread_state *t;
+    mf_rec_device *r = reserve_here(&t, sizeof *r);
+    if (!r)
+        return;
+    r->total_bytes = total_bytes;
+    r->name = name;
+    r->mig = mig;
+    if (uuid)
+        memcpy(r->uuid, uuid, sizeof r->uuid);
+    else
+        memset(r->uuid, 0, sizeof r->uuid);
+    r->pci_bus = pci_bus;
+    r->reserved = 0;
+    mf_thread_commit(t, r, MF_RECORD_WORD(MF_REC_DEVICE, sizeof *r, device));
+}
+
 void mf_recorder_scope_event(mf_thread_state *t, uint32_t scope, unsigned op)
 {
     if (!mf_recording)

@@ -63,6 +63,24 @@ MF_EXPORT void mf_recorder_activity(uint16_t device, unsigned kind, uint64_t sta
 MF_EXPORT void mf_recorder_pool(uint16_t device, unsigned op, uint64_t time_ns,
                                 uint64_t addr, uint64_t size, uint64_t threshold);
 MF_EXPORT void mf_recorder_note(unsigned code, uint64_t value);
+
+/*
+ * A trace object event (TRACE record) on the calling thread: kind is enum
+ * mf_trace_kind; value the object id that pairs BEGIN and END (or the
+ * counter's value); domain and name are string ids (mf_recorder_intern); arg
+ * the marker scope for MARKER.  time_ns 0 = now.  Recorded while recording.
+ */
+MF_EXPORT void mf_recorder_trace(unsigned kind, uint64_t time_ns, uint64_t value,
+                                 uint32_t domain, uint32_t name, uint32_t arg);
+
+/*
+ * What a GPU is (DEVICE record): name is a string id of the model, uuid 16
+ * bytes (NULL: zeros), mig gpu instance << 16 | compute instance (UINT32_MAX
+ * none), pci_bus domain << 16 | bus << 8 | device.  Recorded while a log is
+ * open; write it once per device before its first block.
+ */
+MF_EXPORT void mf_recorder_device_info(uint16_t device, uint32_t name, const uint8_t *uuid,
+                                       uint64_t total_bytes, uint32_t mig, uint32_t pci_bus);
 MF_EXPORT void mf_recorder_sample(uint16_t device, uint64_t time_ns,
                                   const uint64_t value[MF_SAMPLE_VALUES]);
 

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "checksum.h"
 #include "recorder.h"
 #include "memflow.h"
 #include "config.h"
@@ -526,6 +527,15 @@ START_TEST(full_disk_drops_are_reported)
 }
 END_TEST
 
+/* The standard CRC-32C check value, in one piece and continued in two. */
+START_TEST(crc32c_check_value)
+{
+    ck_assert_uint_eq(mf_crc32c(0, "123456789", 9), 0xe3069283u);
+    ck_assert_uint_eq(mf_crc32c(mf_crc32c(0, "1234", 4), "56789", 5), 0xe3069283u);
+    ck_assert_uint_eq(mf_crc32c(0, "", 0), 0u);
+}
+END_TEST
+
 START_TEST(device_names)
 {
     uint16_t d;
@@ -560,6 +570,7 @@ static Suite *core_suite(void)
     tcase_add_test(c, sample_rate_writes_snapshots);
     tcase_add_test(c, unwritable_path_is_reported);
     tcase_add_test(c, device_names);
+    tcase_add_test(c, crc32c_check_value);
     tcase_add_test(c, compact_cpu_records_roundtrip);
     tcase_add_test(c, compact_record_without_time_base_is_damage);
     tcase_add_test(c, full_disk_drops_are_reported);
