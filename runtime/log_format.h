@@ -281,9 +281,10 @@ typedef struct mf_rec_cpu_alloc_stack { /* 40 bytes; aux = time delta */
 } mf_rec_cpu_alloc_stack;
 
 /*
- * A distinct call stack of this process, written once before the first
- * record that uses its id (in the same chunk).  ip[0] is the innermost
- * frame: return addresses, as the unwinder found them (not symbolised).
+ * A distinct call stack of this process, written once, before the first
+ * record that uses its id is written (in some chunk of the same log; readers
+ * collect stacks as they collect strings).  ip[0] is the innermost frame:
+ * return addresses as the unwinder found them (not symbolised).
  */
 #define MF_STACK_MAX_DEPTH 256
 typedef struct mf_rec_stack {    /* 16 + 8 * depth bytes; aux = stack id */
@@ -296,7 +297,8 @@ typedef struct mf_rec_stack {    /* 16 + 8 * depth bytes; aux = stack id */
 /*
  * An ELF module (executable or shared library) loaded in the process, so the
  * analysis can symbolise stack addresses after the process is gone: written
- * before the first STACK whose addresses fall in [start, end).
+ * before the first STACK whose addresses fall in [start, end) (in some chunk
+ * of the same log).
  */
 typedef struct mf_rec_module {   /* 64 bytes; aux = path string id */
     uint64_t word;
