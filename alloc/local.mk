@@ -5,4 +5,4 @@ pkglib_LTLIBRARIES += libmemflow-preload.la
 libmemflow_preload_la_SOURCES = alloc/preload.c alloc/cxx.c alloc/start.c
 libmemflow_preload_la_CFLAGS = $(AM_CFLAGS) $(JEMALLOC_CFLAGS) -fno-builtin -ftls-model=initial-exec
 libmemflow_preload_la_LIBADD = libmemflow.la $(JEMALLOC_LIBS)
-libmemflow_preload_la_LDFLAGS = -module -avoid-version -shared -Wl,-z,nodelete
+libmemflow_preload_la_LDFLAGS = -module -avoid-version -shared -Wl,-z,nodelete -Wl,--no-undefined

@@ -9,6 +9,7 @@
 int cmd_run(int argc, char **argv);     /* cli/cmd_run.c */
 int cmd_stats(int argc, char **argv);   /* cli/cmd_stats.c */
 int cmd_render(int argc, char **argv);  /* cli/cmd_render.c */
+int cmd_serve(int argc, char **argv);   /* cli/cmd_serve.c */
 
 /* Read every log of paths into a model (shared by run, stats and render).
  * until_ns: ns since the earliest event, ULLONG_MAX for everything.

@@ -4,6 +4,7 @@
  *   memflow run [-o DIR] [--sample-rate N] [--set KEY=VALUE]... [--no-render] -- CMD [ARGS...]
  *   memflow stats LOG... [--format table|json] [--sort-by KEY] [--ascending]
  *   memflow render LOG... [-o DIR] [--formats LIST] [--color-by MODE] [--device DEV] [--at TIME]
+ *   memflow serve LOG     (the analysis behind memflow_dump()/memflow_dumps())
  */
 #include <stdio.h>
 #include <string.h>
@@ -48,6 +49,8 @@ int main(int argc, char **argv)
         return cmd_stats(argc - 1, argv + 1);
     if (strcmp(cmd, "render") == 0)
         return cmd_render(argc - 1, argv + 1);
+    if (strcmp(cmd, "serve") == 0)
+        return cmd_serve(argc - 1, argv + 1);
     fprintf(stderr, "memflow: unknown command '%s'; commands: run, stats, render "
             "(see 'memflow --help')\n", cmd);
     return 2;

@@ -4,7 +4,7 @@
 # svg_marks.c the title and axes, svg_overlay.c the hover layer,
 # svg_text.c escapes and formats text, svg_split.c splits a device shared
 # by several processes into one view per process.
-libmemflow_render_la_SOURCES += \
+libmemflow_analysis_la_SOURCES += \
 	render/svg.c \
 	render/svg_layout.c render/svg_layout.h \
 	render/svg_color.c render/svg_color.h \

@@ -1,8 +1,10 @@
 # runtime/ - what runs inside the profiled program: record format, clock,
-# config, scopes, interning, recorder, log writer and the public API.
+# config, scopes, interning, recorder, log writer, the public API and the
+# client of the analysis behind memflow_dump()/memflow_dumps().
 # Knows nothing of Cairo, CUPTI, jemalloc or the analysis: libmemflow.so is
 # what every profiled process loads (through the preload library), so it
-# links nothing but libc.
+# links nothing but libc.  Its exports are the documented memflow_* API and
+# a private node for the capture plugins (runtime/libmemflow.map).
 lib_LTLIBRARIES += libmemflow.la
 libmemflow_la_SOURCES = \
 	runtime/compiler.h runtime/log_format.h \
@@ -16,7 +18,16 @@ libmemflow_la_SOURCES = \
 	runtime/log_writer.c runtime/log_writer.h \
 	runtime/recorder.c runtime/recorder.h runtime/thread_state.h \
 	runtime/scope.c \
-	runtime/api.c
+	runtime/api.c \
+	runtime/dump.c
 libmemflow_la_CFLAGS = $(AM_CFLAGS) -pthread
 libmemflow_la_LIBADD = -ldl
-libmemflow_la_LDFLAGS = -version-info 0:0:0 -pthread
+libmemflow_la_LDFLAGS = -version-info 0:0:0 -pthread -no-undefined \
+	-Wl,--version-script=$(srcdir)/runtime/libmemflow.map
+EXTRA_libmemflow_la_DEPENDENCIES = runtime/libmemflow.map
+EXTRA_DIST += runtime/libmemflow.map
+
+# Sources the analysis shares with the runtime: pure functions of the log
+# format and of paths, no state.  Compiled into both; libmemflow.so does not
+# export them.
+RUNTIME_SHARED_SOURCES = runtime/checksum.c runtime/device.c runtime/paths.c

@@ -6,11 +6,11 @@
 # end-to-end test runs under `memflow run`.
 check_PROGRAMS += tests/svg_fixture tests/svg_workload
 tests_svg_workload_SOURCES = tests/svg_workload.c
-tests_svg_workload_LDADD = libmemflow-render.la libmemflow.la
+tests_svg_workload_LDADD = libmemflow-analysis.la libmemflow.la
 tests_svg_workload_LDFLAGS = $(TEST_LINK_FLAGS)
 tests_svg_fixture_SOURCES = tests/svg_fixture.c tests/svg_models.c tests/svg_models.h
 tests_svg_fixture_CFLAGS = $(AM_CFLAGS) $(CAIRO_CFLAGS)
-tests_svg_fixture_LDADD = libmemflow-render.la libmemflow.la
+tests_svg_fixture_LDADD = libmemflow-analysis.la libmemflow.la
 tests_svg_fixture_LDFLAGS = $(TEST_LINK_FLAGS)
 TESTS += tests/svg_hover.sh tests/svg_browser.sh tests/svg_e2e.sh
 EXTRA_DIST += tests/svg_hover.sh tests/svg_browser.sh tests/svg_browser.js tests/svg_e2e.sh
@@ -21,7 +21,7 @@ TESTS += tests/check_svg
 tests_check_svg_SOURCES = tests/check_svg.c tests/svg_models.c tests/svg_models.h \
 	render/svg_layout.c render/svg_color.c render/svg_text.c
 tests_check_svg_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(RSVG_CFLAGS) $(CAIRO_CFLAGS)
-tests_check_svg_LDADD = libmemflow-render.la libmemflow.la $(CHECK_LIBS) $(RSVG_LIBS) $(CAIRO_LIBS) -lm
+tests_check_svg_LDADD = libmemflow-analysis.la libmemflow.la $(CHECK_LIBS) $(RSVG_LIBS) $(CAIRO_LIBS) -lm
 tests_check_svg_LDFLAGS = $(TEST_LINK_FLAGS)
 endif
 endif

@@ -1,0 +1,53 @@
+#!/bin/sh
+# boundary.sh - the runtime/analysis boundary: a profiled program's
+# memflow_dump() runs the analysis in `memflow serve`, never in-process;
+# continuous dumps work in a program linked with --as-needed; a program that
+# closes memflow's socket and reuses its number gets its dumps from a new
+# server and its own file untouched; the installed libraries export only the
+# documented API; include directions follow the layering.
+. "$top_srcdir/tests/lib.sh"
+C="$top_builddir/tests/dump_client"
+
+"$C" "$SCRATCH/maps" maps > "$SCRATCH/maps.out"
+expect_eq "Cairo in the profiled process" "cairo absent" "$(sed -n 1p "$SCRATCH/maps.out")"
+expect_eq "librsvg in the profiled process" "rsvg absent" "$(sed -n 2p "$SCRATCH/maps.out")"
+grep -q "boundary:" "$SCRATCH/maps/stats.txt" || fail "memflow_dump wrote no stats.txt"
+
+"$C" "$SCRATCH/cont" continuous > "$SCRATCH/cont.out" || fail "$(cat "$SCRATCH/cont.out")"
+expect_eq "continuous dump with --as-needed" "continuous dump seen" "$(cat "$SCRATCH/cont.out")"
+
+"$C" "$SCRATCH/reuse" reuse > "$SCRATCH/reuse.out" || fail "$(cat "$SCRATCH/reuse.out")"
+expect_eq "socket number reused" "dumps ok, own file 0 bytes" "$(cat "$SCRATCH/reuse.out")"
+
+# Exports: libmemflow.so has the memflow_* functions of memflow.h (public
+# node) and the private node for memflow's plugins; nothing else.
+lib="$top_builddir/.libs/libmemflow.so"
+nm -D --defined-only "$lib" | awk '$3 !~ /^MEMFLOW_/ {print $3}' > "$SCRATCH/exports"
+while read -r sym; do
+    name=${sym%%@*} version=${sym##*@}
+    case "$version:$name" in
+    MEMFLOW_1.0:memflow_*)
+        grep -q "[ *]$name(" "$top_builddir/include/memflow.h" ||
+            fail "libmemflow.so exports $name, which memflow.h does not declare" ;;
+    MEMFLOW_PRIVATE:mf_recorder_*|MEMFLOW_PRIVATE:mf_recording|MEMFLOW_PRIVATE:mf_thread_internal|\
+    MEMFLOW_PRIVATE:mf_clock_now|MEMFLOW_PRIVATE:mf_clock_calibrate|MEMFLOW_PRIVATE:mf_config_*) ;;
+    *) fail "libmemflow.so exports $sym, outside the documented API" ;;
+    esac
+done < "$SCRATCH/exports"
+for fn in $(sed -n 's/^[a-z].* \**\(memflow_[a-z_]*\)(.*/\1/p' "$top_builddir/include/memflow.h"); do
+    grep -q "^$fn@@MEMFLOW_1.0$" "$SCRATCH/exports" || fail "memflow.h declares $fn, not exported"
+done
+readelf -d "$lib" | grep NEEDED | grep -v -e 'libc\.so' -e 'ld-linux' -e 'libdl' -e 'libpthread' \
+    > "$SCRATCH/needed" || true
+[ ! -s "$SCRATCH/needed" ] || fail "libmemflow.so needs more than libc: $(cat "$SCRATCH/needed")"
+
+# Layering: the analysis never includes the recorder's headers; the runtime
+# never includes the analysis'.
+cd "$top_srcdir"
+if grep -ln '#include "\(recorder\|thread_state\|log_writer\|intern\)\.h"' analyze/*.[ch] render/*.[ch] cli/*.[ch] > "$SCRATCH/bad" 2>/dev/null; then
+    fail "analysis includes runtime internals: $(cat "$SCRATCH/bad")"
+fi
+if grep -ln '#include "\(log_reader\|model\|chunk_source\|outputs\|stats\|svg\|trace\|csv\|escape\)\.h"' runtime/*.[ch] alloc/*.[ch] gpu/*.[ch] > "$SCRATCH/bad" 2>/dev/null; then
+    fail "runtime includes analysis headers: $(cat "$SCRATCH/bad")"
+fi
+exit 0
