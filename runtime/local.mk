@@ -2,7 +2,8 @@
 # config, scopes, interning, recorder, log writer and the public API.
 # Knows nothing of Cairo, CUPTI, jemalloc or the analysis: libmemflow.so is
 # what every profiled process loads (through the preload library), so it
-# links nothing but libc.
+# links nothing but libc.  libunwind is dlopen'ed (RTLD_LOCAL) only when
+# call stacks are on (runtime/stacks.c).
 lib_LTLIBRARIES += libmemflow.la
 libmemflow_la_SOURCES = \
 	runtime/compiler.h runtime/log_format.h \
@@ -16,7 +17,10 @@ libmemflow_la_SOURCES = \
 	runtime/log_writer.c runtime/log_writer.h \
 	runtime/recorder.c runtime/recorder.h runtime/thread_state.h \
 	runtime/scope.c \
+	runtime/stacks.c runtime/stacks.h \
 	runtime/api.c
+libmemflow_la_CPPFLAGS = $(AM_CPPFLAGS) $(LIBUNWIND_CFLAGS) \
+	-DMF_LIBUNWIND_SONAME='"$(LIBUNWIND_SONAME)"'
 libmemflow_la_CFLAGS = $(AM_CFLAGS) -pthread
 libmemflow_la_LIBADD = -ldl
 libmemflow_la_LDFLAGS = -version-info 0:0:0 -pthread
