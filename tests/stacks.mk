@@ -1,0 +1,35 @@
+# tests/stacks.mk - call stacks (memflow run --stacks) and NVTX scopes.
+# stacks_workload and stacks_cxx are unmodified programs built as
+# distributions build (-O2 -fomit-frame-pointer, with -g for the analysis);
+# the two shared libraries they load are built here with plain rules, one of
+# them stripped.  stacks_check prints the allocations of a log per
+# symbolised site (analyze/symbols.c).
+STACKS_TEST_CFLAGS = -O2 -fomit-frame-pointer -g
+check_PROGRAMS += tests/stacks_workload tests/stacks_cxx tests/stacks_api tests/stacks_check
+tests_stacks_workload_SOURCES = tests/stacks_workload.c
+tests_stacks_workload_CFLAGS = $(AM_CFLAGS) $(STACKS_TEST_CFLAGS)
+tests_stacks_workload_LDADD = -ldl
+tests_stacks_cxx_SOURCES = tests/stacks_cxx.cc
+tests_stacks_cxx_CXXFLAGS = $(STACKS_TEST_CFLAGS)
+tests_stacks_api_SOURCES = tests/stacks_api.c
+tests_stacks_api_CFLAGS = $(AM_CFLAGS) $(STACKS_TEST_CFLAGS)
+tests_stacks_api_LDADD = libmemflow.la
+tests_stacks_api_LDFLAGS = $(TEST_LINK_FLAGS)
+tests_stacks_check_SOURCES = tests/stacks_check.c
+tests_stacks_check_LDADD = libmemflow-render.la libmemflow.la
+tests_stacks_check_LDFLAGS = $(TEST_LINK_FLAGS)
+
+# The libraries stacks_workload dlopens: one with symbols, one stripped
+# (its unstripped twin stays for the test to map the offset back).
+STACKS_TEST_LIBS = tests/libstacks_lib.so tests/libstacks_hidden.so tests/libstacks_hidden_full.so
+check_DATA = $(STACKS_TEST_LIBS)
+CLEANFILES += $(STACKS_TEST_LIBS)
+tests/libstacks_lib.so: tests/stacks_lib.c
+	$(AM_V_CC)$(CC) $(STACKS_TEST_CFLAGS) -fPIC -shared -o $@ $(srcdir)/tests/stacks_lib.c
+tests/libstacks_hidden_full.so: tests/stacks_hidden.c
+	$(AM_V_CC)$(CC) $(STACKS_TEST_CFLAGS) -fPIC -shared -o $@ $(srcdir)/tests/stacks_hidden.c
+tests/libstacks_hidden.so: tests/libstacks_hidden_full.so
+	$(AM_V_GEN)$(STRIP) --strip-all -o $@ tests/libstacks_hidden_full.so
+
+TESTS += tests/stacks_e2e.sh
+EXTRA_DIST += tests/stacks_e2e.sh tests/stacks_lib.c tests/stacks_hidden.c tests/log_records.py
