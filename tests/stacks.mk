@@ -33,3 +33,15 @@ tests/libstacks_hidden.so: tests/libstacks_hidden_full.so
 
 TESTS += tests/stacks_e2e.sh
 EXTRA_DIST += tests/stacks_e2e.sh tests/stacks_lib.c tests/stacks_hidden.c tests/log_records.py
+
+# NVTX: a plain C program using the NVTX v3 headers runs under memflow run;
+# its ranges must come back as scopes and trace spans.
+if HAVE_NVTX
+check_PROGRAMS += tests/nvtx_workload
+tests_nvtx_workload_SOURCES = tests/nvtx_workload.c
+tests_nvtx_workload_CPPFLAGS = $(NVTX_CFLAGS)
+tests_nvtx_workload_CFLAGS = $(AM_CFLAGS) -pthread
+tests_nvtx_workload_LDADD = -ldl -lpthread
+TESTS += tests/nvtx_e2e.sh
+endif
+EXTRA_DIST += tests/nvtx_e2e.sh

@@ -14,9 +14,12 @@
  * "total allocs=N with_stack=N stacks=N modules=N" and one "warning: ..."
  * line per module that could not be read.
  *
- * Usage: stacks_check [--where] [--full] LOG
+ * Usage: stacks_check [--where] [--full] [--events] LOG
  *   --where  append " @FILE:LINE" (file base name) of the innermost frame
  *   --full   print the whole stack of each site's first allocation below it
+ *   --events instead, print the log's TRACE records (NVTX ranges, marks) as
+ *            "KIND id=N name=NAME domain=DOMAIN thread=THREAD" and its NOTE
+ *            records as "note CODE value=N", in time order
  * Exit status: 0, 1 if the log cannot be read, 3 if it is damaged.
  */
 #include <inttypes.h>
@@ -95,19 +98,49 @@ static void print_stack(mf_symbols *sym, const mf_stack *st, int where)
     }
 }
 
+static const char *thread_of(const mf_log *log, uint32_t tid)
+{
+    const char *name = mf_log_thread_name(log, tid);
+    return name ? name : "?";
+}
+
+static void print_events(const mf_log *log)
+{
+    static const char *const kinds[] = {
+        [MF_TRACE_MARKER] = "marker", [MF_TRACE_RANGE_BEGIN] = "range_begin",
+        [MF_TRACE_RANGE_END] = "range_end",
+    };
+    for (size_t i = 0; i < log->n_events; i++) {
+        const mf_event *e = &log->events[i];
+        if (e->type == MF_REC_NOTE) {
+            printf("note %u value=%" PRIu64 "\n", e->extra, e->size);
+            continue;
+        }
+        if (e->type != MF_REC_TRACE)
+            continue;
+        const char *kind = e->extra < sizeof kinds / sizeof kinds[0] && kinds[e->extra]
+                               ? kinds[e->extra] : "trace";
+        printf("%s id=%" PRIu64 " name=%s", kind, e->addr, e->name ? mf_log_string(log, e->name) : "-");
+        printf(" domain=%s", e->scope ? mf_log_string(log, e->scope) : "-");
+        printf(" thread=%s\n", thread_of(log, e->tid));
+    }
+}
+
 int main(int argc, char **argv)
 {
-    int where = 0, full = 0, a = 1;
+    int where = 0, full = 0, events = 0, a = 1;
     for (; a < argc - 1; a++) {
         if (strcmp(argv[a], "--where") == 0)
             where = 1;
         else if (strcmp(argv[a], "--full") == 0)
             full = 1;
+        else if (strcmp(argv[a], "--events") == 0)
+            events = 1;
         else
             break;
     }
     if (a != argc - 1) {
-        fprintf(stderr, "usage: stacks_check [--where] [--full] LOG\n");
+        fprintf(stderr, "usage: stacks_check [--where] [--full] [--events] LOG\n");
         return 2;
     }
     mf_log *log;
@@ -116,6 +149,11 @@ int main(int argc, char **argv)
     if (rc < 0) {
         fprintf(stderr, "%s\n", err);
         return 1;
+    }
+    if (events) {
+        print_events(log);
+        mf_log_free(log);
+        return rc == 1 ? 3 : 0;
     }
     mf_symbols_module *mods = calloc(log->n_modules + 1, sizeof *mods);
     for (size_t i = 0; i < log->n_modules; i++) {
