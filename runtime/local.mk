@@ -5,7 +5,7 @@
 # links nothing but libc.  libunwind is dlopen'ed (RTLD_LOCAL) only when
 # call stacks are on (runtime/stacks.c).
 lib_LTLIBRARIES += libmemflow.la
-libmemflow_la_SOURCES = \
+RUNTIME_SOURCES = \
 	runtime/compiler.h runtime/log_format.h \
 	runtime/checksum.c runtime/checksum.h \
 	runtime/clock.c runtime/clock.h \
@@ -19,8 +19,9 @@ libmemflow_la_SOURCES = \
 	runtime/scope.c \
 	runtime/stacks.c runtime/stacks.h \
 	runtime/api.c
-libmemflow_la_CPPFLAGS = $(AM_CPPFLAGS) $(LIBUNWIND_CFLAGS) \
-	-DMF_LIBUNWIND_SONAME='"$(LIBUNWIND_SONAME)"'
+RUNTIME_CPPFLAGS = $(AM_CPPFLAGS) $(LIBUNWIND_CFLAGS) -DMF_LIBUNWIND_SONAME='"$(LIBUNWIND_SONAME)"'
+libmemflow_la_SOURCES = $(RUNTIME_SOURCES)
+libmemflow_la_CPPFLAGS = $(RUNTIME_CPPFLAGS)
 libmemflow_la_CFLAGS = $(AM_CFLAGS) -pthread
 libmemflow_la_LIBADD = -ldl
 libmemflow_la_LDFLAGS = -version-info 0:0:0 -pthread

@@ -23,7 +23,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifndef MF_STACKS_MAX                        /* (a test builds a small table) */
 #define MF_STACKS_MAX (1u << 20)             /* distinct stacks per process */
+#endif
 #define MF_STACKS_ARENA ((size_t)256 << 20)  /* bytes of stored stacks */
 
 /*

@@ -45,3 +45,14 @@ tests_nvtx_workload_LDADD = -ldl -lpthread
 TESTS += tests/nvtx_e2e.sh
 endif
 EXTRA_DIST += tests/nvtx_e2e.sh
+
+# check_stacks: the stack table at its bound, with its own copy of the
+# runtime built for a table of 8 stacks (and the reader to read it back).
+if HAVE_CHECK
+check_PROGRAMS += tests/check_stacks
+TESTS += tests/check_stacks
+tests_check_stacks_SOURCES = tests/check_stacks.c $(RUNTIME_SOURCES) analyze/log_reader.c
+tests_check_stacks_CPPFLAGS = $(RUNTIME_CPPFLAGS) -DMF_STACKS_MAX=8
+tests_check_stacks_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) -pthread
+tests_check_stacks_LDADD = $(CHECK_LIBS) -ldl -lpthread
+endif

@@ -7,13 +7,19 @@
  *           then a forked child makes 3 from the very same call site, whose
  *           stack the parent's log already has: the child's log must get it
  *           (and its modules) again
+ *   skip    mf_recorder_stack(skip), the GPU capture's entry point: helper()
+ *           takes the stack with skip 0 twice (site: helper) and with skip 1
+ *           three times (site: its caller, outer_site), recording a 100-byte
+ *           block on gpu/1 with each
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "memflow.h"
+#include "recorder.h"
 
 static char arena[6 * 5120];
 static void *volatile sink;
@@ -35,8 +41,29 @@ __attribute__((noinline)) static void same_site(int n)
     }
 }
 
+__attribute__((noinline)) static void helper(unsigned skip, uintptr_t addr)
+{
+    uint32_t stack = mf_recorder_stack(skip);
+    mf_recorder_alloc_with_stack(MF_DEVICE(MF_DEVICE_GPU, 1), MF_FLAG_EXPLICIT, 0, addr, 100, 100,
+                                 0, 0, 0, stack);
+    calls++;
+}
+
+__attribute__((noinline)) static void outer_site(void)
+{
+    for (uintptr_t i = 0; i < 2; i++)
+        helper(0, 0x1000 + i * 0x100);
+    for (uintptr_t i = 0; i < 3; i++)
+        helper(1, 0x2000 + i * 0x100);
+    calls++;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 2 && strcmp(argv[1], "skip") == 0) {
+        outer_site();
+        return 0;
+    }
     if (argc == 2 && strcmp(argv[1], "record") == 0) {
         int bad = 0;
         for (int i = 0; i < 6; i++)

@@ -67,6 +67,14 @@ expect_eq "new[]" "double* make_array<double>(int) allocs=4 bytes=800" \
 "$CHECK" "$(one_log "$SCRATCH/api")" > "$SCRATCH/api.txt"
 expect_eq "record_alloc" "pool_grab allocs=6 bytes=30720" "$(site "$SCRATCH/api.txt" pool_grab)"
 
+# mf_recorder_stack(skip), for the GPU capture: skip 0 starts at its caller,
+# skip 1 one frame further out.
+"$MEMFLOW" run --no-render --stacks -o "$SCRATCH/skip" -- "$top_builddir/tests/stacks_api" skip ||
+    fail "skip run exited $?"
+"$CHECK" "$(one_log "$SCRATCH/skip")" > "$SCRATCH/skip.txt"
+expect_eq "skip 0" "helper allocs=2 bytes=200" "$(site "$SCRATCH/skip.txt" helper)"
+expect_eq "skip 1" "outer_site allocs=3 bytes=300" "$(site "$SCRATCH/skip.txt" outer_site)"
+
 # fork: the child's log gets the stacks (and modules) it uses again, even a
 # stack the parent recorded before the fork.
 "$MEMFLOW" run --no-render --stacks -o "$SCRATCH/fork" -- "$top_builddir/tests/stacks_api" fork ||
