@@ -14,7 +14,10 @@
  * listed by mf_symbols_warning().  Results are cached per address.
  *
  * The outputs call mf_symbols_frame() for each address of a stack and
- * mf_symbols_site() for the frame that names an allocation.
+ * mf_symbols_site() for the frame that names an allocation.  Addresses
+ * belong to one process: open one mf_symbols per log (its MODULE records);
+ * the cache is then per (module, address).  Not thread-safe: one thread
+ * per mf_symbols.
  */
 #ifndef MEMFLOW_SYMBOLS_H
 #define MEMFLOW_SYMBOLS_H

@@ -25,8 +25,10 @@ STACKS_TEST_LIBS = tests/libstacks_lib.so tests/libstacks_hidden.so tests/libsta
 check_DATA = $(STACKS_TEST_LIBS)
 CLEANFILES += $(STACKS_TEST_LIBS)
 tests/libstacks_lib.so: tests/stacks_lib.c
+	@$(MKDIR_P) tests
 	$(AM_V_CC)$(CC) $(STACKS_TEST_CFLAGS) -fPIC -shared -o $@ $(srcdir)/tests/stacks_lib.c
 tests/libstacks_hidden_full.so: tests/stacks_hidden.c
+	@$(MKDIR_P) tests
 	$(AM_V_CC)$(CC) $(STACKS_TEST_CFLAGS) -fPIC -shared -o $@ $(srcdir)/tests/stacks_hidden.c
 tests/libstacks_hidden.so: tests/libstacks_hidden_full.so
 	$(AM_V_GEN)$(STRIP) --strip-all -o $@ tests/libstacks_hidden_full.so
