@@ -29,6 +29,7 @@ typedef struct reader {
     uint64_t file_size;
     size_t cap_events;
     size_t cap_samples;
+    size_t cap_modules;
     uint32_t *thread_tids;   /* THREAD records: tid -> name id */
     uint32_t *thread_names;
     size_t n_threads, cap_threads;
@@ -144,9 +145,86 @@ static unsigned expected_size(unsigned type)
     case MF_REC_CPU_ALLOC: return sizeof(mf_rec_cpu_alloc);
     case MF_REC_CPU_FREE: return sizeof(mf_rec_cpu_free);
     case MF_REC_OWNER: return sizeof(mf_rec_owner);
+    case MF_REC_STACK: return 0;
+    case MF_REC_CPU_ALLOC_STACK: return sizeof(mf_rec_cpu_alloc_stack);
+    case MF_REC_MODULE: return sizeof(mf_rec_module);
+    case MF_REC_TRACE: return sizeof(mf_rec_trace);
     }
     return 0;
 }
+
+/* ---- call stacks and trace objects ----------------------------------------
+ * STACK, CPU_ALLOC_STACK and MODULE (memflow run --stacks), and TRACE (trace
+ * objects, NVTX ranges), decoded here in one place: stacks and modules go to
+ * tables of the log, like strings; an allocation carries its stack id in
+ * mf_event.extra; a TRACE record becomes an event of type MF_REC_TRACE. */
+
+#define MAX_STACK_ID (1u << 26)
+
+/* Whether a STACK record's depth agrees with its size and its id is sane. */
+static int stack_record_ok(const char *p, unsigned size, uint32_t id)
+{
+    const mf_rec_stack *st = (const void *)p;
+    return id != 0 && id < MAX_STACK_ID && st->depth >= 1 &&
+           st->depth <= MF_STACK_MAX_DEPTH && size == sizeof *st + 8u * st->depth;
+}
+
+static int set_stack(reader *r, const char *p, uint32_t id)
+{
+    mf_log *log = r->log;
+    const mf_rec_stack *st = (const void *)p;
+    if (id >= log->n_stacks) {
+        uint32_t n = log->n_stacks ? log->n_stacks : 64;
+        while (n <= id)
+            n *= 2;
+        mf_stack *grown = realloc(log->stacks, n * sizeof *grown);
+        if (!grown)
+            return -1;
+        memset(grown + log->n_stacks, 0, (n - log->n_stacks) * sizeof *grown);
+        log->stacks = grown;
+        log->n_stacks = n;
+    }
+    if (log->stacks[id].depth)
+        return 0; /* written again after a fork: the same stack */
+    uint64_t *ip = malloc(st->depth * sizeof *ip);
+    if (!ip)
+        return -1;
+    memcpy(ip, st + 1, st->depth * sizeof *ip);
+    log->stacks[id] = (mf_stack){ st->depth, ip };
+    return 0;
+}
+
+static int add_module(reader *r, const char *p, uint32_t path)
+{
+    mf_log *log = r->log;
+    const mf_rec_module *m = (const void *)p;
+    if (mf_grow((void **)&log->modules, &r->cap_modules, log->n_modules + 1,
+                sizeof(mf_module)) < 0)
+        return -1;
+    mf_module *out = &log->modules[log->n_modules++];
+    out->path = path;
+    out->build_id_len = m->build_id_len <= sizeof out->build_id ? m->build_id_len
+                                                               : sizeof out->build_id;
+    out->bias = m->bias;
+    out->start = m->start;
+    out->end = m->end;
+    memcpy(out->build_id, m->build_id, sizeof out->build_id);
+    return 0;
+}
+
+static void decode_trace(mf_event *e, const char *p, uint32_t kind)
+{
+    const mf_rec_trace *t = (const void *)p;
+    e->time_ns = t->time_ns;
+    e->addr = t->value;
+    e->scope = t->domain;
+    e->name = t->name;
+    e->tid = t->tid;
+    e->actual = t->arg;
+    e->extra = kind;
+}
+
+/* ---- the other records ------------------------------------------------- */
 
 /* Decode one validated record.  Returns -1 on out of memory. */
 static int decode(reader *r, const char *p, unsigned type, uint32_t aux, uint32_t tid)
@@ -160,6 +238,10 @@ static int decode(reader *r, const char *p, unsigned type, uint32_t aux, uint32_
         const mf_rec_thread *t = (const void *)p;
         return add_thread(r, t->tid, aux);
     }
+    if (type == MF_REC_STACK)
+        return set_stack(r, p, aux);
+    if (type == MF_REC_MODULE)
+        return add_module(r, p, aux);
     if (!(e = new_event(r, type, tid)))
         return -1;
     switch (type) {
@@ -172,10 +254,14 @@ static int decode(reader *r, const char *p, unsigned type, uint32_t aux, uint32_
         e->scope = a->scope;
         e->name = a->name;
         e->tid = a->tid ? a->tid : tid;
+        e->extra = a->stack;
         e->device = (uint16_t)aux;
         e->flags = (uint16_t)(aux >> 16);
         break;
     }
+    case MF_REC_TRACE:
+        decode_trace(e, p, aux);
+        break;
     case MF_REC_FREE: {
         const mf_rec_free *f = (const void *)p;
         e->time_ns = f->time_ns;
@@ -258,18 +344,21 @@ static int decode_compact(reader *r, const char *p, unsigned type, uint32_t aux,
         return 0;
     }
     base->time_ns += aux;
-    mf_event *e = new_event(r, type == MF_REC_CPU_ALLOC ? MF_REC_ALLOC : MF_REC_FREE, tid);
+    mf_event *e = new_event(r, type == MF_REC_CPU_FREE ? MF_REC_FREE : MF_REC_ALLOC, tid);
     if (!e)
         return -1;
     e->time_ns = base->time_ns;
     e->device = MF_DEVICE(MF_DEVICE_CPU, 0);
-    if (type == MF_REC_CPU_ALLOC) {
+    if (type != MF_REC_CPU_FREE) {
+        /* CPU_ALLOC_STACK is CPU_ALLOC with a stack id after the same fields */
         const mf_rec_cpu_alloc *a = (const void *)p;
         e->addr = a->addr;
         e->size = a->requested_flags & (((uint64_t)1 << MF_CPU_SIZE_BITS) - 1);
         e->flags = (uint16_t)(a->requested_flags >> MF_CPU_SIZE_BITS);
         e->actual = e->size + a->slack;
         e->scope = a->scope;
+        if (type == MF_REC_CPU_ALLOC_STACK)
+            e->extra = ((const mf_rec_cpu_alloc_stack *)(const void *)p)->stack;
     } else {
         const mf_rec_cpu_free *f = (const void *)p;
         e->addr = f->addr_flags & (((uint64_t)1 << MF_CPU_ADDR_BITS) - 1);
@@ -280,7 +369,8 @@ static int decode_compact(reader *r, const char *p, unsigned type, uint32_t aux,
 
 static int is_compact(unsigned type)
 {
-    return type == MF_REC_TIME || type == MF_REC_CPU_ALLOC || type == MF_REC_CPU_FREE;
+    return type == MF_REC_TIME || type == MF_REC_CPU_ALLOC || type == MF_REC_CPU_FREE ||
+           type == MF_REC_CPU_ALLOC_STACK;
 }
 
 /* Walk one chunk's records.  Returns -1 on out of memory. */
@@ -344,7 +434,11 @@ static int read_chunk(reader *r, uint64_t index)
                 return 0;
             }
         }
-        if ((type == MF_REC_CPU_ALLOC || type == MF_REC_CPU_FREE) && !base.valid) {
+        if (type == MF_REC_STACK && !stack_record_ok(r->base + at, size, aux)) {
+            damage(r, at, "bad stack record (id %u, size %u)", aux, size);
+            return 0;
+        }
+        if (is_compact(type) && type != MF_REC_TIME && !base.valid) {
             damage(r, at, "compact record type %u before any TIME record in its chunk", type);
             return 0;
         }
@@ -540,6 +634,10 @@ void mf_log_free(mf_log *log)
     free(log->argv);
     free(log->events);
     free(log->samples);
+    for (uint32_t i = 0; i < log->n_stacks; i++)
+        free(log->stacks[i].ip);
+    free(log->stacks);
+    free(log->modules);
     free(log->path);
     free(lp->thread_tids);
     free(lp->thread_names);
@@ -557,6 +655,11 @@ const char *mf_log_string(const mf_log *log, uint32_t id)
     log_private *lp = (log_private *)log;
     snprintf(lp->missing, sizeof lp->missing, "?%u", id);
     return lp->missing;
+}
+
+const mf_stack *mf_log_stack(const mf_log *log, uint32_t id)
+{
+    return id < log->n_stacks && log->stacks[id].depth ? &log->stacks[id] : NULL;
 }
 
 const char *mf_log_thread_name(const mf_log *log, uint32_t tid)

@@ -28,12 +28,29 @@ typedef struct mf_event {
     uint32_t name;      /* ALLOC: name id; ACTIVITY: name id */
     uint32_t extra;     /* SCOPE: op | depth << 8; ACTIVITY: stream; SAMPLE: index
                            into mf_log.samples; STATE: op; NOTE: code; POOL: op;
-                           ACTIVITY: correlation in `addr` */
+                           ACTIVITY: correlation in `addr`; ALLOC: stack id
+                           (0 = none); TRACE: kind (value in `addr`, domain
+                           id in `scope`, arg in `actual`) */
     uint16_t type;      /* enum mf_record_type */
     uint16_t device;    /* MF_DEVICE(kind, index) */
     uint16_t flags;     /* ALLOC/FREE: MF_FLAG_* | memkind; ACTIVITY: kind */
     uint16_t log;       /* which log it came from, when several are merged */
 } mf_event;
+
+/* A call stack (STACK record): ip[0] innermost; every ip a return address. */
+typedef struct mf_stack {
+    uint32_t depth;            /* 0 where the log has no stack of that id */
+    uint64_t *ip;
+} mf_stack;
+
+/* An ELF module of the process (MODULE record), for symbolisation. */
+typedef struct mf_module {
+    uint32_t path;             /* string id of its path (mf_log_string) */
+    uint32_t build_id_len;     /* 0: none recorded */
+    uint64_t bias;             /* load bias: file address = ip - bias */
+    uint64_t start, end;       /* addresses its PT_LOAD segments cover */
+    uint8_t build_id[24];
+} mf_module;
 
 typedef struct mf_sample_values {
     uint64_t value[MF_SAMPLE_VALUES];
@@ -50,6 +67,10 @@ typedef struct mf_log {
     size_t n_samples;
     char **strings;            /* by id; NULL where the log has no such id */
     uint32_t n_strings;
+    mf_stack *stacks;          /* by stack id (STACK records) */
+    uint32_t n_stacks;         /* entries in stacks (largest id + 1) */
+    mf_module *modules;        /* MODULE records, in the order read */
+    size_t n_modules;
     int damaged;               /* 1 if any damage was found */
     char damage[512];          /* "FILE: offset N: what" of the first damage */
 } mf_log;
@@ -71,6 +92,9 @@ MF_EXPORT void mf_log_free(mf_log *log);
  * "?<id>" (stable storage) if the log lacks that id.  Never NULL.
  */
 MF_EXPORT const char *mf_log_string(const mf_log *log, uint32_t id);
+
+/* The stack with the given id, or NULL if the log has none (id 0 included). */
+MF_EXPORT const mf_stack *mf_log_stack(const mf_log *log, uint32_t id);
 
 /* The name of the thread tid, or NULL if the log did not record one. */
 MF_EXPORT const char *mf_log_thread_name(const mf_log *log, uint32_t tid);

@@ -9,6 +9,10 @@ bench_churn_CFLAGS = $(AM_CFLAGS) -pthread
 bench_churn_LDFLAGS = -pthread
 # The stopwatch run.sh times every command with (wall, CPU, max RSS).
 bench_timeit_SOURCES = bench/timeit.c
+# The cost of call stacks by depth (docs/PERFORMANCE.md, "Call stacks").
+noinst_PROGRAMS += bench/stackdepth
+bench_stackdepth_SOURCES = bench/stackdepth.c
+bench_stackdepth_CFLAGS = $(AM_CFLAGS) -O2 -fomit-frame-pointer
 
 # gpu-remote.sh captures the CUDA samples on a GPU machine (see docs/GPU.md).
 EXTRA_DIST += bench/run.sh bench/gpu-remote.sh

@@ -3,8 +3,9 @@
 #
 # Times bench/churn (2,000,000 malloc/free operations, see bench/churn.c)
 # unprofiled (glibc), with jemalloc alone (LD_PRELOAD, for reference), under
-# `memflow run --no-render`, under heaptrack and under valgrind massif; with
-# 1 and 2 threads; rounds interleave the tools so drift hits all alike.
+# `memflow run --no-render` (and with --stacks), under heaptrack and under
+# valgrind massif; with 1 and 2 threads; rounds interleave the tools so
+# drift hits all alike.
 # Checks that memflow kept every event (`memflow stats --format json`), then
 # times `memflow render` of logs of 1 M and 10 M allocations.  The tables on
 # stdout are what docs/PERFORMANCE.md reports; progress goes to stderr.
@@ -31,12 +32,12 @@ THREADS=${BENCH_THREADS:-1 2}
 LONG_OPS=${BENCH_LONG_OPS:-20000000}
 RENDER_ALLOCS=${BENCH_RENDER_ALLOCS-1000000 10000000}
 JEMALLOC=libjemalloc.so.2
-TOOLS="plain jemalloc memflow heaptrack massif"
+TOOLS="plain jemalloc memflow memflow-stacks heaptrack massif"
 # memflow-shm: the same with the log on tmpfs (/dev/shm), to show what the
 # file system's page cache costs (BENCH_SHM=0 leaves it out).
 SHM_DIR=/dev/shm/memflow-bench-$$
 if [ "${BENCH_SHM:-1}" = 1 ] && [ -d /dev/shm ]; then
-    TOOLS="plain jemalloc memflow memflow-shm heaptrack massif"
+    TOOLS="plain jemalloc memflow memflow-shm memflow-stacks heaptrack massif"
 fi
 trap 'rm -rf "$SHM_DIR"' EXIT
 
@@ -66,6 +67,8 @@ tool_cmd() { # TOOL THREADS OPS -> sets the array CMD
     jemalloc) CMD=(env LD_PRELOAD=$JEMALLOC "${churn[@]}") ;;
     memflow) CMD=("${MEMFLOW_CMD[@]}" run --no-render -o "$OUT/memflow" -- "${churn[@]}") ;;
     memflow-shm) CMD=("${MEMFLOW_CMD[@]}" run --no-render -o "$SHM_DIR" -- "${churn[@]}") ;;
+    memflow-stacks) CMD=("${MEMFLOW_CMD[@]}" run --no-render --stacks -o "$OUT/memflow-stacks"
+                         -- "${churn[@]}") ;;
     heaptrack) CMD=(heaptrack -o "$OUT/heaptrack/churn" "${churn[@]}") ;;
     massif) CMD=(valgrind --tool=massif --massif-out-file="$OUT/massif/massif.out"
                  "${churn[@]}") ;;
@@ -93,6 +96,12 @@ median() { # FILE COL
 minimum() { cut -d' ' -f1 "$1" | sort -n | head -n 1; }
 ms() { awk -v ns="$1" 'BEGIN { printf "%.1f", ns / 1e6 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+
+# A tool's cost per event (ns) over glibc in column COL (1 wall, 3 CPU).
+per_event() { # TOOL OPS COL
+    awk -v a="$(median "$OUT/times/$1-1-$2" "$3")" -v b="$(median "$OUT/times/plain-1-$2" "$3")" \
+        -v n="$2" 'BEGIN { printf "%.1f", (a - b) / n }'
+}
 
 # Rounds: every tool once per round, slow tools only in the first rounds.
 bench_rounds() { # THREADS OPS TOOLS...
@@ -160,7 +169,7 @@ EOF
 # Sizes of the files each profiler left after its last run.
 output_sizes() {
     local f
-    for f in "$OUT"/memflow/* "$OUT"/heaptrack/* "$OUT"/massif/*; do
+    for f in "$OUT"/memflow/* "$OUT"/memflow-stacks/* "$OUT"/heaptrack/* "$OUT"/massif/*; do
         [ -f "$f" ] && printf '| %s | %s |\n' "${f#"$OUT"/}" "$(stat -c %s "$f")"
     done
     return 0
@@ -225,18 +234,18 @@ if [ "$LONG_OPS" != 0 ]; then
     table_header
     RUNS_SAVED=$RUNS
     RUNS=$SLOW_RUNS
-    bench_rounds 1 "$LONG_OPS" plain jemalloc memflow
+    bench_rounds 1 "$LONG_OPS" plain jemalloc memflow memflow-stacks heaptrack
     RUNS=$RUNS_SAVED
-    print_rows 1 "$LONG_OPS" plain jemalloc memflow
-    plain_ns=$(median "$OUT/times/plain-1-$LONG_OPS" 1)
-    mf_ns=$(median "$OUT/times/memflow-1-$LONG_OPS" 1)
+    print_rows 1 "$LONG_OPS" plain jemalloc memflow memflow-stacks heaptrack
     echo
-    plain_cpu=$(median "$OUT/times/plain-1-$LONG_OPS" 3)
-    mf_cpu=$(median "$OUT/times/memflow-1-$LONG_OPS" 3)
-    echo "memflow's cost per recorded event over glibc: $(awk -v a="$mf_ns" -v b="$plain_ns" \
-        -v n="$LONG_OPS" 'BEGIN { printf "%.1f", (a - b) / n }') ns wall," \
-        "$(awk -v a="$mf_cpu" -v b="$plain_cpu" -v n="$LONG_OPS" \
-        'BEGIN { printf "%.1f", (a - b) / n }') ns CPU."
+    for tool in memflow memflow-stacks heaptrack; do
+        echo "- $tool: $(per_event "$tool" "$LONG_OPS" 1) ns wall, $(per_event "$tool" "$LONG_OPS" 3)" \
+            "ns CPU per event over glibc"
+    done
+    echo "- memflow-stacks / heaptrack: $(awk -v a="$(per_event memflow-stacks "$LONG_OPS" 1)" \
+        -v b="$(per_event heaptrack "$LONG_OPS" 1)" 'BEGIN { printf "%.2f", a / b }') wall," \
+        "$(awk -v a="$(per_event memflow-stacks "$LONG_OPS" 3)" \
+        -v b="$(per_event heaptrack "$LONG_OPS" 3)" 'BEGIN { printf "%.2f", a / b }') CPU"
     echo
     echo "| threads | ops | cpu/0 alloc_count (+ beyond churn) | free_count (+) | live at end | peak bytes | log bytes/event |"
     echo "|---|---|---|---|---|---|---|"

@@ -2,7 +2,8 @@
  * cmd_run.c - `memflow run`: profile an unmodified program.
  *
  * The program runs with libmemflow-preload.so in LD_PRELOAD (CPU capture),
- * libmemflow-cuda.so as CUDA_INJECTION64_PATH (GPU capture, when built) and
+ * libmemflow-cuda.so as CUDA_INJECTION64_PATH (GPU capture, when built),
+ * libmemflow-nvtx.so as NVTX_INJECTION64_PATH (NVTX ranges as scopes) and
  * the configuration passed as MEMFLOW_<KEY> variables; MEMFLOW_AUTOSTART=1
  * makes it record from before main().  Each process (forks, execs) writes
  * its own DIR/memflow-<pid>.mfl.  When the program ends, the logs it wrote
@@ -38,8 +39,8 @@ typedef struct run_options {
 
 static void run_usage(FILE *out)
 {
-    fputs("usage: memflow run [-o DIR] [--sample-rate N] [--set KEY=VALUE]... [--no-render]\n"
-          "                   -- CMD [ARGS...]\n"
+    fputs("usage: memflow run [-o DIR] [--sample-rate N] [--stacks[=DEPTH]] [--set KEY=VALUE]...\n"
+          "                   [--no-render] -- CMD [ARGS...]\n"
           "\n"
           "Run CMD with every CPU allocation (and, with CUDA, GPU allocation) recorded\n"
           "into DIR/memflow-<pid>.mfl, then write memory_flow.svg, profile.json and\n"
@@ -47,6 +48,8 @@ static void run_usage(FILE *out)
           "\n"
           "  -o, --output DIR    output folder (default memflow-out)\n"
           "  --sample-rate N     occupancy snapshot every N alloc/free events per device\n"
+          "  --stacks[=DEPTH]    record each allocation's call stack, DEPTH frames (default\n"
+          "                      64, at most 256); the key `stacks`\n"
           "  --set KEY=VALUE     any configuration key (see README); repeatable\n"
           "  --no-render         only write the log\n"
           "  -h, --help          this text\n",
@@ -106,6 +109,11 @@ static int parse_options(int argc, char **argv, run_options *opt)
             snprintf(pair, sizeof pair, "sample_rate=%s", argv[++i]);
             if (set_key(pair) < 0)
                 return -1;
+        } else if (strcmp(a, "--stacks") == 0 || strncmp(a, "--stacks=", 9) == 0) {
+            char pair[64];
+            snprintf(pair, sizeof pair, "stacks=%.40s", a[8] ? a + 9 : "64");
+            if (set_key(pair) < 0)
+                return -1;
         } else if (strcmp(a, "--set") == 0 && i + 1 < argc) {
             if (set_key(argv[++i]) < 0)
                 return -1;
@@ -151,6 +159,19 @@ static int find_library(const char *name, char *out, size_t len)
     return access(out, R_OK) == 0 ? 0 : -1;
 }
 
+/* NVTX ranges become scopes through memflow's NVTX injection library,
+ * unless the user's NVTX_INJECTION64_PATH (another tool's) stays. */
+static void set_nvtx_injection(void)
+{
+    char nvtx[PATH_MAX];
+    const char *mine = getenv("NVTX_INJECTION64_PATH");
+    if (mine && *mine)
+        fprintf(stderr, "memflow run: NVTX_INJECTION64_PATH is set (%s): kept, so NVTX "
+                "ranges do not become memflow scopes\n", mine);
+    else if (find_library("libmemflow-nvtx.so", nvtx, sizeof nvtx) == 0)
+        setenv("NVTX_INJECTION64_PATH", nvtx, 1);
+}
+
 static int prepare_environment(const char *dir)
 {
     char preload[PATH_MAX], cuda[PATH_MAX], err[1024];
@@ -174,6 +195,7 @@ static int prepare_environment(const char *dir)
     if (!getenv("CUDA_INJECTION64_PATH") &&
         find_library("libmemflow-cuda.so", cuda, sizeof cuda) == 0)
         setenv("CUDA_INJECTION64_PATH", cuda, 1);
+    set_nvtx_injection();
     setenv("MEMFLOW_PATH", dir, 1);
     setenv("MEMFLOW_AUTOSTART", "1", 1);
     return 0;

@@ -112,8 +112,10 @@ MF_EXPORT int memflow_record_alloc(const char *device, const void *addr, size_t 
     unsigned f = MF_FLAG_EXPLICIT | (flags & MEMFLOW_ALLOC_REUSED ? MF_FLAG_REUSED : 0);
     if (MF_DEVICE_KIND(dev) == MF_DEVICE_GPU)
         f |= MF_MEM_DEVICE << MF_MEMKIND_SHIFT;
-    mf_recorder_alloc_event(dev, f, 0, (uintptr_t)addr, requested, actual, 0, name_id, 0);
     MF_INTERNAL_END();
+    uint32_t stack = mf_recorder_stack(0);
+    mf_recorder_alloc_with_stack(dev, f, 0, (uintptr_t)addr, requested, actual, 0, name_id, 0,
+                                 stack);
     return 0;
 }
 

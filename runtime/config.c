@@ -15,8 +15,9 @@
 #include <string.h>
 
 #include "config.h"
+#include "log_format.h"
 
-typedef enum { KEY_BOOL, KEY_UINT, KEY_SECONDS, KEY_PATH, KEY_FORMATS } key_type;
+typedef enum { KEY_BOOL, KEY_UINT, KEY_DEPTH, KEY_SECONDS, KEY_PATH, KEY_FORMATS } key_type;
 
 typedef struct key_spec {
     const char *name;
@@ -42,6 +43,7 @@ static const key_spec key_table[] = {
     FIELD(aggregate_stats, KEY_BOOL),
     FIELD(gpu_memory_profile_filename_prefix, KEY_PATH),
     FIELD(sample_rate, KEY_UINT),
+    FIELD(stacks, KEY_DEPTH),
 };
 #define N_KEYS (sizeof key_table / sizeof key_table[0])
 
@@ -80,7 +82,7 @@ const char *mf_config_keys(void)
 {
     return "filename, path, format, formats, profile_all, profile_memory, "
            "profile_api, profile_device, continuous_dump, dump_period, "
-           "aggregate_stats, gpu_memory_profile_filename_prefix, sample_rate";
+           "aggregate_stats, gpu_memory_profile_filename_prefix, sample_rate, stacks";
 }
 
 static const key_spec *find_key(const char *name)
@@ -191,6 +193,16 @@ static int apply_one(mf_config *c, const char *key, const char *val, const char 
             return -1;
         }
         return 0;
+    case KEY_DEPTH: {
+        uint64_t depth;
+        if (parse_uint(val, &depth) < 0 || depth > MF_STACK_MAX_DEPTH) {
+            snprintf(err, errlen, "%s: bad value '%s' for key '%s'; accepted: a call-stack "
+                     "depth from 0 (off) to %u", pre, val, key, MF_STACK_MAX_DEPTH);
+            return -1;
+        }
+        *(unsigned *)field = (unsigned)depth;
+        return 0;
+    }
     case KEY_SECONDS:
         if (parse_seconds(val, (double *)field) < 0) {
             snprintf(err, errlen, "%s: bad value '%s' for key '%s'; accepted: a number "

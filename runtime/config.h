@@ -27,6 +27,7 @@ typedef struct mf_config {
     double dump_period;             /* seconds */
     int aggregate_stats;
     uint64_t sample_rate;           /* 0 = off */
+    unsigned stacks;                /* call-stack depth per allocation; 0 = off */
 } mf_config;
 
 /* The live configuration (defaults until changed). */

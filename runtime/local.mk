@@ -3,10 +3,12 @@
 # client of the analysis behind memflow_dump()/memflow_dumps().
 # Knows nothing of Cairo, CUPTI, jemalloc or the analysis: libmemflow.so is
 # what every profiled process loads (through the preload library), so it
-# links nothing but libc.  Its exports are the documented memflow_* API and
-# a private node for the capture plugins (runtime/libmemflow.map).
+# links nothing but libc; libunwind is dlopen'ed (RTLD_LOCAL) only when
+# call stacks are on (runtime/stacks.c).  Its exports are the documented
+# memflow_* API and a private node for the capture plugins
+# (runtime/libmemflow.map).
 lib_LTLIBRARIES += libmemflow.la
-libmemflow_la_SOURCES = \
+RUNTIME_SOURCES = \
 	runtime/compiler.h runtime/log_format.h \
 	runtime/checksum.c runtime/checksum.h \
 	runtime/clock.c runtime/clock.h \
@@ -18,8 +20,12 @@ libmemflow_la_SOURCES = \
 	runtime/log_writer.c runtime/log_writer.h \
 	runtime/recorder.c runtime/recorder.h runtime/thread_state.h \
 	runtime/scope.c \
+	runtime/stacks.c runtime/stacks.h \
 	runtime/api.c \
 	runtime/dump.c
+RUNTIME_CPPFLAGS = $(AM_CPPFLAGS) $(LIBUNWIND_CFLAGS) -DMF_LIBUNWIND_SONAME='"$(LIBUNWIND_SONAME)"'
+libmemflow_la_SOURCES = $(RUNTIME_SOURCES)
+libmemflow_la_CPPFLAGS = $(RUNTIME_CPPFLAGS)
 libmemflow_la_CFLAGS = $(AM_CFLAGS) -pthread
 libmemflow_la_LIBADD = -ldl
 libmemflow_la_LDFLAGS = -version-info 0:0:0 -pthread -no-undefined \

@@ -138,8 +138,12 @@ enum mf_pool_op { MF_POOL_CREATED = 1, MF_POOL_DESTROYED = 2, MF_POOL_TRIMMED = 
 enum mf_note_code {
     MF_NOTE_GPU_DROPPED = 1,     /* value: CUPTI records dropped */
     MF_NOTE_GPU_OFF = 2,         /* GPU capture is off; value: CUPTI result */
-    MF_NOTE_SCOPE_OVERFLOW = 3   /* value: pushes past the scope stack limit */
+    MF_NOTE_SCOPE_OVERFLOW = 3,  /* value: pushes past the scope stack limit */
     /* 4..19 GPU capture (gpu/), 20..29 stacks and NVTX, 30..39 the recorder */
+    MF_NOTE_STACKS_FULL = 20,    /* the stack table is full; value: stacks stored */
+    MF_NOTE_STACKS_LOST = 21,    /* value: allocations recorded without their stack */
+    MF_NOTE_STACKS_OFF = 22,     /* stacks were asked for but libunwind cannot be loaded */
+    MF_NOTE_NVTX_UNMATCHED = 23  /* value: NVTX pops with no push, or ends of unknown ranges */
 };
 
 /* aux of TRACE records: what happened to a trace object. */

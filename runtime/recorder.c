@@ -23,6 +23,7 @@
 #include "intern.h"
 #include "log_writer.h"
 #include "recorder.h"
+#include "stacks.h"
 #include "thread_state.h"
 
 /*
@@ -38,6 +39,7 @@ static __thread mf_thread_state *tls_state __attribute__((tls_model("initial-exe
 static int log_open;              /* read with seq_cst against interning */
 static int running, paused;
 static uint64_t sample_every;     /* sample_rate, copied at start */
+static unsigned stack_depth;      /* `stacks`, copied at start; 0 = off */
 static uint64_t sample_counters[512];
 static mf_sampler_fn samplers[2];
 static mf_flush_fn flush_hooks[8];
@@ -326,12 +328,44 @@ static inline void *reserve_timed(mf_thread_state *t, uint32_t size, uint64_t no
     return p;
 }
 
+static int fits_compact(size_t requested, size_t actual)
+{
+    return !(requested >> MF_CPU_SIZE_BITS || (actual - requested) >> 32 || actual < requested);
+}
+
 /* What the compact CPU records cannot hold goes into a full ALLOC record. */
 static __attribute__((noinline)) void cpu_alloc_full(const void *addr, size_t requested,
-                                                     size_t actual, unsigned flags)
+                                                     size_t actual, unsigned flags,
+                                                     uint32_t stack)
 {
-    mf_recorder_alloc_event(MF_DEVICE(MF_DEVICE_CPU, 0), flags, 0, (uintptr_t)addr, requested,
-                            actual, 0, MF_STRING_UNKNOWN, 0);
+    mf_recorder_alloc_with_stack(MF_DEVICE(MF_DEVICE_CPU, 0), flags, 0, (uintptr_t)addr,
+                                 requested, actual, 0, MF_STRING_UNKNOWN, 0, stack);
+}
+
+/* With stacks on: capture first (it may write STACK and MODULE records),
+ * then a CPU_ALLOC_STACK record. */
+static __attribute__((noinline)) void cpu_alloc_stack(mf_thread_state *t, const void *addr,
+                                                      size_t requested, size_t actual,
+                                                      unsigned flags)
+{
+    uint32_t stack = mf_stacks_capture(0);
+    if (!fits_compact(requested, actual)) {
+        cpu_alloc_full(addr, requested, actual, flags, stack);
+        return;
+    }
+    uint32_t delta;
+    mf_rec_cpu_alloc_stack *r = reserve_timed(t, sizeof *r, mf_clock_now(), &delta);
+    if (!r)
+        return;
+    r->addr = (uintptr_t)addr;
+    r->requested_flags = requested | (uint64_t)flags << MF_CPU_SIZE_BITS;
+    r->slack = (uint32_t)(actual - requested);
+    r->scope = t->stack[t->depth];
+    r->stack = stack;
+    r->reserved = 0;
+    mf_thread_commit(t, r, MF_RECORD_WORD(MF_REC_CPU_ALLOC_STACK, sizeof *r, delta));
+    if (sample_every)
+        sample_tick(MF_DEVICE(MF_DEVICE_CPU, 0));
 }
 
 void mf_recorder_cpu_alloc(const void *addr, size_t requested, size_t actual, unsigned flags)
@@ -339,9 +373,12 @@ void mf_recorder_cpu_alloc(const void *addr, size_t requested, size_t actual, un
     mf_thread_state *t = tls_state;
     if (MF_UNLIKELY(!t) && !(t = thread_first_event()))
         return;
-    if (MF_UNLIKELY(requested >> MF_CPU_SIZE_BITS || (actual - requested) >> 32 ||
-                    actual < requested)) {
-        cpu_alloc_full(addr, requested, actual, flags);
+    if (MF_UNLIKELY(stack_depth)) {
+        cpu_alloc_stack(t, addr, requested, actual, flags);
+        return;
+    }
+    if (MF_UNLIKELY(!fits_compact(requested, actual))) {
+        cpu_alloc_full(addr, requested, actual, flags, 0);
         return;
     }
     uint32_t delta;
@@ -382,6 +419,21 @@ void mf_recorder_alloc_event(uint16_t device, unsigned flags, uint64_t time_ns, 
                              uint64_t requested, uint64_t actual, uint32_t scope,
                              uint32_t name, uint32_t tid)
 {
+    mf_recorder_alloc_with_stack(device, flags, time_ns, addr, requested, actual, scope, name,
+                                 tid, 0);
+}
+
+uint32_t mf_recorder_stack(unsigned skip)
+{
+    if (!stack_depth || !mf_recording)
+        return 0;
+    return mf_stacks_capture(skip);
+}
+
+void mf_recorder_alloc_with_stack(uint16_t device, unsigned flags, uint64_t time_ns,
+                                  uint64_t addr, uint64_t requested, uint64_t actual,
+                                  uint32_t scope, uint32_t name, uint32_t tid, uint32_t stack)
+{
     mf_thread_state *t;
     mf_rec_alloc *r = reserve_here(&t, sizeof *r);
     if (!r)
@@ -393,6 +445,7 @@ void mf_recorder_alloc_event(uint16_t device, unsigned flags, uint64_t time_ns, 
     r->scope = scope ? scope : t->stack[t->depth];
     r->name = name;
     r->tid = tid ? tid : t->tid;
+    r->stack = stack;
     mf_thread_commit(t, r, MF_RECORD_WORD(MF_REC_ALLOC, sizeof *r,
                                           device | ((uint32_t)flags << 16)));
     if (sample_every)
@@ -554,10 +607,19 @@ static void report_dropped(void)
                 (unsigned long long)dropped);
 }
 
+/* Allocations whose stack the full stack table could not take. */
+static void note_lost_stacks(void)
+{
+    uint64_t lost = mf_stacks_lost();
+    if (lost)
+        mf_recorder_note(MF_NOTE_STACKS_LOST, lost);
+}
+
 static void finish_at_exit(void)
 {
     MF_INTERNAL_BEGIN();
     mf_recorder_run_flush_hooks();
+    note_lost_stacks();
     mf_log_writer_set_finished(1);
     report_dropped();
     MF_INTERNAL_END();
@@ -573,11 +635,28 @@ static int open_log(uint64_t ppid)
         return -1;
     }
     __atomic_store_n(&log_open, 1, __ATOMIC_SEQ_CST);
+    mf_stacks_log_opened();
     mf_thread_state *t = mf_thread_state_get();
     uint32_t n = mf_intern_count();
     for (uint32_t id = 1; t && id <= n; id++)
         write_string_record(t, id);
     return 0;
+}
+
+/* Turn stack capture on or off for this run (the `stacks` key).  When
+ * libunwind cannot be loaded, say so once and record without stacks. */
+static void enable_stacks(unsigned depth)
+{
+    static int reported;
+    char err[512];
+    if (depth && mf_stacks_enable(depth, err, sizeof err) < 0) {
+        if (!reported++) {
+            fprintf(stderr, "memflow: call stacks are off: %s\n", err);
+            mf_recorder_note(MF_NOTE_STACKS_OFF, 0);
+        }
+        depth = 0;
+    }
+    stack_depth = depth;
 }
 
 int mf_recorder_start(void)
@@ -595,6 +674,7 @@ int mf_recorder_start(void)
             atexit(finish_at_exit);
         }
         sample_every = mf_config_get()->sample_rate;
+        enable_stacks(mf_config_get()->stacks);
         mf_log_writer_set_finished(0);
         running = 1;
         update_recording();
@@ -677,6 +757,7 @@ static void autostart_decide(void)
 static void fork_prepare(void)
 {
     pthread_mutex_lock(&state_lock);
+    mf_stacks_lock(); /* before the locks it takes while writing records */
     mf_intern_lock();
     mf_log_writer_lock();
 }
@@ -685,6 +766,7 @@ static void fork_parent(void)
 {
     mf_log_writer_unlock();
     mf_intern_unlock();
+    mf_stacks_unlock();
     pthread_mutex_unlock(&state_lock);
 }
 
@@ -698,6 +780,7 @@ static void fork_child(void)
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     mf_log_writer_unlock();
     mf_intern_after_fork_child();
+    mf_stacks_after_fork_child();
     state_lock = fresh;
     free_lock = fresh;
     free_states = NULL;

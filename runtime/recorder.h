@@ -55,8 +55,23 @@ MF_EXPORT void mf_recorder_cpu_free(const void *addr, unsigned flags);
 MF_EXPORT void mf_recorder_alloc_event(uint16_t device, unsigned flags, uint64_t time_ns,
                                        uint64_t addr, uint64_t requested, uint64_t actual,
                                        uint32_t scope, uint32_t name, uint32_t tid);
+/* The same with the id of the allocating call stack (mf_recorder_stack). */
+MF_EXPORT void mf_recorder_alloc_with_stack(uint16_t device, unsigned flags, uint64_t time_ns,
+                                            uint64_t addr, uint64_t requested,
+                                            uint64_t actual, uint32_t scope, uint32_t name,
+                                            uint32_t tid, uint32_t stack);
 MF_EXPORT void mf_recorder_free_event(uint16_t device, unsigned flags, uint64_t time_ns,
                                       uint64_t addr);
+
+/*
+ * The id of the calling thread's call stack (a STACK record, written the
+ * first time the stack is seen), for capture that records an allocation
+ * later or elsewhere (the GPU capture at the CUDA API call): memflow's own
+ * frames at the top are dropped, then `skip` more frames (at most 64).
+ * Returns 0 (no stack) unless stacks are on (`stacks` key) and recording.
+ * Call it with no record reserved; it may write records itself.
+ */
+MF_EXPORT uint32_t mf_recorder_stack(unsigned skip);
 MF_EXPORT void mf_recorder_activity(uint16_t device, unsigned kind, uint64_t start_ns,
                                     uint64_t end_ns, uint64_t bytes, uint32_t stream,
                                     uint32_t name, uint32_t correlation);

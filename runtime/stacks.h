@@ -1,0 +1,62 @@
+/*
+ * stacks.h - call stacks of allocations (`memflow run --stacks`, key
+ * `stacks`), captured inside the profiled program.
+ *
+ * The recorder asks for the calling thread's stack at each allocation;
+ * stacks.c unwinds it with libunwind (loaded with dlopen, RTLD_LOCAL, only
+ * when stacks are on), drops memflow's own leading frames, and looks the
+ * stack up in a table of distinct stacks kept in mmap'd memory.  A stack
+ * seen for the first time gets the next id and a STACK record, preceded by
+ * the MODULE records of the ELF modules its addresses fall in.  Lookups of
+ * known stacks take no lock; adding one takes the table's lock.  Nothing
+ * here calls malloc, and everything runs inside MF_INTERNAL_BEGIN/END so
+ * allocations made by libunwind are not recorded.
+ *
+ * The table is bounded: MF_STACKS_MAX distinct stacks and MF_STACKS_ARENA
+ * bytes of addresses.  When it is full, new stacks get id 0 ("none"), one
+ * line goes to stderr and a NOTE MF_NOTE_STACKS_FULL records it; at the end
+ * NOTE MF_NOTE_STACKS_LOST counts the allocations that lost their stack.
+ */
+#ifndef MEMFLOW_STACKS_H
+#define MEMFLOW_STACKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifndef MF_STACKS_MAX                        /* (a test builds a small table) */
+#define MF_STACKS_MAX (1u << 20)             /* distinct stacks per process */
+#endif
+#define MF_STACKS_ARENA ((size_t)256 << 20)  /* bytes of stored stacks */
+
+/*
+ * Load the unwinder (once) and capture up to `depth` frames from now on
+ * (1..MF_STACK_MAX_DEPTH).  Returns 0, or -1 with a message in err when
+ * libunwind cannot be loaded; stacks then stay off.
+ */
+int mf_stacks_enable(unsigned depth, char *err, size_t errlen);
+
+/*
+ * The id of the calling thread's current stack, writing its STACK record
+ * (and the MODULE records it needs) the first time it is seen in this log.
+ * Frames inside memflow's own libraries (and the unwinder) at the top of
+ * the stack are dropped, then `skip` more.  ip[0] of the stored stack is
+ * then the return address into the code that called memflow.  Returns 0
+ * when stacks are not enabled, the stack is empty, or the table is full.
+ * Must be called with no record reserved in the calling thread's chunk.
+ */
+uint32_t mf_stacks_capture(unsigned skip);
+
+/* A new log was opened (the first, or a forked child's): every stack and
+ * module used from now on is written to it again. */
+void mf_stacks_log_opened(void);
+
+/* Allocations that lost their stack because the table was full (for the
+ * NOTE written at the end). */
+uint64_t mf_stacks_lost(void);
+
+/* fork handlers: the table's lock is held across fork; reset in the child. */
+void mf_stacks_lock(void);
+void mf_stacks_unlock(void);
+void mf_stacks_after_fork_child(void);
+
+#endif /* MEMFLOW_STACKS_H */

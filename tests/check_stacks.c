@@ -1,0 +1,137 @@
+/*
+ * check_stacks.c - Check suite of the stack table (runtime/stacks.c) at its
+ * bound: this program carries its own copy of the runtime, built with a
+ * table of MF_STACKS_MAX = 8 stacks (tests/stacks.mk), records through it
+ * and reads its log back with the reader.
+ *
+ * Distinct stacks come from recursion: climb(k) calls itself k times, then
+ * asks for the stack, so each k is a stack of its own.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log_reader.h"
+#include "memflow.h"
+#include "recorder.h"
+#include "stacks.h"
+
+static volatile int depth_sink;
+
+__attribute__((noinline)) static uint32_t climb(int k)
+{
+    uint32_t id = k > 0 ? climb(k - 1) : mf_recorder_stack(0);
+    depth_sink++; /* not a tail call: every level stays on the stack */
+    return id;
+}
+
+static void start_recording(const char *name, const char *depth)
+{
+    char dir[4096];
+    const char *top = getenv("top_builddir");
+    snprintf(dir, sizeof dir, "%s/tests/out/check_stacks/%s", top ? top : ".", name);
+    const char *keys[] = { "path", "stacks" }, *vals[] = { dir, depth };
+    ck_assert_int_eq(memflow_set_config(2, keys, vals), 0);
+    ck_assert_int_eq(memflow_set_state(MEMFLOW_RUN), 0);
+}
+
+static mf_log *stop_and_read(void)
+{
+    mf_log *log;
+    char err[512];
+    memflow_set_state(MEMFLOW_STOP);
+    ck_assert_int_eq(mf_log_read(mf_recorder_log_path(), &log, err, sizeof err), 0);
+    return log;
+}
+
+START_TEST(table_full_refuses_new_stacks_and_keeps_old_ones)
+{
+    ck_assert_uint_eq(MF_STACKS_MAX, 8);
+    start_recording("full", "32");
+    /* one call site: climb(3) again is the very same stack as before */
+    static const int k[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 3, 10 };
+    static const uint32_t want[] = { 1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 0, 4, 0 };
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+        ck_assert_uint_eq(climb(k[i]), want[i]);
+    ck_assert_uint_eq(mf_stacks_lost(), 5);
+    mf_log *log = stop_and_read();
+    uint32_t stored = 0;
+    for (uint32_t i = 0; i < log->n_stacks; i++)
+        stored += log->stacks[i].depth != 0;
+    ck_assert_uint_eq(stored, 8);
+    /* deeper recursion, deeper stack: climb(k) has k more frames than climb(0) */
+    ck_assert_uint_eq(mf_log_stack(log, 8)->depth - mf_log_stack(log, 1)->depth, 7);
+    size_t full_notes = 0;
+    for (size_t i = 0; i < log->n_events; i++)
+        if (log->events[i].type == MF_REC_NOTE && log->events[i].extra == MF_NOTE_STACKS_FULL) {
+            full_notes++;
+            ck_assert_uint_eq(log->events[i].size, 8);
+        }
+    ck_assert_uint_eq(full_notes, 1);
+    mf_log_free(log);
+}
+END_TEST
+
+START_TEST(depth_keeps_the_innermost_frames)
+{
+    /* The same stack (one call site) with 64 frames, then with 3. */
+    static const char *const depth[] = { "64", "3" };
+    uint32_t id[2];
+    for (int i = 0; i < 2; i++) {
+        memflow_set_state(MEMFLOW_STOP);
+        start_recording("depth", depth[i]);
+        id[i] = climb(20);
+    }
+    mf_log *log = stop_and_read();
+    const mf_stack *full = mf_log_stack(log, id[0]), *cut = mf_log_stack(log, id[1]);
+    ck_assert_ptr_nonnull(full);
+    ck_assert_ptr_nonnull(cut);
+    ck_assert_uint_ge(full->depth, 21);
+    ck_assert_uint_eq(cut->depth, 3);
+    for (int i = 0; i < 3; i++)
+        ck_assert_uint_eq(cut->ip[i], full->ip[i]);
+    mf_log_free(log);
+}
+END_TEST
+
+START_TEST(stacks_key_is_checked)
+{
+    const char *k = "stacks";
+    const char *bad[] = { "257", "-1", "deep", "" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ck_assert_int_eq(memflow_set_config(1, &k, &bad[i]), -1);
+        ck_assert_ptr_nonnull(strstr(memflow_last_error(),
+                                     "accepted: a call-stack depth from 0 (off) to 256"));
+    }
+    const char *good = "256";
+    ck_assert_int_eq(memflow_set_config(1, &k, &good), 0);
+}
+END_TEST
+
+START_TEST(stacks_off_gives_no_stack)
+{
+    start_recording("off", "0");
+    ck_assert_uint_eq(climb(2), 0);
+    mf_log *log = stop_and_read();
+    ck_assert_uint_eq(log->n_stacks, 0);
+    ck_assert_uint_eq(log->n_modules, 0);
+    mf_log_free(log);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("stacks");
+    TCase *c = tcase_create("table");
+    tcase_add_test(c, table_full_refuses_new_stacks_and_keeps_old_ones);
+    tcase_add_test(c, depth_keeps_the_innermost_frames);
+    tcase_add_test(c, stacks_key_is_checked);
+    tcase_add_test(c, stacks_off_gives_no_stack);
+    suite_add_tcase(s, c);
+    SRunner *r = srunner_create(s);
+    srunner_run_all(r, CK_NORMAL);
+    int failed = srunner_ntests_failed(r);
+    srunner_free(r);
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,129 @@
+#!/bin/sh
+# stacks_e2e.sh - call stacks end to end: unmodified -O2 -fomit-frame-pointer
+# programs (C and C++) under `memflow run --stacks`, every allocation's site
+# symbolised, counts and bytes exact per allocating function; inline
+# functions, a shared library's function, a stripped library as
+# module+offset, a rebuilt or missing library said so; stacks off writes no
+# stack records and the usual record sizes.
+. "$top_srcdir/tests/lib.sh"
+W="$top_builddir/tests/stacks_workload"
+CHECK="$top_builddir/tests/stacks_check"
+LIBS="$top_builddir/tests"
+
+# site OUT PATTERN: the stacks_check line of the site matching PATTERN (grep -E)
+site() { grep -E "^$2 allocs=" "$1" || echo "$2 (missing)"; }
+one_log() { set -- "$1"/memflow-*.mfl; [ $# -eq 1 ] || fail "expected one log in $1, got $#"; echo "$1"; }
+
+"$MEMFLOW" run --no-render --stacks -o "$SCRATCH/c" -- "$W" "$LIBS" || fail "stacks run exited $?"
+log=$(one_log "$SCRATCH/c")
+"$CHECK" "$log" > "$SCRATCH/c.txt" || fail "stacks_check exited $?"
+"$CHECK" --where "$log" > "$SCRATCH/c.where" || fail "stacks_check --where exited $?"
+expect_eq "direct" "direct_alloc allocs=20 bytes=20000" "$(site "$SCRATCH/c.txt" direct_alloc)"
+expect_eq "direct, where" "direct_alloc @stacks_workload.c:28 allocs=20 bytes=20000" \
+    "$(site "$SCRATCH/c.where" "direct_alloc @[^ ]*")"
+# calloc in an always_inline function: named, with the function it is inlined in
+expect_eq "inline" "inline_buffer < fill_inline allocs=7 bytes=2100" \
+    "$(site "$SCRATCH/c.txt" "inline_buffer < fill_inline")"
+expect_eq "inline, where" "inline_buffer < fill_inline @stacks_workload.c:36 allocs=7 bytes=2100" \
+    "$(site "$SCRATCH/c.where" "inline_buffer < fill_inline @[^ ]*")"
+expect_eq "shared library" "lib_alloc allocs=5 bytes=1280" "$(site "$SCRATCH/c.txt" lib_alloc)"
+# The stripped library: no symbol names the code, so module+offset; the
+# offset is hidden_alloc's call of malloc in the unstripped twin.
+line=$(site "$SCRATCH/c.txt" 'libstacks_hidden\.so\+0x[0-9a-f]+')
+offset=$(echo "$line" | sed -n 's/^libstacks_hidden\.so+\(0x[0-9a-f]*\) allocs=3 bytes=12288$/\1/p')
+[ -n "$offset" ] || fail "stripped library: got '$line'"
+expect_eq "stripped offset" hidden_alloc \
+    "$(addr2line -f -e "$LIBS/libstacks_hidden_full.so" "$(printf '0x%x' $((offset - 1)))" | head -n 1)"
+total=$(grep '^total ' "$SCRATCH/c.txt")
+allocs=$(echo "$total" | sed 's/.* allocs=\([0-9]*\).*/\1/')
+expect_eq "every allocation has a stack" "with_stack=$allocs" \
+    "$(echo "$total" | grep -o 'with_stack=[0-9]*')"
+! grep -q '^warning:' "$SCRATCH/c.txt" || fail "warnings: $(grep '^warning' "$SCRATCH/c.txt")"
+# MODULE records for the modules the stacks touch: the program, libc, ld.so
+# and libstdc++ (its start-up allocation) loaded at start, and the two test
+# libraries dlopen'ed later; none of memflow's own.
+expect_eq "modules" "modules=6" "$(echo "$total" | grep -o 'modules=[0-9]*')"
+
+# --stacks=DEPTH keeps the DEPTH innermost frames.
+"$MEMFLOW" run --no-render --stacks=2 -o "$SCRATCH/depth" -- "$W" "$LIBS" || fail "depth run exited $?"
+"$CHECK" --full "$(one_log "$SCRATCH/depth")" > "$SCRATCH/depth.txt"
+expect_eq "depth 2" "direct_alloc allocs=20 bytes=20000
+    #0 direct_alloc
+    #1 main" "$(grep -A2 '^direct_alloc ' "$SCRATCH/depth.txt")"
+! grep -q '    #2 ' "$SCRATCH/depth.txt" || fail "a stack deeper than 2 frames"
+
+# C++: operator new and new[] in a method and a template, demangled.
+"$MEMFLOW" run --no-render --stacks -o "$SCRATCH/cxx" -- "$top_builddir/tests/stacks_cxx" \
+    > /dev/null || fail "C++ run exited $?"
+"$CHECK" "$(one_log "$SCRATCH/cxx")" > "$SCRATCH/cxx.txt"
+expect_eq "new" "shapes::Factory::make_circles(int) allocs=11 bytes=440" \
+    "$(site "$SCRATCH/cxx.txt" 'shapes::Factory::make_circles\(int\)')"
+expect_eq "new[]" "double* make_array<double>(int) allocs=4 bytes=800" \
+    "$(site "$SCRATCH/cxx.txt" 'double\* make_array<double>\(int\)')"
+
+# memflow_record_alloc: the reported blocks carry the reporting code's stack.
+"$MEMFLOW" run --no-render --stacks -o "$SCRATCH/api" -- "$top_builddir/tests/stacks_api" record ||
+    fail "API run exited $?"
+"$CHECK" "$(one_log "$SCRATCH/api")" > "$SCRATCH/api.txt"
+expect_eq "record_alloc" "pool_grab allocs=6 bytes=30720" "$(site "$SCRATCH/api.txt" pool_grab)"
+
+# mf_recorder_stack(skip), for the GPU capture: skip 0 starts at its caller,
+# skip 1 one frame further out.
+"$MEMFLOW" run --no-render --stacks -o "$SCRATCH/skip" -- "$top_builddir/tests/stacks_api" skip ||
+    fail "skip run exited $?"
+"$CHECK" "$(one_log "$SCRATCH/skip")" > "$SCRATCH/skip.txt"
+expect_eq "skip 0" "helper allocs=2 bytes=200" "$(site "$SCRATCH/skip.txt" helper)"
+expect_eq "skip 1" "outer_site allocs=3 bytes=300" "$(site "$SCRATCH/skip.txt" outer_site)"
+
+# fork: the child's log gets the stacks (and modules) it uses again, even a
+# stack the parent recorded before the fork.
+"$MEMFLOW" run --no-render --stacks -o "$SCRATCH/fork" -- "$top_builddir/tests/stacks_api" fork ||
+    fail "fork run exited $?"
+n=0
+for log in "$SCRATCH"/fork/memflow-*.mfl; do
+    n=$((n + 1))
+    "$CHECK" "$log" > "$SCRATCH/fork.$n.txt"
+    ! grep -q '^damage:' "$SCRATCH/fork.$n.txt" || fail "fork log $n damaged"
+done
+expect_eq "fork logs" 2 "$n"
+expect_eq "fork sites" "same_site allocs=2 bytes=666
+same_site allocs=3 bytes=999" "$(cat "$SCRATCH"/fork.*.txt | grep '^same_site ' | sort)"
+
+# A library rebuilt since the run is not read (build id), a missing one
+# neither: both say so and show module+offset.
+mkdir -p "$SCRATCH/libs"
+cp "$LIBS/libstacks_lib.so" "$LIBS/libstacks_hidden.so" "$SCRATCH/libs/"
+"$MEMFLOW" run --no-render --stacks -o "$SCRATCH/rebuilt" -- "$W" "$SCRATCH/libs" ||
+    fail "rebuilt run exited $?"
+${CC:-cc} -O1 -fPIC -shared -o "$SCRATCH/libs/libstacks_lib.so" "$top_srcdir/tests/stacks_lib.c"
+rm "$SCRATCH/libs/libstacks_hidden.so"
+"$CHECK" "$(one_log "$SCRATCH/rebuilt")" > "$SCRATCH/rebuilt.txt"
+site "$SCRATCH/rebuilt.txt" 'libstacks_lib\.so\+0x[0-9a-f]+' | grep -q ' allocs=5 bytes=1280$' ||
+    fail "rebuilt library: $(cat "$SCRATCH/rebuilt.txt")"
+grep -q "^warning: $SCRATCH/libs/libstacks_lib.so: build id [0-9a-f]* on disk, [0-9a-f]* when recorded" \
+    "$SCRATCH/rebuilt.txt" || fail "no build id warning: $(cat "$SCRATCH/rebuilt.txt")"
+grep -q "^warning: $SCRATCH/libs/libstacks_hidden.so: cannot open the file" "$SCRATCH/rebuilt.txt" ||
+    fail "no missing-file warning: $(cat "$SCRATCH/rebuilt.txt")"
+
+# Stacks off (the default): no STACK, CPU_ALLOC_STACK or MODULE record, and
+# the compact CPU records keep their 32 and 16 bytes.
+"$MEMFLOW" run --no-render -o "$SCRATCH/off" -- "$W" "$LIBS" || fail "off run exited $?"
+log=$(one_log "$SCRATCH/off")
+"$PYTHON3" "$top_srcdir/tests/log_records.py" "$log" > "$SCRATCH/off.rec"
+! grep -Eq '^(15|16|17) ' "$SCRATCH/off.rec" || fail "stack records with stacks off: $(cat "$SCRATCH/off.rec")"
+grep -q '^12 32 ' "$SCRATCH/off.rec" || fail "no 32-byte CPU_ALLOC: $(cat "$SCRATCH/off.rec")"
+grep -q '^13 16 ' "$SCRATCH/off.rec" || fail "no 16-byte CPU_FREE: $(cat "$SCRATCH/off.rec")"
+"$CHECK" "$log" > "$SCRATCH/off.txt"
+expect_eq "off: sites" "(no stack)" "$(grep -v '^total ' "$SCRATCH/off.txt" | sed 's/ allocs=.*//')"
+# ... while with stacks on, allocations are CPU_ALLOC_STACK records of 40 bytes.
+"$PYTHON3" "$top_srcdir/tests/log_records.py" "$(one_log "$SCRATCH/c")" > "$SCRATCH/on.rec"
+grep -q '^16 40 ' "$SCRATCH/on.rec" || fail "no 40-byte CPU_ALLOC_STACK: $(cat "$SCRATCH/on.rec")"
+! grep -q '^12 ' "$SCRATCH/on.rec" || fail "CPU_ALLOC records with stacks on"
+grep -q '^17 64 ' "$SCRATCH/on.rec" || fail "no 64-byte MODULE records"
+
+# Bad depths are refused before the program starts.
+s=0; "$MEMFLOW" run --stacks=300 -o "$SCRATCH/bad" -- true 2> "$SCRATCH/bad.err" || s=$?
+expect_eq "--stacks=300 status" 2 "$s"
+grep -q "bad value '300' for key 'stacks'; accepted: a call-stack depth from 0 (off) to 256" \
+    "$SCRATCH/bad.err" || fail "--stacks=300: $(cat "$SCRATCH/bad.err")"
+echo "stacks_e2e: ok"
