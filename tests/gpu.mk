@@ -13,11 +13,13 @@ tests_check_gpu_CFLAGS = $(AM_CFLAGS) -pthread $(CHECK_CFLAGS)
 tests_check_gpu_LDADD = libmemflow-render.la libmemflow.la $(CUPTI_LIBS) -ldl $(CHECK_LIBS)
 tests_check_gpu_LDFLAGS = $(TEST_LINK_FLAGS) -pthread
 endif
-check_PROGRAMS += tests/gpu_inject_probe
+check_PROGRAMS += tests/gpu_inject_probe tests/gpu_log_summary
 TESTS += tests/gpu_injection.sh
+# gpu_inject_probe links neither libmemflow nor CUPTI: the plugin brings them.
 tests_gpu_inject_probe_SOURCES = tests/gpu_inject_probe.c
-tests_gpu_inject_probe_CPPFLAGS = $(AM_CPPFLAGS) $(CUPTI_CFLAGS)
-tests_gpu_inject_probe_CFLAGS = $(AM_CFLAGS)
-tests_gpu_inject_probe_LDADD = libmemflow-render.la libmemflow.la $(CUPTI_LIBS) -ldl
-tests_gpu_inject_probe_LDFLAGS = $(TEST_LINK_FLAGS)
+tests_gpu_inject_probe_LDADD = -ldl
+tests_gpu_log_summary_SOURCES = tests/gpu_log_summary.c
+tests_gpu_log_summary_CPPFLAGS = $(AM_CPPFLAGS) $(CUPTI_CFLAGS)
+tests_gpu_log_summary_LDADD = libmemflow-render.la libmemflow.la $(CUPTI_LIBS)
+tests_gpu_log_summary_LDFLAGS = $(TEST_LINK_FLAGS)
 endif
