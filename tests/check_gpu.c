@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <math.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -676,6 +677,126 @@ START_TEST(many_threads_keep_their_scopes)
 }
 END_TEST
 
+static uint64_t monotonic_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+typedef struct moment {
+    uint64_t mono_before, mono_after; /* CLOCK_MONOTONIC around the events */
+    uint64_t gpu;                     /* what CUPTI's timestamp callback said */
+    char *cpu_block;
+} moment;
+
+/* A CPU allocation and a GPU timestamp, bracketed by CLOCK_MONOTONIC. */
+static moment take_moment(char *block)
+{
+    moment m;
+    m.cpu_block = block;
+    m.mono_before = monotonic_now();
+    ck_assert_int_eq(memflow_record_alloc("cpu/0", block, 16, 16, NULL, 0), 0);
+    m.gpu = mf_gpu_timestamp();
+    m.mono_after = monotonic_now();
+    return m;
+}
+
+typedef struct clock_watch {
+    volatile int stop;
+    size_t reads, backwards;
+} clock_watch;
+
+/* Another thread reads the clock through its switch to the TSC and its
+ * re-anchoring: it must never go back. */
+static void *watch_clock(void *arg)
+{
+    clock_watch *w = arg;
+    uint64_t last = mf_clock_now();
+    while (!w->stop) {
+        for (int i = 0; i < 100; i++) {
+            uint64_t now = mf_clock_now();
+            w->backwards += now < last;
+            last = now;
+            w->reads++;
+        }
+        struct timespec ts = { 0, 50000 };
+        nanosleep(&ts, NULL);
+    }
+    return NULL;
+}
+
+#define PPM_LIMIT 10.0
+
+/*
+ * One clock within 10 ppm: a CPU allocation and a GPU timestamp (CUPTI's
+ * timestamp callback) made 2.5 s apart by a fresh process sit inside their
+ * CLOCK_MONOTONIC brackets, and their distance agrees with
+ * CLOCK_MONOTONIC's to 10 parts per million.  Meanwhile a thread reading the
+ * clock never sees it go back.
+ */
+START_TEST(one_clock_within_ten_ppm_of_monotonic)
+{
+    start_log("clock_ppm", NULL);
+    clock_watch watch = { 0, 0, 0 };
+    pthread_t watcher;
+    ck_assert_int_eq(pthread_create(&watcher, NULL, watch_clock, &watch), 0);
+    static char block_a[16], block_b[16];
+    struct timespec pause = { 0, 100000000 };
+    nanosleep(&pause, NULL);
+    moment a = take_moment(block_a);
+    pause = (struct timespec){ 2, 500000000 };
+    nanosleep(&pause, NULL);
+    moment b = take_moment(block_b);
+    watch.stop = 1;
+    ck_assert_int_eq(pthread_join(watcher, NULL), 0);
+    record_buffer buf = buffer_new();
+    add_alloc(&buf, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0, 0, 0xa000, 64, a.gpu);
+    add_alloc(&buf, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0, 0, 0xb000, 64, b.gpu);
+    process_on_cupti_thread(&buf);
+    mf_log *log = finish_and_read();
+    ck_assert_uint_eq(watch.backwards, 0);
+    ck_assert_uint_gt(watch.reads, 10000);
+    const mf_event *cpu[2] = { NULL, NULL };
+    for (size_t i = 0; i < log->n_events; i++) {
+        const mf_event *e = &log->events[i];
+        if (e->type == MF_REC_ALLOC && e->addr == (uintptr_t)block_a)
+            cpu[0] = e;
+        if (e->type == MF_REC_ALLOC && e->addr == (uintptr_t)block_b)
+            cpu[1] = e;
+    }
+    ck_assert_ptr_nonnull(cpu[0]);
+    ck_assert_ptr_nonnull(cpu[1]);
+    const moment *m[2] = { &a, &b };
+    uint64_t since = log->header.start_mono_ns;
+    for (int i = 0; i < 2; i++) {
+        /* inside the bracket, give or take 10 ppm of the time since the start */
+        double slack = PPM_LIMIT * 1e-6 * (double)(m[i]->mono_after - since) + 1000.0;
+        uint64_t gpu_time = nth_event(log, MF_REC_ALLOC, MF_DEVICE_GPU, i)->time_ns;
+        ck_assert_uint_eq(gpu_time, m[i]->gpu);
+        uint64_t times[2] = { cpu[i]->time_ns, gpu_time };
+        for (int k = 0; k < 2; k++) {
+            ck_assert_msg((double)times[k] >= (double)m[i]->mono_before - slack &&
+                          (double)times[k] <= (double)m[i]->mono_after + slack,
+                          "moment %d: event at %llu, CLOCK_MONOTONIC bracket [%llu, %llu], "
+                          "slack %.0f ns", i, (unsigned long long)times[k],
+                          (unsigned long long)m[i]->mono_before,
+                          (unsigned long long)m[i]->mono_after, slack);
+        }
+    }
+    double mono = (double)(b.mono_before + b.mono_after) / 2 -
+                  (double)(a.mono_before + a.mono_after) / 2;
+    double brackets = (double)(b.mono_after - b.mono_before + a.mono_after - a.mono_before);
+    double recorded = (double)cpu[1]->time_ns - (double)cpu[0]->time_ns;
+    double ppm = (recorded - mono) / mono * 1e6;
+    ck_assert_msg(fabs(recorded - mono) <= PPM_LIMIT * 1e-6 * mono + brackets,
+                  "2.5 s apart: recorded %.0f ns, CLOCK_MONOTONIC %.0f ns: %.1f ppm", recorded,
+                  mono, ppm);
+    mf_log_free(log);
+    free(buf.bytes);
+}
+END_TEST
+
 typedef struct completed_job {
     uint8_t *buffer;
     size_t size, valid;
@@ -973,6 +1094,7 @@ static Suite *gpu_suite(void)
     tcase_add_test(tc, damaged_buffer_keeps_records_before_the_damage);
     tcase_add_test(tc, truncated_last_record_is_not_translated);
     tcase_add_test(tc, many_threads_keep_their_scopes);
+    tcase_add_test(tc, one_clock_within_ten_ppm_of_monotonic);
     tcase_add_test(tc, gpu_memory_profile_csv_of_synthetic_blocks);
     tcase_add_test(tc, start_without_driver_says_so_once);
     tcase_add_test(tc, memory_kinds_map_exactly);

@@ -10,7 +10,7 @@ TESTS += tests/check_gpu
 tests_check_gpu_SOURCES = tests/check_gpu.c $(GPU_CAPTURE_SOURCES)
 tests_check_gpu_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/gpu $(CUPTI_CFLAGS)
 tests_check_gpu_CFLAGS = $(AM_CFLAGS) -pthread $(CHECK_CFLAGS)
-tests_check_gpu_LDADD = libmemflow-render.la libmemflow.la $(CUPTI_LIBS) -ldl $(CHECK_LIBS)
+tests_check_gpu_LDADD = libmemflow-render.la libmemflow.la $(CUPTI_LIBS) -ldl -lm $(CHECK_LIBS)
 tests_check_gpu_LDFLAGS = $(TEST_LINK_FLAGS) -pthread
 endif
 check_PROGRAMS += tests/gpu_inject_probe tests/gpu_log_summary
