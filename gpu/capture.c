@@ -18,6 +18,7 @@
 #include <sys/mman.h>
 
 #include "config.h"
+#include "cuda_seen.h"
 #include "gpu.h"
 
 static int start_done;
@@ -250,6 +251,7 @@ MF_EXPORT int memflow_gpu_start(void)
     if (__atomic_exchange_n(&start_done, 1, __ATOMIC_SEQ_CST))
         return 0;
     MF_INTERNAL_BEGIN();
+    mf_cuda_plugin_started();
     int rc = start_capture();
     MF_INTERNAL_END();
     return rc;

@@ -15,6 +15,7 @@ libmemflow_la_SOURCES = \
 	runtime/intern.c runtime/intern.h \
 	runtime/log_writer.c runtime/log_writer.h \
 	runtime/recorder.c runtime/recorder.h runtime/thread_state.h \
+	runtime/cuda_seen.c runtime/cuda_seen.h \
 	runtime/scope.c \
 	runtime/api.c
 libmemflow_la_CFLAGS = $(AM_CFLAGS) -pthread

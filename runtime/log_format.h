@@ -138,8 +138,12 @@ enum mf_pool_op { MF_POOL_CREATED = 1, MF_POOL_DESTROYED = 2, MF_POOL_TRIMMED = 
 enum mf_note_code {
     MF_NOTE_GPU_DROPPED = 1,     /* value: CUPTI records dropped */
     MF_NOTE_GPU_OFF = 2,         /* GPU capture is off; value: CUPTI result */
-    MF_NOTE_SCOPE_OVERFLOW = 3   /* value: pushes past the scope stack limit */
+    MF_NOTE_SCOPE_OVERFLOW = 3,  /* value: pushes past the scope stack limit */
     /* 4..19 GPU capture (gpu/), 20..29 stacks and NVTX, 30..39 the recorder */
+    MF_NOTE_GPU_NO_DRIVER = 4,   /* the program loaded CUDA but found no driver or GPU:
+                                    no GPU memory recorded */
+    MF_NOTE_GPU_NOT_INJECTED = 5 /* the CUDA driver was loaded but never started the
+                                    plugin: no GPU memory recorded */
 };
 
 /* aux of TRACE records: what happened to a trace object. */

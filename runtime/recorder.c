@@ -20,6 +20,7 @@
 
 #include "memflow.h"
 #include "config.h"
+#include "cuda_seen.h"
 #include "intern.h"
 #include "log_writer.h"
 #include "recorder.h"
@@ -558,6 +559,7 @@ static void finish_at_exit(void)
 {
     MF_INTERNAL_BEGIN();
     mf_recorder_run_flush_hooks();
+    mf_cuda_seen_at_exit();
     mf_log_writer_set_finished(1);
     report_dropped();
     MF_INTERNAL_END();

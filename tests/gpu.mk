@@ -1,7 +1,7 @@
 # tests/gpu.mk - GPU capture proven without a GPU: synthetic CUPTI records
 # through the production processing path (check_gpu), and the CUDA plugin's
 # InitializeInjection on this driver-less machine (gpu_injection.sh).
-EXTRA_DIST += tests/gpu_injection.sh
+EXTRA_DIST += tests/gpu_injection.sh tests/gpu_no_driver.sh
 if HAVE_CUPTI
 if HAVE_CHECK
 check_PROGRAMS += tests/check_gpu
@@ -14,7 +14,7 @@ tests_check_gpu_LDADD = libmemflow-render.la libmemflow.la $(CUPTI_LIBS) -ldl -l
 tests_check_gpu_LDFLAGS = $(TEST_LINK_FLAGS) -pthread
 endif
 check_PROGRAMS += tests/gpu_inject_probe tests/gpu_log_summary
-TESTS += tests/gpu_injection.sh
+TESTS += tests/gpu_injection.sh tests/gpu_no_driver.sh
 # gpu_inject_probe links neither libmemflow nor CUPTI: the plugin brings them.
 tests_gpu_inject_probe_SOURCES = tests/gpu_inject_probe.c
 tests_gpu_inject_probe_LDADD = -ldl

@@ -35,7 +35,7 @@ case "$line" in
 esac
 result=$(echo "$line" | sed 's/^memflow: GPU capture is off: \(CUPTI_ERROR_[A-Z_]*\) .*/\1/')
 expect_one_log "$SCRATCH/out" \
-    "cpu_allocs_12345=3 frees_of_them=2 gpu_events=0 gpu_off_notes=1 gpu_off_result=$result"
+    "cpu_allocs_12345=3 frees_of_them=2 gpu_events=0 gpu_off_notes=1 gpu_off_result=$result no_driver_notes=0 not_injected_notes=0"
 
 mkdir -p "$SCRATCH/alone"
 GLIBC_TUNABLES=glibc.rtld.nns=1:glibc.rtld.optional_static_tls=512 \
@@ -46,4 +46,4 @@ GLIBC_TUNABLES=glibc.rtld.nns=1:glibc.rtld.optional_static_tls=512 \
 expect_eq "alone output" "InitializeInjection returned 1" "$(cat "$SCRATCH/alone.stdout")"
 expect_eq "alone stderr" "$line" "$(cat "$SCRATCH/alone.stderr")"
 expect_one_log "$SCRATCH/alone" \
-    "cpu_allocs_12345=0 frees_of_them=0 gpu_events=0 gpu_off_notes=1 gpu_off_result=$result"
+    "cpu_allocs_12345=0 frees_of_them=0 gpu_events=0 gpu_off_notes=1 gpu_off_result=$result no_driver_notes=0 not_injected_notes=0"
