@@ -30,7 +30,7 @@ expect_eq "probe output" "InitializeInjection returned 1" "$(cat "$SCRATCH/stdou
 expect_eq "stderr lines" 1 "$(wc -l <"$SCRATCH/stderr" | tr -d ' ')"
 line=$(cat "$SCRATCH/stderr")
 case "$line" in
-"memflow: GPU capture is off: CUPTI_ERROR_"*" (cuptiActivityRegisterTimestampCallback failed; no usable CUDA driver or GPU?); CPU capture goes on") ;;
+"memflow: GPU capture is off: CUPTI_ERROR_"*" (cuptiSubscribe_v2 failed; no usable CUDA driver or GPU?); CPU capture goes on") ;;
 *) fail "unexpected GPU-off line: $line" ;;
 esac
 result=$(echo "$line" | sed 's/^memflow: GPU capture is off: \(CUPTI_ERROR_[A-Z_]*\) .*/\1/')
