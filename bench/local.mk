@@ -10,8 +10,14 @@ bench_churn_LDFLAGS = -pthread
 # The stopwatch run.sh times every command with (wall, CPU, max RSS).
 bench_timeit_SOURCES = bench/timeit.c
 
-# gpu-remote.sh captures the CUDA samples on a GPU machine (see docs/GPU.md).
-EXTRA_DIST += bench/run.sh bench/gpu-remote.sh
+# gpu-remote.sh captures the CUDA samples and PyTorch probes on a GPU machine
+# and checks them here (see docs/GPU.md): gpu_blocks lists the GPU side of
+# logs as JSON for gpu_check.py.
+noinst_PROGRAMS += bench/gpu_blocks
+bench_gpu_blocks_SOURCES = bench/gpu_blocks.c
+bench_gpu_blocks_LDADD = libmemflow-render.la libmemflow.la
+bench_gpu_blocks_LDFLAGS = -no-install
+EXTRA_DIST += bench/run.sh bench/gpu-remote.sh bench/gpu_check.py bench/torch_probe.py
 
 bench: all
 	bash $(srcdir)/bench/run.sh $(abs_top_builddir)

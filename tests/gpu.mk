@@ -2,7 +2,7 @@
 # and API callbacks through the production code (check_gpu), CUPTI's answers
 # this machine cannot give (check_gpu_cupti), and the CUDA plugin's
 # InitializeInjection on this driver-less machine (gpu_injection.sh).
-EXTRA_DIST += tests/gpu_injection.sh tests/gpu_no_driver.sh
+EXTRA_DIST += tests/gpu_injection.sh tests/gpu_no_driver.sh tests/gpu_remote.sh
 if HAVE_CUPTI
 if HAVE_CHECK
 check_PROGRAMS += tests/check_gpu
@@ -30,7 +30,7 @@ tests_check_gpu_cupti_LDFLAGS = $(tests_check_gpu_LDFLAGS) \
 	-Wl,--wrap=cuptiActivityFlushAll
 endif
 check_PROGRAMS += tests/gpu_inject_probe tests/gpu_log_summary
-TESTS += tests/gpu_injection.sh tests/gpu_no_driver.sh
+TESTS += tests/gpu_injection.sh tests/gpu_no_driver.sh tests/gpu_remote.sh
 # gpu_inject_probe links neither libmemflow nor CUPTI: the plugin brings them.
 tests_gpu_inject_probe_SOURCES = tests/gpu_inject_probe.c
 tests_gpu_inject_probe_LDADD = -ldl
