@@ -160,6 +160,8 @@ static int decode(reader *r, const char *p, unsigned type, uint32_t aux, uint32_
         const mf_rec_thread *t = (const void *)p;
         return add_thread(r, t->tid, aux);
     }
+    if (type == MF_REC_DEVICE)
+        return 0; /* what a GPU is, not an event in time: no time 0 on the axis */
     if (!(e = new_event(r, type, tid)))
         return -1;
     switch (type) {

@@ -1093,6 +1093,12 @@ START_TEST(devices_and_the_names_behind_blocks)
         ck_assert_str_eq(mf_log_string(log, e->name), names[i]);
         ck_assert_str_eq(mf_log_string(log, e->scope), scopes[i]);
     }
+    /* what a GPU is has no time: the time axis still starts at the run */
+    char err[512];
+    mf_model *model = mf_model_build(&log, 1, UINT64_MAX, err, sizeof err);
+    ck_assert_msg(model != NULL, "%s", err);
+    ck_assert_uint_ge(model->t0_ns, log->header.start_mono_ns);
+    mf_model_free(model);
     mf_rec_device d[8];
     uint16_t dev[8];
     ck_assert_uint_eq(device_records(path, d, dev, 8), 2);
