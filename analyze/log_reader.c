@@ -242,6 +242,8 @@ static int decode(reader *r, const char *p, unsigned type, uint32_t aux, uint32_
         return set_stack(r, p, aux);
     if (type == MF_REC_MODULE)
         return add_module(r, p, aux);
+    if (type == MF_REC_DEVICE)
+        return 0; /* what a GPU is, not an event in time: no time 0 on the axis */
     if (!(e = new_event(r, type, tid)))
         return -1;
     switch (type) {

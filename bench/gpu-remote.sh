@@ -1,109 +1,136 @@
 #!/bin/sh
-# bench/gpu-remote.sh - capture GPU memory on a lent GPU machine, render here.
+# bench/gpu-remote.sh - capture GPU memory on a lent GPU machine, check and
+# render it here.  See docs/GPU.md ("Getting real-GPU numbers").
 #
-# The GPU machine reaches no package registry and may lack memflow's shared
-# libraries, so memflow is built HERE (both machines are x86-64), installed
-# into a bundle together with the libraries the GPU machine may miss, carried
-# there, run there with --no-render, and the .mfl logs come back through
-# $OUT to be rendered here.  Three steps, one command each:
+# The GPU machine reaches no package registry, may lack the Debian packages
+# memflow needs (Cairo, jemalloc, Check ...) and hands back at most 8 files
+# of at most 16 MiB from one command of at most 10 minutes.  So memflow is
+# built HERE from a clean copy of the working tree (both machines are
+# x86-64), installed into a bundle with every library it links except the C
+# runtime, carried there, run there under `timeout` with --no-render, and
+# everything comes back as ONE archive, to be checked and rendered here:
 #
 #   1. here:     bench/gpu-remote.sh pack
-#                  -> build-gpu/remote-bundle (git-ignored; ~20-40 MB)
-#   2. GPU box:  the `device` tool's run, from the repository root:
+#                  -> build-gpu/remote-bundle (git-ignored, ~20-40 MB)
+#   2. GPU box:  the device tool, from the repository root:
 #                  command: sh bench/gpu-remote.sh capture
 #                  carry:   ["build-gpu/remote-bundle"]
-#                  -> $OUT/gpu-capture/: logs, program output, nvidia-smi,
-#                     timings of the cudaMalloc/cudaFree loop
-#   3. here:     bench/gpu-remote.sh render FILES_AT/gpu-capture
-#                  -> memory_flow.svg/.png, trace, stats, gpu_memory_profile
-#                     CSV per run, and summary.txt (allocations counted vs
-#                     made, overhead) to paste into docs/GPU.md
+#                  -> $OUT/gpu-capture.tar.gz (+ $OUT/summary.txt when the
+#                     GPU machine could run the checker itself)
+#   3. here:     bench/gpu-remote.sh render FILES_AT/gpu-capture.tar.gz
+#                  -> build-gpu/remote-rendered/: every log rendered
+#                     (memory_flow.svg/.png, trace, stats, GPU CSV), and
+#                     summary.txt, the probe-by-probe check (bench/gpu_check.py)
 #
-# What the bundle holds: the install tree (prefix /opt/memflow, DESTDIR'd
-# into the bundle: bin/memflow, lib/libmemflow.so*, lib/memflow/ with the
-# preload and CUDA plugins), the CUDA samples, the PyTorch step script, and
-# deps/: every shared library ldd resolves for those files except the C
-# runtime itself (libc, libm, ld.so, ...).  On the GPU machine only the deps
-# it does NOT already have (by soname, ldconfig -p) are put on
-# LD_LIBRARY_PATH, so python3/torch keep their own libstdc++ and friends.
+#   bench/gpu-remote.sh dry-run  does all three here (no GPU: every CUDA
+#                  program stops at its first call; the procedure still runs
+#                  end to end and says so probe by probe).
+#
+# The probes (capture): every memory kind (samples/cuda/memory_kinds), 100,000
+# allocations with flushes while a kernel runs (alloc_stress), the clock
+# against CLOCK_MONOTONIC (clock_probe), the seed's MLP with and without
+# sample_rate, the caching-allocator sample, the cudaMalloc/cudaFree cost
+# (alloc_loop, plain and profiled, interleaved), and - when python3 has a
+# CUDA torch - a training step three ways (caching allocator, PYTORCH_NO_
+# CUDA_MEMORY_CACHING=1, expandable_segments:True) beside
+# torch.cuda.memory._record_memory_history, each timed plain and profiled,
+# one inside torch.profiler (Kineto), and the injection alone (no memflow
+# run: CUDA_INJECTION64_PATH and MEMFLOW_AUTOSTART only).
+# Knob: CAPTURE_BUDGET (seconds, default 480): steps that would not fit are
+# skipped and listed; rendering there gets 60 s more at most, the archive the
+# rest, so the command ends well inside the device tool's 10 minutes.
 set -eu
 
 here=$(cd "$(dirname "$0")/.." && pwd)
-bundle_rel=build-gpu/remote-bundle
+bundle_rel="build-gpu/remote-bundle"
 prefix=/opt/memflow
+# Where things go (tests move them to a scratch folder): the build made from
+# a clean copy of the tree, the bundle, the rendered capture.
+build=${GPU_REMOTE_BUILD:-$here/build-gpu/remote-src}
+bundle=${GPU_REMOTE_BUNDLE:-$here/$bundle_rel}
+rendered=${GPU_REMOTE_RENDERED:-$here/build-gpu/remote-rendered}
+archive_limit=$((15 * 1024 * 1024))
 
 die() { echo "gpu-remote: $*" >&2; exit 1; }
 
 # ---- step 1: pack (here) ---------------------------------------------------
 
-# Shared libraries a file needs, except the C runtime every Linux has.
+# The install tree inside the bundle (its prefix is the build's: /opt/memflow
+# for `pack`).
+find_root() {
+    memflow_bin=$(find "$bundle" -path '*/bin/memflow' -type f | head -n 1)
+    [ -n "$memflow_bin" ] || die "no bin/memflow in $bundle"
+    root=$(dirname "$(dirname "$memflow_bin")")
+}
+
+# Copy the working tree as git sees it (tracked and new files, not ignored
+# ones) so the build never meets an in-tree configure or old objects.
+copy_source() {
+    rm -rf "$1"
+    mkdir -p "$1"
+    (cd "$here" && git ls-files -z --cached --others --exclude-standard |
+        tar --null --ignore-failed-read -T - -cf - 2>/dev/null) | tar -xf - -C "$1"
+}
+
+# Shared libraries a file needs (resolved with the bundle's own libraries on
+# the path, since installed RUNPATHs point at /opt/memflow, which does not
+# exist here), except the C runtime every Linux has.  A library that cannot
+# be found is an error: the bundle would be incomplete.
 needed_libs() {
-    ldd "$1" 2>/dev/null | awk '/=> \// { print $3 }' |
+    lib_path="$root/lib:$root/lib/memflow${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    found=$(LD_LIBRARY_PATH="$lib_path" ldd "$1" 2>&1) || return 0 # not dynamic
+    if echo "$found" | grep -q 'not found'; then
+        die "$1: $(echo "$found" | grep 'not found' | tr -s ' \t' ' ')"
+    fi
+    echo "$found" | awk '/=> \// { print $3 }' |
         grep -Ev '/(libc|libm|libdl|libpthread|librt|libutil|ld-linux[^/]*|libresolv)\.so' || true
 }
 
-pack() {
-    bundle="$here/$bundle_rel"
-    build="$here/build-gpu/remote-build"
-    [ -x "$here/configure" ] || (cd "$here" && autoreconf -fi)
-    mkdir -p "$build"
-    (cd "$build" &&
-        { [ -f Makefile ] || "$here/configure" -q --disable-werror --prefix="$prefix"; } &&
-        make -j2 >/dev/null && make -j2 samples/cuda/mlp_gpu samples/cuda/caching_allocator \
-        samples/cuda/alloc_loop >/dev/null) || die "build failed in $build"
+# Build memflow from a clean copy of the working tree in $build.
+build_copy() {
+    copy_source "$build"
+    (cd "$build" && autoreconf -fi >/dev/null 2>&1 &&
+        ./configure -q --prefix="$prefix" >/dev/null &&
+        make -j2 >/dev/null) || die "build failed in $build"
+}
+
+# Install the build in $build into $bundle with the CUDA samples, the probes
+# and every library they link (deps/).
+make_bundle() {
+    [ -x "$build/samples/cuda/alloc_stress" ] || die "no CUDA samples built: configure found no nvcc"
     rm -rf "$bundle"
-    (cd "$build" && make install DESTDIR="$bundle" >/dev/null) || die "make install failed"
-    root="$bundle$prefix"
+    (cd "$build" && make install DESTDIR="$bundle" >/dev/null 2>&1) || die "make install failed"
+    find_root
     [ -e "$root/lib/memflow/libmemflow-cuda.so" ] ||
         die "no libmemflow-cuda.so installed: configure did not find CUPTI"
-    mkdir -p "$root/samples" "$bundle/deps"
-    for s in mlp_gpu caching_allocator alloc_loop; do
+    mkdir -p "$root/samples" "$root/bench" "$bundle/deps"
+    for s in mlp_gpu caching_allocator alloc_loop memory_kinds alloc_stress clock_probe; do
         cp "$build/samples/cuda/$s" "$root/samples/$s"
     done
-    cp "$here/bench/gpu-remote.sh" "$bundle/gpu-remote.sh"
-    torch_step >"$root/samples/torch_step.py"
-    for f in "$root/bin/memflow" "$root"/lib/libmemflow.so.* "$root"/lib/memflow/*.so \
-        "$root"/samples/mlp_gpu "$root"/samples/caching_allocator "$root"/samples/alloc_loop; do
+    cp "$build/bench/gpu_blocks" "$root/bench/"
+    cp "$here/bench/gpu_check.py" "$here/bench/torch_probe.py" "$root/bench/"
+    for f in "$root/bin/memflow" "$root"/lib/libmemflow*.so.* "$root"/lib/memflow/*.so \
+        "$root"/samples/* "$root/bench/gpu_blocks"; do
         needed_libs "$f"
     done | sort -u | while read -r lib; do
         case "$lib" in "$root"/* | */libmemflow*) continue ;; esac
         cp -L "$lib" "$bundle/deps/$(basename "$lib")"
     done
-    echo "gpu-remote: bundle in $bundle_rel ($(du -sh "$bundle" | cut -f1)):"
-    ls "$bundle/deps"
+    echo "gpu-remote: bundle in $bundle ($(du -sh "$bundle" | cut -f1)), libraries:" \
+        "$(cd "$bundle/deps" && echo *)"
+}
+
+pack() {
+    build_copy
+    make_bundle
     echo "next: on the GPU machine run 'sh bench/gpu-remote.sh capture'" \
         "with carry [\"$bundle_rel\"]"
 }
 
-# The PyTorch training step profiled on the GPU machine: a small MLP, one
-# forward/backward/step per iteration, every tensor a real cudaMalloc
-# (PYTORCH_NO_CUDA_MEMORY_CACHING=1 is set by the capture step).
-torch_step() {
-    cat <<'PY'
-import torch
-torch.manual_seed(0)
-dev = torch.device("cuda")
-net = torch.nn.Sequential(torch.nn.Linear(10, 128), torch.nn.Tanh(), torch.nn.Dropout(0.5),
-                          torch.nn.Linear(128, 64), torch.nn.Tanh(), torch.nn.Linear(64, 32),
-                          torch.nn.ReLU()).to(dev)
-opt = torch.optim.SGD(net.parameters(), lr=0.1)
-x = torch.randn(16, 10, device=dev)
-y = torch.randn(16, 32, device=dev)
-for step in range(3):
-    opt.zero_grad()
-    loss = torch.nn.functional.mse_loss(net(x), y)
-    loss.backward()
-    opt.step()
-torch.cuda.synchronize()
-print("torch_step: loss %.6f" % loss.item())
-PY
-}
-
 # ---- step 2: capture (on the GPU machine) ---------------------------------
 
-# Put the bundled libraries this machine lacks on LD_LIBRARY_PATH.
+# Put the bundled libraries this machine lacks (by soname) on LD_LIBRARY_PATH.
 use_missing_deps() {
-    bundle=$1
     mkdir -p "$bundle/needed"
     for lib in "$bundle"/deps/*; do
         [ -e "$lib" ] || continue
@@ -111,85 +138,185 @@ use_missing_deps() {
         ldconfig -p 2>/dev/null | grep -q "^[[:space:]]$name " ||
             ln -sf "../deps/$name" "$bundle/needed/$name"
     done
-    LD_LIBRARY_PATH="$bundle$prefix/lib:$bundle/needed${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    LD_LIBRARY_PATH="$root/lib:$bundle/needed${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
     export LD_LIBRARY_PATH
-    echo "bundled libraries used: $(ls "$bundle/needed" | tr '\n' ' ')"
+    echo "bundled libraries used here: $(cd "$bundle/needed" && echo *)"
 }
 
-# run_profiled NAME [MEMFLOW-RUN-OPTION...] -- CMD...: CMD under memflow run
-# into $out/NAME, its output kept in $out/NAME.out.
-run_profiled() {
-    name=$1
-    shift
-    "$MEMFLOW" run -o "$out/$name" --no-render "$@" >"$out/$name.out" 2>&1 ||
-        echo "gpu-remote: $name exited $?" >>"$out/$name.out"
-    cat "$out/$name.out"
+left() { echo $((deadline - $(date +%s))); }
+
+# step NAME LIMIT CMD...: CMD under timeout, output in $cap/NAME.out, a line
+# in steps.txt; skipped when the budget has less than LIMIT left.
+step() {
+    name=$1 limit=$2
+    shift 2
+    if [ "$(left)" -lt "$limit" ]; then
+        echo "$name skipped (budget: $(left) s left, needs up to $limit s)" >>"$cap/steps.txt"
+        return 0
+    fi
+    t0=$(date +%s)
+    rc=0
+    timeout -k 5 "$limit" "$@" >"$cap/$name.out" 2>&1 </dev/null || rc=$?
+    echo "$name exit $rc$([ "$rc" = 124 ] && echo ' (timed out)') $(($(date +%s) - t0)) s" \
+        >>"$cap/steps.txt"
+    tail -n 3 "$cap/$name.out" | sed "s/^/  $name: /"
+}
+
+# profiled NAME LIMIT CMD...: CMD under `memflow run -o $cap/NAME --no-render`.
+profiled() {
+    name=$1 limit=$2
+    shift 2
+    step "$name" "$limit" "$MEMFLOW" run -o "$cap/$name" --no-render -- "$@"
+}
+
+environment() {
+    { uname -a
+      nvidia-smi --query-gpu=index,name,uuid,memory.total,driver_version,mig.mode.current \
+          --format=csv 2>&1 || echo "no nvidia-smi"
+      nvidia-smi -L 2>&1 || true
+      timeout 60 python3 -c 'import torch; print("torch", torch.__version__, "cuda",
+torch.version.cuda, "available", torch.cuda.is_available())' 2>&1 || echo "python3: no torch"
+      echo "CUDA_INJECTION64_PATH before memflow: ${CUDA_INJECTION64_PATH:-unset}"
+    } >>"$cap/environment.txt" 2>&1
+}
+
+torch_probes() {
+    probe="$root/bench/torch_probe.py"
+    for mode in caching no_caching expandable_segments; do
+        case $mode in
+        caching) set -- env ;;
+        no_caching) set -- env PYTORCH_NO_CUDA_MEMORY_CACHING=1 ;;
+        expandable_segments) set -- env PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True ;;
+        esac
+        step "torch_${mode}_plain" 120 "$@" python3 "$probe" "$cap/torch_${mode}_plain.json" \
+            --steps 12
+        profiled "torch_${mode}_timed" 120 "$@" python3 "$probe" \
+            "$cap/torch_${mode}_timed.json" --steps 12
+        profiled "torch_$mode" 150 "$@" python3 "$probe" "$cap/torch_$mode.json" --steps 6 \
+            --history
+    done
+    profiled torch_kineto 150 python3 "$probe" "$cap/torch_kineto.json" --steps 6 --kineto
+    mkdir -p "$cap/torch_alone"
+    step torch_alone 120 env CUDA_INJECTION64_PATH="$root/lib/memflow/libmemflow-cuda.so" \
+        MEMFLOW_AUTOSTART=1 MEMFLOW_PATH="$cap/torch_alone" \
+        python3 "$probe" "$cap/torch_alone.json" --steps 3
+}
+
+# Render where the renderer's libraries load, while the time lasts (60 s
+# are kept for the archive); the archive keeps the logs either way, and
+# `render` here does the rest.
+render_there() {
+    deadline=$((deadline + 60))
+    for dir in "$cap"/*/; do
+        set -- "$dir"memflow-*.mfl
+        [ -e "$1" ] && [ "$(left)" -gt 120 ] || continue
+        name=$(basename "$dir")
+        timeout 120 "$root/bench/gpu_blocks" "$@" >"$cap/$name.blocks.json" 2>/dev/null ||
+            rm -f "$cap/$name.blocks.json"
+        if [ "$name" = alloc_stress ]; then
+            continue # big: rendered here
+        fi
+        timeout 120 "$MEMFLOW" render "$@" -o "$dir/render" \
+            --formats memory_flow.svg,profile.json,stats.txt,gpu_memory_profile.csv \
+            >"$dir/render.out" 2>&1 || echo "render of $name failed there (done here)" \
+            >>"$cap/steps.txt"
+    done
+    timeout 60 python3 "$root/bench/gpu_check.py" "$cap" >"$cap/summary.txt" 2>&1 || true
+}
+
+# One archive of at most 15 MiB: the biggest logs go first if needed.
+pack_archive() {
+    tar -czf "$out_dir/gpu-capture.tar.gz" -C "$(dirname "$cap")" gpu-capture
+    while [ "$(wc -c <"$out_dir/gpu-capture.tar.gz")" -gt "$archive_limit" ]; do
+        biggest=$(find "$cap" -name '*.mfl' -printf '%s %p\n' | sort -n | tail -1 | cut -d' ' -f2-)
+        [ -n "$biggest" ] || break
+        echo "left out of the archive (size limit): $biggest" >>"$cap/steps.txt"
+        rm -f "$biggest"
+        tar -czf "$out_dir/gpu-capture.tar.gz" -C "$(dirname "$cap")" gpu-capture
+    done
+    if [ -s "$cap/summary.txt" ]; then
+        cp "$cap/summary.txt" "$out_dir/summary.txt"
+    fi
+    ls -l "$out_dir"
 }
 
 capture() {
-    bundle="$here/$bundle_rel"
-    [ -d "$bundle" ] || die "no $bundle_rel here: run 'pack' first and carry it"
-    out="${OUT:-/tmp}/gpu-capture"
-    mkdir -p "$out"
-    use_missing_deps "$bundle" >"$out/environment.txt"
-    cat "$out/environment.txt"
-    root="$bundle$prefix"
+    [ -d "$bundle" ] || die "no $bundle here: run 'pack' first and carry it"
+    find_root
     MEMFLOW="$root/bin/memflow"
-    { nvidia-smi || true; uname -a; } >>"$out/environment.txt" 2>&1
-    run_profiled mlp_gpu -- "$root/samples/mlp_gpu"
-    run_profiled caching_allocator -- "$root/samples/caching_allocator"
-    run_profiled mlp_gpu_sampled --sample-rate 4 -- "$root/samples/mlp_gpu"
-    # capture overhead: the same loop plainly and profiled, three times each
-    for i in 1 2 3; do
-        "$root/samples/alloc_loop" 20000 1048576 >>"$out/alloc_loop.plain" 2>&1 || true
-        run_profiled "alloc_loop_$i" -- "$root/samples/alloc_loop" 20000 1048576
-        cat "$out/alloc_loop_$i.out" >>"$out/alloc_loop.profiled"
+    out_dir="${OUT:-$here/build-gpu/out}"
+    cap="$(mktemp -d)/gpu-capture"
+    mkdir -p "$cap" "$out_dir"
+    deadline=$(($(date +%s) + ${CAPTURE_BUDGET:-480}))
+    use_missing_deps >"$cap/environment.txt"
+    environment
+    samples="$root/samples"
+    profiled memory_kinds 60 "$samples/memory_kinds"
+    profiled alloc_stress 180 "$samples/alloc_stress"
+    profiled clock_probe 60 "$samples/clock_probe"
+    profiled mlp_gpu 60 "$samples/mlp_gpu"
+    step mlp_gpu_sampled 60 "$MEMFLOW" run -o "$cap/mlp_gpu_sampled" --no-render \
+        --sample-rate 4 -- "$samples/mlp_gpu"
+    profiled caching_allocator 60 "$samples/caching_allocator"
+    for i in 1 2 3 4 5; do # interleaved, so drift hits both alike
+        step "alloc_loop_plain_$i" 60 "$samples/alloc_loop" 20000 1048576
+        cat "$cap/alloc_loop_plain_$i.out" >>"$cap/alloc_loop.plain"
+        profiled "alloc_loop_$i" 60 "$samples/alloc_loop" 20000 1048576
+        cat "$cap/alloc_loop_$i.out" >>"$cap/alloc_loop.profiled"
     done
-    if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
-        PYTORCH_NO_CUDA_MEMORY_CACHING=1
-        export PYTORCH_NO_CUDA_MEMORY_CACHING
-        run_profiled torch_step -- python3 "$root/samples/torch_step.py"
-        unset PYTORCH_NO_CUDA_MEMORY_CACHING
+    if timeout 60 python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+        torch_probes
     else
-        echo "python3 with CUDA torch not available" >"$out/torch_step.out"
+        echo "torch probes skipped: python3 has no CUDA torch" >>"$cap/steps.txt"
     fi
-    echo "gpu-remote: logs in $out"
-    ls -R "$out" | head -50
+    render_there
+    pack_archive
 }
 
 # ---- step 3: render (here) -------------------------------------------------
 
 render() {
-    captured=${1:?usage: bench/gpu-remote.sh render DIR (the fetched gpu-capture folder)}
-    [ -d "$captured" ] || die "$captured: no such folder"
-    build="$here/build-gpu/remote-build"
-    MEMFLOW="$build/memflow"
-    [ -x "$MEMFLOW" ] || MEMFLOW=$(command -v memflow) || die "no memflow built: run 'pack' first"
-    rendered="$here/build-gpu/remote-rendered"
+    given=${1:?usage: bench/gpu-remote.sh render ARCHIVE.tar.gz|FOLDER}
     rm -rf "$rendered"
     mkdir -p "$rendered"
-    summary="$rendered/summary.txt"
-    : >"$summary"
-    for dir in "$captured"/*/; do
-        name=$(basename "$dir")
+    if [ -d "$given" ]; then
+        cp -r "$given" "$rendered/gpu-capture"
+    else
+        tar -xzf "$given" -C "$rendered" || die "$given: not a capture archive"
+    fi
+    cap="$rendered/gpu-capture"
+    MEMFLOW="$build/memflow"
+    [ -x "$MEMFLOW" ] || die "no memflow built in $build: run 'pack' first"
+    for dir in "$cap"/*/; do
         set -- "$dir"memflow-*.mfl
         [ -e "$1" ] || continue
-        formats=memory_flow.svg,memory_flow.png,profile.json,stats.txt,gpu_memory_profile.csv
-        "$MEMFLOW" render "$@" -o "$rendered/$name" --formats "$formats" ||
-            echo "render of $name failed ($?)" >>"$summary"
-        { echo "== $name"; cat "$captured/$name.out" 2>/dev/null
-          "$MEMFLOW" stats "$@" 2>&1 | head -40; } >>"$summary"
+        name=$(basename "$dir")
+        "$build/bench/gpu_blocks" "$@" >"$cap/$name.blocks.json" ||
+            echo "gpu_blocks of $name failed ($?)" >>"$cap/steps.txt"
+        [ -e "$dir/render/memory_flow.svg" ] && continue
+        "$MEMFLOW" render "$@" -o "$dir/render" --formats \
+            memory_flow.svg,memory_flow.png,profile.json,stats.txt,gpu_memory_profile.csv \
+            >"$dir/render.out" 2>&1 || echo "render of $name failed ($?)" >>"$cap/steps.txt"
     done
-    { echo "== cudaMalloc/cudaFree loop, plain"; cat "$captured/alloc_loop.plain" 2>/dev/null
-      echo "== the same under memflow run"; cat "$captured/alloc_loop.profiled" 2>/dev/null
-      echo "== environment"; cat "$captured/environment.txt" 2>/dev/null; } >>"$summary"
-    echo "gpu-remote: outputs in build-gpu/remote-rendered/, summary in $summary"
+    python3 "$here/bench/gpu_check.py" "$cap" >"$rendered/summary.txt"
+    cat "$rendered/summary.txt"
+    echo "gpu-remote: outputs in $rendered/gpu-capture/*/render, summary in" \
+        "$rendered/summary.txt"
+}
+
+dry_run() {
+    pack
+    OUT="$here/build-gpu/dry-run" CAPTURE_BUDGET=${CAPTURE_BUDGET:-300} capture
+    render "$here/build-gpu/dry-run/gpu-capture.tar.gz"
 }
 
 case "${1:-}" in
 pack) pack ;;
+bundle) make_bundle ;; # from GPU_REMOTE_BUILD as it is (tests)
 capture) capture ;;
 render) shift; render "$@" ;;
-*) echo "usage: bench/gpu-remote.sh pack | capture | render DIR   (see the comment at the top)" >&2
+dry-run) dry_run ;;
+*) echo "usage: bench/gpu-remote.sh pack | capture | render ARCHIVE|FOLDER | dry-run" \
+       "(see the comment at the top)" >&2
    exit 2 ;;
 esac

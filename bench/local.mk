@@ -14,8 +14,14 @@ noinst_PROGRAMS += bench/stackdepth
 bench_stackdepth_SOURCES = bench/stackdepth.c
 bench_stackdepth_CFLAGS = $(AM_CFLAGS) -O2 -fomit-frame-pointer
 
-# gpu-remote.sh captures the CUDA samples on a GPU machine (see docs/GPU.md).
-EXTRA_DIST += bench/run.sh bench/gpu-remote.sh
+# gpu-remote.sh captures the CUDA samples and PyTorch probes on a GPU machine
+# and checks them here (see docs/GPU.md): gpu_blocks lists the GPU side of
+# logs as JSON for gpu_check.py.
+noinst_PROGRAMS += bench/gpu_blocks
+bench_gpu_blocks_SOURCES = bench/gpu_blocks.c
+bench_gpu_blocks_LDADD = libmemflow-analysis.la libmemflow.la
+bench_gpu_blocks_LDFLAGS = -no-install
+EXTRA_DIST += bench/run.sh bench/gpu-remote.sh bench/gpu_check.py bench/torch_probe.py
 
 bench: all
 	bash $(srcdir)/bench/run.sh $(abs_top_builddir)

@@ -192,9 +192,14 @@ static int prepare_environment(const char *dir)
     } else {
         setenv("LD_PRELOAD", preload, 1);
     }
-    if (!getenv("CUDA_INJECTION64_PATH") &&
-        find_library("libmemflow-cuda.so", cuda, sizeof cuda) == 0)
-        setenv("CUDA_INJECTION64_PATH", cuda, 1);
+    const char *injection = getenv("CUDA_INJECTION64_PATH");
+    if (find_library("libmemflow-cuda.so", cuda, sizeof cuda) == 0) {
+        if (!injection || !*injection)
+            setenv("CUDA_INJECTION64_PATH", cuda, 1);
+        else if (strcmp(injection, cuda) != 0) /* the driver loads one injection */
+            fprintf(stderr, "memflow run: CUDA_INJECTION64_PATH is already set (%s): kept, so "
+                    "memflow records no GPU memory in this run\n", injection);
+    }
     set_nvtx_injection();
     setenv("MEMFLOW_PATH", dir, 1);
     setenv("MEMFLOW_AUTOSTART", "1", 1);

@@ -1,27 +1,36 @@
 /*
  * capture.c - turns CUPTI on and connects it to the recorder.
  *
- * memflow_gpu_start() registers, in this order: the timestamp callback (so
- * CUPTI stamps every record with mf_clock_now, the CPU events' clock), the
- * activity buffer callbacks, the activity kinds, and the runtime/driver API
- * callbacks of the allocation functions (scope correlation).  Buffers are
- * mmap'd, never malloc'd, so they never appear as the program's memory.
- * CUPTI returns filled buffers on its own thread (or on the thread that
- * calls cuptiActivityFlushAll); mf_gpu_buffer_completed() translates them
- * (translate.c), reports dropped records and unmaps them.  The recorder's
- * flush hook (memflow_dump() and exit) and an exit handler of our own
- * (which runs before CUPTI's) flush CUPTI so nothing is left in its buffers
- * when the log is closed.
+ * memflow_gpu_start() first makes sure CUPTI is ours to use: the loaded
+ * libcupti must be the major (and, for kernel and device records, minor)
+ * version memflow was built with - PyTorch wheels bring their own - and the
+ * one CUPTI subscriber a process may have before CUDA 13.2 must not already
+ * be another tool (Nsight Systems, torch.profiler/Kineto).  Only then does
+ * it register anything, so it never takes another tool's activity
+ * callbacks: the API callbacks (api.c), the timestamp callback (every record
+ * on mf_clock_now, the CPU events' clock), the activity buffers and kinds.
+ *
+ * Buffers are mmap'd, never malloc'd, so they never appear as the program's
+ * memory.  CUPTI returns filled buffers on its own thread (or on the thread
+ * that flushes); mf_gpu_buffer_completed() translates them (translate.c),
+ * reports dropped records and unmaps them.  Mid-run flushes (memflow_dump,
+ * memflow_dumps, continuous dumps) ask only for complete buffers; the forced
+ * flush, which also hands back buffers with unfinished records (whose walk
+ * stops at the first of them), is for exit only, from an exit handler that
+ * runs before CUPTI's own.
  */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 
 #include "config.h"
+#include "cuda_seen.h"
 #include "gpu.h"
 
 static int start_done;
 static int active;
+static CUpti_SubscriberHandle subscriber;
 
 /* ---- callbacks handed to CUPTI ----------------------------------------- */
 
@@ -60,118 +69,112 @@ void CUPTIAPI mf_gpu_buffer_completed(CUcontext context, uint32_t stream_id, uin
         munmap(buffer, size);
 }
 
-/* The flush hook: make CUPTI hand back every buffer before the log closes. */
-static void flush_activity(void)
+void mf_gpu_flush(void)
 {
-    if (active)
-        cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    cuptiActivityFlushAll(0);
 }
 
-/* ---- scope correlation -------------------------------------------------- */
-
-static const CUpti_CallbackId runtime_alloc_apis[] = {
-    CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaMallocPitch_v3020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaMallocArray_v3020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaMallocHost_v3020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaHostAlloc_v3020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaMalloc3D_v3020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaMalloc3DArray_v3020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaMallocMipmappedArray_v5000,
-    CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000,
-    CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_ptsz_v11020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_v11020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_ptsz_v11020,
-};
-
-static const CUpti_CallbackId driver_alloc_apis[] = {
-    CUPTI_DRIVER_TRACE_CBID_cuMemAlloc,
-    CUPTI_DRIVER_TRACE_CBID_cu64MemAlloc,
-    CUPTI_DRIVER_TRACE_CBID_cuMemAllocPitch,
-    CUPTI_DRIVER_TRACE_CBID_cu64MemAllocPitch,
-    CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost,
-    CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc,
-    CUPTI_DRIVER_TRACE_CBID_cu64MemHostAlloc,
-    CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2,
-    CUPTI_DRIVER_TRACE_CBID_cuMemAllocPitch_v2,
-    CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc_v2,
-    CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost_v2,
-    CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged,
-    CUPTI_DRIVER_TRACE_CBID_cuMemCreate,
-    CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync,
-    CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync,
-    CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync_ptsz,
-};
-
-#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
-
-static int in_list(const CUpti_CallbackId *list, size_t n, CUpti_CallbackId cbid)
+void mf_gpu_flush_at_exit(void)
 {
-    for (size_t i = 0; i < n; i++)
-        if (list[i] == cbid)
-            return 1;
-    return 0;
+    cuptiActivityFlushAll(0);
+    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 }
 
-int mf_gpu_is_alloc_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
-{
-    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
-        return in_list(runtime_alloc_apis, COUNT(runtime_alloc_apis), cbid);
-    if (domain == CUPTI_CB_DOMAIN_DRIVER_API)
-        return in_list(driver_alloc_apis, COUNT(driver_alloc_apis), cbid);
-    return 0;
-}
+/* ---- saying why capture is off ----------------------------------------- */
 
-void CUPTIAPI mf_gpu_api_callback(void *userdata, CUpti_CallbackDomain domain,
-                                  CUpti_CallbackId cbid, const void *cbdata)
+static const char *result_text(CUptiResult result)
 {
-    (void)userdata;
-    const CUpti_CallbackData *data = cbdata;
-    if (!data || data->callbackSite != CUPTI_API_ENTER || !mf_gpu_is_alloc_api(domain, cbid))
-        return;
-    MF_INTERNAL_BEGIN();
-    mf_gpu_origin origin = { mf_recorder_current_scope(), mf_recorder_thread_id() };
-    mf_gpu_correlation_put(data->correlationId, origin);
-    if (data->context)
-        mf_gpu_context_put(data->contextUid, data->context);
-    MF_INTERNAL_END();
+    const char *text = "unknown CUPTI error";
+    cuptiGetResultString(result, &text);
+    return text;
 }
-
-/* ---- start -------------------------------------------------------------- */
 
 /* Say once why GPU capture is off; CPU capture goes on. */
 static int capture_off(const char *call, CUptiResult result)
 {
-    const char *text = "unknown CUPTI error";
-    cuptiGetResultString(result, &text);
     fprintf(stderr, "memflow: GPU capture is off: %s (%s failed; no usable CUDA driver or GPU?)"
-            "; CPU capture goes on\n", text, call);
+            "; CPU capture goes on\n", result_text(result), call);
     if (mf_recorder_log_open())
         mf_recorder_note(MF_NOTE_GPU_OFF, (uint64_t)result);
     return 0;
 }
 
+/* Another tool holds CUPTI: leave it alone. */
+static int capture_busy(CUptiResult result, const char *holder)
+{
+    fprintf(stderr, "memflow: GPU capture is off: another CUPTI client holds CUPTI (%s; "
+            "Nsight Systems, torch.profiler/Kineto ... allow one before CUDA 13.2); memflow "
+            "leaves its callbacks alone; CPU capture goes on\n",
+            holder && *holder ? holder : "it did not give its name");
+    if (mf_recorder_log_open())
+        mf_recorder_note(MF_NOTE_GPU_CUPTI_BUSY, (uint64_t)result);
+    return 0;
+}
+
+/* ---- the loaded libcupti ------------------------------------------------ */
+
+unsigned mf_gpu_version_policy(uint32_t loaded, uint32_t built)
+{
+    if (loaded < 130000 || built < 130000 || loaded / 10000 != built / 10000)
+        return MF_GPU_NONE;
+    return loaded / 100 == built / 100 ? MF_GPU_ALL : MF_GPU_MEMORY_ONLY;
+}
+
+static const char *cupti_path(void)
+{
+    Dl_info info;
+    if (dladdr((void *)cuptiGetVersion, &info) && info.dli_fname)
+        return info.dli_fname;
+    return "libcupti";
+}
+
+/* What the loaded libcupti allows; one line and a note when it is not the
+ * version memflow was built with. */
+static unsigned check_version(void)
+{
+    uint32_t loaded = 0;
+    CUptiResult r = cuptiGetVersion(&loaded);
+    if (r != CUPTI_SUCCESS) {
+        capture_off("cuptiGetVersion", r);
+        return MF_GPU_NONE;
+    }
+    if (loaded == CUPTI_API_VERSION)
+        return MF_GPU_ALL;
+    unsigned policy = mf_gpu_version_policy(loaded, CUPTI_API_VERSION);
+    static const char *const consequence[] = {
+        [MF_GPU_NONE] = "GPU capture is off (its record layouts differ); CPU capture goes on",
+        [MF_GPU_MEMORY_ONLY] = "GPU memory is recorded; kernel, copy, set and device records "
+                               "are off (their layouts change between minor versions)",
+        [MF_GPU_ALL] = "same major and minor version: everything is recorded",
+    };
+    fprintf(stderr, "memflow: %s has CUPTI API version %u, memflow was built with %u: %s\n",
+            cupti_path(), loaded, (unsigned)CUPTI_API_VERSION, consequence[policy]);
+    if (mf_recorder_log_open())
+        mf_recorder_note(MF_NOTE_GPU_CUPTI_VERSION,
+                         (uint64_t)loaded << 32 | (uint64_t)CUPTI_API_VERSION);
+    return policy;
+}
+
+/* ---- activity kinds ----------------------------------------------------- */
+
 /* Enable a kind capture can do without; say so if CUPTI refuses. */
 static void enable_extra_kind(CUpti_ActivityKind kind, const char *what)
 {
-    CUptiResult r = cuptiActivityEnable(kind);
-    if (r == CUPTI_SUCCESS)
-        return;
-    const char *text = "unknown CUPTI error";
-    cuptiGetResultString(r, &text);
-    fprintf(stderr, "memflow: GPU %s records (activity kind %d) are off: %s\n", what,
-            (int)kind, text);
+    CUptiResult r = kind == CUPTI_ACTIVITY_KIND_DEVICE ? cuptiActivityEnableAndDump(kind)
+                                                       : cuptiActivityEnable(kind);
+    if (r != CUPTI_SUCCESS)
+        fprintf(stderr, "memflow: GPU %s records (activity kind %d) are off: %s\n", what,
+                (int)kind, result_text(r));
 }
 
 /*
  * Enable the activity kinds.  MEMORY2 is the one capture cannot do without:
- * its failure turns capture off (returned).  The others (MEMORY_POOL, and
- * under profile_device the kernels, copies and sets) are extras: a failure
- * costs that kind only, with one stderr line.
+ * its failure turns capture off (returned).  The others are extras: a
+ * failure costs that kind only, with one stderr line.  Allocation sources
+ * name the library behind each block.  Kernel, copy, set and device records
+ * only when the loaded libcupti has memflow's layouts (MF_GPU_ALL).
  */
-static CUptiResult enable_activity(const char **call)
+static CUptiResult enable_activity(unsigned policy, const char **call)
 {
     static const CUpti_ActivityKind device_kinds[] = {
         CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
@@ -183,64 +186,67 @@ static CUptiResult enable_activity(const char **call)
         return r;
     }
     enable_extra_kind(CUPTI_ACTIVITY_KIND_MEMORY_POOL, "MEMORY_POOL");
+    r = cuptiActivityEnableAllocationSource(1);
+    if (r != CUPTI_SUCCESS)
+        fprintf(stderr, "memflow: GPU allocation sources are off: %s\n", result_text(r));
+    if (policy != MF_GPU_ALL)
+        return CUPTI_SUCCESS;
+    enable_extra_kind(CUPTI_ACTIVITY_KIND_DEVICE, "DEVICE");
     if (mf_config_get()->profile_device)
         for (size_t i = 0; i < sizeof device_kinds / sizeof device_kinds[0]; i++)
             enable_extra_kind(device_kinds[i], "kernel/copy/set");
     return CUPTI_SUCCESS;
 }
 
-static CUptiResult enable_list(CUpti_SubscriberHandle subscriber, CUpti_CallbackDomain domain,
-                               const CUpti_CallbackId *list, size_t n)
+/* ---- start -------------------------------------------------------------- */
+
+/* The one subscriber; *holder names the tool that has it when another does. */
+static CUptiResult subscribe(char *holder, size_t holder_len)
 {
-    for (size_t i = 0; i < n; i++) {
-        CUptiResult r = cuptiEnableCallback(1, subscriber, domain, list[i]);
-        if (r != CUPTI_SUCCESS)
-            return r;
-    }
-    return CUPTI_SUCCESS;
+    CUpti_SubscriberParams params = { 0 };
+    params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+    params.subscriberName = "memflow";
+    params.oldSubscriberName = holder;
+    params.oldSubscriberSize = holder_len;
+    return cuptiSubscribe_v2(&subscriber, mf_gpu_api_callback, NULL, &params);
 }
 
-/*
- * Subscribe to the allocation API callbacks.  Failure (another tool already
- * subscribed) costs only the scopes: GPU blocks are still recorded, as
- * "<unk>:", and one stderr line says so.
- */
-static void subscribe_alloc_apis(void)
+/* After subscribing: a failure hands CUPTI back to whoever wants it. */
+static int give_up(const char *call, CUptiResult result)
 {
-    static CUpti_SubscriberHandle subscriber;
-    CUptiResult r = cuptiSubscribe(&subscriber, mf_gpu_api_callback, NULL);
-    if (r == CUPTI_SUCCESS)
-        r = enable_list(subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, runtime_alloc_apis,
-                        COUNT(runtime_alloc_apis));
-    if (r == CUPTI_SUCCESS)
-        r = enable_list(subscriber, CUPTI_CB_DOMAIN_DRIVER_API, driver_alloc_apis,
-                        COUNT(driver_alloc_apis));
-    if (r != CUPTI_SUCCESS) {
-        const char *text = "unknown CUPTI error";
-        cuptiGetResultString(r, &text);
-        fprintf(stderr, "memflow: GPU scopes are off: %s (cuptiSubscribe/cuptiEnableCallback); "
-                "GPU blocks are recorded as <unk>:\n", text);
-    }
+    cuptiUnsubscribe(subscriber);
+    return capture_off(call, result);
 }
 
 static int start_capture(void)
 {
-    const char *call = "cuptiActivityRegisterTimestampCallback";
-    CUptiResult r = cuptiActivityRegisterTimestampCallback(mf_gpu_timestamp);
-    if (r == CUPTI_SUCCESS) {
-        call = "cuptiActivityRegisterCallbacks";
-        r = cuptiActivityRegisterCallbacks(mf_gpu_buffer_requested, mf_gpu_buffer_completed);
-    }
-    if (r == CUPTI_SUCCESS)
-        r = enable_activity(&call);
+    unsigned policy = check_version();
+    if (policy == MF_GPU_NONE)
+        return 0;
+    char holder[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN] = "";
+    CUptiResult r = subscribe(holder, sizeof holder);
+    if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
+        return capture_busy(r, holder);
     if (r != CUPTI_SUCCESS)
-        return capture_off(call, r);
-    subscribe_alloc_apis();
-    mf_recorder_set_sampler(MF_DEVICE_GPU, mf_gpu_sample);
-    mf_recorder_add_flush_hook(flush_activity);
+        return capture_off("cuptiSubscribe_v2", r);
+    r = mf_gpu_api_enable(subscriber);
+    if (r != CUPTI_SUCCESS)
+        fprintf(stderr, "memflow: some GPU API callbacks are off: %s; blocks they make are "
+                "recorded as <unk>:\n", result_text(r));
+    r = cuptiActivityRegisterTimestampCallback(mf_gpu_timestamp);
+    if (r != CUPTI_SUCCESS)
+        return give_up("cuptiActivityRegisterTimestampCallback", r);
+    r = cuptiActivityRegisterCallbacks(mf_gpu_buffer_requested, mf_gpu_buffer_completed);
+    if (r != CUPTI_SUCCESS)
+        return give_up("cuptiActivityRegisterCallbacks", r);
+    const char *call = "";
+    r = enable_activity(policy, &call);
+    if (r != CUPTI_SUCCESS)
+        return give_up(call, r);
+    mf_recorder_add_flush_hook(mf_gpu_flush);
     /* CUPTI registered its own exit handlers while we enabled it; ours runs
      * before them (atexit is last-in first-out), while CUPTI still works. */
-    atexit(flush_activity);
+    atexit(mf_gpu_flush_at_exit);
     active = 1;
     return 0;
 }
@@ -250,6 +256,10 @@ MF_EXPORT int memflow_gpu_start(void)
     if (__atomic_exchange_n(&start_done, 1, __ATOMIC_SEQ_CST))
         return 0;
     MF_INTERNAL_BEGIN();
+    mf_cuda_plugin_started();
+    /* GPU snapshots are taken at the API's exit (sampler.c), never by the
+     * recorder on CUPTI's thread. */
+    mf_recorder_sample_at_source(MF_DEVICE_GPU);
     int rc = start_capture();
     MF_INTERNAL_END();
     return rc;

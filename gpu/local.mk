@@ -5,7 +5,9 @@
 GPU_CAPTURE_SOURCES = \
 	gpu/gpu.h \
 	gpu/capture.c \
-	gpu/correlation.c \
+	gpu/api.c \
+	gpu/origins.c \
+	gpu/vmm.c \
 	gpu/translate.c \
 	gpu/names.c \
 	gpu/sampler.c

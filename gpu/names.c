@@ -1,5 +1,6 @@
 /*
- * names.c - readable, interned kernel names for the trace.
+ * names.c - readable, interned names: kernels for the trace, and the
+ * variable or library behind a GPU block.
  *
  * CUPTI gives kernels their mangled C++ symbol (_Z13dense_forwardPKf...).
  * The first time a name is seen it is demangled with the C++ runtime's
@@ -8,6 +9,11 @@
  * string among all records of a kernel, so later records are answered from a
  * small cache keyed by the string's address.  A name that is not a mangled
  * symbol (an extern "C" kernel) is kept as it is.
+ *
+ * A block's MEMORY2 record may name the variable (a module's __device__ or
+ * __managed__ global) and, with allocation sources on, the shared object
+ * that asked for it; untagged blocks show the library's file name, so
+ * cuBLAS or NCCL workspaces are told apart from the program's own memory.
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -72,4 +78,15 @@ uint32_t mf_gpu_kernel_name(const char *name)
     slot->id = id;
     pthread_mutex_unlock(&cache_lock);
     return id;
+}
+
+uint32_t mf_gpu_memory_name(const char *variable, const char *source, int tagged)
+{
+    if (variable && *variable)
+        return mf_recorder_intern(variable, strlen(variable));
+    if (tagged || !source || !*source)
+        return MF_STRING_UNKNOWN;
+    const char *slash = strrchr(source, '/');
+    const char *file = slash ? slash + 1 : source;
+    return *file ? mf_recorder_intern(file, strlen(file)) : MF_STRING_UNKNOWN;
 }

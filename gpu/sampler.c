@@ -1,14 +1,18 @@
 /*
- * sampler.c - the GPU side of sample_rate: what the driver says is used.
+ * sampler.c - the GPU side of sample_rate, taken where the event happens,
+ * and the few CUDA driver calls the plugin makes itself.
  *
- * After every sample_rate GPU alloc/free events the recorder calls
- * mf_gpu_sample() on the thread that records the event - CUPTI's buffer
- * thread, which has no CUDA context of its own.  So translate.c tells us the
- * context of the record being translated (kept from the API callback by
- * contextUid); we make it current, ask cuMemGetInfo, and restore whatever
- * was current before.  The driver is looked up with dlopen(RTLD_NOLOAD): the
- * plugin never loads libcuda itself, and without a driver in the process the
- * sample's values stay 0.
+ * After every sample_rate GPU allocations and frees on a device, a snapshot
+ * of what the driver says is used: at the API's exit (api.c), on the thread
+ * that called it, whose current context is the one the call just used, so
+ * cuMemGetInfo answers for the right device.  The snapshot travels with the
+ * block's origin and is written with the event's own timestamp when the
+ * record is translated (or at once for blocks vmm.c records).  CUPTI's
+ * buffer thread has no context and the delivery time is not the event's:
+ * that is why the snapshot is not taken there.
+ *
+ * The driver is looked up with dlopen(RTLD_NOLOAD): the plugin never loads
+ * libcuda itself, and without one in the process the values stay 0.
  */
 #include <cuda.h>
 #include <dlfcn.h>
@@ -17,48 +21,65 @@
 #include "gpu.h"
 
 typedef CUresult (*mem_get_info_fn)(size_t *free_bytes, size_t *total_bytes);
-typedef CUresult (*ctx_get_current_fn)(CUcontext *context);
-typedef CUresult (*ctx_set_current_fn)(CUcontext context);
+typedef CUresult (*device_get_fn)(CUdevice *device, int ordinal);
+typedef CUresult (*device_attribute_fn)(int *value, CUdevice_attribute attribute,
+                                        CUdevice device);
 
 static mem_get_info_fn mem_get_info;
-static ctx_get_current_fn ctx_get_current;
-static ctx_set_current_fn ctx_set_current;
+static device_get_fn device_get;
+static device_attribute_fn device_attribute;
 static pthread_once_t driver_once = PTHREAD_ONCE_INIT;
-static __thread void *sample_context;
+static mf_gpu_memory_query query_override;
 
 static void find_driver(void)
 {
     void *cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
     if (!cuda)
         return;
-    ctx_get_current = (ctx_get_current_fn)dlsym(cuda, "cuCtxGetCurrent");
-    ctx_set_current = (ctx_set_current_fn)dlsym(cuda, "cuCtxSetCurrent");
     mem_get_info = (mem_get_info_fn)dlsym(cuda, "cuMemGetInfo_v2");
-    if (!ctx_get_current || !ctx_set_current || !mem_get_info)
-        mem_get_info = NULL;
+    device_get = (device_get_fn)dlsym(cuda, "cuDeviceGet");
+    device_attribute = (device_attribute_fn)dlsym(cuda, "cuDeviceGetAttribute");
 }
 
-void mf_gpu_sampler_set_context(void *context)
+/* cuMemGetInfo in the calling thread's current context. */
+static int driver_memory(uint64_t *used, uint64_t *total)
 {
-    sample_context = context;
-}
-
-void mf_gpu_sample(uint16_t device, uint64_t value[MF_SAMPLE_VALUES])
-{
-    (void)device; /* the context of the record names the device */
     pthread_once(&driver_once, find_driver);
-    if (!mem_get_info || !sample_context)
-        return;
-    CUcontext previous = NULL;
-    if (ctx_get_current(&previous) != CUDA_SUCCESS)
-        return;
-    if (previous != sample_context && ctx_set_current(sample_context) != CUDA_SUCCESS)
-        return;
     size_t free_bytes = 0, total_bytes = 0;
-    if (mem_get_info(&free_bytes, &total_bytes) == CUDA_SUCCESS) {
-        value[MF_SAMPLE_GPU_USED] = total_bytes - free_bytes;
-        value[MF_SAMPLE_GPU_TOTAL] = total_bytes;
+    if (!mem_get_info || mem_get_info(&free_bytes, &total_bytes) != CUDA_SUCCESS)
+        return -1;
+    *used = total_bytes - free_bytes;
+    *total = total_bytes;
+    return 0;
+}
+
+void mf_gpu_sampler_set_query(mf_gpu_memory_query query)
+{
+    __atomic_store_n(&query_override, query, __ATOMIC_RELEASE);
+}
+
+int mf_gpu_sample_if_due(unsigned device, uint64_t value[2])
+{
+    if (!mf_recorder_sample_due(MF_DEVICE(MF_DEVICE_GPU, device)))
+        return 0;
+    mf_gpu_memory_query query = __atomic_load_n(&query_override, __ATOMIC_ACQUIRE);
+    uint64_t used = 0, total = 0;
+    if ((query ? query : driver_memory)(&used, &total) == 0) {
+        value[MF_SAMPLE_GPU_USED] = used;
+        value[MF_SAMPLE_GPU_TOTAL] = total;
     }
-    if (previous != sample_context)
-        ctx_set_current(previous);
+    return 1;
+}
+
+uint32_t mf_gpu_pci_bus(unsigned device)
+{
+    pthread_once(&driver_once, find_driver);
+    CUdevice handle;
+    int domain = 0, bus = 0, slot = 0;
+    if (!device_get || !device_attribute || device_get(&handle, (int)device) != CUDA_SUCCESS ||
+        device_attribute(&domain, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, handle) != CUDA_SUCCESS ||
+        device_attribute(&bus, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, handle) != CUDA_SUCCESS ||
+        device_attribute(&slot, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, handle) != CUDA_SUCCESS)
+        return 0;
+    return (uint32_t)domain << 16 | (uint32_t)(bus & 0xff) << 8 | (uint32_t)(slot & 0xff);
 }

@@ -5,9 +5,11 @@
  * records to mf_gpu_process_buffer(); each record becomes one recorder event
  * on gpu/<deviceId>, with the timestamp CUPTI stamped through our timestamp
  * callback (already mf_clock_now's clock, so it is copied unchanged) and,
- * for allocations, the scope and thread that the API callback remembered
- * under the record's correlationId (correlation.c).  Untagged allocations
- * get the default scope "<unk>:" and the translating thread's id.
+ * for allocations, the scope and thread that the API callback found at the
+ * call's exit, taken back from origins.c by the block's address.  Untagged
+ * allocations get the default scope "<unk>:", the translating thread's id
+ * and, when CUPTI names it, the library that asked for the memory.  A
+ * record without a usable timestamp never lands at time 0 (see gpu.h).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -59,31 +61,95 @@ static uint32_t intern_text(const char *text)
     return text ? mf_recorder_intern(text, strlen(text)) : MF_STRING_UNKNOWN;
 }
 
+/* ---- timestamps ---------------------------------------------------------- */
+
+/*
+ * What one buffer's walk knows about time: the latest good GPU timestamp
+ * seen by any walk (records that came without one take it), and how many
+ * records of this buffer needed help.
+ */
+static uint64_t latest_good_ns;
+
+typedef struct walk {
+    size_t bad_times;
+} walk;
+
+static void saw_time(uint64_t t)
+{
+    uint64_t seen = __atomic_load_n(&latest_good_ns, __ATOMIC_RELAXED);
+    while (t > seen &&
+           !__atomic_compare_exchange_n(&latest_good_ns, &seen, t, 1, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED))
+        ;
+}
+
+/* A record's time: its own if it has one, else the fallback (its call's
+ * exit, when known), else the latest good GPU time, else now. */
+static uint64_t record_time(walk *w, uint64_t t, uint64_t fallback)
+{
+    if (t) {
+        saw_time(t);
+        return t;
+    }
+    w->bad_times++;
+    if (fallback)
+        return fallback;
+    uint64_t latest = __atomic_load_n(&latest_good_ns, __ATOMIC_RELAXED);
+    return latest ? latest : mf_clock_now();
+}
+
+/* ---- memory -------------------------------------------------------------- */
+
 static unsigned memory_flags(const CUpti_ActivityMemory4 *m)
 {
     unsigned kind = mf_gpu_memory_kind(m->memoryKind, m->memoryPoolConfig.memoryPoolType);
     return kind << MF_MEMKIND_SHIFT | (m->isAsync ? MF_FLAG_ASYNC : 0u);
 }
 
-static void translate_memory(const CUpti_ActivityMemory4 *m)
+/* The snapshot taken at the API's exit, stamped with the event. */
+static void write_sample(const mf_gpu_origin *o, uint64_t time_ns)
 {
-    uint16_t device = gpu_device(m->deviceId);
-    unsigned flags = memory_flags(m);
-    if (m->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE) {
-        mf_recorder_free_event(device, flags, m->timestamp, m->address);
+    if (!o->has_sample)
         return;
-    }
-    if (m->memoryOperationType != CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION)
-        return;
-    mf_gpu_origin origin;
-    if (!mf_gpu_correlation_get(m->correlationId, &origin)) {
-        origin.scope = MF_STRING_DEFAULT_SCOPE;
-        origin.tid = mf_recorder_thread_id();
-    }
-    mf_gpu_sampler_set_context(mf_gpu_context_get(m->contextId));
-    mf_recorder_alloc_event(device, flags, m->timestamp, m->address, m->bytes, m->bytes,
-                            origin.scope, MF_STRING_UNKNOWN, origin.tid);
-    mf_gpu_sampler_set_context(NULL);
+    uint64_t value[MF_SAMPLE_VALUES] = { 0 };
+    value[MF_SAMPLE_GPU_USED] = o->sample[0];
+    value[MF_SAMPLE_GPU_TOTAL] = o->sample[1];
+    mf_recorder_sample(o->device, time_ns, value);
+}
+
+static void translate_release(walk *w, const CUpti_ActivityMemory4 *m)
+{
+    mf_gpu_origin o;
+    int known = mf_gpu_origin_take(MF_GPU_KEY_FREE, m->address, m->timestamp, &o);
+    uint64_t t = record_time(w, m->timestamp, known ? o.exit_ns : 0);
+    mf_recorder_free_event(gpu_device(m->deviceId), memory_flags(m), t, m->address);
+    if (known)
+        write_sample(&o, t);
+}
+
+static void translate_allocation(walk *w, const CUpti_ActivityMemory4 *m)
+{
+    mf_gpu_origin o;
+    int known = mf_gpu_origin_take(MF_GPU_KEY_ALLOC, m->address, m->timestamp, &o) ||
+                mf_gpu_origin_take(MF_GPU_KEY_CORRELATION, m->correlationId, m->timestamp, &o);
+    uint64_t t = record_time(w, m->timestamp, known ? o.exit_ns : 0);
+    uint32_t name = mf_gpu_memory_name(m->name, m->source, known);
+    /* o.stack goes to the ALLOC record's stack field once the recorder takes it */
+    mf_recorder_alloc_event(gpu_device(m->deviceId), memory_flags(m), t, m->address, m->bytes,
+                            m->bytes, known ? o.scope : MF_STRING_DEFAULT_SCOPE, name,
+                            known ? o.tid : mf_recorder_thread_id());
+    if (known)
+        write_sample(&o, t);
+}
+
+static void translate_memory(walk *w, const CUpti_ActivityMemory4 *m)
+{
+    if (mf_gpu_api_recorded(m->correlationId))
+        return; /* a mapping or registration: vmm.c recorded it at the API */
+    if (m->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE)
+        translate_release(w, m);
+    else if (m->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION)
+        translate_allocation(w, m);
 }
 
 static unsigned pool_op(unsigned cupti_op)
@@ -100,61 +166,99 @@ static unsigned pool_op(unsigned cupti_op)
     }
 }
 
-static void translate_pool(const CUpti_ActivityMemoryPool3 *p)
+static void translate_pool(walk *w, const CUpti_ActivityMemoryPool3 *p)
 {
     unsigned op = pool_op(p->memoryPoolOperationType);
     if (op)
-        mf_recorder_pool(gpu_device(p->deviceId), op, p->timestamp, p->address, p->size,
-                         p->releaseThreshold);
+        mf_recorder_pool(gpu_device(p->deviceId), op, record_time(w, p->timestamp, 0),
+                         p->address, p->size, p->releaseThreshold);
 }
 
-static void translate_kernel(const CUpti_ActivityKernel10 *k)
+/* ---- devices ------------------------------------------------------------- */
+
+static uint64_t devices_described[4]; /* one bit per device index */
+
+static void translate_device(const CUpti_ActivityDevice5 *d)
 {
-    mf_recorder_activity(gpu_device(k->deviceId), MF_ACT_KERNEL, k->start, k->end, 0,
+    if (!d->isCudaVisible || d->id > 255)
+        return;
+    uint64_t bit = 1ull << (d->id % 64);
+    if (__atomic_fetch_or(&devices_described[d->id / 64], bit, __ATOMIC_ACQ_REL) & bit)
+        return;
+    uint32_t mig = d->isMigEnabled ? (d->gpuInstanceId << 16 | (d->computeInstanceId & 0xffff))
+                                   : UINT32_MAX;
+    mf_recorder_device_info(gpu_device(d->id), intern_text(d->name),
+                            (const uint8_t *)d->uuid.bytes, d->globalMemorySize, mig,
+                            mf_gpu_pci_bus(d->id));
+}
+
+/* ---- kernels, copies, sets ----------------------------------------------- */
+
+/* A span CUPTI could not time (start 0, or end before start) is left out. */
+static int span_ok(walk *w, uint64_t start, uint64_t end)
+{
+    if (start && end >= start) {
+        saw_time(end);
+        return 1;
+    }
+    w->bad_times++;
+    return 0;
+}
+
+static void translate_kernel(walk *w, const CUpti_ActivityKernel10 *k)
+{
+    if (span_ok(w, k->start, k->end))
+        mf_recorder_activity(gpu_device(k->deviceId), MF_ACT_KERNEL, k->start, k->end, 0,
                          k->streamId, mf_gpu_kernel_name(k->name), k->correlationId);
 }
 
-static void translate_memcpy(const CUpti_ActivityMemcpy6 *c)
+static void translate_memcpy(walk *w, const CUpti_ActivityMemcpy6 *c)
 {
-    mf_recorder_activity(gpu_device(c->deviceId), MF_ACT_MEMCPY, c->start, c->end, c->bytes,
+    if (span_ok(w, c->start, c->end))
+        mf_recorder_activity(gpu_device(c->deviceId), MF_ACT_MEMCPY, c->start, c->end, c->bytes,
                          c->streamId, intern_text(mf_gpu_memcpy_kind_name(c->copyKind)),
                          c->correlationId);
 }
 
-static void translate_memcpy_peer(const CUpti_ActivityMemcpyPtoP4 *c)
+static void translate_memcpy_peer(walk *w, const CUpti_ActivityMemcpyPtoP4 *c)
 {
-    mf_recorder_activity(gpu_device(c->deviceId), MF_ACT_MEMCPY, c->start, c->end, c->bytes,
+    if (span_ok(w, c->start, c->end))
+        mf_recorder_activity(gpu_device(c->deviceId), MF_ACT_MEMCPY, c->start, c->end, c->bytes,
                          c->streamId, intern_text(mf_gpu_memcpy_kind_name(c->copyKind)),
                          c->correlationId);
 }
 
-static void translate_memset(const CUpti_ActivityMemset4 *s)
+static void translate_memset(walk *w, const CUpti_ActivityMemset4 *s)
 {
-    mf_recorder_activity(gpu_device(s->deviceId), MF_ACT_MEMSET, s->start, s->end, s->bytes,
+    if (span_ok(w, s->start, s->end))
+        mf_recorder_activity(gpu_device(s->deviceId), MF_ACT_MEMSET, s->start, s->end, s->bytes,
                          s->streamId, intern_text("memset"), s->correlationId);
 }
 
-static void translate_record(const CUpti_Activity *record)
+static void translate_record(walk *w, const CUpti_Activity *record)
 {
     switch (record->kind) {
     case CUPTI_ACTIVITY_KIND_MEMORY2:
-        translate_memory((const CUpti_ActivityMemory4 *)record);
+        translate_memory(w, (const CUpti_ActivityMemory4 *)record);
         break;
     case CUPTI_ACTIVITY_KIND_MEMORY_POOL:
-        translate_pool((const CUpti_ActivityMemoryPool3 *)record);
+        translate_pool(w, (const CUpti_ActivityMemoryPool3 *)record);
+        break;
+    case CUPTI_ACTIVITY_KIND_DEVICE:
+        translate_device((const CUpti_ActivityDevice5 *)record);
         break;
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-        translate_kernel((const CUpti_ActivityKernel10 *)record);
+        translate_kernel(w, (const CUpti_ActivityKernel10 *)record);
         break;
     case CUPTI_ACTIVITY_KIND_MEMCPY:
-        translate_memcpy((const CUpti_ActivityMemcpy6 *)record);
+        translate_memcpy(w, (const CUpti_ActivityMemcpy6 *)record);
         break;
     case CUPTI_ACTIVITY_KIND_MEMCPY2:
-        translate_memcpy_peer((const CUpti_ActivityMemcpyPtoP4 *)record);
+        translate_memcpy_peer(w, (const CUpti_ActivityMemcpyPtoP4 *)record);
         break;
     case CUPTI_ACTIVITY_KIND_MEMSET:
-        translate_memset((const CUpti_ActivityMemset4 *)record);
+        translate_memset(w, (const CUpti_ActivityMemset4 *)record);
         break;
     default: /* EXTERNAL_CORRELATION and anything else: nothing to record */
         break;
@@ -178,13 +282,16 @@ size_t mf_gpu_process_buffer(uint8_t *buffer, size_t valid_size)
     MF_INTERNAL_BEGIN();
     CUpti_Activity *record = NULL;
     size_t walked = 0;
+    walk w = { 0 };
     CUptiResult result;
     while ((result = cuptiActivityGetNextRecord(buffer, valid_size, &record)) == CUPTI_SUCCESS) {
-        translate_record(record);
+        translate_record(&w, record);
         walked++;
     }
     if (result != CUPTI_ERROR_MAX_LIMIT_REACHED)
         report_bad_buffer(result, buffer, record, walked);
+    if (w.bad_times)
+        mf_recorder_note(MF_NOTE_GPU_BAD_TIME, w.bad_times);
     MF_INTERNAL_END();
     return walked;
 }

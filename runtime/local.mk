@@ -19,6 +19,7 @@ RUNTIME_SOURCES = \
 	runtime/intern.c runtime/intern.h \
 	runtime/log_writer.c runtime/log_writer.h \
 	runtime/recorder.c runtime/recorder.h runtime/thread_state.h \
+	runtime/cuda_seen.c runtime/cuda_seen.h \
 	runtime/scope.c \
 	runtime/stacks.c runtime/stacks.h \
 	runtime/api.c \

@@ -140,6 +140,16 @@ enum mf_note_code {
     MF_NOTE_GPU_OFF = 2,         /* GPU capture is off; value: CUPTI result */
     MF_NOTE_SCOPE_OVERFLOW = 3,  /* value: pushes past the scope stack limit */
     /* 4..19 GPU capture (gpu/), 20..29 stacks and NVTX, 30..39 the recorder */
+    MF_NOTE_GPU_NO_DRIVER = 4,   /* the program loaded CUDA but found no driver or GPU:
+                                    no GPU memory recorded */
+    MF_NOTE_GPU_NOT_INJECTED = 5, /* the CUDA driver was loaded but never started the
+                                    plugin: no GPU memory recorded */
+    MF_NOTE_GPU_CUPTI_BUSY = 6,  /* another CUPTI client holds CUPTI: GPU capture off;
+                                    value: CUPTI result */
+    MF_NOTE_GPU_CUPTI_VERSION = 7, /* the loaded libcupti is not the one built with;
+                                    value: loaded << 32 | built (cuptiGetVersion) */
+    MF_NOTE_GPU_BAD_TIME = 8,    /* GPU records without a usable timestamp in one
+                                    buffer; value: how many (none moved to time 0) */
     MF_NOTE_STACKS_FULL = 20,    /* the stack table is full; value: stacks stored */
     MF_NOTE_STACKS_LOST = 21,    /* value: allocations recorded without their stack */
     MF_NOTE_STACKS_OFF = 22,     /* stacks were asked for but libunwind cannot be loaded */

@@ -20,6 +20,7 @@
 
 #include "memflow.h"
 #include "config.h"
+#include "cuda_seen.h"
 #include "intern.h"
 #include "log_writer.h"
 #include "recorder.h"
@@ -42,6 +43,7 @@ static uint64_t sample_every;     /* sample_rate, copied at start */
 static unsigned stack_depth;      /* `stacks`, copied at start; 0 = off */
 static uint64_t sample_counters[512];
 static mf_sampler_fn samplers[2];
+static int sampled_at_source[2];  /* the capture counts and samples itself */
 static mf_flush_fn flush_hooks[8];
 static mf_start_hook start_hook;
 static int n_flush_hooks;
@@ -261,12 +263,28 @@ static void take_sample(uint16_t device)
     mf_recorder_sample(device, mf_clock_now(), value);
 }
 
-static __attribute__((noinline)) void sample_tick(uint16_t device)
+/* Count one event on device; 1 when it is the sample_rate-th. */
+static int count_toward_sample(uint16_t device)
 {
     unsigned slot = (MF_DEVICE_KIND(device) & 1) * 256 + MF_DEVICE_INDEX(device);
     uint64_t n = __atomic_add_fetch(&sample_counters[slot], 1, __ATOMIC_RELAXED);
-    if (n % sample_every == 0)
+    return n % sample_every == 0;
+}
+
+static __attribute__((noinline)) void sample_tick(uint16_t device)
+{
+    if (!sampled_at_source[MF_DEVICE_KIND(device) & 1] && count_toward_sample(device))
         take_sample(device);
+}
+
+int mf_recorder_sample_due(uint16_t device)
+{
+    return sample_every && count_toward_sample(device);
+}
+
+void mf_recorder_sample_at_source(unsigned device_kind)
+{
+    sampled_at_source[device_kind & 1] = 1;
 }
 
 void mf_recorder_set_sampler(unsigned device_kind, mf_sampler_fn fn)
@@ -620,6 +638,7 @@ static void finish_at_exit(void)
     MF_INTERNAL_BEGIN();
     mf_recorder_run_flush_hooks();
     note_lost_stacks();
+    mf_cuda_seen_at_exit();
     mf_log_writer_set_finished(1);
     report_dropped();
     MF_INTERNAL_END();

@@ -122,6 +122,18 @@ typedef void (*mf_sampler_fn)(uint16_t device, uint64_t value[MF_SAMPLE_VALUES])
 MF_EXPORT void mf_recorder_set_sampler(unsigned device_kind, mf_sampler_fn fn);
 
 /*
+ * Sampling done by the capture itself, where the event happens (the GPU
+ * plugin: on the calling thread at the CUDA API's exit, in its context).
+ * mf_recorder_sample_at_source(kind): events of that device kind recorded
+ * through mf_recorder_alloc_event/free_event no longer count by themselves.
+ * mf_recorder_sample_due(device) counts one event on device and returns 1
+ * when it is the sample_rate-th (0 when sample_rate is 0); the capture then
+ * writes the snapshot with mf_recorder_sample, stamped with the event.
+ */
+MF_EXPORT void mf_recorder_sample_at_source(unsigned device_kind);
+MF_EXPORT int mf_recorder_sample_due(uint16_t device);
+
+/*
  * Flush hooks: functions run by memflow_dump() and at exit before the log is
  * closed (CUPTI's cuptiActivityFlushAll).  At most 8.
  */

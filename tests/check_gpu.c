@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <math.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -31,43 +32,15 @@
 #include "config.h"
 #include "csv.h"
 #include "gpu.h"
+#include "gpu_test_log.h"
 #include "log_reader.h"
 #include "model.h"
 
 /* ---- log set-up --------------------------------------------------------- */
 
-static char scratch[4096];
-
-/* Start the recorder into tests/out/check_gpu/<name>/ (fresh). */
 static void start_log(const char *name, const char *sample_rate)
 {
-    const char *top = getenv("top_builddir");
-    snprintf(scratch, sizeof scratch, "%s/tests/out/check_gpu", top ? top : ".");
-    mkdir(scratch, 0755);
-    size_t len = strlen(scratch);
-    snprintf(scratch + len, sizeof scratch - len, "/%s", name);
-    mkdir(scratch, 0755);
-    char cmd[4200];
-    snprintf(cmd, sizeof cmd, "rm -f '%s'/*.mfl", scratch);
-    ck_assert_int_eq(system(cmd), 0);
-    const char *keys[] = { "path", "sample_rate" };
-    const char *vals[] = { scratch, sample_rate ? sample_rate : "0" };
-    char err[512];
-    ck_assert_msg(mf_config_apply(2, keys, vals, NULL, err, sizeof err) == 0, "%s", err);
-    ck_assert_msg(mf_recorder_start() == 0, "%s", memflow_last_error());
-}
-
-/* Finish the log and read it back. */
-static mf_log *finish_and_read(void)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s", mf_recorder_log_path());
-    mf_recorder_finish();
-    mf_log *log = NULL;
-    char err[512];
-    int rc = mf_log_read(path, &log, err, sizeof err);
-    ck_assert_msg(rc == 0, "reading %s: %d %s", path, rc, rc < 0 ? err : log->damage);
-    return log;
+    gpu_test_start_log("check_gpu", name, sample_rate);
 }
 
 /* The i-th event of the given type (and device kind, -1 for any). */
@@ -88,8 +61,11 @@ static const mf_event *nth_event(const mf_log *log, unsigned type, int device_ki
 static size_t count_events(const mf_log *log, unsigned type, int device_kind)
 {
     size_t n = 0;
-    while (nth_event(log, type, device_kind, n))
-        n++;
+    for (size_t k = 0; k < log->n_events; k++) {
+        const mf_event *e = &log->events[k];
+        n += e->type == type &&
+             (device_kind < 0 || MF_DEVICE_KIND(e->device) == (unsigned)device_kind);
+    }
     return n;
 }
 
@@ -185,49 +161,59 @@ static process_job process_on_cupti_thread(record_buffer *b)
     return job;
 }
 
-/* The API callback as CUPTI calls it, on this thread. */
-static void api_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, CUpti_ApiCallbackSite site,
-                     uint32_t correlation, uint32_t context_uid, void *context)
+/* ---- CUDA API calls as CUPTI reports them ------------------------------- */
+
+#define RT CUPTI_CB_DOMAIN_RUNTIME_API
+#define DRV CUPTI_CB_DOMAIN_DRIVER_API
+
+/* One callback site of a CUDA function, on this thread: params is the
+ * function's generated parameter struct, result its return value. */
+static void api_site(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                     CUpti_ApiCallbackSite site, uint32_t correlation, const void *params,
+                     int result)
 {
     CUpti_CallbackData data;
     memset(&data, 0, sizeof data);
     data.callbackSite = site;
     data.functionName = "synthetic";
-    data.context = context;
-    data.contextUid = context_uid;
+    data.functionParams = params;
+    data.functionReturnValue = site == CUPTI_API_EXIT ? &result : NULL;
     data.correlationId = correlation;
+    data.context = NULL; /* no driver here: CUPTI names no device (gpu/0) */
     mf_gpu_api_callback(NULL, domain, cbid, &data);
 }
 
-static void runtime_alloc_call(CUpti_CallbackId cbid, uint32_t correlation)
+/* A whole call: ENTER, then EXIT with its result. */
+static void api_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, uint32_t correlation,
+                     const void *params, int result)
 {
-    api_call(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, CUPTI_API_ENTER, correlation, 1, (void *)0x1000);
-    api_call(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, CUPTI_API_EXIT, correlation, 1, (void *)0x1000);
+    api_site(domain, cbid, CUPTI_API_ENTER, correlation, params, 0);
+    api_site(domain, cbid, CUPTI_API_EXIT, correlation, params, result);
+}
+
+/* cudaMalloc returning addr, its driver call (cuMemAlloc_v2) nested inside,
+ * as the runtime makes it: ENTER, driver ENTER/EXIT, EXIT. */
+static void cuda_malloc(uint64_t addr, uint32_t correlation)
+{
+    void *out = (void *)(uintptr_t)addr;
+    CUdeviceptr dptr = addr;
+    cudaMalloc_v3020_params p = { &out, 4096 };
+    cuMemAlloc_v2_params d = { &dptr, 4096 };
+    api_site(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, CUPTI_API_ENTER, correlation, &p, 0);
+    api_call(DRV, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, correlation + 1, &d, CUDA_SUCCESS);
+    api_site(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, CUPTI_API_EXIT, correlation, &p,
+             cudaSuccess);
+}
+
+static void cuda_free(uint64_t addr, uint32_t correlation)
+{
+    cudaFree_v3020_params p = { (void *)(uintptr_t)addr };
+    api_call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020, correlation, &p, cudaSuccess);
 }
 
 static uint32_t my_tid(void)
 {
     return (uint32_t)syscall(SYS_gettid);
-}
-
-/* Run fn with fd 2 sent to a file; returns what it wrote (static buffer). */
-static const char *capture_stderr(void (*fn)(void *), void *arg)
-{
-    static char text[4096];
-    fflush(stderr);
-    FILE *tmp = tmpfile();
-    ck_assert_ptr_nonnull(tmp);
-    int saved = dup(2);
-    dup2(fileno(tmp), 2);
-    fn(arg);
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    rewind(tmp);
-    size_t n = fread(text, 1, sizeof text - 1, tmp);
-    text[n] = '\0';
-    fclose(tmp);
-    return text;
 }
 
 static int count_lines(const char *text)
@@ -245,46 +231,57 @@ static int count_lines(const char *text)
 /*
  * Six allocations of every memory kind, two of them untagged, and two
  * releases: devices, addresses, sizes, kinds, async flag, scopes, threads.
+ * Each call is made the way the runtime and driver report it (cudaMalloc
+ * with its nested cuMemAlloc_v2, cudaMallocAsync, cuMemHostAlloc_v2,
+ * cuMemAllocManaged); a failed call and a copy tag nothing.
  */
 START_TEST(memory2_records_become_alloc_and_free_events)
 {
     start_log("memory2", NULL);
     uint64_t t0 = mf_clock_now();
     memflow_scope_push("net_dense0", 0);
-    runtime_alloc_call(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, 101);
+    cuda_malloc(0x7f0000000000ull, 101);
     memflow_scope_pop();
     memflow_scope_push("net_dense1", 0);
-    runtime_alloc_call(CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020, 102);
+    void *async_out = (void *)0x7f1000000000ull;
+    cudaMallocAsync_v11020_params async = { &async_out, 8192, NULL };
+    api_call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020, 103, &async, cudaSuccess);
     memflow_scope_push("pinned<\"&>", 1);
-    api_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc_v2,
-             CUPTI_API_ENTER, 103, 1, (void *)0x1000);
+    void *host_out = (void *)0x7f2000000000ull;
+    cuMemHostAlloc_params host = { &host_out, 4096, 0 };
+    api_call(DRV, CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc_v2, 104, &host, CUDA_SUCCESS);
     memflow_scope_pop();
-    api_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged,
-             CUPTI_API_ENTER, 104, 1, (void *)0x1000);
-    /* only the exit of an allocation, and the entry of a copy: not remembered */
-    api_call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020,
-             CUPTI_API_EXIT, 105, 1, (void *)0x1000);
-    api_call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020,
-             CUPTI_API_ENTER, 106, 1, (void *)0x1000);
+    CUdeviceptr managed_out = 0x7f3000000000ull;
+    cuMemAllocManaged_params managed = { &managed_out, 1 << 20, 1 };
+    api_call(DRV, CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged, 105, &managed, CUDA_SUCCESS);
+    /* a call that failed, and a copy: neither tags a block */
+    void *failed_out = (void *)0x7f4000000000ull;
+    cudaMalloc_v3020_params failed = { &failed_out, 256 };
+    api_call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, 106, &failed,
+             cudaErrorMemoryAllocation);
+    cudaMemcpy_v3020_params copy = { (void *)0x7f5000000000ull, NULL, 512, cudaMemcpyHostToDevice };
+    api_call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, 107, &copy, cudaSuccess);
     memflow_scope_pop();
+    ck_assert_uint_eq(mf_gpu_origins_pending(), 4);
 
     record_buffer b = buffer_new();
     add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0, 101, 0x7f0000000000ull, 5120, t0 + 1000);
     add_memory(&b, CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION,
-               CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL, 1, 102,
+               CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL, 1, 103,
                0x7f1000000000ull, 8192, t0 + 2000, 1, 1);
-    add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_PINNED, 0, 103, 0x7f2000000000ull, 4096, t0 + 3000);
-    add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_MANAGED, 0, 104, 0x7f3000000000ull, 1 << 20,
+    add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_PINNED, 0, 104, 0x7f2000000000ull, 4096, t0 + 3000);
+    add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_MANAGED, 0, 105, 0x7f3000000000ull, 1 << 20,
               t0 + 4000);
-    add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 2, 105, 0x7f4000000000ull, 256, t0 + 5000);
-    add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0, 106, 0x7f5000000000ull, 512, t0 + 6000);
+    add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 2, 106, 0x7f4000000000ull, 256, t0 + 5000);
+    add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0, 107, 0x7f5000000000ull, 512, t0 + 6000);
     add_release(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0, 0x7f0000000000ull, 5120, t0 + 7000);
     add_memory(&b, CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE,
                CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL, 1, 0,
                0x7f1000000000ull, 8192, t0 + 8000, 1, 1);
     process_job job = process_on_cupti_thread(&b);
     ck_assert_uint_eq(job.walked, 8);
-    mf_log *log = finish_and_read();
+    ck_assert_uint_eq(mf_gpu_origins_pending(), 0);
+    mf_log *log = gpu_test_finish_and_read();
 
     ck_assert_uint_eq(count_events(log, MF_REC_ALLOC, MF_DEVICE_GPU), 6);
     ck_assert_uint_eq(count_events(log, MF_REC_FREE, MF_DEVICE_GPU), 2);
@@ -361,7 +358,7 @@ START_TEST(memory_pool_records_become_pool_events)
         buffer_add(&b, &p, sizeof p);
     }
     ck_assert_uint_eq(process_on_cupti_thread(&b).walked, 3);
-    mf_log *log = finish_and_read();
+    mf_log *log = gpu_test_finish_and_read();
     ck_assert_uint_eq(count_events(log, MF_REC_POOL, -1), 3);
     for (unsigned i = 0; i < 3; i++) {
         const mf_event *e = nth_event(log, MF_REC_POOL, -1, i);
@@ -434,7 +431,7 @@ START_TEST(kernel_memcpy_memset_records_become_activities)
     s.correlationId = 304;
     buffer_add(&b, &s, sizeof s);
     ck_assert_uint_eq(process_on_cupti_thread(&b).walked, 5);
-    mf_log *log = finish_and_read();
+    mf_log *log = gpu_test_finish_and_read();
 
     ck_assert_uint_eq(count_events(log, MF_REC_ACTIVITY, -1), 5);
     struct {
@@ -483,7 +480,7 @@ START_TEST(external_correlation_record_is_skipped)
     buffer_add(&b, &x, sizeof x);
     add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0, 400, 0x2000, 128, t0 + 2);
     ck_assert_uint_eq(process_on_cupti_thread(&b).walked, 3);
-    mf_log *log = finish_and_read();
+    mf_log *log = gpu_test_finish_and_read();
     ck_assert_uint_eq(count_events(log, MF_REC_ALLOC, MF_DEVICE_GPU), 2);
     ck_assert_uint_eq(nth_event(log, MF_REC_ALLOC, MF_DEVICE_GPU, 0)->addr, 0x1000);
     ck_assert_uint_eq(nth_event(log, MF_REC_ALLOC, MF_DEVICE_GPU, 1)->addr, 0x2000);
@@ -516,7 +513,7 @@ START_TEST(gpu_timestamp_orders_with_cpu_events)
     record_buffer b = buffer_new();
     add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0, 0, 0xd000, 1000, gpu_time);
     process_on_cupti_thread(&b);
-    mf_log *log = finish_and_read();
+    mf_log *log = gpu_test_finish_and_read();
 
     const mf_event *seen[3];
     int n = 0;
@@ -547,10 +544,10 @@ static void note_dropped_17(void *arg)
 START_TEST(dropped_records_are_noted)
 {
     start_log("dropped", NULL);
-    const char *err = capture_stderr(note_dropped_17, NULL);
+    const char *err = gpu_test_capture_stderr(note_dropped_17, NULL);
     ck_assert_str_eq(err, "memflow: CUPTI dropped 17 GPU activity records (buffers full); "
                           "GPU memory in the log is incomplete\n");
-    mf_log *log = finish_and_read();
+    mf_log *log = gpu_test_finish_and_read();
     ck_assert_uint_eq(count_events(log, MF_REC_NOTE, -1), 1);
     const mf_event *e = nth_event(log, MF_REC_NOTE, -1, 0);
     ck_assert_uint_eq(e->extra, MF_NOTE_GPU_DROPPED);
@@ -559,32 +556,95 @@ START_TEST(dropped_records_are_noted)
 }
 END_TEST
 
+/* What the driver would answer: distinct numbers, and on which thread it
+ * was asked.  This machine has no driver; the real query is cuMemGetInfo in
+ * the calling thread's current context. */
+static uint32_t query_tids[8];
+static int queries;
+
+static int query_on_this_thread(uint64_t *used, uint64_t *total)
+{
+    if (queries < 8)
+        query_tids[queries] = my_tid();
+    queries++;
+    *used = 1000u * (uint64_t)queries;
+    *total = 80ull << 30;
+    return 0;
+}
+
+static void start_gpu_quietly(void *arg)
+{
+    (void)arg;
+    memflow_gpu_start(); /* says once that CUPTI is off here; sets sampling at the source */
+}
+
+typedef struct program_thread {
+    uint32_t tid;
+    uint64_t exit_after[4]; /* mf_clock_now after each call returned */
+} program_thread;
+
+/* The program: two cudaMalloc, two cudaFree, in a thread of its own. */
+static void *malloc_and_free_thread(void *arg)
+{
+    program_thread *p = arg;
+    p->tid = my_tid();
+    memflow_scope_push("step", 0);
+    cuda_malloc(0xa0000, 11);
+    p->exit_after[0] = mf_clock_now();
+    cuda_malloc(0xb0000, 13);
+    p->exit_after[1] = mf_clock_now();
+    cuda_free(0xa0000, 15);
+    p->exit_after[2] = mf_clock_now();
+    cuda_free(0xb0000, 16);
+    p->exit_after[3] = mf_clock_now();
+    memflow_scope_pop();
+    return NULL;
+}
+
 /*
- * sample_rate 2 on the GPU: after every 2nd GPU event a SAMPLE on that
- * device, taken by production's sampler; with no driver in this process
- * cuMemGetInfo cannot be asked, so its values are 0.
+ * sample_rate 2 on the GPU: every 2nd CUDA allocation or free takes a
+ * snapshot at the API's exit, on the program's thread (where its context is
+ * current), and the SAMPLE carries the time of the event's own record -
+ * not the moment CUPTI delivered it, on its own thread without a context.
  */
-START_TEST(gpu_sampler_every_n_events)
+START_TEST(gpu_snapshot_at_api_exit_stamped_with_the_event)
 {
     start_log("sample", "2");
-    mf_recorder_set_sampler(MF_DEVICE_GPU, mf_gpu_sample);
-    uint64_t t0 = mf_clock_now();
+    gpu_test_capture_stderr(start_gpu_quietly, NULL);
+    mf_gpu_sampler_set_query(query_on_this_thread);
+    program_thread program = { 0, { 0 } };
+    pthread_t thread;
+    ck_assert_int_eq(pthread_create(&thread, NULL, malloc_and_free_thread, &program), 0);
+    ck_assert_int_eq(pthread_join(thread, NULL), 0);
+    ck_assert_int_eq(queries, 2);
+    ck_assert_uint_eq(query_tids[0], program.tid);
+    ck_assert_uint_eq(query_tids[1], program.tid);
+    /* the records, stamped inside their calls, come back later */
+    uint64_t t_b = program.exit_after[1] - 1, t_free_b = program.exit_after[3] - 1;
     record_buffer b = buffer_new();
-    add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0, 0, 0x10000, 100, t0 + 1);
-    add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0, 0, 0x20000, 200, t0 + 2);
-    add_release(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0, 0x10000, 100, t0 + 3);
-    add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 1, 0, 0x30000, 300, t0 + 4);
-    add_release(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0, 0x20000, 200, t0 + 5);
-    ck_assert_uint_eq(process_on_cupti_thread(&b).walked, 5);
-    mf_log *log = finish_and_read();
-    /* gpu/0 saw 4 events -> 2 samples; gpu/1 saw 1 -> none */
+    add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0, 11, 0xa0000, 100,
+              program.exit_after[0] - 1);
+    add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0, 13, 0xb0000, 200, t_b);
+    add_release(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0, 0xa0000, 100,
+                program.exit_after[2] - 1);
+    add_release(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0, 0xb0000, 200, t_free_b);
+    sleep_a_little();
+    process_job job = process_on_cupti_thread(&b);
+    ck_assert_uint_eq(job.walked, 4);
+    ck_assert_int_eq(queries, 2);
+    mf_log *log = gpu_test_finish_and_read();
     ck_assert_uint_eq(count_events(log, MF_REC_SAMPLE, -1), 2);
-    for (size_t i = 0; i < 2; i++) {
-        const mf_event *e = nth_event(log, MF_REC_SAMPLE, -1, i);
-        ck_assert_uint_eq(e->device, MF_DEVICE(MF_DEVICE_GPU, 0));
-        ck_assert_uint_eq(log->samples[e->extra].value[MF_SAMPLE_GPU_USED], 0);
-        ck_assert_uint_eq(log->samples[e->extra].value[MF_SAMPLE_GPU_TOTAL], 0);
-    }
+    const mf_event *s0 = nth_event(log, MF_REC_SAMPLE, -1, 0);
+    const mf_event *s1 = nth_event(log, MF_REC_SAMPLE, -1, 1);
+    ck_assert_uint_eq(s0->device, MF_DEVICE(MF_DEVICE_GPU, 0));
+    ck_assert_uint_eq(s0->time_ns, t_b);
+    ck_assert_uint_eq(log->samples[s0->extra].value[MF_SAMPLE_GPU_USED], 1000);
+    ck_assert_uint_eq(log->samples[s0->extra].value[MF_SAMPLE_GPU_TOTAL], 80ull << 30);
+    ck_assert_uint_eq(s1->device, MF_DEVICE(MF_DEVICE_GPU, 0));
+    ck_assert_uint_eq(s1->time_ns, t_free_b);
+    ck_assert_uint_eq(log->samples[s1->extra].value[MF_SAMPLE_GPU_USED], 2000);
+    ck_assert_str_eq(mf_log_string(log, nth_event(log, MF_REC_ALLOC, MF_DEVICE_GPU, 1)->scope),
+                     "step:");
     mf_log_free(log);
     free(b.bytes);
 }
@@ -600,7 +660,7 @@ START_TEST(truncated_last_record_is_not_translated)
     add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0, 0, 0x2000, 64, t0 + 2);
     b.used -= 64; /* half of the second record */
     ck_assert_uint_eq(process_on_cupti_thread(&b).walked, 1);
-    mf_log *log = finish_and_read();
+    mf_log *log = gpu_test_finish_and_read();
     ck_assert_uint_eq(count_events(log, MF_REC_ALLOC, MF_DEVICE_GPU), 1);
     ck_assert_uint_eq(nth_event(log, MF_REC_ALLOC, MF_DEVICE_GPU, 0)->addr, 0x1000);
     mf_log_free(log);
@@ -616,7 +676,7 @@ typedef struct caller {
     uint32_t tid;
 } caller;
 
-/* One program thread: its own scope, 5000 cudaMalloc callbacks. */
+/* One program thread: its own scope, 5000 cudaMalloc calls. */
 static void *caller_thread(void *arg)
 {
     caller *c = arg;
@@ -624,9 +684,10 @@ static void *caller_thread(void *arg)
     char scope[32];
     snprintf(scope, sizeof scope, "worker%d", c->index);
     memflow_scope_push(scope, 0);
-    for (uint32_t i = 0; i < CALLS_PER_THREAD; i++)
-        runtime_alloc_call(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020,
-                           (uint32_t)c->index * CALLS_PER_THREAD + i + 1);
+    for (uint32_t i = 0; i < CALLS_PER_THREAD; i++) {
+        uint32_t id = (uint32_t)c->index * CALLS_PER_THREAD + i + 1;
+        cuda_malloc(0x100000000ull + 4096ull * id, 2 * id);
+    }
     memflow_scope_pop();
     return NULL;
 }
@@ -654,7 +715,7 @@ START_TEST(many_threads_keep_their_scopes)
         add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0, id, 0x100000000ull + 4096ull * id,
                   4096, t0 + id);
     ck_assert_uint_eq(process_on_cupti_thread(&b).walked, total);
-    mf_log *log = finish_and_read();
+    mf_log *log = gpu_test_finish_and_read();
     ck_assert_uint_eq(count_events(log, MF_REC_ALLOC, MF_DEVICE_GPU), total);
     size_t seen = 0;
     for (size_t k = 0; k < log->n_events; k++) {
@@ -673,6 +734,507 @@ START_TEST(many_threads_keep_their_scopes)
     ck_assert_uint_eq(seen, total);
     mf_log_free(log);
     free(b.bytes);
+}
+END_TEST
+
+/*
+ * 100,000 tensor-sized allocations (PYTORCH_NO_CUDA_MEMORY_CACHING=1) are
+ * made in 100 scopes, half through the runtime (cudaMalloc with its nested
+ * driver call) and half straight through the driver, so correlation ids
+ * run far past any table size; all their MEMORY2 records come back in one
+ * buffer.  Every block keeps its scope and thread, and nothing is left
+ * waiting.
+ */
+#define MANY_ALLOCATIONS 100000u
+
+START_TEST(hundred_thousand_allocations_in_one_buffer_keep_their_scopes)
+{
+    start_log("many", NULL);
+    uint32_t correlation = 1;
+    for (uint32_t i = 0; i < MANY_ALLOCATIONS; i++) {
+        char scope[16];
+        snprintf(scope, sizeof scope, "layer%02u", i % 100);
+        memflow_scope_push(scope, 0);
+        uint64_t addr = 0x200000000ull + 512ull * i;
+        if (i % 2 == 0) {
+            cuda_malloc(addr, correlation);
+            correlation += 2;
+        } else {
+            CUdeviceptr out = addr;
+            cuMemAlloc_v2_params d = { &out, 512 };
+            api_call(DRV, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, correlation++, &d,
+                     CUDA_SUCCESS);
+        }
+        memflow_scope_pop();
+    }
+    ck_assert_uint_gt(correlation, 2 * 65536);
+    ck_assert_uint_eq(mf_gpu_origins_pending(), MANY_ALLOCATIONS);
+    record_buffer b = buffer_of((size_t)MANY_ALLOCATIONS * sizeof(CUpti_ActivityMemory4));
+    uint64_t t0 = mf_clock_now();
+    for (uint32_t i = 0; i < MANY_ALLOCATIONS; i++)
+        add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0, i + 1, 0x200000000ull + 512ull * i,
+                  512, t0 + i);
+    ck_assert_uint_eq(process_on_cupti_thread(&b).walked, MANY_ALLOCATIONS);
+    ck_assert_uint_eq(mf_gpu_origins_pending(), 0);
+    mf_log *log = gpu_test_finish_and_read();
+    ck_assert_uint_eq(count_events(log, MF_REC_ALLOC, MF_DEVICE_GPU), MANY_ALLOCATIONS);
+    size_t checked = 0;
+    for (size_t k = 0; k < log->n_events; k++) {
+        const mf_event *e = &log->events[k];
+        if (e->type != MF_REC_ALLOC || MF_DEVICE_KIND(e->device) != MF_DEVICE_GPU)
+            continue;
+        uint32_t i = (uint32_t)((e->addr - 0x200000000ull) / 512);
+        char want[16];
+        snprintf(want, sizeof want, "layer%02u:", i % 100);
+        ck_assert_str_eq(mf_log_string(log, e->scope), want);
+        ck_assert_uint_eq(e->tid, my_tid());
+        ck_assert_uint_eq(e->time_ns, t0 + i);
+        checked++;
+    }
+    ck_assert_uint_eq(checked, MANY_ALLOCATIONS);
+    mf_log_free(log);
+    free(b.bytes);
+}
+END_TEST
+
+/*
+ * The same address, freed and allocated again by another scope before
+ * CUPTI delivered anything: each record finds the call whose window holds
+ * its timestamp.
+ */
+START_TEST(reused_address_keeps_each_calls_scope)
+{
+    start_log("reused", NULL);
+    memflow_scope_push("first", 0);
+    uint64_t before1 = mf_clock_now();
+    cuda_malloc(0xf000, 1);
+    uint64_t after1 = mf_clock_now();
+    memflow_scope_pop();
+    cuda_free(0xf000, 3);
+    memflow_scope_push("second", 0);
+    uint64_t before2 = mf_clock_now();
+    cuda_malloc(0xf000, 4);
+    uint64_t after2 = mf_clock_now();
+    memflow_scope_pop();
+    ck_assert_uint_lt(after1, before2);
+    record_buffer b = buffer_new();
+    /* delivered newest first, stamped inside their calls */
+    add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0, 4, 0xf000, 64, (before2 + after2) / 2);
+    add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0, 1, 0xf000, 64, (before1 + after1) / 2);
+    process_on_cupti_thread(&b);
+    mf_log *log = gpu_test_finish_and_read();
+    ck_assert_uint_eq(count_events(log, MF_REC_ALLOC, MF_DEVICE_GPU), 2);
+    const mf_event *a0 = nth_event(log, MF_REC_ALLOC, MF_DEVICE_GPU, 0); /* sorted by time */
+    const mf_event *a1 = nth_event(log, MF_REC_ALLOC, MF_DEVICE_GPU, 1);
+    ck_assert_str_eq(mf_log_string(log, a0->scope), "first:");
+    ck_assert_str_eq(mf_log_string(log, a1->scope), "second:");
+    mf_log_free(log);
+    free(b.bytes);
+}
+END_TEST
+
+/*
+ * Virtual memory management (PyTorch's expandable segments) and registered
+ * host memory, as the driver reports them through the API callbacks: each
+ * cuMemMap is a VMM block at its address on the device of its physical
+ * allocation, with the calling thread's scope; one cuMemUnmap frees every
+ * page it covers; cudaHostRegister is pinned memory flagged REGISTERED.
+ * A MEMORY2 record CUPTI may give for those calls is not counted twice;
+ * a failed map records nothing.
+ */
+START_TEST(vmm_mappings_and_registered_host_memory_become_blocks)
+{
+    start_log("vmm", NULL);
+    const uint64_t va = 0x7e0000000000ull, page = 2u << 20;
+    CUmemAllocationProp prop;
+    memset(&prop, 0, sizeof prop);
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = 1;
+    CUmemGenericAllocationHandle h1 = 0x51, h2 = 0x52;
+    cuMemCreate_params c1 = { &h1, page, &prop, 0 }, c2 = { &h2, page, &prop, 0 };
+    memflow_scope_push("expandable", 0);
+    api_call(DRV, CUPTI_DRIVER_TRACE_CBID_cuMemCreate, 900, &c1, CUDA_SUCCESS);
+    api_call(DRV, CUPTI_DRIVER_TRACE_CBID_cuMemCreate, 901, &c2, CUDA_SUCCESS);
+    cuMemMap_params m1 = { va, page, 0, h1, 0 }, m2 = { va + page, page, 0, h2, 0 };
+    api_call(DRV, CUPTI_DRIVER_TRACE_CBID_cuMemMap, 902, &m1, CUDA_SUCCESS);
+    api_call(DRV, CUPTI_DRIVER_TRACE_CBID_cuMemMap, 903, &m2, CUDA_SUCCESS);
+    cuMemMap_params failed = { va + 2 * page, page, 0, h2, 0 };
+    api_call(DRV, CUPTI_DRIVER_TRACE_CBID_cuMemMap, 904, &failed, CUDA_ERROR_OUT_OF_MEMORY);
+    memflow_scope_pop();
+    /* an imported handle (unknown here): the calling context's device */
+    cuMemMap_params m3 = { va + 8 * page, page, 0, 0x99, 0 };
+    api_call(DRV, CUPTI_DRIVER_TRACE_CBID_cuMemMap, 905, &m3, CUDA_SUCCESS);
+    cuMemUnmap_params u1 = { va, 2 * page }, u3 = { va + 8 * page, page };
+    api_call(DRV, CUPTI_DRIVER_TRACE_CBID_cuMemUnmap, 906, &u1, CUDA_SUCCESS);
+    api_call(DRV, CUPTI_DRIVER_TRACE_CBID_cuMemUnmap, 907, &u3, CUDA_SUCCESS);
+    cuMemRelease_params r1 = { h1 };
+    api_call(DRV, CUPTI_DRIVER_TRACE_CBID_cuMemRelease, 908, &r1, CUDA_SUCCESS);
+    static char host[65536];
+    memflow_scope_push("pinned_io", 0);
+    cudaHostRegister_v4000_params reg = { host, sizeof host, 0 };
+    cuMemHostRegister_v2_params reg_drv = { host, sizeof host, 0 };
+    api_site(RT, CUPTI_RUNTIME_TRACE_CBID_cudaHostRegister_v4000, CUPTI_API_ENTER, 909, &reg, 0);
+    api_call(DRV, CUPTI_DRIVER_TRACE_CBID_cuMemHostRegister_v2, 910, &reg_drv, CUDA_SUCCESS);
+    api_site(RT, CUPTI_RUNTIME_TRACE_CBID_cudaHostRegister_v4000, CUPTI_API_EXIT, 909, &reg,
+             cudaSuccess);
+    memflow_scope_pop();
+    cudaHostUnregister_v4000_params unreg = { host };
+    api_call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaHostUnregister_v4000, 911, &unreg, cudaSuccess);
+
+    record_buffer b = buffer_new();
+    uint64_t t0 = mf_clock_now();
+    add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 1, 900, 0, page, t0);
+    add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_PINNED, 0, 910, (uintptr_t)host, sizeof host, t0);
+    add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0, 77, 0x5000, 64, t0);
+    ck_assert_uint_eq(process_on_cupti_thread(&b).walked, 3);
+    mf_log *log = gpu_test_finish_and_read();
+
+    ck_assert_uint_eq(count_events(log, MF_REC_ALLOC, MF_DEVICE_GPU), 5);
+    ck_assert_uint_eq(count_events(log, MF_REC_FREE, MF_DEVICE_GPU), 4);
+    struct {
+        uint16_t device, flags;
+        uint64_t addr, size;
+        const char *scope;
+    } want[] = {
+        { MF_DEVICE(1, 1), GPU_FLAGS(MF_MEM_VMM, 0), va, page, "expandable:" },
+        { MF_DEVICE(1, 1), GPU_FLAGS(MF_MEM_VMM, 0), va + page, page, "expandable:" },
+        { MF_DEVICE(1, 0), GPU_FLAGS(MF_MEM_VMM, 0), va + 8 * page, page, "<unk>:" },
+        { MF_DEVICE(1, 0), GPU_FLAGS(MF_MEM_PINNED, MF_FLAG_REGISTERED), (uintptr_t)host,
+          sizeof host, "pinned_io:" },
+        { MF_DEVICE(1, 0), GPU_FLAGS(MF_MEM_DEVICE, 0), 0x5000, 64, "<unk>:" },
+    };
+    for (size_t i = 0; i < 5; i++) {
+        const mf_event *e = nth_event(log, MF_REC_ALLOC, MF_DEVICE_GPU, i);
+        ck_assert_uint_eq(e->device, want[i].device);
+        ck_assert_uint_eq(e->flags, want[i].flags);
+        ck_assert_uint_eq(e->addr, want[i].addr);
+        ck_assert_uint_eq(e->size, want[i].size);
+        ck_assert_str_eq(mf_log_string(log, e->scope), want[i].scope);
+        if (i < 4)
+            ck_assert_uint_eq(e->tid, my_tid());
+    }
+    uint64_t freed[] = { va, va + page, va + 8 * page, (uintptr_t)host };
+    for (size_t i = 0; i < 4; i++) {
+        const mf_event *f = nth_event(log, MF_REC_FREE, MF_DEVICE_GPU, i);
+        ck_assert_uint_eq(f->addr, freed[i]);
+        ck_assert_uint_eq(f->device, i < 2 ? MF_DEVICE(1, 1) : MF_DEVICE(1, 0));
+    }
+    mf_log_free(log);
+    free(b.bytes);
+}
+END_TEST
+
+/*
+ * Records without a usable timestamp (CUPTI leaves 0 where it could not
+ * time something; a forced flush hands back unfinished ones) never move the
+ * time axis to 0: a memory record takes its call's exit time, or the
+ * latest good GPU time; a kernel or copy that cannot be placed is left out;
+ * one note counts them.
+ */
+START_TEST(zero_and_reversed_timestamps_keep_the_time_axis)
+{
+    start_log("times", NULL);
+    uint64_t t0 = mf_clock_now();
+    memflow_scope_push("known", 0);
+    uint64_t before = mf_clock_now();
+    cuda_malloc(0xc000, 31);
+    uint64_t after = mf_clock_now();
+    memflow_scope_pop();
+    record_buffer b = buffer_new();
+    add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0, 1, 0xd000, 64, t0 + 100);
+    add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0, 31, 0xc000, 64, 0);
+    add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0, 2, 0xe000, 64, 0);
+    CUpti_ActivityKernel10 k;
+    memset(&k, 0, sizeof k);
+    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    k.name = "untimed";
+    buffer_add(&b, &k, sizeof k);
+    CUpti_ActivityMemcpy6 c;
+    memset(&c, 0, sizeof c);
+    c.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+    c.start = t0 + 200;
+    c.end = t0 + 150;
+    buffer_add(&b, &c, sizeof c);
+    k.name = "timed";
+    k.start = t0 + 250;
+    k.end = t0 + 300;
+    buffer_add(&b, &k, sizeof k);
+    CUpti_ActivityMemoryPool3 p;
+    memset(&p, 0, sizeof p);
+    p.kind = CUPTI_ACTIVITY_KIND_MEMORY_POOL;
+    p.memoryPoolOperationType = CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_CREATED;
+    p.address = 0x7e0000000000ull;
+    buffer_add(&b, &p, sizeof p);
+    add_release(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0, 0xd000, 64, 0);
+    ck_assert_uint_eq(process_on_cupti_thread(&b).walked, 8);
+    mf_log *log = gpu_test_finish_and_read();
+    for (size_t i = 0; i < log->n_events; i++) {
+        const mf_event *e = &log->events[i];
+        if (MF_DEVICE_KIND(e->device) == MF_DEVICE_GPU)
+            ck_assert_uint_ge(e->time_ns, t0);
+    }
+    ck_assert_uint_eq(count_events(log, MF_REC_ALLOC, MF_DEVICE_GPU), 3);
+    const mf_event *known = NULL, *untagged = NULL;
+    for (size_t i = 0; i < 3; i++) {
+        const mf_event *e = nth_event(log, MF_REC_ALLOC, MF_DEVICE_GPU, i);
+        if (e->addr == 0xc000)
+            known = e;
+        if (e->addr == 0xe000)
+            untagged = e;
+    }
+    ck_assert_ptr_nonnull(known);
+    ck_assert_uint_ge(known->time_ns, before);
+    ck_assert_uint_le(known->time_ns, after);
+    ck_assert_str_eq(mf_log_string(log, known->scope), "known:");
+    ck_assert_uint_eq(untagged->time_ns, t0 + 100);
+    ck_assert_uint_eq(count_events(log, MF_REC_ACTIVITY, -1), 1);
+    ck_assert_str_eq(mf_log_string(log, nth_event(log, MF_REC_ACTIVITY, -1, 0)->name), "timed");
+    ck_assert_uint_eq(nth_event(log, MF_REC_POOL, -1, 0)->time_ns, t0 + 300);
+    ck_assert_uint_eq(nth_event(log, MF_REC_FREE, MF_DEVICE_GPU, 0)->time_ns, t0 + 300);
+    uint64_t bad = 0;
+    ck_assert_uint_eq(gpu_test_notes(log, MF_NOTE_GPU_BAD_TIME, &bad), 1);
+    ck_assert_uint_eq(bad, 6);
+    mf_log_free(log);
+    free(b.bytes);
+}
+END_TEST
+
+/* Every DEVICE record of a finished log, read straight from its chunks. */
+static size_t device_records(const char *path, mf_rec_device *out, uint16_t *devices,
+                             size_t max)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    static uint8_t chunk[MF_CHUNK_SIZE];
+    size_t n = 0;
+    for (long index = 1; fseek(f, index * (long)MF_CHUNK_SIZE, SEEK_SET) == 0; index++) {
+        size_t got = fread(chunk, 1, sizeof chunk, f);
+        if (got < sizeof(mf_chunk_header))
+            break;
+        memset(chunk + got, 0, sizeof chunk - got);
+        for (size_t at = sizeof(mf_chunk_header); at + 8 <= sizeof chunk;) {
+            uint64_t word;
+            memcpy(&word, chunk + at, 8);
+            if (word == 0)
+                break;
+            if (MF_WORD_TYPE(word) == MF_REC_DEVICE && n < max) {
+                memcpy(&out[n], chunk + at, sizeof out[n]);
+                devices[n++] = (uint16_t)MF_WORD_AUX(word);
+            }
+            at += MF_WORD_SIZE(word);
+        }
+    }
+    fclose(f);
+    return n;
+}
+
+static void add_device(record_buffer *b, uint32_t id, const char *name, int visible, int mig)
+{
+    CUpti_ActivityDevice5 d;
+    memset(&d, 0, sizeof d);
+    d.kind = CUPTI_ACTIVITY_KIND_DEVICE;
+    d.id = id;
+    d.name = name;
+    d.globalMemorySize = (80ull << 30) + id;
+    for (int i = 0; i < 16; i++)
+        d.uuid.bytes[i] = (char)(16 * id + i);
+    d.isCudaVisible = (uint8_t)visible;
+    d.isMigEnabled = (uint8_t)mig;
+    d.gpuInstanceId = mig ? 3 : UINT32_MAX;
+    d.computeInstanceId = mig ? 1 : UINT32_MAX;
+    buffer_add(b, &d, sizeof d);
+}
+
+/*
+ * Who is behind GPU memory: DEVICE records name each visible device once
+ * (model, UUID, MIG instance, memory); a block names its variable (module
+ * globals) or, when no scope claims it, the library that asked for it.
+ */
+START_TEST(devices_and_the_names_behind_blocks)
+{
+    start_log("devices", NULL);
+    memflow_scope_push("mine", 0);
+    cuda_malloc(0x3000, 41);
+    memflow_scope_pop();
+    record_buffer b = buffer_new();
+    add_device(&b, 0, "NVIDIA H100 80GB HBM3", 1, 0);
+    add_device(&b, 0, "NVIDIA H100 80GB HBM3", 1, 0);
+    add_device(&b, 1, "NVIDIA H100 80GB HBM3 MIG 3g.40gb", 1, 1);
+    add_device(&b, 2, "hidden by CUDA_VISIBLE_DEVICES", 0, 0);
+    uint64_t t0 = mf_clock_now();
+    CUpti_ActivityMemory4 m;
+    memset(&m, 0, sizeof m);
+    m.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+    m.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+    m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    m.bytes = 4096;
+    m.timestamp = t0 + 1;
+    m.address = 0x1000;
+    m.source = "/opt/venv/lib/python3.12/site-packages/nvidia/cublas/lib/libcublasLt.so.13";
+    buffer_add(&b, &m, sizeof m);
+    m.address = 0x2000;
+    m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC;
+    m.name = "weights";
+    m.source = "/work/prog";
+    buffer_add(&b, &m, sizeof m);
+    m.address = 0x3000;
+    m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    m.name = NULL;
+    buffer_add(&b, &m, sizeof m);
+    ck_assert_uint_eq(process_on_cupti_thread(&b).walked, 7);
+    char path[4096];
+    snprintf(path, sizeof path, "%s", mf_recorder_log_path());
+    mf_log *log = gpu_test_finish_and_read();
+    const char *names[] = { "libcublasLt.so.13", "weights", "unknown" };
+    const char *scopes[] = { "<unk>:", "<unk>:", "mine:" };
+    for (size_t i = 0; i < 3; i++) {
+        const mf_event *e = nth_event(log, MF_REC_ALLOC, MF_DEVICE_GPU, i);
+        ck_assert_str_eq(mf_log_string(log, e->name), names[i]);
+        ck_assert_str_eq(mf_log_string(log, e->scope), scopes[i]);
+    }
+    /* what a GPU is has no time: the time axis still starts at the run */
+    char err[512];
+    mf_model *model = mf_model_build(&log, 1, UINT64_MAX, err, sizeof err);
+    ck_assert_msg(model != NULL, "%s", err);
+    ck_assert_uint_ge(model->t0_ns, log->header.start_mono_ns);
+    mf_model_free(model);
+    mf_rec_device d[8];
+    uint16_t dev[8];
+    ck_assert_uint_eq(device_records(path, d, dev, 8), 2);
+    ck_assert_uint_eq(dev[0], MF_DEVICE(MF_DEVICE_GPU, 0));
+    ck_assert_str_eq(mf_log_string(log, d[0].name), "NVIDIA H100 80GB HBM3");
+    ck_assert_uint_eq(d[0].total_bytes, 80ull << 30);
+    ck_assert_uint_eq(d[0].mig, UINT32_MAX);
+    ck_assert_uint_eq(d[0].uuid[15], 15);
+    ck_assert_uint_eq(d[0].pci_bus, 0); /* no driver here to ask */
+    ck_assert_uint_eq(dev[1], MF_DEVICE(MF_DEVICE_GPU, 1));
+    ck_assert_str_eq(mf_log_string(log, d[1].name), "NVIDIA H100 80GB HBM3 MIG 3g.40gb");
+    ck_assert_uint_eq(d[1].total_bytes, (80ull << 30) + 1);
+    ck_assert_uint_eq(d[1].mig, 3u << 16 | 1u);
+    ck_assert_uint_eq(d[1].uuid[0], 16);
+    mf_log_free(log);
+    free(b.bytes);
+}
+END_TEST
+
+static uint64_t monotonic_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+typedef struct moment {
+    uint64_t mono_before, mono_after; /* CLOCK_MONOTONIC around the events */
+    uint64_t gpu;                     /* what CUPTI's timestamp callback said */
+    char *cpu_block;
+} moment;
+
+/* A CPU allocation and a GPU timestamp, bracketed by CLOCK_MONOTONIC. */
+static moment take_moment(char *block)
+{
+    moment m;
+    m.cpu_block = block;
+    m.mono_before = monotonic_now();
+    ck_assert_int_eq(memflow_record_alloc("cpu/0", block, 16, 16, NULL, 0), 0);
+    m.gpu = mf_gpu_timestamp();
+    m.mono_after = monotonic_now();
+    return m;
+}
+
+typedef struct clock_watch {
+    volatile int stop;
+    size_t reads, backwards;
+} clock_watch;
+
+/* Another thread reads the clock through its switch to the TSC and its
+ * re-anchoring: it must never go back. */
+static void *watch_clock(void *arg)
+{
+    clock_watch *w = arg;
+    uint64_t last = mf_clock_now();
+    while (!w->stop) {
+        for (int i = 0; i < 100; i++) {
+            uint64_t now = mf_clock_now();
+            w->backwards += now < last;
+            last = now;
+            w->reads++;
+        }
+        struct timespec ts = { 0, 50000 };
+        nanosleep(&ts, NULL);
+    }
+    return NULL;
+}
+
+#define PPM_LIMIT 10.0
+
+/*
+ * One clock within 10 ppm: a CPU allocation and a GPU timestamp (CUPTI's
+ * timestamp callback) made 2.5 s apart by a fresh process sit inside their
+ * CLOCK_MONOTONIC brackets, and their distance agrees with
+ * CLOCK_MONOTONIC's to 10 parts per million.  Meanwhile a thread reading the
+ * clock never sees it go back.
+ */
+START_TEST(one_clock_within_ten_ppm_of_monotonic)
+{
+    start_log("clock_ppm", NULL);
+    clock_watch watch = { 0, 0, 0 };
+    pthread_t watcher;
+    ck_assert_int_eq(pthread_create(&watcher, NULL, watch_clock, &watch), 0);
+    static char block_a[16], block_b[16];
+    struct timespec pause = { 0, 100000000 };
+    nanosleep(&pause, NULL);
+    moment a = take_moment(block_a);
+    pause = (struct timespec){ 2, 500000000 };
+    nanosleep(&pause, NULL);
+    moment b = take_moment(block_b);
+    watch.stop = 1;
+    ck_assert_int_eq(pthread_join(watcher, NULL), 0);
+    record_buffer buf = buffer_new();
+    add_alloc(&buf, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0, 0, 0xa000, 64, a.gpu);
+    add_alloc(&buf, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0, 0, 0xb000, 64, b.gpu);
+    process_on_cupti_thread(&buf);
+    mf_log *log = gpu_test_finish_and_read();
+    ck_assert_uint_eq(watch.backwards, 0);
+    ck_assert_uint_gt(watch.reads, 10000);
+    const mf_event *cpu[2] = { NULL, NULL };
+    for (size_t i = 0; i < log->n_events; i++) {
+        const mf_event *e = &log->events[i];
+        if (e->type == MF_REC_ALLOC && e->addr == (uintptr_t)block_a)
+            cpu[0] = e;
+        if (e->type == MF_REC_ALLOC && e->addr == (uintptr_t)block_b)
+            cpu[1] = e;
+    }
+    ck_assert_ptr_nonnull(cpu[0]);
+    ck_assert_ptr_nonnull(cpu[1]);
+    const moment *m[2] = { &a, &b };
+    uint64_t since = log->header.start_mono_ns;
+    for (int i = 0; i < 2; i++) {
+        /* inside the bracket, give or take 10 ppm of the time since the start */
+        double slack = PPM_LIMIT * 1e-6 * (double)(m[i]->mono_after - since) + 1000.0;
+        uint64_t gpu_time = nth_event(log, MF_REC_ALLOC, MF_DEVICE_GPU, i)->time_ns;
+        ck_assert_uint_eq(gpu_time, m[i]->gpu);
+        uint64_t times[2] = { cpu[i]->time_ns, gpu_time };
+        for (int k = 0; k < 2; k++) {
+            ck_assert_msg((double)times[k] >= (double)m[i]->mono_before - slack &&
+                          (double)times[k] <= (double)m[i]->mono_after + slack,
+                          "moment %d: event at %llu, CLOCK_MONOTONIC bracket [%llu, %llu], "
+                          "slack %.0f ns", i, (unsigned long long)times[k],
+                          (unsigned long long)m[i]->mono_before,
+                          (unsigned long long)m[i]->mono_after, slack);
+        }
+    }
+    double mono = (double)(b.mono_before + b.mono_after) / 2 -
+                  (double)(a.mono_before + a.mono_after) / 2;
+    double brackets = (double)(b.mono_after - b.mono_before + a.mono_after - a.mono_before);
+    double recorded = (double)cpu[1]->time_ns - (double)cpu[0]->time_ns;
+    double ppm = (recorded - mono) / mono * 1e6;
+    ck_assert_msg(fabs(recorded - mono) <= PPM_LIMIT * 1e-6 * mono + brackets,
+                  "2.5 s apart: recorded %.0f ns, CLOCK_MONOTONIC %.0f ns: %.1f ppm", recorded,
+                  mono, ppm);
+    mf_log_free(log);
+    free(buf.bytes);
 }
 END_TEST
 
@@ -714,7 +1276,7 @@ START_TEST(buffer_callbacks_hand_out_translate_and_unmap)
     ck_assert_int_eq(pthread_join(thread, NULL), 0);
     ck_assert_int_eq(msync(buffer, 4096, MS_ASYNC), -1); /* unmapped */
     ck_assert_int_eq(errno, ENOMEM);
-    mf_log *log = finish_and_read();
+    mf_log *log = gpu_test_finish_and_read();
     ck_assert_uint_eq(count_events(log, MF_REC_ALLOC, MF_DEVICE_GPU), 1);
     ck_assert_uint_eq(count_events(log, MF_REC_FREE, MF_DEVICE_GPU), 1);
     ck_assert_uint_eq(nth_event(log, MF_REC_FREE, MF_DEVICE_GPU, 0)->addr, 0xa000);
@@ -756,12 +1318,12 @@ START_TEST(damaged_buffer_keeps_records_before_the_damage)
     memset(garbage, 0xab, sizeof garbage);
     buffer_add(&b, garbage, sizeof garbage);
     bad_buffer_run run = { &b, 0 };
-    const char *err = capture_stderr(process_bad, &run);
+    const char *err = gpu_test_capture_stderr(process_bad, &run);
     ck_assert_uint_eq(run.walked, 1);
     ck_assert_int_eq(count_lines(err), 1);
     ck_assert_msg(strncmp(err, "memflow: CUPTI activity buffer: CUPTI_ERROR_", 44) == 0, "%s", err);
     ck_assert_msg(strstr(err, "after 1 records (byte offset 0)") != NULL, "%s", err);
-    mf_log *log = finish_and_read();
+    mf_log *log = gpu_test_finish_and_read();
     ck_assert_uint_eq(count_events(log, MF_REC_ALLOC, MF_DEVICE_GPU), 1);
     mf_log_free(log);
     free(b.bytes);
@@ -791,8 +1353,8 @@ START_TEST(gpu_memory_profile_csv_of_synthetic_blocks)
     start_log("csv", NULL);
     uint64_t t0 = mf_clock_now();
     memflow_scope_push("net_dense1", 0);
-    runtime_alloc_call(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, 501);
-    runtime_alloc_call(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, 502);
+    cuda_malloc(0x7f6000000000ull, 501);
+    cuda_malloc(0x7f6000100000ull, 503);
     memflow_scope_pop();
     record_buffer b = buffer_new();
     add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 1, 501, 0x7f6000000000ull, 1 << 20, t0 + 1);
@@ -814,7 +1376,7 @@ START_TEST(gpu_memory_profile_csv_of_synthetic_blocks)
     memflow_scope_pop();
     static char cpu_block[64];
     ck_assert_int_eq(memflow_record_alloc("cpu/0", cpu_block, 64, 64, "cpu", 0), 0);
-    mf_log *log = finish_and_read();
+    mf_log *log = gpu_test_finish_and_read();
 
     char err[512];
     mf_model *model = mf_model_build(&log, 1, UINT64_MAX, err, sizeof err);
@@ -833,11 +1395,12 @@ START_TEST(gpu_memory_profile_csv_of_synthetic_blocks)
     ck_assert_str_eq(csv, want);
 
     int written = 0;
-    ck_assert_msg(mf_csv_write_all(model, scratch, "gpu_memory_profile", &written, err,
+    ck_assert_msg(mf_csv_write_all(model, gpu_test_scratch, "gpu_memory_profile", &written, err,
                                    sizeof err) == 0, "%s", err);
     ck_assert_int_eq(written, 1);
     char path[4200];
-    snprintf(path, sizeof path, "%s/gpu_memory_profile-pid_%d.csv", scratch, (int)getpid());
+    snprintf(path, sizeof path, "%s/gpu_memory_profile-pid_%d.csv", gpu_test_scratch,
+             (int)getpid());
     ck_assert_str_eq(file_text(path), want);
     free(csv);
     mf_model_free(model);
@@ -861,13 +1424,13 @@ START_TEST(start_without_driver_says_so_once)
 {
     start_log("nodriver", NULL);
     int rc[2] = { -1, -1 };
-    const char *err = capture_stderr(start_twice, rc);
+    const char *err = gpu_test_capture_stderr(start_twice, rc);
     ck_assert_int_eq(rc[0], 0);
     ck_assert_int_eq(rc[1], 0);
     ck_assert_int_eq(memflow_gpu_active(), 0);
     static char cpu_block[32];
     ck_assert_int_eq(memflow_record_alloc("cpu/0", cpu_block, 32, 32, NULL, 0), 0);
-    mf_log *log = finish_and_read();
+    mf_log *log = gpu_test_finish_and_read();
     ck_assert_uint_eq(count_events(log, MF_REC_NOTE, -1), 1);
     const mf_event *note = nth_event(log, MF_REC_NOTE, -1, 0);
     ck_assert_uint_eq(note->extra, MF_NOTE_GPU_OFF);
@@ -875,7 +1438,7 @@ START_TEST(start_without_driver_says_so_once)
     ck_assert_int_eq(cuptiGetResultString((CUptiResult)note->size, &result), CUPTI_SUCCESS);
     char want[512];
     snprintf(want, sizeof want, "memflow: GPU capture is off: %s "
-             "(cuptiActivityRegisterTimestampCallback failed; no usable CUDA driver or GPU?)"
+             "(cuptiSubscribe_v2 failed; no usable CUDA driver or GPU?)"
              "; CPU capture goes on\n", result);
     ck_assert_str_eq(err, want);
     ck_assert_uint_eq(count_events(log, MF_REC_ALLOC, MF_DEVICE_CPU), 1);
@@ -910,50 +1473,81 @@ START_TEST(memory_kinds_map_exactly)
 }
 END_TEST
 
-/* Which API callbacks count as allocations. */
-START_TEST(allocation_apis_are_recognised)
+/* What each subscribed API does with memory; others are nothing. */
+START_TEST(api_roles_are_recognised)
 {
-    ck_assert_int_eq(mf_gpu_is_alloc_api(CUPTI_CB_DOMAIN_RUNTIME_API,
-                                         CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020), 1);
-    ck_assert_int_eq(mf_gpu_is_alloc_api(CUPTI_CB_DOMAIN_RUNTIME_API,
-                                         CUPTI_RUNTIME_TRACE_CBID_cudaHostAlloc_v3020), 1);
-    ck_assert_int_eq(mf_gpu_is_alloc_api(CUPTI_CB_DOMAIN_RUNTIME_API,
-                                         CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000), 1);
-    ck_assert_int_eq(mf_gpu_is_alloc_api(CUPTI_CB_DOMAIN_DRIVER_API,
-                                         CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2), 1);
-    ck_assert_int_eq(mf_gpu_is_alloc_api(CUPTI_CB_DOMAIN_DRIVER_API,
-                                         CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync), 1);
-    ck_assert_int_eq(mf_gpu_is_alloc_api(CUPTI_CB_DOMAIN_RUNTIME_API,
-                                         CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020), 0);
-    ck_assert_int_eq(mf_gpu_is_alloc_api(CUPTI_CB_DOMAIN_DRIVER_API,
-                                         CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2), 0);
+    ck_assert_uint_eq(mf_gpu_api_role(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020),
+                      MF_GPU_API_ALLOC);
+    ck_assert_uint_eq(mf_gpu_api_role(RT, CUPTI_RUNTIME_TRACE_CBID_cudaHostAlloc_v3020),
+                      MF_GPU_API_ALLOC);
+    ck_assert_uint_eq(mf_gpu_api_role(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000),
+                      MF_GPU_API_ALLOC);
+    ck_assert_uint_eq(mf_gpu_api_role(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMallocArray_v3020),
+                      MF_GPU_API_ALLOC_ARRAY);
+    ck_assert_uint_eq(mf_gpu_api_role(DRV, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2),
+                      MF_GPU_API_ALLOC);
+    ck_assert_uint_eq(mf_gpu_api_role(DRV, CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync),
+                      MF_GPU_API_ALLOC);
+    ck_assert_uint_eq(mf_gpu_api_role(RT, CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020),
+                      MF_GPU_API_FREE);
+    ck_assert_uint_eq(mf_gpu_api_role(DRV, CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2),
+                      MF_GPU_API_FREE);
+    ck_assert_uint_eq(mf_gpu_api_role(DRV, CUPTI_DRIVER_TRACE_CBID_cuMemCreate),
+                      MF_GPU_API_VMM_CREATE);
+    ck_assert_uint_eq(mf_gpu_api_role(DRV, CUPTI_DRIVER_TRACE_CBID_cuMemMap),
+                      MF_GPU_API_VMM_MAP);
+    ck_assert_uint_eq(mf_gpu_api_role(DRV, CUPTI_DRIVER_TRACE_CBID_cuMemUnmap),
+                      MF_GPU_API_VMM_UNMAP);
+    ck_assert_uint_eq(mf_gpu_api_role(RT, CUPTI_RUNTIME_TRACE_CBID_cudaHostRegister_v4000),
+                      MF_GPU_API_REGISTER);
+    ck_assert_uint_eq(mf_gpu_api_role(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020),
+                      MF_GPU_API_NONE);
     /* cudaMalloc's runtime id in the driver domain is something else */
-    ck_assert_int_eq(mf_gpu_is_alloc_api(CUPTI_CB_DOMAIN_DRIVER_API,
-                                         CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020), 0);
-    ck_assert_int_eq(mf_gpu_is_alloc_api(CUPTI_CB_DOMAIN_RESOURCE,
-                                         CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020), 0);
+    ck_assert_uint_eq(mf_gpu_api_role(DRV, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020),
+                      MF_GPU_API_NONE);
+    ck_assert_uint_eq(mf_gpu_api_role(CUPTI_CB_DOMAIN_RESOURCE,
+                                      CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020),
+                      MF_GPU_API_NONE);
 }
 END_TEST
 
-/* The correlation table: hit, miss, replacement by a colliding id, id 0. */
-START_TEST(correlation_table_hits_misses_and_replaces)
+/* The origins table: hit, miss, kinds apart, the same address twice (by call
+ * window, else the oldest), growth far past its first size. */
+START_TEST(origins_table_keeps_every_entry)
 {
-    mf_gpu_origin o;
-    mf_gpu_correlation_put(7, (mf_gpu_origin){ 11, 12 });
-    ck_assert_int_eq(mf_gpu_correlation_get(7, &o), 1);
-    ck_assert_uint_eq(o.scope, 11);
-    ck_assert_uint_eq(o.tid, 12);
-    ck_assert_int_eq(mf_gpu_correlation_get(8, &o), 0);
-    mf_gpu_correlation_put(7 + MF_GPU_CORRELATION_SLOTS, (mf_gpu_origin){ 21, 22 });
-    ck_assert_int_eq(mf_gpu_correlation_get(7, &o), 0);
-    ck_assert_int_eq(mf_gpu_correlation_get(7 + MF_GPU_CORRELATION_SLOTS, &o), 1);
-    ck_assert_uint_eq(o.scope, 21);
-    mf_gpu_correlation_put(0, (mf_gpu_origin){ 1, 1 });
-    ck_assert_int_eq(mf_gpu_correlation_get(0, &o), 0);
-    mf_gpu_context_put(5, (void *)0xc0ffee);
-    ck_assert_ptr_eq(mf_gpu_context_get(5), (void *)0xc0ffee);
-    ck_assert_ptr_null(mf_gpu_context_get(6));
-    ck_assert_ptr_null(mf_gpu_context_get(5 + 256));
+    mf_gpu_origin o, got;
+    memset(&o, 0, sizeof o);
+    o.scope = 11, o.tid = 12, o.enter_ns = 100, o.exit_ns = 200;
+    ck_assert_int_eq(mf_gpu_origin_put(MF_GPU_KEY_ALLOC, 0x1000, &o), 0);
+    ck_assert_int_eq(mf_gpu_origin_take(MF_GPU_KEY_FREE, 0x1000, 150, &got), 0);
+    ck_assert_int_eq(mf_gpu_origin_take(MF_GPU_KEY_ALLOC, 0x2000, 150, &got), 0);
+    ck_assert_int_eq(mf_gpu_origin_take(MF_GPU_KEY_ALLOC, 0x1000, 150, &got), 1);
+    ck_assert_uint_eq(got.scope, 11);
+    ck_assert_uint_eq(got.tid, 12);
+    ck_assert_int_eq(mf_gpu_origin_take(MF_GPU_KEY_ALLOC, 0x1000, 150, &got), 0);
+    /* the same address from two calls */
+    o.scope = 21, o.enter_ns = 300, o.exit_ns = 400;
+    mf_gpu_origin_put(MF_GPU_KEY_ALLOC, 0x3000, &o);
+    o.scope = 22, o.enter_ns = 500, o.exit_ns = 600;
+    mf_gpu_origin_put(MF_GPU_KEY_ALLOC, 0x3000, &o);
+    ck_assert_int_eq(mf_gpu_origin_take(MF_GPU_KEY_ALLOC, 0x3000, 550, &got), 1);
+    ck_assert_uint_eq(got.scope, 22);
+    mf_gpu_origin_put(MF_GPU_KEY_ALLOC, 0x3000, &o);
+    ck_assert_int_eq(mf_gpu_origin_take(MF_GPU_KEY_ALLOC, 0x3000, 0, &got), 1);
+    ck_assert_uint_eq(got.scope, 21); /* no time: the oldest */
+    ck_assert_int_eq(mf_gpu_origin_take(MF_GPU_KEY_ALLOC, 0x3000, 0, &got), 1);
+    ck_assert_uint_eq(got.scope, 22);
+    /* 200,000 at once, taken back in another order */
+    for (uint32_t i = 0; i < 200000; i++) {
+        o.scope = i;
+        ck_assert_int_eq(mf_gpu_origin_put(MF_GPU_KEY_ALLOC, 0x10000ull * (i + 1), &o), 0);
+    }
+    ck_assert_uint_eq(mf_gpu_origins_pending(), 200000);
+    for (uint32_t i = 200000; i-- > 0;) {
+        ck_assert_int_eq(mf_gpu_origin_take(MF_GPU_KEY_ALLOC, 0x10000ull * (i + 1), 0, &got), 1);
+        ck_assert_uint_eq(got.scope, i);
+    }
+    ck_assert_uint_eq(mf_gpu_origins_pending(), 0);
 }
 END_TEST
 
@@ -967,17 +1561,23 @@ static Suite *gpu_suite(void)
     tcase_add_test(tc, external_correlation_record_is_skipped);
     tcase_add_test(tc, gpu_timestamp_orders_with_cpu_events);
     tcase_add_test(tc, dropped_records_are_noted);
-    tcase_add_test(tc, gpu_sampler_every_n_events);
+    tcase_add_test(tc, gpu_snapshot_at_api_exit_stamped_with_the_event);
     tcase_add_test(tc, buffer_callbacks_hand_out_translate_and_unmap);
     tcase_add_test(tc, no_log_open_records_nothing);
     tcase_add_test(tc, damaged_buffer_keeps_records_before_the_damage);
     tcase_add_test(tc, truncated_last_record_is_not_translated);
     tcase_add_test(tc, many_threads_keep_their_scopes);
+    tcase_add_test(tc, hundred_thousand_allocations_in_one_buffer_keep_their_scopes);
+    tcase_add_test(tc, reused_address_keeps_each_calls_scope);
+    tcase_add_test(tc, vmm_mappings_and_registered_host_memory_become_blocks);
+    tcase_add_test(tc, zero_and_reversed_timestamps_keep_the_time_axis);
+    tcase_add_test(tc, devices_and_the_names_behind_blocks);
+    tcase_add_test(tc, one_clock_within_ten_ppm_of_monotonic);
     tcase_add_test(tc, gpu_memory_profile_csv_of_synthetic_blocks);
     tcase_add_test(tc, start_without_driver_says_so_once);
     tcase_add_test(tc, memory_kinds_map_exactly);
-    tcase_add_test(tc, allocation_apis_are_recognised);
-    tcase_add_test(tc, correlation_table_hits_misses_and_replaces);
+    tcase_add_test(tc, api_roles_are_recognised);
+    tcase_add_test(tc, origins_table_keeps_every_entry);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,0 +1,260 @@
+#!/usr/bin/env python3
+"""gpu_check.py - what the GPU-machine capture shows, probe by probe.
+
+usage: gpu_check.py CAPTURE_DIR
+
+CAPTURE_DIR is the unpacked archive of `bench/gpu-remote.sh capture`, after
+`bench/gpu-remote.sh render` added NAME.blocks.json (bench/gpu_blocks) for
+every probe folder NAME/.  Prints a plain-text report: for each probe what
+was made against what memflow recorded, and the costs as ratios of medians.
+Only the standard library; a probe whose program did not run says so.
+"""
+import glob
+import json
+import os
+import re
+import statistics
+import sys
+
+KIND = {"heap": 0, "device": 1, "pinned": 2, "managed": 3, "pool": 4, "other": 5, "vmm": 6}
+FLAG_REGISTERED = 0x10
+NOTE_NAMES = {1: "GPU_DROPPED", 2: "GPU_OFF", 3: "SCOPE_OVERFLOW", 4: "GPU_NO_DRIVER",
+              5: "GPU_NOT_INJECTED", 6: "GPU_CUPTI_BUSY", 7: "GPU_CUPTI_VERSION",
+              8: "GPU_BAD_TIME"}
+
+
+class Probe:
+    """One probe folder: its program's output and the GPU side of its logs."""
+
+    def __init__(self, top, name):
+        self.name = name
+        self.out = read(os.path.join(top, name + ".out"))
+        blocks = os.path.join(top, name + ".blocks.json")
+        self.logs = json.load(open(blocks))["logs"] if os.path.exists(blocks) else []
+        self.allocs = [a for log in self.logs for a in log["allocs"]]
+        self.frees = [f for log in self.logs for f in log["frees"]]
+        self.notes = [n for log in self.logs for n in log["notes"]]
+        self.samples = [s for log in self.logs for s in log["samples"]]
+
+    def ran(self):
+        return bool(self.logs)
+
+    def note_text(self):
+        counts = {}
+        for code, value in self.notes:
+            name = NOTE_NAMES.get(code, str(code))
+            counts[name] = counts.get(name, 0) + (value if code in (1, 8) else 1)
+        return ", ".join("%s %d" % kv for kv in sorted(counts.items())) or "none"
+
+    def memflow_lines(self):
+        return [line for line in self.out.splitlines() if line.startswith("memflow")]
+
+
+def read(path):
+    try:
+        with open(path, errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def load_json(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def head(probe, report):
+    report.append("== %s" % probe.name)
+    if not probe.ran():
+        first = probe.out.strip().splitlines()[:3]
+        report.append("   no log: the program did not run here (%s)" % " / ".join(first))
+        return False
+    report.append("   GPU blocks %d, frees %d, snapshots %d, notes: %s" %
+                  (len(probe.allocs), len(probe.frees), len(probe.samples), probe.note_text()))
+    for line in probe.memflow_lines():
+        report.append("   said: " + line)
+    return True
+
+
+def check_kinds(probe, report):
+    if not head(probe, report):
+        return
+    for m in re.finditer(r"^made (\w+) (\d+) (\d+)$", probe.out, re.M):
+        kind, count, size = m.group(1), int(m.group(2)), int(m.group(3))
+        want_kind = KIND.get({"array": "device", "registered": "pinned"}.get(kind, kind))
+        got = [a for a in probe.allocs if a[6] == "kinds_%s:" % kind]
+        right = [a for a in got if a[1] == want_kind and
+                 (kind != "registered" or a[2] & FLAG_REGISTERED)]
+        report.append("   %-10s made %d (%d bytes), recorded %d in its scope, %d of kind %s%s" %
+                      (kind, count, size, len(got), len(right), want_kind,
+                       "" if len(right) == count else "   <-- MISMATCH"))
+    for m in re.finditer(r"^static (\w+) (\d+)$", probe.out, re.M):
+        named = [a for a in probe.allocs if a[7] == m.group(1)]
+        report.append("   static %-14s %s bytes: %d block(s) named so, sizes %s" %
+                      (m.group(1), m.group(2), len(named), sorted({a[4] for a in named})))
+    sources = sorted({a[7] for a in probe.allocs if a[6] == "<unk>:" and a[7] != "unknown"})
+    report.append("   untagged blocks name: %s" % (", ".join(sources) or "nothing"))
+
+
+def check_stress(probe, report):
+    if not head(probe, report):
+        return
+    m = re.search(r"allocated (\d+) x (\d+) in (\d+) scopes", probe.out)
+    if not m:
+        report.append("   the program did not finish its allocations")
+        return
+    blocks, size, scopes = (int(g) for g in m.groups())
+    mine = [a for a in probe.allocs if a[4] == size and re.fullmatch(r"layer\d\d:", a[6])]
+    per_scope = {}
+    for a in mine:
+        per_scope[a[6]] = per_scope.get(a[6], 0) + 1
+    even = set(per_scope.values()) == {blocks // scopes} and len(per_scope) == scopes
+    addrs = {a[3] for a in mine}
+    freed = sum(1 for f in probe.frees if f[2] in addrs)
+    cut = probe.out.count("CUPTI activity buffer:")
+    report.append("   %d allocations made, %d recorded in their layerNN: scope (%s), "
+                  "untagged of that size %d; %d of them freed; walks cut short %d; %s" %
+                  (blocks, len(mine), "every scope exact" if even else "UNEVEN",
+                   sum(1 for a in probe.allocs if a[4] == size and a[6] == "<unk>:"),
+                   freed, cut, re.search(r"dumps \d+[^\n]*", probe.out).group(0)
+                   if "dumps" in probe.out else "no dumps"))
+
+
+def check_clock(probe, report):
+    if not head(probe, report):
+        return
+    first_at = {}
+    for a in sorted(probe.allocs, key=lambda a: a[5]):
+        first_at.setdefault(a[3], a)
+    rows = []
+    for m in re.finditer(r"^bracket (\d+) (0x[0-9a-f]+) (\d+) (\d+)$", probe.out, re.M):
+        addr, before, after = int(m.group(2), 16), int(m.group(3)), int(m.group(4))
+        a = first_at.get(addr)
+        if not a:
+            report.append("   bracket %s: block 0x%x not in the log" % (m.group(1), addr))
+            continue
+        t = a[5]
+        off = 0 if before <= t <= after else (t - after if t > after else t - before)
+        rows.append((before, after, t))
+        report.append("   bracket %s: recorded %+d ns outside [before, after] (width %d ns)" %
+                      (m.group(1), off, after - before))
+    if len(rows) >= 2:
+        mono = (rows[-1][0] + rows[-1][1]) / 2 - (rows[0][0] + rows[0][1]) / 2
+        rec = rows[-1][2] - rows[0][2]
+        report.append("   first to last: %.0f ns apart on CLOCK_MONOTONIC, %.0f recorded: %.2f ppm"
+                      % (mono, rec, (rec - mono) / mono * 1e6))
+
+
+def match_torch(probe, torch_out, report):
+    """PyTorch's allocator trace against memflow's blocks: address, size, time."""
+    trace = torch_out.get("trace") or []
+    pair = torch_out.get("clock_start")
+    if not trace or not pair:
+        report.append("   no allocator trace to match (%d memflow blocks)" % len(probe.allocs))
+        return
+    real_minus_mono = pair["real_ns"] - pair["mono_ns"]
+    end = torch_out.get("clock_end")
+    if end:
+        report.append("   CLOCK_REALTIME - CLOCK_MONOTONIC moved %d ns during the run" %
+                      (end["real_ns"] - end["mono_ns"] - real_minus_mono))
+    by_addr = {}
+    for a in probe.allocs:
+        by_addr.setdefault(a[3], []).append(a)
+    for action, kinds in (("segment_alloc", (KIND["device"],)), ("segment_map", (KIND["vmm"],)),
+                          ("alloc", (KIND["device"], KIND["pool"]))):
+        events = [e for e in trace if e["action"] == action]
+        if not events:
+            continue
+        matched, offsets = 0, []
+        for e in events:
+            t = e["time_us"] * 1000 - real_minus_mono
+            if action == "segment_map":  # pages mapped one by one, covering the range
+                pages = [a for addr, blks in by_addr.items() if e["addr"] <= addr <
+                         e["addr"] + e["size"] for a in blks if a[1] in kinds]
+                covered = sum(a[4] for a in pages if abs(a[5] - t) < 1e9)
+                ok = covered >= e["size"]
+                near = min(pages, key=lambda a: abs(a[5] - t)) if pages else None
+            else:
+                near_list = [a for a in by_addr.get(e["addr"], []) if a[4] == e["size"]
+                             and a[1] in kinds]
+                near = min(near_list, key=lambda a: abs(a[5] - t)) if near_list else None
+                ok = near is not None
+            if ok:
+                matched += 1
+                offsets.append((t, near[5] - t))
+        line = "   %s: %d in PyTorch's trace, %d matched by address, size" % (
+            action, len(events), matched)
+        if offsets:
+            offs = [o for _, o in offsets]
+            line += "; memflow - PyTorch time: median %.1f us (min %.1f, max %.1f)" % (
+                statistics.median(offs) / 1e3, min(offs) / 1e3, max(offs) / 1e3)
+            if len(offsets) > 2 and offsets[-1][0] > offsets[0][0]:
+                span = offsets[-1][0] - offsets[0][0]
+                line += ", drift %.1f ppm over %.1f s" % (
+                    (offsets[-1][1] - offsets[0][1]) / span * 1e6, span / 1e9)
+        report.append(line)
+
+
+def check_torch(top, probe, report):
+    torch_out = load_json(os.path.join(top, probe.name + ".json")) or {}
+    plain = load_json(os.path.join(top, probe.name + "_plain.json")) or {}
+    timed = load_json(os.path.join(top, probe.name + "_timed.json")) or {}
+    if torch_out.get("skipped"):
+        report.append("== %s\n   skipped: %s" % (probe.name, torch_out["skipped"]))
+        return
+    if not head(probe, report):
+        return
+    kinds = {}
+    for a in probe.allocs:
+        kinds[a[1]] = kinds.get(a[1], 0) + 1
+    report.append("   blocks by kind: %s; peak allocated %s, reserved %s" % (
+        ", ".join("%s %d" % (k, kinds[v]) for k, v in KIND.items() if v in kinds),
+        torch_out.get("max_allocated"), torch_out.get("max_reserved")))
+    match_torch(probe, torch_out, report)
+    if "kineto_cuda_events" in torch_out:
+        report.append("   Kineto saw %d CUDA events inside torch.profiler" %
+                      torch_out["kineto_cuda_events"])
+    if plain.get("median_ms") and timed.get("median_ms"):
+        report.append("   training step: median %.2f ms plain, %.2f ms under memflow run: %.2fx" %
+                      (plain["median_ms"], timed["median_ms"],
+                       timed["median_ms"] / plain["median_ms"]))
+
+
+def loop_median(path):
+    values = [float(m) for m in re.findall(r"([\d.]+) ns per pair", read(path))]
+    return statistics.median(values) if values else None
+
+
+def main(argv):
+    if len(argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    top = argv[1]
+    report = ["memflow GPU capture, checked (%s)" % top, read(os.path.join(top, "steps.txt"))]
+    names = sorted(os.path.basename(d.rstrip("/")) for d in glob.glob(os.path.join(top, "*/")))
+    checks = {"memory_kinds": check_kinds, "alloc_stress": check_stress,
+              "clock_probe": check_clock}
+    for name in names:
+        if name.endswith("_timed"):
+            continue  # the timing runs: reported with their probe
+        probe = Probe(top, name)
+        if name in checks:
+            checks[name](probe, report)
+        elif name.startswith("torch"):
+            check_torch(top, probe, report)
+        else:
+            head(probe, report)
+    plain = loop_median(os.path.join(top, "alloc_loop.plain"))
+    profiled = loop_median(os.path.join(top, "alloc_loop.profiled"))
+    if plain and profiled:
+        report.append("== cudaMalloc/cudaFree pair: median %.0f ns plain, %.0f ns under memflow "
+                      "run: %.2fx" % (plain, profiled, profiled / plain))
+    print("\n".join(report))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

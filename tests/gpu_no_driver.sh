@@ -1,0 +1,42 @@
+#!/bin/sh
+# gpu_no_driver.sh - a CUDA program on a machine without a driver never
+# loads the CUDA plugin; memflow must still say, in one line, that the
+# program used CUDA but its GPU memory was not recorded, and note it in the
+# log.  The program is samples/cuda/alloc_loop (nvcc-built, dynamic cudart):
+# here its first CUDA call fails, as it must.  A program that does not use
+# CUDA hears nothing.  And a CUDA_INJECTION64_PATH that is already set is
+# kept, with one line saying so.
+. "$top_srcdir/tests/lib.sh"
+SUMMARY="$top_builddir/tests/gpu_log_summary"
+CUDA_PROGRAM="$top_builddir/samples/cuda/alloc_loop"
+[ -x "$CUDA_PROGRAM" ] || { echo "SKIP: no CUDA samples (nvcc not found)"; exit 77; }
+[ ! -e /proc/driver/nvidia/version ] || { echo "SKIP: this machine has an NVIDIA driver"; exit 77; }
+
+status=0
+"$MEMFLOW" run -o "$SCRATCH/out" --no-render -- "$CUDA_PROGRAM" 10 \
+    >"$SCRATCH/stdout" 2>"$SCRATCH/stderr" || status=$?
+expect_eq "alloc_loop's status (its first CUDA call fails)" 1 "$status"
+expect_eq "memflow lines on stderr" \
+    "memflow: alloc_loop used CUDA (libcudart.so.13) but no CUDA driver or GPU was found, so its GPU memory was not recorded" \
+    "$(grep '^memflow' "$SCRATCH/stderr")"
+set -- "$SCRATCH"/out/memflow-*.mfl
+[ $# -eq 1 ] && [ -f "$1" ] || fail "expected one log in $SCRATCH/out, found: $*"
+expect_eq "log summary" \
+    "cpu_allocs_12345=0 frees_of_them=0 gpu_events=0 gpu_off_notes=0 gpu_off_result=none no_driver_notes=1 not_injected_notes=0" \
+    "$("$SUMMARY" "$1")"
+
+# No CUDA in the program: nothing is said.
+"$MEMFLOW" run -o "$SCRATCH/cpu" --no-render -- sh -c 'exit 0' 2>"$SCRATCH/cpu.stderr" ||
+    fail "memflow run of sh exited $?"
+expect_eq "stderr of a program without CUDA" "" "$(cat "$SCRATCH/cpu.stderr")"
+
+# Another tool's injection is kept, and that is said once.
+status=0
+CUDA_INJECTION64_PATH=/opt/other-tool/lib/libinjection.so \
+    "$MEMFLOW" run -o "$SCRATCH/other" --no-render -- "$CUDA_PROGRAM" 10 \
+    >"$SCRATCH/other.stdout" 2>"$SCRATCH/other.stderr" || status=$?
+expect_eq "alloc_loop's status" 1 "$status"
+expect_eq "memflow lines with another injection" \
+    "memflow run: CUDA_INJECTION64_PATH is already set (/opt/other-tool/lib/libinjection.so): kept, so memflow records no GPU memory in this run
+memflow: alloc_loop used CUDA (libcudart.so.13) but no CUDA driver or GPU was found, so its GPU memory was not recorded" \
+    "$(grep '^memflow' "$SCRATCH/other.stderr")"
