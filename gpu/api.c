@@ -206,6 +206,7 @@ static unsigned context_device(const CUpti_CallbackData *data)
 typedef struct api_frame {
     uint32_t depth;
     uint32_t scope;
+    uint32_t stack;           /* the call stack of the outermost call (stacks on) */
     uint64_t enter_ns;
 } api_frame;
 
@@ -216,6 +217,7 @@ static void on_enter(void)
     if (frame.depth++ == 0) {
         frame.enter_ns = mf_clock_now();
         frame.scope = mf_recorder_current_scope();
+        frame.stack = mf_recorder_stack(0); /* 0 unless stacks are on */
     }
 }
 
@@ -226,6 +228,7 @@ static int on_exit_outermost(uint64_t now)
     if (frame.depth == 0) {
         frame.enter_ns = now;
         frame.scope = mf_recorder_current_scope();
+        frame.stack = mf_recorder_stack(0);
         return 1;
     }
     return --frame.depth == 0;
@@ -237,7 +240,7 @@ static mf_gpu_origin origin_now(unsigned device, uint64_t now)
     memset(&o, 0, sizeof o);
     o.scope = frame.scope;
     o.tid = mf_recorder_thread_id();
-    o.stack = 0; /* the stack of the API call, once the stacks recorder is wired */
+    o.stack = frame.stack;
     o.device = MF_DEVICE(MF_DEVICE_GPU, device);
     o.enter_ns = frame.enter_ns;
     o.exit_ns = now;

@@ -134,10 +134,10 @@ static void translate_allocation(walk *w, const CUpti_ActivityMemory4 *m)
                 mf_gpu_origin_take(MF_GPU_KEY_CORRELATION, m->correlationId, m->timestamp, &o);
     uint64_t t = record_time(w, m->timestamp, known ? o.exit_ns : 0);
     uint32_t name = mf_gpu_memory_name(m->name, m->source, known);
-    /* o.stack goes to the ALLOC record's stack field once the recorder takes it */
-    mf_recorder_alloc_event(gpu_device(m->deviceId), memory_flags(m), t, m->address, m->bytes,
-                            m->bytes, known ? o.scope : MF_STRING_DEFAULT_SCOPE, name,
-                            known ? o.tid : mf_recorder_thread_id());
+    mf_recorder_alloc_with_stack(gpu_device(m->deviceId), memory_flags(m), t, m->address,
+                                 m->bytes, m->bytes, known ? o.scope : MF_STRING_DEFAULT_SCOPE,
+                                 name, known ? o.tid : mf_recorder_thread_id(),
+                                 known ? o.stack : 0);
     if (known)
         write_sample(&o, t);
 }

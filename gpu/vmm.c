@@ -132,8 +132,8 @@ int mf_gpu_vmm_mapped(uint64_t addr, uint64_t size, uint64_t handle, unsigned fa
     pthread_mutex_unlock(&lock);
     if (!kept)
         return -1;
-    mf_recorder_alloc_event(gpu(device), MF_MEM_VMM << MF_MEMKIND_SHIFT, time_ns, addr, size,
-                            size, scope, MF_STRING_UNKNOWN, 0);
+    mf_recorder_alloc_with_stack(gpu(device), MF_MEM_VMM << MF_MEMKIND_SHIFT, time_ns, addr,
+                                 size, size, scope, MF_STRING_UNKNOWN, 0, mf_recorder_stack(0));
     return (int)device;
 }
 
@@ -160,8 +160,10 @@ int mf_gpu_host_registered(uint64_t addr, uint64_t size, unsigned device, uint32
     pthread_mutex_unlock(&lock);
     if (!kept)
         return -1;
-    mf_recorder_alloc_event(gpu(device), MF_MEM_PINNED << MF_MEMKIND_SHIFT | MF_FLAG_REGISTERED,
-                            time_ns, addr, size, size, scope, MF_STRING_UNKNOWN, 0);
+    mf_recorder_alloc_with_stack(gpu(device),
+                                 MF_MEM_PINNED << MF_MEMKIND_SHIFT | MF_FLAG_REGISTERED, time_ns,
+                                 addr, size, size, scope, MF_STRING_UNKNOWN, 0,
+                                 mf_recorder_stack(0));
     return (int)device;
 }
 

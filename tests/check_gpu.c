@@ -833,6 +833,56 @@ START_TEST(reused_address_keeps_each_calls_scope)
 }
 END_TEST
 
+/* Two CUDA allocations from this one function (two call sites). */
+static __attribute__((noinline)) void allocate_on_gpu_here(void)
+{
+    cuda_malloc(0xa000, 40);
+    CUdeviceptr dptr = 0xb000;
+    cuMemAlloc_v2_params d = { &dptr, 128 };
+    api_call(DRV, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, 42, &d, CUDA_SUCCESS);
+    __asm__ volatile("" ::: "memory"); /* keep the calls above from being tail calls */
+}
+
+/*
+ * With stacks on, a GPU block carries the call stack of the CUDA call that
+ * made it, taken on the calling thread at the API entry (the record itself
+ * arrives later on CUPTI's thread); with stacks off, none.
+ */
+START_TEST(gpu_allocations_carry_the_api_calls_stack)
+{
+    const char *keys[] = { "stacks" }, *on[] = { "32" }, *off[] = { "0" };
+    char err[512];
+    ck_assert_msg(mf_config_apply(1, keys, on, NULL, err, sizeof err) == 0, "%s", err);
+    start_log("stacks", NULL);
+    allocate_on_gpu_here();
+    record_buffer b = buffer_new();
+    uint64_t t = mf_clock_now();
+    add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0, 40, 0xa000, 4096, t);
+    add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0, 42, 0xb000, 128, t + 1);
+    process_on_cupti_thread(&b);
+    mf_log *log = gpu_test_finish_and_read();
+    ck_assert_uint_eq(count_events(log, MF_REC_ALLOC, MF_DEVICE_GPU), 2);
+    const mf_event *a = nth_event(log, MF_REC_ALLOC, MF_DEVICE_GPU, 0);
+    const mf_event *c = nth_event(log, MF_REC_ALLOC, MF_DEVICE_GPU, 1);
+    ck_assert_uint_ne(a->extra, 0);          /* the stack ids: two call sites */
+    ck_assert_uint_ne(c->extra, 0);
+    ck_assert_uint_ne(a->extra, c->extra);
+    for (int k = 0; k < 2; k++) {
+        const mf_stack *stack = mf_log_stack(log, (k ? c : a)->extra);
+        ck_assert_ptr_nonnull(stack);
+        int in_caller = 0;
+        for (uint32_t i = 0; i < stack->depth; i++) {
+            uint64_t ip = stack->ip[i], fn = (uintptr_t)allocate_on_gpu_here;
+            in_caller |= ip > fn && ip < fn + 512;
+        }
+        ck_assert_msg(in_caller, "no frame of allocate_on_gpu_here in GPU block %d's stack", k);
+    }
+    mf_log_free(log);
+    free(b.bytes);
+    ck_assert_int_eq(mf_config_apply(1, keys, off, NULL, err, sizeof err), 0);
+}
+END_TEST
+
 /*
  * Virtual memory management (PyTorch's expandable segments) and registered
  * host memory, as the driver reports them through the API callbacks: each
@@ -1569,6 +1619,7 @@ static Suite *gpu_suite(void)
     tcase_add_test(tc, many_threads_keep_their_scopes);
     tcase_add_test(tc, hundred_thousand_allocations_in_one_buffer_keep_their_scopes);
     tcase_add_test(tc, reused_address_keeps_each_calls_scope);
+    tcase_add_test(tc, gpu_allocations_carry_the_api_calls_stack);
     tcase_add_test(tc, vmm_mappings_and_registered_host_memory_become_blocks);
     tcase_add_test(tc, zero_and_reversed_timestamps_keep_the_time_axis);
     tcase_add_test(tc, devices_and_the_names_behind_blocks);
