@@ -3,8 +3,9 @@
  *
  * A program links libmemflow (pkg-config memflow) to control profiling from
  * the inside: configure it (MXNet's set_config keys), start and stop it, name
- * the current scope of each thread, report blocks of its own allocators, and
- * dump the log and the rendered outputs.  Linking libmemflow does NOT replace
+ * the current scope of each thread, report blocks of its own allocators, mark
+ * trace objects (tasks, frames, events, counters, markers), and dump the log
+ * and the rendered outputs.  Linking libmemflow does NOT replace
  * the program's malloc: CPU allocations are captured by the separate preload
  * library libmemflow-preload.so, which `memflow run` puts in LD_PRELOAD (or a
  * program links on purpose).  GPU allocations are captured through CUPTI.
@@ -17,6 +18,7 @@
 #define MEMFLOW_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -115,6 +117,69 @@ const char *memflow_dumps(int reset, const char *format, const char *sort_by, in
  * The message of the last failed call on this thread; "" when none failed.
  */
 const char *memflow_last_error(void);
+
+/*
+ * Trace objects: MXNet's profiler objects (Domain, Task, Frame, Event,
+ * Counter, Marker).  In the Chrome trace a task or frame is an async span
+ * whose category is its domain, an event a span on the thread that starts
+ * and stops it, a counter one series of values, a marker an instant.
+ * Objects may be made before recording starts; starts, stops, values and
+ * marks are recorded only while the profiler runs.  Objects are not bound
+ * to a thread, and every call is thread-safe.
+ */
+typedef struct memflow_domain memflow_domain;
+typedef struct memflow_object memflow_object;
+
+/* Where a marker shows (MXNet's marker scopes "thread", "process", "global"). */
+typedef enum memflow_marker_scope {
+    MEMFLOW_MARKER_THREAD = 0,
+    MEMFLOW_MARKER_PROCESS = 1,
+    MEMFLOW_MARKER_GLOBAL = 2
+} memflow_marker_scope;
+
+/*
+ * The domain called name, made on first use: the same name gives the same
+ * domain, which lives as long as the process (never destroy it).  NULL if
+ * name is NULL or memory ran out.
+ */
+memflow_domain *memflow_domain_create(const char *name);
+
+/*
+ * A task, frame, event or counter called name.  Tasks, frames and counters
+ * belong to a domain (NULL: none); an event has none.  Release each with
+ * memflow_object_destroy().  NULL if name is NULL or memory ran out.
+ */
+memflow_object *memflow_task_create(memflow_domain *domain, const char *name);
+memflow_object *memflow_frame_create(memflow_domain *domain, const char *name);
+memflow_object *memflow_event_create(const char *name);
+memflow_object *memflow_counter_create(memflow_domain *domain, const char *name);
+
+/*
+ * Start and stop a task, frame or event: each start..stop is one span.  A
+ * task or frame may stop on another thread than the one that started it;
+ * an event should stop on the thread that started it.  -1 for a counter.
+ */
+int memflow_object_start(memflow_object *object);
+int memflow_object_stop(memflow_object *object);
+
+/*
+ * Set a counter to value, or add delta to it (negative to decrease), and
+ * record the new value.  -1 if object is not a counter.
+ */
+int memflow_counter_set(memflow_object *counter, int64_t value);
+int memflow_counter_add(memflow_object *counter, int64_t delta);
+
+/* A counter's current value (0 for a NULL object or one not a counter). */
+int64_t memflow_counter_value(const memflow_object *counter);
+
+/*
+ * An instant called name in domain (NULL: none), shown on the calling
+ * thread, the process or globally.  -1 if name is NULL or scope unknown.
+ */
+int memflow_mark(memflow_domain *domain, const char *name, memflow_marker_scope scope);
+
+/* Release an object (NULL is fine).  A started task's span stays open. */
+void memflow_object_destroy(memflow_object *object);
 
 /*
  * Scope block: MEMFLOW_SCOPE("dense0") { ... } pushes for the block's body

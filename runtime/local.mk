@@ -15,7 +15,8 @@ libmemflow_la_SOURCES = \
 	runtime/intern.c runtime/intern.h \
 	runtime/log_writer.c runtime/log_writer.h \
 	runtime/recorder.c runtime/recorder.h runtime/thread_state.h \
-	runtime/scope.c \
+	runtime/scope.c runtime/scope.h \
+	runtime/trace.c \
 	runtime/api.c
 libmemflow_la_CFLAGS = $(AM_CFLAGS) -pthread
 libmemflow_la_LIBADD = -ldl
