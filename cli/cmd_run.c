@@ -29,6 +29,7 @@
 #include "model.h"
 #include "outputs.h"
 #include "paths.h"
+#include "python_env.h"
 
 typedef struct run_options {
     const char *dir;
@@ -176,6 +177,7 @@ static int prepare_environment(const char *dir)
         setenv("CUDA_INJECTION64_PATH", cuda, 1);
     setenv("MEMFLOW_PATH", dir, 1);
     setenv("MEMFLOW_AUTOSTART", "1", 1);
+    cli_python_environment();
     return 0;
 }
 

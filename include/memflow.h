@@ -40,7 +40,7 @@ typedef enum memflow_state {
  * keys[i] = vals[i].  Accepted keys: filename, path, format, formats,
  * profile_all, profile_memory, profile_api, profile_device,
  * continuous_dump, dump_period, aggregate_stats,
- * gpu_memory_profile_filename_prefix, sample_rate (see README.md).
+ * gpu_memory_profile_filename_prefix, sample_rate, torch_scopes (see README.md).
  * Either every pair is applied or none is: an unknown key or a bad value
  * returns -1 and memflow_last_error() names the key and what it accepts.
  * Keys that decide where the log goes (path) only take effect before the

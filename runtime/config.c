@@ -42,6 +42,7 @@ static const key_spec key_table[] = {
     FIELD(aggregate_stats, KEY_BOOL),
     FIELD(gpu_memory_profile_filename_prefix, KEY_PATH),
     FIELD(sample_rate, KEY_UINT),
+    FIELD(torch_scopes, KEY_BOOL),
 };
 #define N_KEYS (sizeof key_table / sizeof key_table[0])
 
@@ -65,6 +66,7 @@ static void config_defaults(mf_config *c)
     c->profile_memory = 1;
     c->profile_device = 1;
     c->dump_period = 1.0;
+    c->torch_scopes = 1;
 }
 
 const mf_config *mf_config_get(void)
@@ -80,7 +82,7 @@ const char *mf_config_keys(void)
 {
     return "filename, path, format, formats, profile_all, profile_memory, "
            "profile_api, profile_device, continuous_dump, dump_period, "
-           "aggregate_stats, gpu_memory_profile_filename_prefix, sample_rate";
+           "aggregate_stats, gpu_memory_profile_filename_prefix, sample_rate, torch_scopes";
 }
 
 static const key_spec *find_key(const char *name)

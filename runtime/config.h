@@ -27,6 +27,7 @@ typedef struct mf_config {
     double dump_period;             /* seconds */
     int aggregate_stats;
     uint64_t sample_rate;           /* 0 = off */
+    int torch_scopes;               /* PyTorch module scopes under memflow run */
 } mf_config;
 
 /* The live configuration (defaults until changed). */

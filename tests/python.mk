@@ -11,3 +11,14 @@ tests_check_trace_LDADD = libmemflow.la $(CHECK_LIBS) -lpthread
 tests_check_trace_LDFLAGS = $(TEST_LINK_FLAGS)
 TESTS += tests/check_trace
 endif
+check_PROGRAMS += tests/blocks
+tests_blocks_SOURCES = tests/blocks.c
+tests_blocks_LDADD = libmemflow-render.la libmemflow.la
+tests_blocks_LDFLAGS = $(TEST_LINK_FLAGS)
+
+# The Python tests run the interpreter configure chose (PYTHON), the system
+# python3 by default.
+AM_TESTS_ENVIRONMENT += PYTHON='$(PYTHON)'; export PYTHON;
+TESTS += tests/python_api.sh tests/python_samples.sh
+EXTRA_DIST += tests/python_lib.sh tests/python_api.py tests/python_api.sh \
+	tests/python_samples.sh

@@ -1,0 +1,194 @@
+"""memflow.torch - PyTorch modules as memflow scopes, with no change to the model.
+
+After ``memflow.torch.enable()`` (which ``memflow run`` does by itself when
+the program imports torch, unless the configuration key torch_scopes is
+off), every ``nn.Module``'s forward runs in a scope named by its attribute
+path, in append mode: model ``Net`` with child ``dense0`` gives ``net:`` and
+``net:dense0:`` (the root is the class name in lower case; a child is
+named by its attribute in the module that calls it).  Every allocation made
+inside - CPU tensors through the malloc family, GPU memory through CUPTI,
+where the caching allocator's segment growth lands on the module that
+caused it - carries the scope.
+
+Backward: when the gradient of a module's output is ready, the autograd
+engine is about to run that module's backward; from then on the thread's
+scope is ``backward:`` + the module's scope (``backward:net:dense0:``) until
+the next module's turn, and the end of the backward pass restores it.
+
+How: torch's global module hooks (register_module_forward_pre_hook /
+register_module_forward_hook, in torch 1.13 and 2.x) push and pop the
+scopes; a hook on each module's output tensor marks where its backward
+begins.  A module whose forward raised is noticed at the next module call of
+its thread (its call frame is no longer on the stack) and its scope popped.
+"""
+import sys
+import threading
+
+from . import _memflow
+
+__all__ = ["enable", "disable", "enabled"]
+
+_push = _memflow.scope_push
+_pop = _memflow.scope_pop
+_getframe = sys._getframe
+
+_handles = []             # the global hook handles while enabled
+_threads = threading.local()
+_names = {}               # id(module) -> its attribute name in the module that ran it
+_NAMES_MAX = 100000
+
+
+def _state():
+    """This thread's modules being run: [(module, id of its call frame, code)],
+    and whether a backward scope is pushed."""
+    try:
+        return _threads.state
+    except AttributeError:
+        state = _threads.state = ([], [False])
+        return state
+
+
+def _child_name(parent, module):
+    """module's name as called from parent's forward: its attribute name
+    ('dense0'), a deeper attribute path ('block:dense0'), or its class."""
+    children = parent._modules
+    name = _names.get(id(module))
+    if name is not None and children.get(name) is module:
+        return name
+    for name, child in children.items():
+        if child is module:
+            if len(_names) >= _NAMES_MAX:
+                _names.clear()
+            _names[id(module)] = name
+            return name
+    for name, child in parent.named_modules():
+        if child is module and name:
+            return name.replace(".", ":")
+    return type(module).__name__.lower()
+
+
+def _calls_from(frame, parent_frame_id, parent_code):
+    """Whether the call frame parent_frame_id is still below frame."""
+    frame = frame.f_back
+    while frame is not None:
+        if id(frame) == parent_frame_id and frame.f_code is parent_code:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _forward_pre_hook(module, args):
+    modules = _state()[0]
+    call = _getframe(1)  # Module._call_impl running this module
+    name = None
+    while modules:
+        parent, frame_id, code = modules[-1]
+        if _calls_from(call, frame_id, code):
+            name = _child_name(parent, module)
+            break
+        modules.pop()  # its forward raised: leave its scope
+        _pop()
+    if name is None:
+        name = type(module).__name__.lower()
+    _push(name, True)
+    modules.append((module, id(call), call.f_code))
+
+
+def _forward_hook(module, args, output):
+    modules = _state()[0]
+    call_id = id(_getframe(1))
+    for depth in range(len(modules) - 1, -1, -1):
+        if modules[depth][0] is module and modules[depth][1] == call_id:
+            break
+    else:
+        return None  # its pre-hook did not run (enabled during its forward)
+    while len(modules) > depth + 1:  # children whose forward raised
+        modules.pop()
+        _pop()
+    if _torch.is_grad_enabled():
+        _mark_backward(output, "backward:" + _memflow.current_scope())
+    modules.pop()
+    _pop()
+    return None
+
+
+def _mark_backward(output, scope):
+    """Hook the module's output tensors: their gradient starts its backward."""
+    if isinstance(output, _torch.Tensor):
+        marks = output.__dict__
+        if output.requires_grad and "_memflow_backward" not in marks:
+            # the innermost module that returned this tensor names its backward
+            marks["_memflow_backward"] = scope
+            output.register_hook(_backward_starter(scope))
+    elif isinstance(output, (tuple, list)):
+        for item in output:
+            if isinstance(item, _torch.Tensor):
+                _mark_backward(item, scope)
+    elif isinstance(output, dict):
+        for item in output.values():
+            if isinstance(item, _torch.Tensor):
+                _mark_backward(item, scope)
+
+
+def _backward_starter(scope):
+    def start_backward_scope(grad):
+        pushed = _state()[1]
+        if pushed[0]:
+            _pop()
+        else:
+            pushed[0] = True
+            _engine.queue_callback(_end_backward_scope)
+        _push(scope, False)
+        return None
+    return start_backward_scope
+
+
+def _end_backward_scope():
+    pushed = _state()[1]
+    if pushed[0]:
+        pushed[0] = False
+        _pop()
+
+
+_torch = None
+_engine = None
+
+
+def enable():
+    """Name every module's forward and backward as a scope (idempotent).
+
+    Raises RuntimeError if this torch has no global module hooks (< 1.13).
+    """
+    global _torch, _engine
+    if _handles:
+        return
+    import torch
+    from torch.nn.modules import module as module_mod
+    if not hasattr(module_mod, "register_module_forward_pre_hook"):
+        raise RuntimeError("memflow.torch: torch %s has no global module hooks "
+                           "(torch >= 1.13 has them)" % torch.__version__)
+    _torch = torch
+    _engine = torch.autograd.Variable._execution_engine
+    _handles.append(module_mod.register_module_forward_pre_hook(_forward_pre_hook))
+    _handles.append(module_mod.register_module_forward_hook(_forward_hook))
+
+
+def disable():
+    """Stop naming modules (modules running now keep their scopes until they return)."""
+    while _handles:
+        _handles.pop().remove()
+
+
+def enabled():
+    """Whether module scopes are on."""
+    return bool(_handles)
+
+
+def _enable_at_import():
+    """Called by memflow run's start-up once the program has imported torch."""
+    if not _memflow.torch_scopes():
+        return
+    try:
+        enable()
+    except Exception as e:  # never break the program
+        sys.stderr.write("memflow: PyTorch module scopes are off: %s\n" % (e,))
