@@ -6,6 +6,10 @@
 # are TRACE records with exact values.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/python_lib.sh"
+if ! "$PYTHON" -c "import numpy" 2> /dev/null; then
+    echo "SKIP: no numpy for $PYTHON (Debian: python3-numpy)"
+    exit 77
+fi
 samples="$top_srcdir/samples/python"
 BLOCKS="$top_builddir/tests/blocks"
 

@@ -18,9 +18,12 @@ the next module's turn, and the end of the backward pass restores it.
 How: torch's global module hooks (register_module_forward_pre_hook /
 register_module_forward_hook, in torch 1.13 and 2.x) push and pop the
 scopes; a hook on each module's output tensor marks where its backward
-begins.  A module whose forward raised is noticed at the next module call of
-its thread (its call frame is no longer on the stack) and its scope popped.
+begins.  A module whose forward raised leaves its scope at once where torch
+calls the forward hook of such a module (always_call, torch >= 2.1); before
+that, at the next module call of its thread (its call frame is no longer on
+the stack).
 """
+import inspect
 import sys
 import threading
 
@@ -152,6 +155,9 @@ def _end_backward_scope():
 
 _torch = None
 _engine = None
+# Whether torch calls forward hooks of a module whose forward raised
+# (always_call, torch >= 2.1); set by enable().
+HOOK_ON_EXCEPTION = False
 
 
 def enable():
@@ -159,7 +165,7 @@ def enable():
 
     Raises RuntimeError if this torch has no global module hooks (< 1.13).
     """
-    global _torch, _engine
+    global _torch, _engine, HOOK_ON_EXCEPTION
     if _handles:
         return
     import torch
@@ -167,10 +173,16 @@ def enable():
     if not hasattr(module_mod, "register_module_forward_pre_hook"):
         raise RuntimeError("memflow.torch: torch %s has no global module hooks "
                            "(torch >= 1.13 has them)" % torch.__version__)
+    HOOK_ON_EXCEPTION = "always_call" in inspect.signature(
+        module_mod.register_module_forward_hook).parameters
     _torch = torch
     _engine = torch.autograd.Variable._execution_engine
     _handles.append(module_mod.register_module_forward_pre_hook(_forward_pre_hook))
-    _handles.append(module_mod.register_module_forward_hook(_forward_hook))
+    if HOOK_ON_EXCEPTION:
+        _handles.append(module_mod.register_module_forward_hook(_forward_hook,
+                                                                always_call=True))
+    else:
+        _handles.append(module_mod.register_module_forward_hook(_forward_hook))
 
 
 def disable():
