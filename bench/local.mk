@@ -16,7 +16,7 @@ EXTRA_DIST += bench/run.sh bench/gpu-remote.sh
 # The Python front: a scope push + pop from Python (extension vs ctypes) and
 # PyTorch module scopes per module call; `make bench-python` prints the
 # tables of docs/PERFORMANCE.md.
-EXTRA_DIST += bench/python_scope.py bench/python_torch.py
+EXTRA_DIST += bench/python_bench.py bench/python_scope.py bench/python_torch.py
 bench-python: all
 	PYTHONPATH=$(abs_top_builddir)/python $(PYTHON) $(srcdir)/bench/python_scope.py
 	PYTHONPATH=$(abs_top_builddir)/python $(PYTHON) $(srcdir)/bench/python_torch.py

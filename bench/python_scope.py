@@ -5,7 +5,7 @@ record into the log):
 
   with profiler.scope(name)     memflow.profiler.scope: the extension module,
                                 contextvars-aware (what programs use)
-  scope_push/scope_pop          the extension's functions without the object
+  scope_push/scope_pop          the extension's functions without an object
                                 (what the PyTorch hooks call)
   ctypes push/pop               libmemflow's C API through ctypes (argtypes
                                 set): the binding memflow did not choose
@@ -22,22 +22,10 @@ iterations (the best is the least disturbed by other load).  Usage:
 prints a markdown table (docs/PERFORMANCE.md).
 """
 import ctypes
-import os
 import sys
-import tempfile
-import time
 
 from memflow import profiler, _memflow
-
-
-def best_ns(fn, n, repeats):
-    best = None
-    for _ in range(repeats):
-        t0 = time.perf_counter_ns()
-        fn(n)
-        dt = (time.perf_counter_ns() - t0) / n
-        best = dt if best is None or dt < best else best
-    return best
+from python_bench import best_seconds, recording
 
 
 def with_scope(n):
@@ -50,24 +38,19 @@ def with_scope(n):
 def push_pop(n):
     push, pop = _memflow.scope_push, _memflow.scope_pop
     for _ in range(n):
-        push("layer", True)
+        push("layer")
         pop()
 
 
 def libmemflow():
-    path = None
-    import memflow._memflow as ext
+    """libmemflow through ctypes: the copy the extension loaded."""
     with open("/proc/self/maps") as maps:
-        for line in maps:
-            if "libmemflow.so" in line:
-                path = line.split()[-1]
-                break
-    lib = ctypes.CDLL(path or "libmemflow.so.0")
+        paths = [line.split()[-1] for line in maps if "libmemflow.so" in line]
+    lib = ctypes.CDLL(paths[0] if paths else "libmemflow.so.0")
     lib.memflow_scope_push.argtypes = [ctypes.c_char_p, ctypes.c_int]
     lib.memflow_scope_push.restype = ctypes.c_int
     lib.memflow_scope_pop.argtypes = []
     lib.memflow_scope_pop.restype = ctypes.c_int
-    del ext
     return lib
 
 
@@ -121,24 +104,18 @@ def empty_with(n):
 def main():
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 200000
     repeats = int(sys.argv[2]) if len(sys.argv) > 2 else 5
-    out = tempfile.mkdtemp(prefix="memflow-bench-")
-    profiler.set_config(path=out)
-    profiler.set_state("run")
     rows = [("`with profiler.scope(name)` (extension, contextvars)", with_scope),
-            ("`scope_push(name, True)` + `scope_pop()` (extension)", push_pop),
+            ("`scope_push(name)` + `scope_pop()` (extension)", push_pop),
             ("ctypes `memflow_scope_push` + `memflow_scope_pop`", ctypes_push_pop),
             ("ctypes behind a `with` block", ctypes_with),
             ("empty `with` block (Python alone)", empty_with)]
     print("| one scope push + pop, while recording (Python %d.%d) | ns |"
           % sys.version_info[:2])
     print("|---|---:|")
-    for label, fn in rows:
-        fn(1000)  # warm up
-        print("| %s | %.0f |" % (label, best_ns(fn, n, repeats)))
-    profiler.set_state("stop")
-    for name in os.listdir(out):
-        os.unlink(os.path.join(out, name))
-    os.rmdir(out)
+    with recording():
+        for label, fn in rows:
+            fn(1000)  # warm up
+            print("| %s | %.0f |" % (label, best_seconds(fn, n, repeats) * 1e9))
 
 
 if __name__ == "__main__":

@@ -15,38 +15,27 @@ Each figure is the best of REPEATS runs of N passes.  Usage:
 
 prints a markdown table (docs/PERFORMANCE.md).
 """
-import os
 import sys
-import tempfile
-import time
 
 import torch
 from torch import nn
 
 import memflow.torch
-from memflow import profiler
+from python_bench import best_seconds, recording
 
 M = 100
 
 
-def best_s(fn, n, repeats):
-    best = None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(n):
-            fn()
-        dt = (time.perf_counter() - t0) / n
-        best = dt if best is None or dt < best else best
-    return best
+def per_module_us(fn, n, repeats):
+    """Microseconds per module call of fn over the chain of M modules."""
+    fn()  # warm up
+    return best_seconds(lambda k: [fn() for _ in range(k)], n, repeats) / M * 1e6
 
 
 def main():
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 200
     repeats = int(sys.argv[2]) if len(sys.argv) > 2 else 5
     torch.set_num_threads(1)
-    out = tempfile.mkdtemp(prefix="memflow-bench-")
-    profiler.set_config(path=out)
-    profiler.set_state("run")
     identity = nn.Sequential(*[nn.Identity() for _ in range(M)])
     linear = nn.Sequential(*[nn.Linear(8, 8) for _ in range(M)])
     x = torch.randn(4, 8)
@@ -67,19 +56,14 @@ def main():
     print("| %d modules, torch %s, Python %d.%d | off (us/module) | on (us/module) "
           "| cost (us/module call) |" % ((M, torch.__version__) + sys.version_info[:2]))
     print("|---|---:|---:|---:|")
-    for label, fn in cases:
+    with recording():
+        for label, fn in cases:
+            memflow.torch.disable()
+            off = per_module_us(fn, n, repeats)
+            memflow.torch.enable()
+            on = per_module_us(fn, n, repeats)
+            print("| %s | %.2f | %.2f | %.2f |" % (label, off, on, on - off))
         memflow.torch.disable()
-        fn()
-        off = best_s(fn, n, repeats) / M * 1e6
-        memflow.torch.enable()
-        fn()
-        on = best_s(fn, n, repeats) / M * 1e6
-        print("| %s | %.2f | %.2f | %.2f |" % (label, off, on, on - off))
-    memflow.torch.disable()
-    profiler.set_state("stop")
-    for name in os.listdir(out):
-        os.unlink(os.path.join(out, name))
-    os.rmdir(out)
 
 
 if __name__ == "__main__":

@@ -97,8 +97,16 @@ static int scope_enter(const char *utf8, int append)
     uint32_t base = context_scope_id(outer);
     uint32_t id = mf_scope_push_on(base, utf8, append);
     /* A full stack counts the push (the pop balances it): keep the scope. */
-    PyObject *value = Py_BuildValue("(kO)", (unsigned long)(id ? id : base), outer);
-    Py_DECREF(outer);
+    PyObject *value = PyTuple_New(2);
+    PyObject *id_object = PyLong_FromUnsignedLong(id ? id : base);
+    if (!value || !id_object) {
+        Py_XDECREF(value);
+        Py_XDECREF(id_object);
+        Py_DECREF(outer);
+        return -1;
+    }
+    PyTuple_SetItem(value, 0, id_object); /* steals both */
+    PyTuple_SetItem(value, 1, outer);
     PyObject *token = value ? PyObject_CallFunctionObjArgs(scope_var_set, value, NULL) : NULL;
     Py_XDECREF(value);
     if (!token)
@@ -231,15 +239,10 @@ static PyType_Spec scope_spec = {
     "memflow._memflow.scope", sizeof(scope_object), 0, Py_TPFLAGS_DEFAULT, scope_slots,
 };
 
-/* scope_push(name, append) / scope_pop(): the same without an object (the
- * PyTorch hooks call them for every module). */
-static PyObject *py_scope_push(PyObject *self, PyObject *args)
+/* scope_push(name) appends, scope_push_whole(name) does not, scope_pop()
+ * leaves: scopes without an object, for the PyTorch hooks (every module). */
+static PyObject *scope_push_entry(PyObject *name, int append)
 {
-    (void)self;
-    PyObject *name;
-    int append;
-    if (!PyArg_ParseTuple(args, "Op:scope_push", &name, &append))
-        return NULL;
     PyObject *entry = name_entry(name);
     if (!entry)
         return NULL;
@@ -248,6 +251,18 @@ static PyObject *py_scope_push(PyObject *self, PyObject *args)
     if (rc < 0)
         return NULL;
     Py_RETURN_NONE;
+}
+
+static PyObject *py_scope_push(PyObject *self, PyObject *name)
+{
+    (void)self;
+    return scope_push_entry(name, 1);
+}
+
+static PyObject *py_scope_push_whole(PyObject *self, PyObject *name)
+{
+    (void)self;
+    return scope_push_entry(name, 0);
 }
 
 static PyObject *py_scope_pop(PyObject *self, PyObject *unused)
@@ -631,7 +646,9 @@ static PyObject *py_torch_scopes(PyObject *self, PyObject *unused)
 /* ---- the module ------------------------------------------------------------ */
 
 static PyMethodDef module_methods[] = {
-    { "scope_push", py_scope_push, METH_VARARGS, "scope_push(name, append): enter a scope" },
+    { "scope_push", py_scope_push, METH_O, "scope_push(name): enter a scope, appended" },
+    { "scope_push_whole", py_scope_push_whole, METH_O,
+      "scope_push_whole(name): enter a scope, not appended" },
     { "scope_pop", py_scope_pop, METH_NOARGS, "scope_pop(): leave the scope last entered" },
     { "current_scope", py_current_scope, METH_NOARGS, "the context's current scope" },
     { "thread_scope", py_thread_scope, METH_NOARGS, "the thread's current scope" },

@@ -19,6 +19,8 @@ tests_blocks_LDFLAGS = $(TEST_LINK_FLAGS)
 # The Python tests run the interpreter configure chose (PYTHON), the system
 # python3 by default.
 AM_TESTS_ENVIRONMENT += PYTHON='$(PYTHON)'; export PYTHON;
-TESTS += tests/python_api.sh tests/python_samples.sh tests/python_torch.sh
+TESTS += tests/python_api.sh tests/python_samples.sh tests/python_torch.sh \
+	tests/python_interpreters.sh
 EXTRA_DIST += tests/python_lib.sh tests/python_api.py tests/python_api.sh \
-	tests/python_samples.sh tests/python_torch.py tests/python_torch.sh
+	tests/python_samples.sh tests/python_torch.py tests/python_torch.sh \
+	tests/python_interpreters.sh

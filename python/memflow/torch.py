@@ -31,7 +31,8 @@ from . import _memflow
 
 __all__ = ["enable", "disable", "enabled"]
 
-_push = _memflow.scope_push
+_push = _memflow.scope_push  # appended to the current scope
+_push_whole = _memflow.scope_push_whole
 _pop = _memflow.scope_pop
 _getframe = sys._getframe
 
@@ -93,7 +94,7 @@ def _forward_pre_hook(module, args):
         _pop()
     if name is None:
         name = type(module).__name__.lower()
-    _push(name, True)
+    _push(name)
     modules.append((module, id(call), call.f_code))
 
 
@@ -141,7 +142,7 @@ def _backward_starter(scope):
         else:
             pushed[0] = True
             _engine.queue_callback(_end_backward_scope)
-        _push(scope, False)
+        _push_whole(scope)
         return None
     return start_backward_scope
 
