@@ -42,17 +42,27 @@ python-build-tree: python/memflow/_memflow.la $(MEMFLOW_PY_SOURCES) python/start
 	    cp -f "$(srcdir)/$$f" "$$f" || exit 1; done; fi
 	$(AM_V_at)ln -sf .libs/_memflow.abi3.so python/memflow/_memflow.abi3.so
 
-# The libtool archive is of no use to Python.
-PYTHON_INSTALL_HOOKS = python-install-exec-hook
-python-install-exec-hook:
-	rm -f "$(DESTDIR)$(memflowpyexecdir)/_memflow.la"
+# `make installcheck`: the installed package imports from where it was put
+# (on the interpreter's own path for the default prefix) and finds the
+# installed libmemflow; the installed `memflow run` makes it importable and
+# records a scope's bytes exactly.
+PYTHON_INSTALLCHECK = python-installcheck
+python-installcheck:
+	rm -rf installcheck-python && mkdir installcheck-python
+	cd installcheck-python && PYTHONPATH="$(pythondir)" $(PYTHON) -c \
+	  "import memflow; assert memflow.__file__.startswith('$(pythondir)/'), memflow.__file__"
+	cd installcheck-python && $(bindir)/memflow run --no-render -o run -- $(PYTHON) -c \
+	  "from memflow import profiler, _memflow; profiler.scope('x').__enter__(); \
+	   print(_memflow.thread_scope(), _memflow.__file__)" > out.txt
+	grep -q "^x: $(pyexecdir)/memflow/_memflow.abi3.so$$" installcheck-python/out.txt
+	rm -rf installcheck-python
 endif
 
 all-local: $(PYTHON_LOCAL_TARGETS)
-install-exec-hook: $(PYTHON_INSTALL_HOOKS)
+installcheck-local: $(PYTHON_INSTALLCHECK)
 clean-local: python-clean
 python-clean:
 	rm -f python/memflow/_memflow.abi3.so
 	rm -rf python/memflow/__pycache__ python/startup/__pycache__
 	if test "$(srcdir)" != "."; then rm -f $(MEMFLOW_PY_SOURCES) python/startup/sitecustomize.py; fi
-.PHONY: python-build-tree python-install-exec-hook python-clean
+.PHONY: python-build-tree python-installcheck python-clean

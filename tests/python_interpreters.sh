@@ -2,7 +2,8 @@
 # python_interpreters.sh - `memflow run` makes `import memflow` work whatever
 # the interpreter: the system python3, a venv's, pyenv's shim (a shell script
 # that execs the real one) and pyenv's versions from 3.9 on, each with a
-# scope's bytes exact; older ones (memflow needs 3.9) run unharmed.  The
+# scope's bytes exact; older ones (memflow needs 3.9) run unharmed; the API
+# tests pass in pyenv's oldest and newest supported CPython.  The
 # sitecustomize memflow run's start-up hides still runs, and a program that
 # never imports torch loads neither torch nor memflow.
 . "$top_srcdir/tests/lib.sh"
@@ -43,6 +44,16 @@ for py in "$PYENV_ROOT"/versions/3.9*/bin/python3 "$PYENV_ROOT"/versions/3.11.7/
           "$PYENV_ROOT"/versions/3.13*/bin/python3; do
     [ -x "$py" ] || continue
     profile "pyenv-$(basename "$(dirname "$(dirname "$py")")")" "$py"
+done
+
+# the whole API (tests/python_api.py) in the oldest and newest CPython at hand
+for py in "$PYENV_ROOT"/versions/3.9*/bin/python3 "$PYENV_ROOT"/versions/3.13*/bin/python3; do
+    [ -x "$py" ] || continue
+    name="api-$(basename "$(dirname "$(dirname "$py")")")"
+    mkdir "$name"
+    SCRATCH="$SCRATCH/$name" PYTHONPATH="$top_builddir/python" "$py" \
+        "$top_srcdir/tests/python_api.py" > "$name.out" 2>&1 || fail "$name: $(tail -30 "$name.out")"
+    echo "python_interpreters: $name: ok"
 done
 
 # nothing of memflow's or torch's is imported unless the program does

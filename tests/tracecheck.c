@@ -10,7 +10,7 @@
  *   trace KIND DOMAIN NAME VALUE [SCOPE]     KIND task_begin ... marker;
  *                                            SCOPE thread/process/global
  *   push SCOPE DEPTH tN | pop SCOPE DEPTH tN  (with -s; tN numbers threads
- *                                            in order of appearance)
+ *                                            in the order their chunks come)
  *
  * DOMAIN is "-" for none.  VALUE is the counter value (signed) for
  * counters, the object id for spans and 0 for markers.
