@@ -99,18 +99,21 @@ static int scope_enter(const char *utf8, int append)
     /* A full stack counts the push (the pop balances it): keep the scope. */
     PyObject *value = PyTuple_New(2);
     PyObject *id_object = PyLong_FromUnsignedLong(id ? id : base);
-    if (!value || !id_object) {
+    PyObject *token = NULL;
+    if (value && id_object) {
+        PyTuple_SetItem(value, 0, id_object); /* steals both */
+        PyTuple_SetItem(value, 1, outer);
+        token = PyObject_CallFunctionObjArgs(scope_var_set, value, NULL);
+        Py_DECREF(value);
+    } else {
         Py_XDECREF(value);
         Py_XDECREF(id_object);
         Py_DECREF(outer);
+    }
+    if (!token) { /* not entered: the thread's stack neither */
+        memflow_scope_pop();
         return -1;
     }
-    PyTuple_SetItem(value, 0, id_object); /* steals both */
-    PyTuple_SetItem(value, 1, outer);
-    PyObject *token = value ? PyObject_CallFunctionObjArgs(scope_var_set, value, NULL) : NULL;
-    Py_XDECREF(value);
-    if (!token)
-        return -1;
     Py_DECREF(token);
     return 0;
 }
@@ -125,12 +128,12 @@ static int scope_exit(void)
         Py_DECREF(value);
         return 0;
     }
+    memflow_scope_pop();
     PyObject *token = PyObject_CallFunctionObjArgs(scope_var_set, PyTuple_GetItem(value, 1), NULL);
     Py_DECREF(value);
     if (!token)
         return -1;
     Py_DECREF(token);
-    memflow_scope_pop();
     return 0;
 }
 
@@ -297,19 +300,21 @@ static PyObject *py_thread_scope(PyObject *self, PyObject *unused)
 
 /* ---- configuration, state, dump ------------------------------------------- */
 
-/* set_config(keys, values): two sequences of str, applied all or none. */
+/* set_config(keys, values): two tuples of UTF-8 bytes, applied all or none. */
 static PyObject *py_set_config(PyObject *self, PyObject *args)
 {
     (void)self;
+    enum { MAX_PAIRS = 64 };
     PyObject *keys, *vals;
     if (!PyArg_ParseTuple(args, "O!O!:set_config", &PyTuple_Type, &keys, &PyTuple_Type, &vals))
         return NULL;
     Py_ssize_t n = PyTuple_Size(keys);
-    if (n != PyTuple_Size(vals) || n > 64) {
-        PyErr_SetString(PyExc_ValueError, "set_config: keys and values differ in number");
+    if (n != PyTuple_Size(vals) || n > MAX_PAIRS) {
+        PyErr_Format(PyExc_ValueError, "set_config: %zd keys and %zd values (at most %d pairs)",
+                     n, PyTuple_Size(vals), (int)MAX_PAIRS);
         return NULL;
     }
-    const char *k[64], *v[64];
+    const char *k[MAX_PAIRS], *v[MAX_PAIRS];
     for (Py_ssize_t i = 0; i < n; i++) {
         k[i] = PyBytes_AsString(PyTuple_GetItem(keys, i));
         v[i] = PyBytes_AsString(PyTuple_GetItem(vals, i));

@@ -15,6 +15,9 @@ MEMFLOW_PY_SOURCES = \
 	python/memflow/megengine.py \
 	python/memflow/torch.py
 EXTRA_DIST += $(MEMFLOW_PY_SOURCES) python/startup/sitecustomize.py
+# The Python samples (docs/PYTHON.md), run by tests/python_samples.sh.
+EXTRA_DIST += samples/python/mxnet_profiler.py samples/python/megengine_profiler.py \
+	samples/python/torch_mlp.py
 
 if HAVE_PYTHON
 memflowpydir = $(pythondir)/memflow

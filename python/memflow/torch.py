@@ -140,8 +140,11 @@ def _backward_starter(scope):
         if pushed[0]:
             _pop()
         else:
+            try:  # the end of this backward pass leaves the scope
+                _engine.queue_callback(_end_backward_scope)
+            except RuntimeError:  # no pass to end: no scope, never a failed backward
+                return None
             pushed[0] = True
-            _engine.queue_callback(_end_backward_scope)
         _push_whole(scope)
         return None
     return start_backward_scope
