@@ -37,28 +37,26 @@ _pop = _memflow.scope_pop
 _getframe = sys._getframe
 
 _handles = []             # the global hook handles while enabled
-_threads = threading.local()
 _names = {}               # id(module) -> its attribute name in the module that ran it
 _NAMES_MAX = 100000
 
 
-def _state():
-    """This thread's modules being run: [(module, id of its call frame, code)],
-    and whether a backward scope is pushed."""
-    try:
-        return _threads.state
-    except AttributeError:
-        state = _threads.state = ([], [False])
-        return state
+class _ThreadState(threading.local):
+    """Per thread: the modules running, [(module, id of its call frame, the
+    frame's code)], innermost last; whether a backward scope is pushed."""
+
+    def __init__(self):
+        self.modules = []
+        self.backward_pushed = False
+
+
+_thread = _ThreadState()
 
 
 def _child_name(parent, module):
     """module's name as called from parent's forward: its attribute name
     ('dense0'), a deeper attribute path ('block:dense0'), or its class."""
     children = parent._modules
-    name = _names.get(id(module))
-    if name is not None and children.get(name) is module:
-        return name
     for name, child in children.items():
         if child is module:
             if len(_names) >= _NAMES_MAX:
@@ -71,44 +69,52 @@ def _child_name(parent, module):
     return type(module).__name__.lower()
 
 
-def _calls_from(frame, parent_frame_id, parent_code):
-    """Whether the call frame parent_frame_id is still below frame."""
-    frame = frame.f_back
-    while frame is not None:
-        if id(frame) == parent_frame_id and frame.f_code is parent_code:
-            return True
-        frame = frame.f_back
-    return False
-
-
 def _forward_pre_hook(module, args):
-    modules = _state()[0]
+    modules = _thread.modules
     call = _getframe(1)  # Module._call_impl running this module
-    name = None
     while modules:
         parent, frame_id, code = modules[-1]
-        if _calls_from(call, frame_id, code):
-            name = _child_name(parent, module)
+        # Is the innermost running module's call below this one?  (Two or
+        # three frames up, normally.)  If not, its forward raised.
+        frame = call.f_back
+        while frame is not None and (id(frame) != frame_id or frame.f_code is not code):
+            frame = frame.f_back
+        if frame is not None:
+            name = _names.get(id(module))
+            if name is None or parent._modules.get(name) is not module:
+                name = _child_name(parent, module)
             break
-        modules.pop()  # its forward raised: leave its scope
+        modules.pop()  # leave the scope of the module that raised
         _pop()
-    if name is None:
-        name = type(module).__name__.lower()
+    else:
+        name = type(module).__name__.lower()  # a root
     _push(name)
     modules.append((module, id(call), call.f_code))
 
 
-def _forward_hook(module, args, output):
-    modules = _state()[0]
-    call_id = id(_getframe(1))
+def _leave_raised_children(modules, module, call_id):
+    """Pop the modules above module's own entry (children whose forward
+    raised and were caught by module's).  False if module has no entry (its
+    pre-hook did not run: enabled during its forward)."""
     for depth in range(len(modules) - 1, -1, -1):
         if modules[depth][0] is module and modules[depth][1] == call_id:
             break
     else:
-        return None  # its pre-hook did not run (enabled during its forward)
-    while len(modules) > depth + 1:  # children whose forward raised
+        return False
+    while len(modules) > depth + 1:
         modules.pop()
         _pop()
+    return True
+
+
+def _forward_hook(module, args, output):
+    modules = _thread.modules
+    if not modules:
+        return None
+    top = modules[-1]
+    if (top[0] is not module or top[1] != id(_getframe(1))) and \
+            not _leave_raised_children(modules, module, id(_getframe(1))):
+        return None
     if _torch.is_grad_enabled():
         _mark_backward(output, "backward:" + _memflow.current_scope())
     modules.pop()
@@ -136,24 +142,24 @@ def _mark_backward(output, scope):
 
 def _backward_starter(scope):
     def start_backward_scope(grad):
-        pushed = _state()[1]
-        if pushed[0]:
+        state = _thread
+        if state.backward_pushed:
             _pop()
         else:
             try:  # the end of this backward pass leaves the scope
                 _engine.queue_callback(_end_backward_scope)
             except RuntimeError:  # no pass to end: no scope, never a failed backward
                 return None
-            pushed[0] = True
+            state.backward_pushed = True
         _push_whole(scope)
         return None
     return start_backward_scope
 
 
 def _end_backward_scope():
-    pushed = _state()[1]
-    if pushed[0]:
-        pushed[0] = False
+    state = _thread
+    if state.backward_pushed:
+        state.backward_pushed = False
         _pop()
 
 
