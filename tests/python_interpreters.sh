@@ -72,12 +72,16 @@ PY
 check_hidden() {
     name=$1
     shift
-    PYTHONPATH="$SCRATCH/site" "$MEMFLOW" run --no-render -o "hidden-$name" -- "$@" -c \
+    PYTHONPATH="${SITE_PATH:-$SCRATCH/site}" "$MEMFLOW" run --no-render -o "hidden-$name" -- "$@" -c \
         "import sys; print(getattr(sys, 'memflow_test_hidden_sitecustomize', False))" \
         > "hidden-$name.out" 2> "hidden-$name.err" || fail "hidden $name: exited $?: $(cat "hidden-$name.err")"
     expect_eq "hidden sitecustomize ($name)" "True" "$(cat "hidden-$name.out")"
 }
 check_hidden system "$PYTHON"
+# memflow's start-up folder twice on the path (once through a link): it does
+# not run itself again
+ln -s "$top_builddir/python/startup" startup-link
+SITE_PATH="$SCRATCH/startup-link:$SCRATCH/site" check_hidden twice "$PYTHON"
 for py in "$PYENV_ROOT"/versions/2.7*/bin/python "$PYENV_ROOT"/versions/3.6*/bin/python3 \
           "$PYENV_ROOT"/versions/3.8*/bin/python3; do
     [ -x "$py" ] || continue

@@ -89,13 +89,14 @@ def _memflow_install():
 
 
 def _memflow_run_hidden_sitecustomize():
-    here = os.path.dirname(os.path.abspath(__file__))
-    path = [p for p in sys.path if os.path.abspath(p or ".") != here]
+    here = os.path.dirname(os.path.realpath(__file__))
+    path = [p for p in sys.path if os.path.realpath(p or ".") != here]
     if sys.version_info >= (3, 4):
         import importlib.machinery
         import importlib.util
         spec = importlib.machinery.PathFinder.find_spec("sitecustomize", path)
-        if spec is None or spec.loader is None:
+        if spec is None or spec.loader is None or (
+                spec.origin and os.path.realpath(spec.origin) == os.path.realpath(__file__)):
             return
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
