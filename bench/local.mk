@@ -23,7 +23,15 @@ bench_gpu_blocks_LDADD = libmemflow-analysis.la libmemflow.la
 bench_gpu_blocks_LDFLAGS = -no-install
 EXTRA_DIST += bench/run.sh bench/gpu-remote.sh bench/gpu_check.py bench/torch_probe.py
 
+# The Python front: a scope push + pop from Python (extension vs ctypes) and
+# PyTorch module scopes per module call; `make bench-python` prints the
+# tables of docs/PERFORMANCE.md.
+EXTRA_DIST += bench/python_bench.py bench/python_scope.py bench/python_torch.py
+bench-python: all
+	PYTHONPATH=$(abs_top_builddir)/python $(PYTHON) $(srcdir)/bench/python_scope.py
+	PYTHONPATH=$(abs_top_builddir)/python $(PYTHON) $(srcdir)/bench/python_torch.py
+
 bench: all
 	bash $(srcdir)/bench/run.sh $(abs_top_builddir)
 
-.PHONY: bench
+.PHONY: bench bench-python

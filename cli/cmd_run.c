@@ -30,6 +30,7 @@
 #include "model.h"
 #include "outputs.h"
 #include "paths.h"
+#include "python_env.h"
 
 typedef struct run_options {
     const char *dir;
@@ -203,6 +204,7 @@ static int prepare_environment(const char *dir)
     set_nvtx_injection();
     setenv("MEMFLOW_PATH", dir, 1);
     setenv("MEMFLOW_AUTOSTART", "1", 1);
+    cli_python_environment();
     return 0;
 }
 

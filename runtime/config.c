@@ -44,6 +44,7 @@ static const key_spec key_table[] = {
     FIELD(gpu_memory_profile_filename_prefix, KEY_PATH),
     FIELD(sample_rate, KEY_UINT),
     FIELD(stacks, KEY_DEPTH),
+    FIELD(torch_scopes, KEY_BOOL),
 };
 #define N_KEYS (sizeof key_table / sizeof key_table[0])
 
@@ -67,6 +68,7 @@ static void config_defaults(mf_config *c)
     c->profile_memory = 1;
     c->profile_device = 1;
     c->dump_period = 1.0;
+    c->torch_scopes = 1;
 }
 
 const mf_config *mf_config_get(void)
@@ -82,7 +84,8 @@ const char *mf_config_keys(void)
 {
     return "filename, path, format, formats, profile_all, profile_memory, "
            "profile_api, profile_device, continuous_dump, dump_period, "
-           "aggregate_stats, gpu_memory_profile_filename_prefix, sample_rate, stacks";
+           "aggregate_stats, gpu_memory_profile_filename_prefix, sample_rate, stacks, "
+           "torch_scopes";
 }
 
 static const key_spec *find_key(const char *name)

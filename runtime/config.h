@@ -28,6 +28,7 @@ typedef struct mf_config {
     int aggregate_stats;
     uint64_t sample_rate;           /* 0 = off */
     unsigned stacks;                /* call-stack depth per allocation; 0 = off */
+    int torch_scopes;               /* PyTorch module scopes under memflow run */
 } mf_config;
 
 /* The live configuration (defaults until changed). */

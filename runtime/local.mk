@@ -20,7 +20,8 @@ RUNTIME_SOURCES = \
 	runtime/log_writer.c runtime/log_writer.h \
 	runtime/recorder.c runtime/recorder.h runtime/thread_state.h \
 	runtime/cuda_seen.c runtime/cuda_seen.h \
-	runtime/scope.c \
+	runtime/scope.c runtime/scope.h \
+	runtime/trace.c \
 	runtime/stacks.c runtime/stacks.h \
 	runtime/api.c \
 	runtime/dump.c

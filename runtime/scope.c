@@ -12,6 +12,7 @@
 #include "memflow.h"
 #include "config.h"
 #include "recorder.h"
+#include "scope.h"
 #include "thread_state.h"
 
 /* Compose the new scope string into buf; returns its length. */
@@ -36,32 +37,36 @@ static size_t compose_scope(const char *current, const char *name, int append, c
     return len;
 }
 
-MF_EXPORT int memflow_scope_push(const char *name, int append)
+uint32_t mf_scope_push_on(uint32_t base, const char *name, int append)
 {
     if (!name) {
         mf_set_error("memflow_scope_push: name is NULL");
-        return -1;
+        return 0;
     }
     mf_thread_state *t = mf_thread_state_get();
     if (!t) {
         mf_set_error("memflow_scope_push: out of memory for the thread's state");
-        return -1;
+        return 0;
     }
     if (t->depth + 1 >= MF_SCOPE_DEPTH) {
         t->overflow++;
         mf_set_error("memflow_scope_push: scope stack full (%d deep) pushing '%s'",
                      MF_SCOPE_DEPTH, name);
-        return -1;
+        return 0;
     }
     char buf[MF_STRING_MAX_LEN + 2];
     MF_INTERNAL_BEGIN();
-    size_t len = compose_scope(mf_recorder_string(t->stack[t->depth]), name, append, buf,
-                               sizeof buf - 1);
+    size_t len = compose_scope(mf_recorder_string(base), name, append, buf, sizeof buf - 1);
     uint32_t id = mf_recorder_intern(buf, len);
     MF_INTERNAL_END();
     t->stack[++t->depth] = id ? id : MF_STRING_DEFAULT_SCOPE;
     mf_recorder_scope_event(t, t->stack[t->depth], MF_SCOPE_PUSH);
-    return 0;
+    return t->stack[t->depth];
+}
+
+MF_EXPORT int memflow_scope_push(const char *name, int append)
+{
+    return mf_scope_push_on(mf_recorder_current_scope(), name, append) ? 0 : -1;
 }
 
 MF_EXPORT int memflow_scope_pop(void)

@@ -17,3 +17,4 @@ include tests/render.mk
 include tests/svg.mk
 include tests/gpu.mk
 include tests/stacks.mk
+include tests/python.mk

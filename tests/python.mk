@@ -1,0 +1,31 @@
+# tests/python.mk - tests of the trace-object API (runtime/trace.c) and of
+# the Python package (python/): the API in-process, under `memflow run`,
+# PyTorch module scopes, other interpreters.
+check_PROGRAMS += tests/tracecheck
+tests_tracecheck_SOURCES = tests/tracecheck.c
+if HAVE_CHECK
+check_PROGRAMS += tests/check_trace
+tests_check_trace_SOURCES = tests/check_trace.c
+tests_check_trace_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_check_trace_LDADD = libmemflow.la $(CHECK_LIBS) -lpthread
+tests_check_trace_LDFLAGS = $(TEST_LINK_FLAGS)
+TESTS += tests/check_trace
+endif
+check_PROGRAMS += tests/blocks
+tests_blocks_SOURCES = tests/blocks.c
+tests_blocks_LDADD = libmemflow-analysis.la libmemflow.la
+tests_blocks_LDFLAGS = $(TEST_LINK_FLAGS)
+
+# The Python tests run the interpreter configure chose (PYTHON), the system
+# python3 by default.
+AM_TESTS_ENVIRONMENT += PYTHON='$(PYTHON)'; export PYTHON;
+TESTS += tests/python_api.sh tests/python_samples.sh tests/python_torch.sh \
+	tests/python_interpreters.sh
+EXTRA_DIST += tests/python_lib.sh tests/python_api.py tests/python_api.sh \
+	tests/python_samples.sh tests/python_torch.py tests/python_torch.sh \
+	tests/python_interpreters.sh
+
+# The trace objects in the Chrome trace need the analysis to render TRACE
+# records (the "engine" branch); the lead moves this into TESTS on merging.
+TESTS_AFTER_ENGINE = tests/python_trace_chrome.sh
+EXTRA_DIST += $(TESTS_AFTER_ENGINE)

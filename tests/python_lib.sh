@@ -1,0 +1,11 @@
+# tests/python_lib.sh - shared set-up of the Python tests (sourced after
+# lib.sh): the interpreter configure chose ($PYTHON, the system python3
+# normally) and the build tree's package on PYTHONPATH; skipped (77) when
+# memflow was built without Python.
+: "${PYTHON:=/usr/bin/python3}"
+if [ ! -e "$top_builddir/python/memflow/_memflow.abi3.so" ]; then
+    echo "SKIP: memflow was built without Python"
+    exit 77
+fi
+PYTHONPATH="$top_builddir/python"
+export PYTHONPATH top_builddir
