@@ -6,6 +6,13 @@
  * disk blocks (so a full disk means a dropped event, not a SIGBUS on a
  * sparse page) and one mmap().  No lock is taken; fallocate only grows the
  * file.  Nothing here calls malloc.
+ *
+ * The descriptor is the program's to close: daemons close every descriptor
+ * they inherited and reuse the numbers.  So the log's descriptor sits at a
+ * high number, and before every use (a claim, a sync, a fork's close) the
+ * writer checks it still names the log (device and inode); when it does
+ * not, the log is opened again by its absolute path (O_NOFOLLOW, the same
+ * device and inode or nothing) and the old number is left to the program.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,10 +31,85 @@
 #include "recorder.h"
 
 static int log_fd = -1;
+static dev_t log_dev;                /* what log_fd must name to be the log */
+static ino_t log_ino;
 static mf_file_header *header;       /* chunk 0, mapped shared */
-static char log_path[4096 + 64];
+static char log_path[4096 + 64];     /* absolute */
 static pthread_mutex_t grow_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t dropped_events;
+static mf_log_writer_stats stats;    /* claims, failures, reopens: grow_lock */
+
+/* Where the log's descriptor goes: high, out of the way of the program's
+ * own files, below its descriptor limit. */
+static int high_descriptor_floor(void)
+{
+    struct rlimit rl;
+    rlim_t floor = 1000;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        rl.rlim_cur - rl.rlim_cur / 8 < floor)
+        floor = rl.rlim_cur - rl.rlim_cur / 8;
+    return (int)floor;
+}
+
+/* Move fd to a high number (close-on-exec); fd itself if none is free. */
+static int move_high(int fd)
+{
+    int high = fcntl(fd, F_DUPFD_CLOEXEC, high_descriptor_floor());
+    if (high < 0)
+        return fd;
+    close(fd);
+    return high;
+}
+
+/* Whether log_fd still names the log, open for writing. */
+static int descriptor_is_log(void)
+{
+    struct stat st;
+    int mode = fcntl(log_fd, F_GETFL);
+    return mode >= 0 && (mode & O_ACCMODE) == O_RDWR && fstat(log_fd, &st) == 0 &&
+           st.st_dev == log_dev && st.st_ino == log_ino;
+}
+
+/*
+ * Make log_fd the log again after the program closed or reused its number:
+ * open the log by path, refusing a symlink or any other file put there.
+ * The old number is the program's now and is never closed.  grow_lock held.
+ */
+static int ensure_descriptor(void)
+{
+    if (descriptor_is_log())
+        return 0;
+    int fd = open(log_path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || st.st_dev != log_dev || st.st_ino != log_ino) {
+        close(fd);
+        return -1;
+    }
+    log_fd = move_high(fd);
+    stats.reopens++;
+    return 0;
+}
+
+/* dir as an absolute path into out (the program may chdir later). */
+static int absolute_dir(const char *dir, char *out, size_t len, char *err, size_t errlen)
+{
+    char cwd[4096];
+    int n;
+    if (dir[0] == '/')
+        n = snprintf(out, len, "%s", dir);
+    else if (getcwd(cwd, sizeof cwd))
+        n = snprintf(out, len, "%s/%s", cwd, dir);
+    else
+        n = -1;
+    if (n < 0 || (size_t)n >= len) {
+        snprintf(err, errlen, "memflow: cannot create the log in '%s': path too long or "
+                 "no current folder", dir);
+        return -1;
+    }
+    return 0;
+}
 
 static int create_file(const char *dir, char *err, size_t errlen)
 {
@@ -36,9 +119,9 @@ static int create_file(const char *dir, char *err, size_t errlen)
             snprintf(log_path, sizeof log_path, "%s/memflow-%d.mfl", dir, pid);
         else
             snprintf(log_path, sizeof log_path, "%s/memflow-%d-%d.mfl", dir, pid, n);
-        int fd = open(log_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        int fd = open(log_path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
         if (fd >= 0)
-            return fd;
+            return move_high(fd);
         if (errno != EEXIST) {
             snprintf(err, errlen, "memflow: cannot create log '%s': %s", log_path,
                      strerror(errno));
@@ -49,7 +132,8 @@ static int create_file(const char *dir, char *err, size_t errlen)
     return -1;
 }
 
-/* Make sure the file covers [offset, offset + len) with real blocks. */
+/* Make sure the file covers [offset, offset + len) with real blocks.
+ * grow_lock held (or the log not yet shared). */
 static int reserve(uint64_t offset, uint64_t len)
 {
     int rc = posix_fallocate(log_fd, (off_t)offset, (off_t)len);
@@ -58,13 +142,11 @@ static int reserve(uint64_t offset, uint64_t len)
     if (rc != EOPNOTSUPP && rc != EINVAL)
         return -1;
     /* File systems without fallocate: grow with ftruncate, never shrink. */
-    pthread_mutex_lock(&grow_lock);
     struct stat st;
-    int ok = fstat(log_fd, &st) == 0 &&
-             ((uint64_t)st.st_size >= offset + len ||
-              ftruncate(log_fd, (off_t)(offset + len)) == 0);
-    pthread_mutex_unlock(&grow_lock);
-    return ok ? 0 : -1;
+    return fstat(log_fd, &st) == 0 && ((uint64_t)st.st_size >= offset + len ||
+                                       ftruncate(log_fd, (off_t)(offset + len)) == 0)
+               ? 0
+               : -1;
 }
 
 static void read_cmdline(char *dst, size_t cap, uint32_t *len)
@@ -109,17 +191,28 @@ static void write_header(uint64_t ppid)
 
 int mf_log_writer_open(const char *dir, uint64_t ppid, char *err, size_t errlen)
 {
-    if (log_fd >= 0)
+    if (mf_log_writer_is_open())
         return 0;
-    char why[512];
+    char why[512], abs_dir[4096];
     if (mf_make_dirs(dir, why, sizeof why) < 0) {
         snprintf(err, errlen, "memflow: cannot create the log: %s", why);
         return -1;
     }
-    int fd = create_file(dir, err, errlen);
+    if (absolute_dir(dir, abs_dir, sizeof abs_dir, err, errlen) < 0)
+        return -1;
+    int fd = create_file(abs_dir, err, errlen);
+    struct stat st;
     if (fd < 0)
         return -1;
+    if (fstat(fd, &st) != 0) {
+        snprintf(err, errlen, "memflow: cannot stat log '%s': %s", log_path, strerror(errno));
+        close(fd);
+        unlink(log_path);
+        return -1;
+    }
     log_fd = fd;
+    log_dev = st.st_dev;
+    log_ino = st.st_ino;
     void *map = MAP_FAILED;
     if (reserve(0, MF_CHUNK_SIZE) == 0)
         map = mmap(NULL, MF_CHUNK_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -132,17 +225,18 @@ int mf_log_writer_open(const char *dir, uint64_t ppid, char *err, size_t errlen)
     }
     header = map;
     write_header(ppid);
+    __atomic_store_n(&header, (mf_file_header *)map, __ATOMIC_RELEASE);
     return 0;
 }
 
 int mf_log_writer_is_open(void)
 {
-    return log_fd >= 0;
+    return __atomic_load_n(&header, __ATOMIC_ACQUIRE) != NULL;
 }
 
 const char *mf_log_writer_path(void)
 {
-    return log_fd >= 0 ? log_path : "";
+    return mf_log_writer_is_open() ? log_path : "";
 }
 
 #ifndef MADV_POPULATE_WRITE
@@ -172,16 +266,20 @@ static void note_dropped(void)
 
 char *mf_log_writer_claim(uint32_t tid, char **limit)
 {
-    if (log_fd < 0)
+    if (!mf_log_writer_is_open())
         return NULL;
     uint64_t index = __atomic_fetch_add(&header->chunks_claimed, 1, __ATOMIC_RELAXED);
     uint64_t offset = index * MF_CHUNK_SIZE;
-    if (reserve(offset, MF_CHUNK_SIZE) < 0) {
-        note_dropped();
-        return NULL;
-    }
-    char *chunk = mmap(NULL, MF_CHUNK_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, log_fd,
-                       (off_t)offset);
+    pthread_mutex_lock(&grow_lock);
+    char *chunk = MAP_FAILED;
+    if (ensure_descriptor() == 0 && reserve(offset, MF_CHUNK_SIZE) == 0)
+        chunk = mmap(NULL, MF_CHUNK_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, log_fd,
+                     (off_t)offset);
+    if (chunk == MAP_FAILED)
+        stats.failed_claims++;
+    else
+        stats.claims++;
+    pthread_mutex_unlock(&grow_lock);
     if (chunk == MAP_FAILED) {
         note_dropped();
         return NULL;
@@ -207,19 +305,27 @@ void mf_log_writer_set_finished(int finished)
 
 void mf_log_writer_sync(void)
 {
-    if (log_fd >= 0)
+    if (!mf_log_writer_is_open())
+        return;
+    pthread_mutex_lock(&grow_lock);
+    if (ensure_descriptor() == 0)
         fdatasync(log_fd);
+    pthread_mutex_unlock(&grow_lock);
 }
 
+/* In the forked child (one thread, grow_lock fresh): close the parent's
+ * descriptor only if the program has not taken its number. */
 void mf_log_writer_forget(void)
 {
     if (header)
         munmap(header, MF_CHUNK_SIZE);
     header = NULL;
-    if (log_fd >= 0)
+    if (log_fd >= 0 && descriptor_is_log())
         close(log_fd);
     log_fd = -1;
     log_path[0] = 0;
+    dropped_events = 0;
+    memset(&stats, 0, sizeof stats);
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     grow_lock = fresh;
 }
@@ -230,4 +336,12 @@ void mf_log_writer_unlock(void) { pthread_mutex_unlock(&grow_lock); }
 uint64_t mf_log_writer_dropped(void)
 {
     return __atomic_load_n(&dropped_events, __ATOMIC_RELAXED);
+}
+
+void mf_log_writer_get_stats(mf_log_writer_stats *out)
+{
+    pthread_mutex_lock(&grow_lock);
+    *out = stats;
+    pthread_mutex_unlock(&grow_lock);
+    out->dropped_events = mf_log_writer_dropped();
 }

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "compiler.h"
+
 /*
  * Create `<dir>/memflow-<pid>.mfl` (or `-<pid>-N.mfl` if taken, e.g. after
  * exec), creating dir if missing, and write the header.  ppid is recorded
@@ -52,5 +54,15 @@ void mf_log_writer_unlock(void);
 
 /* Events dropped because the file could not grow (header flag DROPPED). */
 uint64_t mf_log_writer_dropped(void);
+
+/* What the writer did since the log was opened (tests, RELIABILITY.md). */
+typedef struct mf_log_writer_stats {
+    uint64_t claims;          /* chunks handed out */
+    uint64_t failed_claims;   /* tries to grow the file that failed */
+    uint64_t reopens;         /* the program took the log's descriptor: opened again */
+    uint64_t dropped_events;  /* events lost because no chunk could be had */
+} mf_log_writer_stats;
+
+MF_EXPORT void mf_log_writer_get_stats(mf_log_writer_stats *out);
 
 #endif

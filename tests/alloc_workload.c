@@ -14,10 +14,18 @@
  *                   one free of 100 bytes in scope "short:"
  *   rss N           N malloc/free pairs of 64 bytes, then prints "hwm KB", the
  *                   process's peak resident memory (VmHWM)
+ *   closefds N FILE a daemon's start: closes every descriptor (close_range),
+ *                   opens FILE again and again until it holds the number
+ *                   the log had, writes "own data\n" through it, then N
+ *                   mallocs + N frees of 32 bytes in scope "after:"; exits 0
+ *                   if FILE still holds exactly its own 9 bytes, 4 if not,
+ *                   5 if the log's number never came back
  *
  * Sizes are fixed so the tests can sum them (see tests/alloc_e2e.sh).
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
@@ -25,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -171,6 +180,58 @@ static void doomed(long n)
     memflow_scope_pop();
 }
 
+/* The descriptor number of this process's memflow log, -1 if none. */
+static int log_descriptor(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    int found = -1;
+    while (d && (e = readdir(d))) {
+        char link[300], target[4096];
+        snprintf(link, sizeof link, "/proc/self/fd/%s", e->d_name);
+        ssize_t n = readlink(link, target, sizeof target - 1);
+        if (n <= 0)
+            continue;
+        target[n] = 0;
+        size_t len = (size_t)n;
+        if (strstr(target, "/memflow-") && len > 4 && strcmp(target + len - 4, ".mfl") == 0)
+            found = atoi(e->d_name);
+    }
+    if (d)
+        closedir(d);
+    return found;
+}
+
+static int close_everything_then_allocate(long n, const char *file)
+{
+    static const char own[] = "own data\n";
+    int old = log_descriptor();
+    close_range(0, ~0u, 0);
+    int fd = -1;
+    while (old >= 0 && fd != old) {
+        fd = open(file, O_RDWR | O_CREAT, 0644);
+        if (fd < 0 || fd > old)
+            return 5;
+    }
+    if (old < 0 || ftruncate(fd, 0) != 0 || write(fd, own, sizeof own - 1) != sizeof own - 1)
+        return 5;
+    void **blocks = malloc((size_t)n * sizeof *blocks);
+    memflow_scope_push("after", 0);
+    for (long i = 0; i < n; i++)
+        blocks[i] = malloc(32);
+    for (long i = 0; i < n; i++)
+        free(blocks[i]);
+    memflow_scope_pop();
+    free(blocks);
+    char back[64];
+    struct stat st;
+    ssize_t got = pread(fd, back, sizeof back, 0);
+    if (fstat(fd, &st) != 0 || st.st_size != sizeof own - 1 || got != sizeof own - 1 ||
+        memcmp(back, own, sizeof own - 1) != 0)
+        return 4;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "fns";
@@ -194,6 +255,8 @@ int main(int argc, char **argv)
     } else if (strcmp(mode, "abort") == 0) {
         doomed(n);
         abort();
+    } else if (strcmp(mode, "closefds") == 0 && argc > 3) {
+        return close_everything_then_allocate(n, argv[3]);
     } else if (strcmp(mode, "exit") == 0) {
         doomed(n);
         _exit(3);

@@ -1,14 +1,17 @@
 # tests/runtime.mk - tests of runtime/ (config, scopes, recorder, log writer) and
 # alloc/ (the malloc family under `memflow run`).
-check_PROGRAMS += tests/alloc_workload tests/logcheck
+check_PROGRAMS += tests/alloc_workload tests/logcheck tests/logheader
 tests_alloc_workload_SOURCES = tests/alloc_workload.c
 tests_alloc_workload_LDADD = libmemflow.la -lpthread
 tests_alloc_workload_LDFLAGS = $(TEST_LINK_FLAGS)
 tests_logcheck_SOURCES = tests/logcheck.c
 tests_logcheck_LDADD = libmemflow-render.la libmemflow.la
 tests_logcheck_LDFLAGS = $(TEST_LINK_FLAGS)
-TESTS += tests/alloc_e2e.sh tests/cli_run.sh tests/samples_e2e.sh
-EXTRA_DIST += tests/alloc_e2e.sh tests/cli_run.sh tests/samples_e2e.sh
+tests_logheader_SOURCES = tests/logheader.c
+tests_logheader_LDADD = libmemflow.la
+tests_logheader_LDFLAGS = $(TEST_LINK_FLAGS)
+TESTS += tests/alloc_e2e.sh tests/cli_run.sh tests/samples_e2e.sh tests/log_faults.sh
+EXTRA_DIST += tests/alloc_e2e.sh tests/cli_run.sh tests/samples_e2e.sh tests/log_faults.sh
 if HAVE_CHECK
 check_PROGRAMS += tests/check_runtime
 tests_check_runtime_SOURCES = tests/check_runtime.c
