@@ -1,11 +1,17 @@
 /*
  * log_writer.c - the log file: create it, write its header, hand out chunks.
  *
- * Claiming a chunk is one atomic add on the header's chunks_claimed (the
- * header lives in the shared mapping too), one fallocate() to reserve its
- * disk blocks (so a full disk means a dropped event, not a SIGBUS on a
- * sparse page) and one mmap().  No lock is taken; fallocate only grows the
- * file.  Nothing here calls malloc.
+ * Claiming a chunk (once per MiB of log per thread) takes the grow lock:
+ * fallocate() reserves the next chunk's disk blocks (so a full disk means a
+ * dropped event, not a SIGBUS on a sparse page), mmap() maps it, and only
+ * then is the header's chunks_claimed bumped - a failed claim uses up no
+ * chunk number, so when space comes back the file stays dense.  The file
+ * never grows past RLIMIT_FSIZE: that is checked first, so the program gets
+ * no SIGXFSZ for memflow's growth (its own writes keep their disposition).
+ * While the file cannot grow the writer backs off: after the k-th failed try
+ * in a row it tries again only after 2^k more dropped events (at most 65536)
+ * or 2^k ms (at most 1 s), so a full disk costs a dropped event a counter
+ * increment, not a system call.  Nothing here calls malloc.
  *
  * The descriptor is the program's to close: daemons close every descriptor
  * they inherited and reuse the numbers.  So the log's descriptor sits at a
@@ -27,8 +33,8 @@
 
 #include "log_format.h"
 #include "log_writer.h"
+#include "clock.h"
 #include "paths.h"
-#include "recorder.h"
 
 static int log_fd = -1;
 static dev_t log_dev;                /* what log_fd must name to be the log */
@@ -36,8 +42,15 @@ static ino_t log_ino;
 static mf_file_header *header;       /* chunk 0, mapped shared */
 static char log_path[4096 + 64];     /* absolute */
 static pthread_mutex_t grow_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint64_t dropped_events;
 static mf_log_writer_stats stats;    /* claims, failures, reopens: grow_lock */
+
+#define BACKOFF_MAX_LEVEL 16         /* at most 2^16 dropped events between tries */
+#define BACKOFF_MAX_NS 1000000000ull /* and at least one try a second */
+static struct {
+    uint64_t retry_at_dropped;       /* 0: not backing off; else try again once */
+    uint64_t retry_at_ns;            /* dropped_events or the clock reaches these */
+    unsigned level;                  /* failed tries in a row (grow_lock) */
+} backoff;
 
 /* Where the log's descriptor goes: high, out of the way of the program's
  * own files, below its descriptor limit. */
@@ -97,10 +110,13 @@ static int absolute_dir(const char *dir, char *out, size_t len, char *err, size_
 {
     char cwd[4096];
     int n;
+    while (dir[0] == '.' && dir[1] == '/')
+        dir += 2;
     if (dir[0] == '/')
         n = snprintf(out, len, "%s", dir);
     else if (getcwd(cwd, sizeof cwd))
-        n = snprintf(out, len, "%s/%s", cwd, dir);
+        n = strcmp(dir, ".") == 0 || !*dir ? snprintf(out, len, "%s", cwd)
+                                           : snprintf(out, len, "%s/%s", cwd, dir);
     else
         n = -1;
     if (n < 0 || (size_t)n >= len) {
@@ -132,15 +148,30 @@ static int create_file(const char *dir, char *err, size_t errlen)
     return -1;
 }
 
+/* Whether a file of end bytes is within RLIMIT_FSIZE (growing past it
+ * would raise SIGXFSZ). */
+static int within_file_size_limit(uint64_t end)
+{
+    struct rlimit rl;
+    return getrlimit(RLIMIT_FSIZE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
+           end <= (uint64_t)rl.rlim_cur;
+}
+
 /* Make sure the file covers [offset, offset + len) with real blocks.
  * grow_lock held (or the log not yet shared). */
 static int reserve(uint64_t offset, uint64_t len)
 {
-    int rc = posix_fallocate(log_fd, (off_t)offset, (off_t)len);
+    if (!within_file_size_limit(offset + len)) {
+        errno = EFBIG;
+        return -1;
+    }
+    int rc = fallocate(log_fd, 0, (off_t)offset, (off_t)len) == 0 ? 0 : errno;
     if (rc == 0)
         return 0;
-    if (rc != EOPNOTSUPP && rc != EINVAL)
+    if (rc != EOPNOTSUPP && rc != ENOSYS) {
+        errno = rc;
         return -1;
+    }
     /* File systems without fallocate: grow with ftruncate, never shrink. */
     struct stat st;
     return fstat(log_fd, &st) == 0 && ((uint64_t)st.st_size >= offset + len ||
@@ -255,42 +286,94 @@ static void prefault(char *chunk)
 
 /*
  * An event is lost because no chunk could be had (a full disk, a file size
- * limit).  Counted, and flagged in the header - its page is mapped already,
- * so flagging needs no disk - so that every reader of the log says so.
+ * limit).  Counted in the header's dropped_events and flagged DROPPED - its
+ * page is mapped already, so this needs no disk - so that every reader of
+ * the log says so.
  */
 static void note_dropped(void)
 {
-    __atomic_fetch_add(&dropped_events, 1, __ATOMIC_RELAXED);
-    __atomic_or_fetch(&header->flags, MF_HEADER_DROPPED, __ATOMIC_RELEASE);
+    __atomic_fetch_add(&header->dropped_events, 1, __ATOMIC_RELAXED);
+    if (!(__atomic_load_n(&header->flags, __ATOMIC_RELAXED) & MF_HEADER_DROPPED))
+        __atomic_or_fetch(&header->flags, MF_HEADER_DROPPED, __ATOMIC_RELEASE);
+}
+
+/* Whether the last try to grow failed and it is not yet time to try again. */
+static int backing_off(void)
+{
+    uint64_t at = __atomic_load_n(&backoff.retry_at_dropped, __ATOMIC_RELAXED);
+    if (MF_LIKELY(!at))
+        return 0;
+    if (__atomic_load_n(&header->dropped_events, __ATOMIC_RELAXED) >= at)
+        return 0;
+    return mf_clock_now() < __atomic_load_n(&backoff.retry_at_ns, __ATOMIC_RELAXED);
+}
+
+/* A try to grow failed: wait twice as long as last time.  grow_lock held. */
+static void backoff_after_failure(void)
+{
+    unsigned level = backoff.level < BACKOFF_MAX_LEVEL ? backoff.level : BACKOFF_MAX_LEVEL;
+    backoff.level++;
+    uint64_t wait_ns = 1000000ull << level;
+    if (wait_ns > BACKOFF_MAX_NS)
+        wait_ns = BACKOFF_MAX_NS;
+    uint64_t dropped = __atomic_load_n(&header->dropped_events, __ATOMIC_RELAXED);
+    __atomic_store_n(&backoff.retry_at_ns, mf_clock_now() + wait_ns, __ATOMIC_RELAXED);
+    __atomic_store_n(&backoff.retry_at_dropped, dropped + (1ull << level), __ATOMIC_RELAXED);
+}
+
+static void backoff_reset(void)
+{
+    backoff.level = 0;
+    __atomic_store_n(&backoff.retry_at_dropped, 0, __ATOMIC_RELAXED);
+}
+
+/*
+ * Grow the file by chunk `index`, map it and write its chunk header.
+ * Returns the mapping or NULL.  grow_lock held.
+ */
+static char *grow_by_chunk(uint64_t index, uint32_t tid)
+{
+    uint64_t offset = index * MF_CHUNK_SIZE;
+    if (ensure_descriptor() < 0 || reserve(offset, MF_CHUNK_SIZE) < 0)
+        return NULL;
+    char *chunk = mmap(NULL, MF_CHUNK_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, log_fd,
+                       (off_t)offset);
+    if (chunk == MAP_FAILED)
+        return NULL;
+    mf_chunk_header *ch = (mf_chunk_header *)chunk;
+    ch->index = (uint32_t)index;
+    ch->tid = tid;
+    __atomic_store_n(&ch->magic, MF_CHUNK_MAGIC, __ATOMIC_RELEASE);
+    return chunk;
 }
 
 char *mf_log_writer_claim(uint32_t tid, char **limit)
 {
     if (!mf_log_writer_is_open())
         return NULL;
-    uint64_t index = __atomic_fetch_add(&header->chunks_claimed, 1, __ATOMIC_RELAXED);
-    uint64_t offset = index * MF_CHUNK_SIZE;
+    if (backing_off()) {
+        note_dropped();
+        return NULL;
+    }
     pthread_mutex_lock(&grow_lock);
-    char *chunk = MAP_FAILED;
-    if (ensure_descriptor() == 0 && reserve(offset, MF_CHUNK_SIZE) == 0)
-        chunk = mmap(NULL, MF_CHUNK_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, log_fd,
-                     (off_t)offset);
-    if (chunk == MAP_FAILED)
-        stats.failed_claims++;
-    else
+    uint64_t index = header->chunks_claimed;
+    char *chunk = grow_by_chunk(index, tid);
+    if (chunk) {
+        __atomic_store_n(&header->chunks_claimed, index + 1, __ATOMIC_RELEASE);
         stats.claims++;
+        backoff_reset();
+    } else {
+        stats.failed_claims++;
+        backoff_after_failure();
+    }
     pthread_mutex_unlock(&grow_lock);
-    if (chunk == MAP_FAILED) {
+    if (!chunk) {
         note_dropped();
         return NULL;
     }
     prefault(chunk);
-    mf_chunk_header *ch = (mf_chunk_header *)chunk;
-    ch->index = (uint32_t)index;
-    ch->tid = tid;
-    __atomic_store_n(&ch->magic, MF_CHUNK_MAGIC, __ATOMIC_RELEASE);
     *limit = chunk + MF_CHUNK_SIZE;
-    return chunk + sizeof *ch;
+    return chunk + sizeof(mf_chunk_header);
 }
 
 void mf_log_writer_set_finished(int finished)
@@ -324,8 +407,8 @@ void mf_log_writer_forget(void)
         close(log_fd);
     log_fd = -1;
     log_path[0] = 0;
-    dropped_events = 0;
     memset(&stats, 0, sizeof stats);
+    memset(&backoff, 0, sizeof backoff);
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     grow_lock = fresh;
 }
@@ -335,7 +418,8 @@ void mf_log_writer_unlock(void) { pthread_mutex_unlock(&grow_lock); }
 
 uint64_t mf_log_writer_dropped(void)
 {
-    return __atomic_load_n(&dropped_events, __ATOMIC_RELAXED);
+    mf_file_header *h = __atomic_load_n(&header, __ATOMIC_ACQUIRE);
+    return h ? __atomic_load_n(&h->dropped_events, __ATOMIC_RELAXED) : 0;
 }
 
 void mf_log_writer_get_stats(mf_log_writer_stats *out)

@@ -3,9 +3,11 @@
  *
  * The log is a file of MF_CHUNK_SIZE chunks mapped MAP_SHARED: what a thread
  * stores into its chunk is in the page cache at once and survives any death
- * of the process.  Chunk 0 is the file header; threads claim the others with
- * one atomic add on the header's counter and map them; only growing the file
- * takes a lock.
+ * of the process.  Chunk 0 is the file header; threads claim the others
+ * under one lock (a claim is once per MiB of a thread's log).  The writer
+ * owns nothing the program can take away: it re-opens the log if the
+ * program closes its descriptor, never grows the file past RLIMIT_FSIZE,
+ * and counts what it cannot write instead of failing the program.
  */
 #ifndef MEMFLOW_LOG_WRITER_H
 #define MEMFLOW_LOG_WRITER_H
@@ -31,8 +33,12 @@ const char *mf_log_writer_path(void);
 /*
  * Claim a fresh chunk for thread tid and map it.  Returns the first byte
  * after the chunk header and sets *limit to the chunk's end, or NULL when the
- * file cannot grow (disk full): the caller then drops the event and the
- * writer counts it.
+ * file cannot grow (disk full, file size limit, the log removed): the caller
+ * then drops the event, which the writer has counted in the header's
+ * dropped_events (flag DROPPED).  After a failure the writer backs off: the
+ * next claims fail at once, without a system call, until 2^k more events
+ * were dropped or 2^k ms passed (k failures in a row; at most 65536 events
+ * or 1 s).  Keeps the calling thread's signal state; raises no SIGXFSZ.
  */
 char *mf_log_writer_claim(uint32_t tid, char **limit);
 

@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "checksum.h"
@@ -24,6 +25,7 @@
 #include "memflow.h"
 #include "config.h"
 #include "log_reader.h"
+#include "log_writer.h"
 
 static char scratch[4096];
 
@@ -497,19 +499,32 @@ START_TEST(compact_record_without_time_base_is_damage)
 }
 END_TEST
 
-/* A log that cannot grow (here a 3 MiB file size limit; a full disk alike)
- * keeps everything written before, and every reader says events were lost. */
-START_TEST(full_disk_drops_are_reported)
+/* Record n compact allocations at 0x7f0000000000 + 64 i into a log in
+ * folder name that may grow to `chunks` chunks (RLIMIT_FSIZE; a full disk
+ * alike).  The limit stays set. */
+static void record_into_a_full_log(const char *name, unsigned chunks, uintptr_t n)
 {
-    use_scratch("fulldisk");
+    use_scratch(name);
     memflow_set_state(MEMFLOW_RUN);
-    signal(SIGXFSZ, SIG_IGN);
-    struct rlimit small = { 3 * MF_CHUNK_SIZE, RLIM_INFINITY };
+    struct rlimit small = { chunks * MF_CHUNK_SIZE, RLIM_INFINITY };
     ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &small), 0);
-    for (uintptr_t i = 0; i < 200000; i++)
+    for (uintptr_t i = 0; i < n; i++)
         mf_recorder_cpu_alloc((void *)(0x7f0000000000 + i * 64), 64, 64, 0);
+}
+
+static void lift_file_size_limit(void)
+{
     struct rlimit big = { RLIM_INFINITY, RLIM_INFINITY };
     ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &big), 0);
+}
+
+/* A log that cannot grow keeps everything written before, and every reader
+ * says events were lost.  No SIGXFSZ reaches the process (the test does not
+ * ignore it). */
+START_TEST(full_disk_drops_are_reported)
+{
+    record_into_a_full_log("fulldisk", 3, 200000);
+    lift_file_size_limit();
     mf_recorder_finish();
     mf_log *log;
     char err[512];
@@ -523,6 +538,64 @@ START_TEST(full_disk_drops_are_reported)
             ck_assert_uint_eq(log->events[i].addr, 0x7f0000000000 + kept++ * 64);
     ck_assert_uint_gt(kept, 30000);
     ck_assert_uint_lt(kept, 200000);
+    /* every event is kept or counted: the header says how many were dropped */
+    ck_assert_uint_eq(log->header.dropped_events, 200000 - kept);
+    mf_log_free(log);
+}
+END_TEST
+
+static double seconds_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* While the log cannot grow, the writer backs off: a million dropped events
+ * cost a few dozen tries to grow the file, not a million.  (The writer also
+ * retries on time, at most about once a second: the bound allows for a slow
+ * machine instead of timing anything.) */
+START_TEST(full_disk_backs_off)
+{
+    double start = seconds_now();
+    record_into_a_full_log("backoff", 2, 1000000);
+    double elapsed = seconds_now() - start;
+    mf_log_writer_stats st;
+    mf_log_writer_get_stats(&st);
+    ck_assert_uint_gt(st.dropped_events, 900000);
+    ck_assert_msg(st.failed_claims <= 64 + 2 * (uint64_t)elapsed,
+                  "%llu tries to grow a full log for %llu dropped events in %.1f s",
+                  (unsigned long long)st.failed_claims,
+                  (unsigned long long)st.dropped_events, elapsed);
+}
+END_TEST
+
+/* Space that comes back mid-run (the limit is raised) gives a dense log:
+ * failed claims burnt no chunk numbers, so the file has no holes and every
+ * event after the space came back is in it. */
+START_TEST(full_disk_then_space_gives_a_dense_log)
+{
+    record_into_a_full_log("dense", 3, 300000);
+    lift_file_size_limit();
+    /* The writer retries after 65536 dropped events at the latest. */
+    for (uintptr_t i = 0; i < 65536; i++)
+        mf_recorder_cpu_free((void *)(0x7e0000000000 + i * 64), 0);
+    for (uintptr_t i = 0; i < 100000; i++)
+        mf_recorder_cpu_alloc((void *)(0x7d0000000000 + i * 64), 64, 64, 0);
+    mf_recorder_finish();
+    struct stat st;
+    ck_assert_int_eq(stat(mf_recorder_log_path(), &st), 0);
+    mf_log *log;
+    char err[512];
+    ck_assert_int_eq(mf_log_read(mf_recorder_log_path(), &log, err, sizeof err), 1);
+    ck_assert_uint_le(log->header.chunks_claimed, 12);
+    ck_assert_uint_eq((uint64_t)st.st_size, log->header.chunks_claimed * MF_CHUNK_SIZE);
+    ck_assert_uint_ge((uint64_t)st.st_blocks * 512, (uint64_t)st.st_size);
+    size_t late = 0;
+    for (size_t i = 0; i < log->n_events; i++)
+        late += log->events[i].type == MF_REC_ALLOC && log->events[i].addr >= 0x7d0000000000 &&
+                log->events[i].addr < 0x7e0000000000;
+    ck_assert_uint_eq(late, 100000);
     mf_log_free(log);
 }
 END_TEST
@@ -574,6 +647,8 @@ static Suite *core_suite(void)
     tcase_add_test(c, compact_cpu_records_roundtrip);
     tcase_add_test(c, compact_record_without_time_base_is_damage);
     tcase_add_test(c, full_disk_drops_are_reported);
+    tcase_add_test(c, full_disk_backs_off);
+    tcase_add_test(c, full_disk_then_space_gives_a_dense_log);
     suite_add_tcase(s, c);
     c = tcase_create("reader");
     tcase_add_test(c, truncated_log_keeps_what_came_before);

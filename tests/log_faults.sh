@@ -25,4 +25,26 @@ expect_eq "events after the descriptors were closed" "after: allocs=100000 frees
     "$(grep '^after: ' "$SCRATCH/fds.txt" | sed 's/ actual=.*//')"
 grep -q "finished=1" "$SCRATCH/fds.txt" || fail "closefds: log not finished"
 
+# A file size limit (ulimit -f) smaller than the log: the program runs to its
+# own exit status (no SIGXFSZ), the header says DROPPED with the count, and
+# one stderr line says how many.  Every event is either in the log or counted.
+status=0
+prlimit --fsize=$((4 * 1048576)) "$MEMFLOW" run --no-render -o "$SCRATCH/fsize" -- \
+    "$W" threads 1 300000 2> "$SCRATCH/fsize.err" || status=$?
+expect_eq "exit status under a 4 MiB file size limit" 0 "$status"
+set -- "$SCRATCH"/fsize/memflow-*.mfl
+"$HEADER" "$1" > "$SCRATCH/fsize.h" || fail "fsize: logheader exited $?"
+dropped=$(field "$SCRATCH/fsize.h" dropped_events)
+[ "$dropped" -gt 0 ] || fail "fsize: dropped_events is '$dropped'"
+expect_eq "DROPPED flag" 2 $(( $(field "$SCRATCH/fsize.h" flags) & 2 ))
+expect_eq "stderr lines about dropped events" 1 "$(grep -c 'events were dropped' "$SCRATCH/fsize.err")"
+grep -q ": $dropped events were dropped" "$SCRATCH/fsize.err" ||
+    fail "fsize: stderr does not give the header's count $dropped: $(cat "$SCRATCH/fsize.err")"
+"$CHECK" "$1" > "$SCRATCH/fsize.txt" || true
+kept=$(sed -n 's/^t0: allocs=\([0-9]*\) frees=\([0-9]*\) .*/\1 + \2/p' "$SCRATCH/fsize.txt")
+accounted=$(( ${kept:-0} + dropped ))
+[ "$accounted" -ge 600000 ] && [ "$accounted" -le 600010 ] ||
+    fail "fsize: kept ($kept) + dropped ($dropped) = $accounted, expected 600000 events"
+expect_eq "the log stays within the limit" $((4 * 1048576)) "$(field "$SCRATCH/fsize.h" file_size)"
+
 echo "log_faults: ok"
