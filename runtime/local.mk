@@ -7,6 +7,7 @@ lib_LTLIBRARIES += libmemflow.la
 libmemflow_la_SOURCES = \
 	runtime/compiler.h runtime/log_format.h \
 	runtime/checksum.c runtime/checksum.h \
+	runtime/run_id.c runtime/run_id.h \
 	runtime/clock.c runtime/clock.h \
 	runtime/device.c runtime/device.h \
 	runtime/paths.c runtime/paths.h \

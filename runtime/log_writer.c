@@ -24,6 +24,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -33,14 +34,18 @@
 
 #include "log_format.h"
 #include "log_writer.h"
+#include "checksum.h"
 #include "clock.h"
 #include "paths.h"
+#include "run_id.h"
 
 static int log_fd = -1;
 static dev_t log_dev;                /* what log_fd must name to be the log */
 static ino_t log_ino;
 static mf_file_header *header;       /* chunk 0, mapped shared */
 static char log_path[4096 + 64];     /* absolute */
+static uint8_t run_id[MF_RUN_ID_BYTES];
+static int run_id_known;             /* kept across fork: a child is of its parent's run */
 static pthread_mutex_t grow_lock = PTHREAD_MUTEX_INITIALIZER;
 static mf_log_writer_stats stats;    /* claims, failures, reopens: grow_lock */
 
@@ -199,25 +204,46 @@ static uint64_t clock_ns(clockid_t id)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static void write_header(uint64_t ppid)
+/*
+ * This process's run: the id `memflow run` passed in MEMFLOW_RUN_ID, the
+ * parent's (a forked child), or a fresh one for a process tree of its own.
+ */
+static void choose_run_id(void)
 {
-    header->version = MF_LOG_VERSION;
-    header->header_size = sizeof *header;
-    header->chunk_size = MF_CHUNK_SIZE;
-    header->flags = 0;
-    header->chunks_claimed = 1;
-    header->pid = (uint64_t)getpid();
-    header->ppid = ppid;
-    header->start_mono_ns = mf_clock_now();
-    header->start_real_ns = clock_ns(CLOCK_REALTIME);
-    header->clock_id = CLOCK_MONOTONIC;
-    gethostname(header->host, sizeof header->host - 1);
-    char *argv = (char *)header + sizeof *header;
-    read_cmdline(argv, MF_CHUNK_SIZE - sizeof *header, &header->argv_len);
+    if (run_id_known)
+        return;
+    const char *hex = getenv("MEMFLOW_RUN_ID");
+    if (!hex || mf_run_id_parse(hex, run_id) < 0) {
+        if (hex)
+            fprintf(stderr, "memflow: MEMFLOW_RUN_ID='%.40s' is not 32 hex digits; process "
+                    "%d starts a run of its own\n", hex, (int)getpid());
+        mf_run_id_fresh(run_id);
+    }
+    run_id_known = 1;
+}
+
+static void write_header(mf_file_header *h, uint64_t ppid)
+{
+    h->version = MF_LOG_VERSION;
+    h->header_size = sizeof *h;
+    h->chunk_size = MF_CHUNK_SIZE;
+    h->flags = 0;
+    h->chunks_claimed = 1;
+    h->pid = (uint64_t)getpid();
+    h->ppid = ppid;
+    h->start_mono_ns = mf_clock_now();
+    h->start_real_ns = clock_ns(CLOCK_REALTIME);
+    h->clock_id = CLOCK_MONOTONIC;
+    gethostname(h->host, sizeof h->host - 1);
+    choose_run_id();
+    memcpy(h->run_id, run_id, sizeof h->run_id);
+    char *argv = (char *)h + sizeof *h;
+    read_cmdline(argv, MF_CHUNK_SIZE - sizeof *h, &h->argv_len);
+    h->static_check = mf_header_static_check(h, argv, h->argv_len);
     /* The magic goes last: a file without it was never a log. */
     uint64_t magic;
     memcpy(&magic, MF_LOG_MAGIC, sizeof magic);
-    __atomic_store_n((uint64_t *)(void *)header->magic, magic, __ATOMIC_RELEASE);
+    __atomic_store_n((uint64_t *)(void *)h->magic, magic, __ATOMIC_RELEASE);
 }
 
 int mf_log_writer_open(const char *dir, uint64_t ppid, char *err, size_t errlen)
@@ -254,8 +280,7 @@ int mf_log_writer_open(const char *dir, uint64_t ppid, char *err, size_t errlen)
         log_fd = -1;
         return -1;
     }
-    header = map;
-    write_header(ppid);
+    write_header(map, ppid);
     __atomic_store_n(&header, (mf_file_header *)map, __ATOMIC_RELEASE);
     return 0;
 }
@@ -384,6 +409,34 @@ void mf_log_writer_set_finished(int finished)
         __atomic_or_fetch(&header->flags, MF_HEADER_FINISHED, __ATOMIC_RELEASE);
     else
         __atomic_and_fetch(&header->flags, ~MF_HEADER_FINISHED, __ATOMIC_RELEASE);
+}
+
+/* Whether the open log is this process's own: a vfork child runs in its
+ * parent's memory, header included, until it execs or exits. */
+static mf_file_header *own_header(void)
+{
+    mf_file_header *h = __atomic_load_n(&header, __ATOMIC_ACQUIRE);
+    return h && h->pid == (uint64_t)getpid() ? h : NULL;
+}
+
+void mf_log_writer_set_end(unsigned how, int64_t status)
+{
+    mf_file_header *h = own_header();
+    if (!h)
+        return;
+    __atomic_store_n(&h->end_ns, mf_clock_now(), __ATOMIC_RELAXED);
+    __atomic_store_n(&h->end_status, status, __ATOMIC_RELAXED);
+    __atomic_store_n(&h->end_how, how, __ATOMIC_RELEASE);
+}
+
+void mf_log_writer_clear_end(void)
+{
+    mf_file_header *h = own_header();
+    if (!h)
+        return;
+    __atomic_store_n(&h->end_how, MF_END_UNKNOWN, __ATOMIC_RELEASE);
+    __atomic_store_n(&h->end_ns, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&h->end_status, 0, __ATOMIC_RELAXED);
 }
 
 void mf_log_writer_sync(void)

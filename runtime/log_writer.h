@@ -20,7 +20,9 @@
 /*
  * Create `<dir>/memflow-<pid>.mfl` (or `-<pid>-N.mfl` if taken, e.g. after
  * exec), creating dir if missing, and write the header.  ppid is recorded
- * as the parent.  Returns 0, or -1 with a message naming the path in err.
+ * as the parent; run_id is MEMFLOW_RUN_ID's, else the one this process (or
+ * the parent it was forked from) chose; static_check covers the header and
+ * argv.  Returns 0, or -1 with a message naming the path in err.
  */
 int mf_log_writer_open(const char *dir, uint64_t ppid, char *err, size_t errlen);
 
@@ -41,6 +43,15 @@ const char *mf_log_writer_path(void);
  * or 1 s).  Keeps the calling thread's signal state; raises no SIGXFSZ.
  */
 char *mf_log_writer_claim(uint32_t tid, char **limit);
+
+/*
+ * How the process ends, into the header: end_how (enum mf_end_how), end_ns
+ * (now) and end_status, end_how stored last.  Ignored when the calling
+ * process is not the log's (a vfork child borrows its parent's memory).
+ * mf_log_writer_clear_end undoes it (an exec that failed).
+ */
+void mf_log_writer_set_end(unsigned how, int64_t status);
+void mf_log_writer_clear_end(void);
 
 /* Set or clear the header's FINISHED flag. */
 void mf_log_writer_set_finished(int finished);

@@ -554,13 +554,28 @@ static void report_dropped(void)
                 (unsigned long long)dropped);
 }
 
-static void finish_at_exit(void)
+/* exit() or a return from main: the end, its status, the FINISHED flag. */
+static void finish_at_exit(int status, void *arg)
 {
+    (void)arg;
     MF_INTERNAL_BEGIN();
     mf_recorder_run_flush_hooks();
+    mf_log_writer_set_end(MF_END_EXIT, status);
     mf_log_writer_set_finished(1);
     report_dropped();
     MF_INTERNAL_END();
+}
+
+void mf_recorder_end(unsigned how, int64_t status)
+{
+    if (mf_recorder_log_open())
+        mf_log_writer_set_end(how, status);
+}
+
+void mf_recorder_end_cancel(void)
+{
+    if (mf_recorder_log_open())
+        mf_log_writer_clear_end();
 }
 
 /* Open the log and write every string interned so far.  state_lock held. */
@@ -592,7 +607,7 @@ int mf_recorder_start(void)
     if (rc == 0) {
         if (!atexit_done) {
             atexit_done = 1;
-            atexit(finish_at_exit);
+            on_exit(finish_at_exit, NULL);
         }
         sample_every = mf_config_get()->sample_rate;
         mf_log_writer_set_finished(0);

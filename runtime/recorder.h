@@ -133,6 +133,16 @@ MF_EXPORT void mf_recorder_pause(int paused);
 /* Mark the log finished and stop recording (at exit or memflow_dump(1)). */
 MF_EXPORT void mf_recorder_finish(void);
 
+/*
+ * How the process is about to end, for the log header (enum mf_end_how):
+ * _exit()/_Exit() (MF_END_EXIT_NOW, status) and exec (MF_END_EXEC) call it
+ * just before; exit() is recorded by the recorder itself.  An exec that
+ * fails calls mf_recorder_end_cancel().  No-ops without a log, and in a
+ * vfork child (its parent's log is not its own).
+ */
+MF_EXPORT void mf_recorder_end(unsigned how, int64_t status);
+MF_EXPORT void mf_recorder_end_cancel(void);
+
 /* Path of the open log, or NULL if none is open. */
 MF_EXPORT const char *mf_recorder_log_path(void);
 
