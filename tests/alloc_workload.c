@@ -7,13 +7,22 @@
  *   fns             every malloc-family function once, scope "fns:"
  *   threads T N     T threads, each N mallocs + N frees in scope "t<i>:"
  *   fork            10 allocations in "parent:", a child does 7 in "child:"
- *   kill N          N allocations in "doomed:", prints "ready", waits to be killed
+ *   kill N          N allocations in "doomed:", prints "ready PID", waits to be
+ *                   killed (SIGALRM ends it after 60 s if nobody does)
  *   abort N         N allocations in "doomed:", then abort()
  *   exit N          N allocations in "doomed:", then _exit(3)
  *   manythreads N   N short threads one after another, each one malloc and
  *                   one free of 100 bytes in scope "short:"
  *   rss N           N malloc/free pairs of 64 bytes, then prints "hwm KB", the
  *                   process's peak resident memory (VmHWM)
+ *   exitcode N      every function (as fns), then exit(N)
+ *   exec            execs itself (execl) in mode fns: two logs, one process
+ *   execfail        an execl that fails (no such file), then returns 0
+ *   vfork           a vfork child execs /bin/true; then returns 0
+ *   orphan N        a child forks a grandchild and exits at once; the
+ *                   grandchild (an orphan) makes N allocations in "orphan:"
+ *                   and kills itself with SIGKILL; returns 0 once the orphan
+ *                   is gone (reaped), 9 if it is not reaped within 60 s
  *   closefds N FILE a daemon's start: closes every descriptor (close_range),
  *                   opens FILE again and again until it holds the number
  *                   the log had, writes "own data\n" through it, then N
@@ -35,6 +44,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "memflow.h"
@@ -232,6 +242,63 @@ static int close_everything_then_allocate(long n, const char *file)
     return 0;
 }
 
+static int exec_self(const char *mode)
+{
+    execl("/proc/self/exe", "alloc_workload", mode, (char *)NULL);
+    return 1;
+}
+
+static int vfork_true(void)
+{
+    pid_t pid = vfork();
+    if (pid == 0) {
+        execl("/bin/true", "true", (char *)NULL);
+        _exit(127);
+    }
+    int status;
+    check(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+          WEXITSTATUS(status) == 0, "vfork + exec /bin/true");
+    return 0;
+}
+
+/* An orphan killed by a signal: only a subreaper can see how it ended. */
+static int orphan(long n)
+{
+    int report[2];
+    check(pipe(report) == 0, "pipe");
+    pid_t child = fork();
+    check(child >= 0, "fork");
+    if (child == 0) {
+        pid_t parent = getpid();
+        pid_t grandchild = fork();
+        if (grandchild == 0) {
+            close(report[0]);
+            close(report[1]);
+            memflow_scope_push("orphan", 0);
+            for (long i = 0; i < n; i++)
+                check(malloc(100) != NULL, "malloc");
+            struct timespec ms = { 0, 1000000 };
+            for (int i = 0; i < 60000 && getppid() == parent; i++)
+                nanosleep(&ms, NULL); /* until its parent has exited */
+            raise(SIGKILL);
+        }
+        int w = (int)grandchild;
+        check(write(report[1], &w, sizeof w) == sizeof w, "write");
+        _exit(0);
+    }
+    close(report[1]);
+    int grandchild = 0;
+    check(read(report[0], &grandchild, sizeof grandchild) == sizeof grandchild, "read");
+    waitpid(child, NULL, 0);
+    for (int i = 0; i < 60000; i++) {
+        if (kill(grandchild, 0) < 0 && errno == ESRCH)
+            return 0;
+        struct timespec ms = { 0, 1000000 };
+        nanosleep(&ms, NULL);
+    }
+    return 9;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "fns";
@@ -247,6 +314,11 @@ int main(int argc, char **argv)
     } else if (strcmp(mode, "fork") == 0) {
         forked();
     } else if (strcmp(mode, "kill") == 0) {
+        /* as an interactive program has them (a background job of sh
+         * inherits SIGINT and SIGQUIT ignored) */
+        signal(SIGINT, SIG_DFL);
+        signal(SIGQUIT, SIG_DFL);
+        alarm(60);
         doomed(n);
         printf("ready %d\n", (int)getpid());
         fflush(stdout);
@@ -255,6 +327,18 @@ int main(int argc, char **argv)
     } else if (strcmp(mode, "abort") == 0) {
         doomed(n);
         abort();
+    } else if (strcmp(mode, "exitcode") == 0) {
+        every_function();
+        exit((int)n);
+    } else if (strcmp(mode, "exec") == 0) {
+        return exec_self("fns");
+    } else if (strcmp(mode, "execfail") == 0) {
+        execl("/nonexistent/memflow-test", "x", (char *)NULL);
+        check(errno == ENOENT, "execl of a missing file fails with ENOENT");
+    } else if (strcmp(mode, "vfork") == 0) {
+        return vfork_true();
+    } else if (strcmp(mode, "orphan") == 0) {
+        return orphan(n);
     } else if (strcmp(mode, "closefds") == 0 && argc > 3) {
         return close_everything_then_allocate(n, argv[3]);
     } else if (strcmp(mode, "exit") == 0) {

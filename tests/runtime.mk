@@ -7,11 +7,20 @@ tests_alloc_workload_LDFLAGS = $(TEST_LINK_FLAGS)
 tests_logcheck_SOURCES = tests/logcheck.c
 tests_logcheck_LDADD = libmemflow-render.la libmemflow.la
 tests_logcheck_LDFLAGS = $(TEST_LINK_FLAGS)
+# A statically linked program, for memflow run's "cannot profile" message
+# (when the C library can be linked statically; the test says SKIP if not).
+if HAVE_STATIC_LINK
+check_PROGRAMS += tests/static_prog
+tests_static_prog_SOURCES = tests/static_prog.c
+tests_static_prog_LDFLAGS = -all-static
+endif
 tests_logheader_SOURCES = tests/logheader.c
 tests_logheader_LDADD = libmemflow.la
 tests_logheader_LDFLAGS = $(TEST_LINK_FLAGS)
-TESTS += tests/alloc_e2e.sh tests/cli_run.sh tests/samples_e2e.sh tests/log_faults.sh
-EXTRA_DIST += tests/alloc_e2e.sh tests/cli_run.sh tests/samples_e2e.sh tests/log_faults.sh
+TESTS += tests/alloc_e2e.sh tests/cli_run.sh tests/samples_e2e.sh tests/log_faults.sh \
+	tests/run_logs.sh tests/run_signals.sh
+EXTRA_DIST += tests/alloc_e2e.sh tests/cli_run.sh tests/samples_e2e.sh tests/log_faults.sh \
+	tests/run_logs.sh tests/run_signals.sh
 if HAVE_CHECK
 check_PROGRAMS += tests/check_runtime
 tests_check_runtime_SOURCES = tests/check_runtime.c
