@@ -87,9 +87,20 @@ START_TEST(config_bad_values)
         { "sample_rate", "-3", "a whole number" },
         { "sample_rate", "12abc", "a whole number" },
         { "profile_memory", "maybe", "true/false" },
-        { "dump_period", "0", "seconds > 0" },
+        { "dump_period", "0", "seconds from 0.001 to 86400" },
+        { "dump_period", "1e300", "seconds from 0.001 to 86400" },
+        { "dump_period", "0.0005", "seconds from 0.001 to 86400" },
+        { "dump_period", "nan", "seconds from 0.001 to 86400" },
+        { "sample_rate", "1000000001", "from 0 (off) to 1000000000" },
+        { "sample_rate", "99999999999999999999999", "from 0 (off) to 1000000000" },
         { "formats", "memory_flow.svg,flame.html", "memory_flow.svg" },
         { "path", "", "non-empty path" },
+        { "filename", "../../x", "a file name (no '/', not '.' or '..')" },
+        { "filename", "traces/profile.json", "a file name" },
+        { "filename", "..", "a file name" },
+        { "filename", "", "a file name" },
+        { "gpu_memory_profile_filename_prefix", "../gpu", "a file name" },
+        { "gpu_memory_profile_filename_prefix", ".", "a file name" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const char *k = cases[i][0], *v = cases[i][1];
@@ -107,6 +118,11 @@ START_TEST(config_good_values)
                         "gpu_memory_profile_filename_prefix", "format" };
     const char *v[] = { "250", "True", "0.5", "memory_flow.png,profile.json", "t.json",
                         "gpumem", "chrome_timeline.json" };
+    /* the ends of the ranges are accepted */
+    const char *edge_k[] = { "sample_rate", "dump_period" }, *edge_v[] = { "1000000000", "86400" };
+    ck_assert_int_eq(memflow_set_config(2, edge_k, edge_v), 0);
+    edge_v[1] = "0.001";
+    ck_assert_int_eq(memflow_set_config(2, edge_k, edge_v), 0);
     ck_assert_int_eq(memflow_set_config(7, k, v), 0);
     const mf_config *c = mf_config_get();
     ck_assert_uint_eq(c->sample_rate, 250);
@@ -128,6 +144,23 @@ START_TEST(config_from_environment)
     ck_assert_int_eq(mf_config_apply_env(err, sizeof err), -1);
     ck_assert_ptr_nonnull(strstr(err, "MEMFLOW_PROFILE_API"));
     ck_assert_ptr_nonnull(strstr(err, "sometimes"));
+}
+END_TEST
+
+/* A MEMFLOW_ variable that is no key's (a typo) is an error naming it;
+ * memflow's own variables are not. */
+START_TEST(config_unknown_variable_is_reported)
+{
+    char err[512];
+    setenv("MEMFLOW_RUN_ID", "00112233445566778899aabbccddeeff", 1);
+    setenv("MEMFLOW_AUTOSTART", "0", 1);
+    setenv("MEMFLOW_CLOCK", "monotonic", 1);
+    setenv("MEMFLOW_LIBDIR", "/nowhere", 1);
+    ck_assert_int_eq(mf_config_apply_env(err, sizeof err), 0);
+    setenv("MEMFLOW_SAMPEL_RATE", "5", 1);
+    ck_assert_int_eq(mf_config_apply_env(err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "unknown variable MEMFLOW_SAMPEL_RATE;") != NULL, "%s", err);
+    ck_assert_ptr_nonnull(strstr(err, "sample_rate"));
 }
 END_TEST
 
@@ -631,6 +664,7 @@ static Suite *core_suite(void)
     tcase_add_test(c, config_bad_values);
     tcase_add_test(c, config_good_values);
     tcase_add_test(c, config_from_environment);
+    tcase_add_test(c, config_unknown_variable_is_reported);
     suite_add_tcase(s, c);
     c = tcase_create("scope");
     tcase_add_test(c, scope_mxnet_rules);
