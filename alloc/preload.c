@@ -41,7 +41,7 @@ size_t malloc_usable_size(void *p);
 #define JE_ALIGN(a) ((int)(ffsll((long long)(a)) - 1))
 
 /* Record unless stopped or inside memflow: the one branch of the STOP path. */
-#define SHOULD_RECORD() MF_UNLIKELY(mf_recording && !mf_thread_internal)
+#define SHOULD_RECORD() MF_UNLIKELY(mf_recording_now() && !mf_thread_internal)
 
 static inline void *record_new(void *p, size_t requested, unsigned flags)
 {

@@ -21,8 +21,18 @@
 #include "compiler.h"
 #include "log_format.h"
 
-/* Nonzero while the profiler runs and is not paused.  Read on every event. */
-extern MF_EXPORT volatile int mf_recording;
+/*
+ * Nonzero while the profiler runs and is not paused.  Read on every event,
+ * written when the state changes (any thread): an atomic, read on the hot
+ * path with mf_recording_now() (a relaxed load, a plain load on x86-64 and
+ * arm64).
+ */
+extern MF_EXPORT _Atomic int mf_recording;
+
+static inline int mf_recording_now(void)
+{
+    return __atomic_load_n(&mf_recording, __ATOMIC_RELAXED);
+}
 
 /*
  * Per-thread "inside memflow" depth.  Capture code skips recording while it

@@ -21,6 +21,16 @@ TESTS += tests/alloc_e2e.sh tests/cli_run.sh tests/samples_e2e.sh tests/log_faul
 	tests/run_logs.sh tests/run_signals.sh
 EXTRA_DIST += tests/alloc_e2e.sh tests/cli_run.sh tests/samples_e2e.sh tests/log_faults.sh \
 	tests/run_logs.sh tests/run_signals.sh
+# The recorder under ThreadSanitizer: the runtime's sources compiled again,
+# instrumented, into one test program (libmemflow.so itself is not).
+if HAVE_TSAN
+check_PROGRAMS += tests/tsan_recorder
+tests_tsan_recorder_SOURCES = tests/tsan_recorder.c $(libmemflow_la_SOURCES)
+tests_tsan_recorder_CFLAGS = $(AM_CFLAGS) -fsanitize=thread -O1 -g -pthread
+tests_tsan_recorder_LDFLAGS = -fsanitize=thread -pthread
+tests_tsan_recorder_LDADD = -ldl
+TESTS += tests/tsan_recorder
+endif
 if HAVE_CHECK
 check_PROGRAMS += tests/check_runtime
 tests_check_runtime_SOURCES = tests/check_runtime.c
