@@ -26,6 +26,13 @@ expect_eq "fns stats json" \
     "$(json_get "$SCRATCH/fns.json" "json.dumps([{k: v for k, v in s.items() if not k.endswith('_ns') and k != 'avg_size'} for s in d['scopes'] if s['scope'] == 'fns:'][0])")"
 expect_eq "fns unknown frees" 0 "$(json_get "$SCRATCH/fns.json" "d['unknown_frees']")"
 
+# A realloc that fails records nothing: no phantom free + alloc, no size
+# change.  (The realloc to 200 that succeeds is one free + one alloc.)
+"$MEMFLOW" run --no-render -o "$SCRATCH/rf" -- "$W" reallocfail || fail "reallocfail run exited $?"
+"$CHECK" "$SCRATCH"/rf/memflow-*.mfl > "$SCRATCH/rf.txt" || fail "reallocfail: logcheck exited $?"
+expect_eq "failed realloc" "rf: allocs=2 frees=2 bytes=300" \
+    "$(logline "$SCRATCH/rf.txt" rf: | sed 's/ actual=.*//')"
+
 # 4 threads x 100k mallocs + 100k frees, each in its own scope, exact totals.
 "$MEMFLOW" run --no-render -o "$SCRATCH/threads" -- "$W" threads 4 100000 ||
     fail "threads run exited $?"

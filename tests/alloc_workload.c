@@ -23,6 +23,9 @@
  *                   grandchild (an orphan) makes N allocations in "orphan:"
  *                   and kills itself with SIGKILL; returns 0 once the orphan
  *                   is gone (reaped), 9 if it is not reaped within 60 s
+ *   reallocfail     in scope "rf:": malloc(100), a realloc to 2^62 bytes that
+ *                   fails (NULL, ENOMEM, the block intact), a realloc to 200
+ *                   that moves or not, then free: 2 allocs, 2 frees, 300 bytes
  *   closefds N FILE a daemon's start: closes every descriptor (close_range),
  *                   opens FILE again and again until it holds the number
  *                   the log had, writes "own data\n" through it, then N
@@ -242,6 +245,21 @@ static int close_everything_then_allocate(long n, const char *file)
     return 0;
 }
 
+static void realloc_fails(void)
+{
+    memflow_scope_push("rf", 0);
+    char *p = malloc(100);
+    check(p != NULL, "malloc");
+    memset(p, 7, 100);
+    errno = 0;
+    check(realloc(p, (size_t)1 << 62) == NULL && errno == ENOMEM, "realloc to 2^62 fails");
+    check(p[0] == 7 && p[99] == 7 && malloc_usable_size(p) >= 100, "block intact");
+    p = realloc(p, 200);
+    check(p && p[99] == 7, "realloc to 200");
+    free(p);
+    memflow_scope_pop();
+}
+
 static int exec_self(const char *mode)
 {
     execl("/proc/self/exe", "alloc_workload", mode, (char *)NULL);
@@ -330,6 +348,8 @@ int main(int argc, char **argv)
     } else if (strcmp(mode, "exitcode") == 0) {
         every_function();
         exit((int)n);
+    } else if (strcmp(mode, "reallocfail") == 0) {
+        realloc_fails();
     } else if (strcmp(mode, "exec") == 0) {
         return exec_self("fns");
     } else if (strcmp(mode, "execfail") == 0) {
