@@ -33,6 +33,15 @@ expect_eq "fns unknown frees" 0 "$(json_get "$SCRATCH/fns.json" "d['unknown_free
 expect_eq "failed realloc" "rf: allocs=2 frees=2 bytes=300" \
     "$(logline "$SCRATCH/rf.txt" rf: | sed 's/ actual=.*//')"
 
+# C++: a throwing operator new that gets no memory throws std::bad_alloc
+# (after the new_handler loop); nothrow forms return nullptr; what succeeds
+# is recorded exactly (int 4 + char[1000] + a 64-byte aligned struct).
+"$MEMFLOW" run --no-render -o "$SCRATCH/cxx" -- "$top_builddir/tests/cxx_new" > "$SCRATCH/cxx.out" 2>&1 ||
+    fail "cxx_new under memflow run exited $?: $(cat "$SCRATCH/cxx.out")"
+"$CHECK" "$SCRATCH"/cxx/memflow-*.mfl > "$SCRATCH/cxx.txt" || fail "cxx: logcheck exited $?"
+expect_eq "C++ new/delete" "cxx: allocs=3 frees=3 bytes=1068" \
+    "$(logline "$SCRATCH/cxx.txt" cxx: | sed 's/ actual=.*//')"
+
 # 4 threads x 100k mallocs + 100k frees, each in its own scope, exact totals.
 "$MEMFLOW" run --no-render -o "$SCRATCH/threads" -- "$W" threads 4 100000 ||
     fail "threads run exited $?"

@@ -1,9 +1,12 @@
 # tests/runtime.mk - tests of runtime/ (config, scopes, recorder, log writer) and
 # alloc/ (the malloc family under `memflow run`).
-check_PROGRAMS += tests/alloc_workload tests/logcheck tests/logheader
+check_PROGRAMS += tests/alloc_workload tests/logcheck tests/logheader tests/cxx_new
 tests_alloc_workload_SOURCES = tests/alloc_workload.c
 tests_alloc_workload_LDADD = libmemflow.la -lpthread
 tests_alloc_workload_LDFLAGS = $(TEST_LINK_FLAGS)
+tests_cxx_new_SOURCES = tests/cxx_new.cc
+tests_cxx_new_LDADD = libmemflow.la
+tests_cxx_new_LDFLAGS = $(TEST_LINK_FLAGS)
 tests_logcheck_SOURCES = tests/logcheck.c
 tests_logcheck_LDADD = libmemflow-render.la libmemflow.la
 tests_logcheck_LDFLAGS = $(TEST_LINK_FLAGS)
