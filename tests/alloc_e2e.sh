@@ -2,6 +2,7 @@
 # alloc_e2e.sh - CPU capture end to end: real programs under `memflow run`,
 # exact counts and bytes per scope read back from the log.
 . "$top_srcdir/tests/lib.sh"
+needs_preload
 W="$top_builddir/tests/alloc_workload"
 CHECK="$top_builddir/tests/logcheck"
 

@@ -9,6 +9,7 @@
 # "GPU capture is off" line naming the CUPTI result.  Then the same without
 # `memflow run`: InitializeInjection starts the recorder itself (MEMFLOW_AUTOSTART).
 . "$top_srcdir/tests/lib.sh"
+needs_preload
 PROBE="$top_builddir/tests/gpu_inject_probe"
 
 "$MEMFLOW" run -o "$SCRATCH/out" --no-render -- "$PROBE" \

@@ -3,6 +3,7 @@
 # `memflow run`: a program that closes every descriptor and reuses the log's
 # number; a file size limit smaller than the log.  Counts are exact.
 . "$top_srcdir/tests/lib.sh"
+needs_preload
 W="$top_builddir/tests/alloc_workload"
 CHECK="$top_builddir/tests/logcheck"
 HEADER="$top_builddir/tests/logheader"

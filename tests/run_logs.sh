@@ -4,6 +4,7 @@
 # renders: exactly its own, by run id.  Header fields are read with
 # tests/logheader (plain pread, no reader).
 . "$top_srcdir/tests/lib.sh"
+needs_preload
 W="$top_builddir/tests/alloc_workload"
 HEADER="$top_builddir/tests/logheader"
 

@@ -4,6 +4,7 @@
 # cannot profile (statically linked) is named as such; an install whose
 # path has a space still preloads.
 . "$top_srcdir/tests/lib.sh"
+needs_preload
 W="$top_builddir/tests/alloc_workload"
 HEADER="$top_builddir/tests/logheader"
 
