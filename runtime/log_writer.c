@@ -9,7 +9,7 @@
  * never grows past RLIMIT_FSIZE: that is checked first, so the program gets
  * no SIGXFSZ for memflow's growth (its own writes keep their disposition).
  * While the file cannot grow the writer backs off: after the k-th failed try
- * in a row it tries again only after 2^k more dropped events (at most 65536)
+ * in a row it tries again only after 2^k more dropped events (at most 4096)
  * or 2^k ms (at most 1 s), so a full disk costs a dropped event a counter
  * increment, not a system call.  Nothing here calls malloc.
  *
@@ -49,7 +49,7 @@ static int run_id_known;             /* kept across fork: a child is of its pare
 static pthread_mutex_t grow_lock = PTHREAD_MUTEX_INITIALIZER;
 static mf_log_writer_stats stats;    /* claims, failures, reopens: grow_lock */
 
-#define BACKOFF_MAX_LEVEL 16         /* at most 2^16 dropped events between tries */
+#define BACKOFF_MAX_LEVEL 12         /* at most 2^12 dropped events between tries */
 #define BACKOFF_MAX_NS 1000000000ull /* and at least one try a second */
 static struct {
     uint64_t retry_at_dropped;       /* 0: not backing off; else try again once */
@@ -162,6 +162,28 @@ static int within_file_size_limit(uint64_t end)
            end <= (uint64_t)rl.rlim_cur;
 }
 
+/*
+ * File systems without fallocate: write the zeros, so that the blocks exist
+ * (growing a sparse file with ftruncate would turn a full disk into a
+ * SIGBUS when the mapping is written).  The range is past every claimed
+ * chunk: nothing there is in use.
+ */
+static int write_zeros(uint64_t offset, uint64_t len)
+{
+    static const char zeros[65536];
+    while (len) {
+        size_t n = len < sizeof zeros ? (size_t)len : sizeof zeros;
+        ssize_t w = pwrite(log_fd, zeros, n, (off_t)offset);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        offset += (uint64_t)w;
+        len -= (uint64_t)w;
+    }
+    return 0;
+}
+
 /* Make sure the file covers [offset, offset + len) with real blocks.
  * grow_lock held (or the log not yet shared). */
 static int reserve(uint64_t offset, uint64_t len)
@@ -177,12 +199,7 @@ static int reserve(uint64_t offset, uint64_t len)
         errno = rc;
         return -1;
     }
-    /* File systems without fallocate: grow with ftruncate, never shrink. */
-    struct stat st;
-    return fstat(log_fd, &st) == 0 && ((uint64_t)st.st_size >= offset + len ||
-                                       ftruncate(log_fd, (off_t)(offset + len)) == 0)
-               ? 0
-               : -1;
+    return write_zeros(offset, len);
 }
 
 static void read_cmdline(char *dst, size_t cap, uint32_t *len)

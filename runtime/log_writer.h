@@ -39,7 +39,7 @@ const char *mf_log_writer_path(void);
  * then drops the event, which the writer has counted in the header's
  * dropped_events (flag DROPPED).  After a failure the writer backs off: the
  * next claims fail at once, without a system call, until 2^k more events
- * were dropped or 2^k ms passed (k failures in a row; at most 65536 events
+ * were dropped or 2^k ms passed (k failures in a row; at most 4096 events
  * or 1 s).  Keeps the calling thread's signal state; raises no SIGXFSZ.
  */
 char *mf_log_writer_claim(uint32_t tid, char **limit);

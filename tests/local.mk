@@ -6,6 +6,7 @@ AM_TESTS_ENVIRONMENT = \
 	top_srcdir='$(abs_top_srcdir)'; export top_srcdir; \
 	top_builddir='$(abs_top_builddir)'; export top_builddir; \
 	PYTHON3='$(PYTHON3)'; export PYTHON3; \
+	STRACE='$(STRACE)'; export STRACE; \
 	CK_DEFAULT_TIMEOUT=120; export CK_DEFAULT_TIMEOUT; \
 	CK_FORK=yes; export CK_FORK; \
 	SANITIZED_BUILD='$(enable_sanitize)'; export SANITIZED_BUILD; \

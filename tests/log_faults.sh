@@ -10,6 +10,9 @@ HEADER="$top_builddir/tests/logheader"
 
 # field LOGHEADER-OUTPUT KEY: one value of tests/logheader's output
 field() { sed -n "s/^$2=//p" "$1"; }
+# kept_events LOGCHECK-OUTPUT: "allocs + frees" of the whole log (a free whose
+# allocation was dropped counts too: it is not in its scope's line)
+kept_events() { sed -n 's/^total allocs=\([0-9]*\) frees=\([0-9]*\) .*/\1 + \2/p' "$1"; }
 
 # Descriptor reuse: the program closes everything, opens its own file until it
 # has the log's old number, then allocates 100000 blocks (several chunks).
@@ -42,10 +45,40 @@ expect_eq "stderr lines about dropped events" 1 "$(grep -c 'events were dropped'
 grep -q ": $dropped events were dropped" "$SCRATCH/fsize.err" ||
     fail "fsize: stderr does not give the header's count $dropped: $(cat "$SCRATCH/fsize.err")"
 "$CHECK" "$1" > "$SCRATCH/fsize.txt" || true
-kept=$(sed -n 's/^t0: allocs=\([0-9]*\) frees=\([0-9]*\) .*/\1 + \2/p' "$SCRATCH/fsize.txt")
+kept=$(kept_events "$SCRATCH/fsize.txt")
 accounted=$(( ${kept:-0} + dropped ))
 [ "$accounted" -ge 600000 ] && [ "$accounted" -le 600010 ] ||
     fail "fsize: kept ($kept) + dropped ($dropped) = $accounted, expected 600000 events"
 expect_eq "the log stays within the limit" $((4 * 1048576)) "$(field "$SCRATCH/fsize.h" file_size)"
+
+# A full disk, then space again: strace makes the kernel refuse the log's
+# fallocate calls 4 to 30 with ENOSPC (the header and two chunks fit first).
+# The program exits 0, every event is kept or counted, and once space is
+# back the log grows again without a hole (failed claims used no chunk).
+if [ -n "${STRACE:-}" ] && "$STRACE" -o /dev/null true 2> /dev/null; then
+    status=0
+    "$STRACE" -f -o /dev/null -e trace=fallocate -e inject=fallocate:error=ENOSPC:when=4..30 \
+        "$MEMFLOW" run --no-render -o "$SCRATCH/enospc" -- "$W" threads 1 300000 \
+        2> "$SCRATCH/enospc.err" || status=$?
+    expect_eq "exit status on a full disk" 0 "$status"
+    set -- "$SCRATCH"/enospc/memflow-*.mfl
+    "$HEADER" "$1" > "$SCRATCH/enospc.h" || fail "enospc: logheader exited $?"
+    dropped=$(field "$SCRATCH/enospc.h" dropped_events)
+    claimed=$(field "$SCRATCH/enospc.h" chunks_claimed)
+    [ "$dropped" -gt 0 ] || fail "enospc: nothing dropped: $(cat "$SCRATCH/enospc.h")"
+    [ "$claimed" -gt 3 ] || fail "enospc: the log did not grow again once space was back ($claimed chunks)"
+    expect_eq "enospc: holes" 0 "$(field "$SCRATCH/enospc.h" holes)"
+    expect_eq "enospc: file size" $((claimed * 1048576)) "$(field "$SCRATCH/enospc.h" file_size)"
+    expect_eq "enospc: disk blocks" $((claimed * 1048576)) "$(field "$SCRATCH/enospc.h" allocated)"
+    "$CHECK" "$1" > "$SCRATCH/enospc.txt" || true
+    kept=$(kept_events "$SCRATCH/enospc.txt")
+    accounted=$(( ${kept:-0} + dropped ))
+    [ "$accounted" -ge 600000 ] && [ "$accounted" -le 600010 ] ||
+        fail "enospc: kept ($kept) + dropped ($dropped) = $accounted, expected 600000 events"
+    grep -q ": $dropped events were dropped" "$SCRATCH/enospc.err" ||
+        fail "enospc: stderr: $(cat "$SCRATCH/enospc.err")"
+else
+    echo "log_faults: SKIP the full-disk part: no strace, or ptrace is not allowed here"
+fi
 
 echo "log_faults: ok"
