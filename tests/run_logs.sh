@@ -70,6 +70,10 @@ with open(sys.argv[1], "r+b") as f:
     f.seek(56)   # start_real_ns: far in the future
     f.write(struct.pack("<Q", int((time.time() + 86400) * 1e9)))
 PY
+# A FIFO and a symlink planted under log names are skipped: never waited
+# on, never followed.
+mkfifo "$SCRATCH/forged/memflow-999998.mfl"
+ln -s memflow-999999.mfl "$SCRATCH/forged/memflow-999997.mfl"
 "$MEMFLOW" run -o "$SCRATCH/forged" --set formats=stats.json -- "$W" fns 2> "$SCRATCH/forged.err" ||
     fail "forged: exited $?: $(cat "$SCRATCH/forged.err")"
 grep -q "memflow: 1 log rendered" "$SCRATCH/forged.err" || fail "forged: $(cat "$SCRATCH/forged.err")"
