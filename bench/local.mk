@@ -11,9 +11,15 @@ bench_churn_LDFLAGS = -pthread
 bench_timeit_SOURCES = bench/timeit.c
 
 # gpu-remote.sh captures the CUDA samples on a GPU machine (see docs/GPU.md).
-EXTRA_DIST += bench/run.sh bench/gpu-remote.sh
+EXTRA_DIST += bench/run.sh bench/gpu-remote.sh bench/faults.sh
 
 bench: all
 	bash $(srcdir)/bench/run.sh $(abs_top_builddir)
 
-.PHONY: bench
+# `make bench-faults`: docs/RELIABILITY.md's figures (cost of a full disk,
+# fault injection); it needs the test programs `make check` builds.
+bench-faults: all
+	$(MAKE) $(AM_MAKEFLAGS) $(check_PROGRAMS)
+	bash $(srcdir)/bench/faults.sh $(abs_top_builddir)
+
+.PHONY: bench bench-faults

@@ -26,6 +26,12 @@
  *   reallocfail     in scope "rf:": malloc(100), a realloc to 2^62 bytes that
  *                   fails (NULL, ENOMEM, the block intact), a realloc to 200
  *                   that moves or not, then free: 2 allocs, 2 frees, 300 bytes
+ *   ack N FILE      for bench/faults.sh: writes its pid into FILE's second
+ *                   64-bit word, then N malloc/free pairs of 64 bytes in
+ *                   scope "ack:", storing after each call the number of
+ *                   calls that returned into FILE's first word (a shared
+ *                   mapping: it survives SIGKILL); then waits to be killed
+ *                   (60 s at most)
  *   closefds N FILE a daemon's start: closes every descriptor (close_range),
  *                   opens FILE again and again until it holds the number
  *                   the log had, writes "own data\n" through it, then N
@@ -45,6 +51,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -263,6 +270,29 @@ static void realloc_fails(void)
     memflow_scope_pop();
 }
 
+/* Allocations acknowledged in a file that outlives a SIGKILL. */
+static _Noreturn void acknowledged(long n, const char *file)
+{
+    int fd = open(file, O_RDWR | O_CREAT | O_TRUNC, 0644);
+    check(fd >= 0 && ftruncate(fd, 4096) == 0, "ack file");
+    volatile uint64_t *ack = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    check(ack != MAP_FAILED, "mmap ack file");
+    signal(SIGINT, SIG_DFL);
+    signal(SIGQUIT, SIG_DFL);
+    ack[1] = (uint64_t)getpid();
+    memflow_scope_push("ack", 0);
+    for (long i = 0; i < n; i++) {
+        sink = malloc(64);
+        ack[0] = (uint64_t)(2 * i + 1);
+        free(sink);
+        ack[0] = (uint64_t)(2 * i + 2);
+    }
+    memflow_scope_pop();
+    alarm(60);
+    for (;;)
+        pause();
+}
+
 static int exec_self(const char *mode)
 {
     execl("/proc/self/exe", "alloc_workload", mode, (char *)NULL);
@@ -362,6 +392,8 @@ int main(int argc, char **argv)
         return vfork_true();
     } else if (strcmp(mode, "orphan") == 0) {
         return orphan(n);
+    } else if (strcmp(mode, "ack") == 0 && argc > 3) {
+        acknowledged(n, argv[3]);
     } else if (strcmp(mode, "closefds") == 0 && argc > 3) {
         return close_everything_then_allocate(n, argv[3]);
     } else if (strcmp(mode, "exit") == 0) {
