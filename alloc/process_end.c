@@ -4,7 +4,8 @@
  * exit() and a return from main are seen by the recorder's on_exit handler.
  * What bypasses it is interposed here, in the preloaded library: _exit and
  * _Exit record MF_END_EXIT_NOW and the status, then end the process as libc
- * would (exit_group); the exec family records MF_END_EXEC just before the
+ * would (exit_group); quick_exit records the same before libc's runs its
+ * at_quick_exit handlers; the exec family records MF_END_EXEC just before the
  * image is replaced (the new image starts a log of its own) and takes it
  * back if the exec fails.  posix_spawn and system() start other processes
  * and do not come here.  A vfork child shares its parent's memory: the
@@ -23,6 +24,7 @@ typedef int (*execve_fn)(const char *, char *const[], char *const[]);
 typedef int (*execv_fn)(const char *, char *const[]);
 typedef int (*fexecve_fn)(int, char *const[], char *const[]);
 typedef int (*execveat_fn)(int, const char *, char *const[], char *const[], int);
+typedef void (*quick_exit_fn)(int);
 
 /* libc's own functions, looked up once at load (never later: a vfork
  * child must not take the loader's lock). */
@@ -31,6 +33,7 @@ static struct {
     execv_fn execv, execvp;
     fexecve_fn fexecve;
     execveat_fn execveat;
+    quick_exit_fn quick_exit;
 } libc_exec;
 
 __attribute__((constructor)) static void find_libc_exec(void)
@@ -41,6 +44,7 @@ __attribute__((constructor)) static void find_libc_exec(void)
     libc_exec.execvp = (execv_fn)dlsym(RTLD_NEXT, "execvp");
     libc_exec.fexecve = (fexecve_fn)dlsym(RTLD_NEXT, "fexecve");
     libc_exec.execveat = (execveat_fn)dlsym(RTLD_NEXT, "execveat");
+    libc_exec.quick_exit = (quick_exit_fn)dlsym(RTLD_NEXT, "quick_exit");
 }
 
 static _Noreturn void end_now(int status)
@@ -57,6 +61,15 @@ MF_EXPORT void _exit(int status)
 
 MF_EXPORT void _Exit(int status)
 {
+    end_now(status);
+}
+
+/* quick_exit ends through libc's own _exit, which is not interposed. */
+MF_EXPORT void quick_exit(int status)
+{
+    mf_recorder_end(MF_END_EXIT_NOW, status);
+    if (libc_exec.quick_exit)
+        libc_exec.quick_exit(status);
     end_now(status);
 }
 

@@ -16,6 +16,7 @@
  *   rss N           N malloc/free pairs of 64 bytes, then prints "hwm KB", the
  *                   process's peak resident memory (VmHWM)
  *   exitcode N      every function (as fns), then exit(N)
+ *   quickexit N     every function (as fns), then quick_exit(N)
  *   exec            execs itself (execl) in mode fns: two logs, one process
  *   execfail        an execl that fails (no such file), then returns 0
  *   vfork           a vfork child execs /bin/true; then returns 0
@@ -381,6 +382,9 @@ int main(int argc, char **argv)
     } else if (strcmp(mode, "exitcode") == 0) {
         every_function();
         exit((int)n);
+    } else if (strcmp(mode, "quickexit") == 0) {
+        every_function();
+        quick_exit((int)n);
     } else if (strcmp(mode, "reallocfail") == 0) {
         realloc_fails();
     } else if (strcmp(mode, "exec") == 0) {

@@ -35,10 +35,12 @@ run_ends() {
     expect_eq "$name: how the processes ended (how:status)" "$want_ends" "$(ends "$SCRATCH/$name")"
 }
 
-# end_how: 1 exit(), 2 _exit()/_Exit(), 3 exec, 4 signal (written by memflow run)
+# end_how: 1 exit(), 2 _exit()/_Exit()/quick_exit(), 3 exec, 4 signal (written by
+# memflow run)
 run_ends exit 0 "1:0" fns
 run_ends exitcode 7 "1:7" exitcode 7
 run_ends _exit 3 "2:3" exit 10
+run_ends quick_exit 5 "2:5" quickexit 5
 run_ends exec 0 "1:0 3:0" exec
 run_ends execfail 0 "1:0" execfail
 run_ends vfork 0 "1:0 1:0" vfork
