@@ -23,6 +23,7 @@ static const int forwarded[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT };
 #define N_FORWARDED (sizeof forwarded / sizeof forwarded[0])
 
 static volatile sig_atomic_t forward_to; /* the child's pid; 0 = none */
+static struct sigaction before[N_FORWARDED]; /* memflow's own, restored after */
 
 /*
  * Pass a signal on to the program.  One the terminal sent (SI_KERNEL: the
@@ -54,15 +55,15 @@ static void forward_to_child(pid_t pid)
     sigemptyset(&sa.sa_mask);
     forward_to = pid;
     for (size_t i = 0; i < N_FORWARDED; i++)
-        sigaction(forwarded[i], &sa, NULL);
+        sigaction(forwarded[i], &sa, &before[i]);
 }
 
-/* After the program: the signals act on memflow itself again. */
+/* After the program: the signals act on memflow itself again, as they did. */
 static void stop_forwarding(void)
 {
     forward_to = 0;
     for (size_t i = 0; i < N_FORWARDED; i++)
-        signal(forwarded[i], SIG_DFL);
+        sigaction(forwarded[i], &before[i], NULL);
 }
 
 void run_child_adopt_orphans(void)
