@@ -3,10 +3,11 @@
  *
  * libmemflow-preload.so defines malloc, calloc, realloc, reallocarray, free,
  * posix_memalign, aligned_alloc, memalign, valloc, pvalloc,
- * malloc_usable_size and C++ operator new/delete.  `memflow run` puts it in
- * LD_PRELOAD, so these definitions win over libc's.  Each forwards to
- * jemalloc's non-standard API (mallocx, rallocx, dallocx, sallocx), takes
- * the usable size from jemalloc, and hands one event to the recorder.
+ * malloc_usable_size (C++ operator new/delete are in cxx.cc, _exit and
+ * the exec family in process_end.c).  `memflow run` puts it in LD_PRELOAD,
+ * so these definitions win over libc's.  Each forwards to jemalloc's
+ * non-standard API (mallocx, rallocx, xallocx, nallocx, dallocx, sallocx),
+ * takes the usable size from jemalloc, and hands one event to the recorder.
  *
  * Ordering: an allocation is recorded after jemalloc returns it and a free
  * before the block goes back, so a block's free always has an earlier time
@@ -30,6 +31,8 @@
  * standard names this file defines). */
 void *mallocx(size_t size, int flags);
 void *rallocx(void *ptr, size_t size, int flags);
+size_t xallocx(void *ptr, size_t size, size_t extra, int flags);
+size_t nallocx(size_t size, int flags);
 void dallocx(void *ptr, int flags);
 size_t sallocx(const void *ptr, int flags);
 /* glibc's <malloc.h> extensions, defined below. */
@@ -41,7 +44,7 @@ size_t malloc_usable_size(void *p);
 #define JE_ALIGN(a) ((int)(ffsll((long long)(a)) - 1))
 
 /* Record unless stopped or inside memflow: the one branch of the STOP path. */
-#define SHOULD_RECORD() MF_UNLIKELY(mf_recording && !mf_thread_internal)
+#define SHOULD_RECORD() MF_UNLIKELY(mf_recording_now() && !mf_thread_internal)
 
 static inline void *record_new(void *p, size_t requested, unsigned flags)
 {
@@ -93,10 +96,46 @@ MF_EXPORT void free(void *p)
 }
 
 /*
- * realloc: NULL -> malloc; size 0 -> free and return NULL (glibc's
- * behaviour); otherwise the old block's free and the new block's
- * allocation, both flagged MF_FLAG_REALLOC, even when it grew in place.
+ * Resize old in place if jemalloc can give it exactly the size class that
+ * rallocx would (growing into free neighbours, shrinking a large block).
  */
+static int resized_in_place(void *old, size_t size)
+{
+    size_t real = xallocx(old, size, 0, 0);
+    return real >= size && real == nallocx(size, 0);
+}
+
+/*
+ * A realloc that is recorded.  Nothing is recorded unless it succeeds: the
+ * new block is had before the old one is given up, so a failure leaves the
+ * old block and the log as they were.  On success the old block's free and
+ * the new block's allocation are recorded, both flagged MF_FLAG_REALLOC,
+ * even when it was resized in place; the free is recorded before the old
+ * block goes back to jemalloc, since another thread may get its address
+ * at once.
+ */
+static __attribute__((noinline)) void *realloc_recorded(void *old, size_t size)
+{
+    if (resized_in_place(old, size)) {
+        mf_recorder_cpu_free(old, MF_FLAG_REALLOC);
+        mf_recorder_cpu_alloc(old, size, sallocx(old, 0), MF_FLAG_REALLOC);
+        return old;
+    }
+    void *p = mallocx(size, 0);
+    if (MF_UNLIKELY(!p)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    size_t keep = sallocx(old, 0);
+    memcpy(p, old, keep < size ? keep : size);
+    mf_recorder_cpu_free(old, MF_FLAG_REALLOC);
+    dallocx(old, 0);
+    mf_recorder_cpu_alloc(p, size, sallocx(p, 0), MF_FLAG_REALLOC);
+    return p;
+}
+
+/* realloc: NULL -> malloc; size 0 -> free and return NULL (glibc's
+ * behaviour); otherwise rallocx, or realloc_recorded while recording. */
 MF_EXPORT void *realloc(void *old, size_t size)
 {
     if (!old)
@@ -105,23 +144,11 @@ MF_EXPORT void *realloc(void *old, size_t size)
         free(old);
         return NULL;
     }
-    if (!SHOULD_RECORD()) {
-        void *p = rallocx(old, size, 0);
-        if (MF_UNLIKELY(!p))
-            errno = ENOMEM;
-        return p;
-    }
-    /* Record the free first: once rallocx moves the block, another thread
-     * may get the old address. */
-    mf_recorder_cpu_free(old, MF_FLAG_REALLOC);
+    if (SHOULD_RECORD())
+        return realloc_recorded(old, size);
     void *p = rallocx(old, size, 0);
-    if (MF_UNLIKELY(!p)) {
-        /* The old block is still there: record it alive again. */
-        mf_recorder_cpu_alloc(old, sallocx(old, 0), sallocx(old, 0), MF_FLAG_REALLOC);
+    if (MF_UNLIKELY(!p))
         errno = ENOMEM;
-        return NULL;
-    }
-    mf_recorder_cpu_alloc(p, size, sallocx(p, 0), MF_FLAG_REALLOC);
     return p;
 }
 

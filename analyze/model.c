@@ -682,7 +682,8 @@ static void finish_device(build *b, mf_device_model *d, device_build *db)
     for (size_t i = 0; i < d->n_scopes; i++)
         if (d->scopes[i].min_size == UINT64_MAX)
             d->scopes[i].min_size = 0;
-    qsort(d->scopes, d->n_scopes, sizeof *d->scopes, compare_scope_stat);
+    if (d->n_scopes > 1) /* qsort's array must not be NULL, even when empty */
+        qsort(d->scopes, d->n_scopes, sizeof *d->scopes, compare_scope_stat);
     if (d->min_addr == UINT64_MAX)
         d->min_addr = 0;
     mf_model_device_name(d->device, name, sizeof name);
@@ -784,9 +785,11 @@ static void finish(build *b)
     add_processes(b);
     for (size_t i = 0; i < m->n_devices; i++)
         finish_device(b, &m->devices[i], &b->dev_builds[i]);
-    qsort(m->devices, m->n_devices, sizeof *m->devices, compare_device);
+    if (m->n_devices > 1)
+        qsort(m->devices, m->n_devices, sizeof *m->devices, compare_device);
     add_threads(b);
-    qsort(m->threads, m->n_threads, sizeof *m->threads, compare_thread);
+    if (m->n_threads > 1)
+        qsort(m->threads, m->n_threads, sizeof *m->threads, compare_thread);
     if (m->gpu_dropped)
         warn(b, "GPU: %llu CUPTI activity records were dropped (their allocations are "
              "missing)", (unsigned long long)m->gpu_dropped);

@@ -21,7 +21,8 @@ noinst_PROGRAMS += bench/gpu_blocks
 bench_gpu_blocks_SOURCES = bench/gpu_blocks.c
 bench_gpu_blocks_LDADD = libmemflow-analysis.la libmemflow.la
 bench_gpu_blocks_LDFLAGS = -no-install
-EXTRA_DIST += bench/run.sh bench/gpu-remote.sh bench/gpu_check.py bench/torch_probe.py
+EXTRA_DIST += bench/run.sh bench/gpu-remote.sh bench/gpu_check.py bench/torch_probe.py \
+	bench/faults.sh
 
 # The Python front: a scope push + pop from Python (extension vs ctypes) and
 # PyTorch module scopes per module call; `make bench-python` prints the
@@ -34,4 +35,10 @@ bench-python: all
 bench: all
 	bash $(srcdir)/bench/run.sh $(abs_top_builddir)
 
-.PHONY: bench bench-python
+# `make bench-faults`: docs/RELIABILITY.md's figures (cost of a full disk,
+# fault injection); it needs the test programs `make check` builds.
+bench-faults: all
+	$(MAKE) $(AM_MAKEFLAGS) $(check_PROGRAMS)
+	bash $(srcdir)/bench/faults.sh $(abs_top_builddir)
+
+.PHONY: bench bench-python bench-faults

@@ -3,37 +3,39 @@
  *
  * The program runs with libmemflow-preload.so in LD_PRELOAD (CPU capture),
  * libmemflow-cuda.so as CUDA_INJECTION64_PATH (GPU capture, when built),
- * libmemflow-nvtx.so as NVTX_INJECTION64_PATH (NVTX ranges as scopes) and
- * the configuration passed as MEMFLOW_<KEY> variables; MEMFLOW_AUTOSTART=1
- * makes it record from before main().  Each process (forks, execs) writes
- * its own DIR/memflow-<pid>.mfl.  When the program ends, the logs it wrote
- * are rendered into DIR unless --no-render.  The exit status is the
- * program's own (128+N if signal N killed it).
+ * libmemflow-nvtx.so as NVTX_INJECTION64_PATH (NVTX ranges as scopes),
+ * the configuration as MEMFLOW_<KEY> variables, MEMFLOW_AUTOSTART=1 (record
+ * from before main()) and MEMFLOW_RUN_ID, a fresh random id that every
+ * process of the run writes into its log header.  Each process (forks,
+ * execs) writes its own DIR/memflow-<pid>.mfl; when the program ends,
+ * exactly the logs with this run's id are rendered into DIR unless
+ * --no-render.  Signals memflow gets go to the program (cli/run_child.c).
+ *
+ * Exit status: the program's own (128+N if signal N killed it); before the
+ * program runs, memflow's own failures are 125, a command that cannot be
+ * executed 126, one that does not exist 127 (as env and timeout).  After a
+ * program that exited 0, a failure of memflow's own (no log, rendering)
+ * is 1.
  */
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "commands.h"
 #include "config.h"
-#include "log_format.h"
 #include "model.h"
 #include "outputs.h"
 #include "paths.h"
 #include "python_env.h"
+#include "run.h"
 
 typedef struct run_options {
-    const char *dir;
+    const char *dir;        /* -o DIR */
+    const char *set_path;   /* --set path=DIR */
     int render;
     char **command;
 } run_options;
@@ -45,15 +47,19 @@ static void run_usage(FILE *out)
           "\n"
           "Run CMD with every CPU allocation (and, with CUDA, GPU allocation) recorded\n"
           "into DIR/memflow-<pid>.mfl, then write memory_flow.svg, profile.json and\n"
-          "stats.txt into DIR.  Exits with CMD's status (128+N if killed by signal N).\n"
+          "stats.txt into DIR from the logs of this run.  SIGTERM, SIGINT, SIGHUP and\n"
+          "SIGQUIT sent to memflow go to CMD.\n"
           "\n"
-          "  -o, --output DIR    output folder (default memflow-out)\n"
+          "  -o, --output DIR    output folder (default: MEMFLOW_PATH, else memflow-out)\n"
           "  --sample-rate N     occupancy snapshot every N alloc/free events per device\n"
           "  --stacks[=DEPTH]    record each allocation's call stack, DEPTH frames (default\n"
           "                      64, at most 256); the key `stacks`\n"
           "  --set KEY=VALUE     any configuration key (see README); repeatable\n"
           "  --no-render         only write the log\n"
-          "  -h, --help          this text\n",
+          "  -h, --help          this text\n"
+          "\n"
+          "Exit status: CMD's (128+N if signal N killed it); 125 memflow's own error\n"
+          "before CMD ran, 126 CMD cannot be executed, 127 CMD not found.\n",
           out);
 }
 
@@ -66,8 +72,8 @@ static void env_name(const char *key, size_t keylen, char *buf, size_t len)
     buf[at] = 0;
 }
 
-/* Check one KEY=VALUE and export it for the program. */
-static int set_key(const char *pair)
+/* Check one KEY=VALUE and export it for the program (path: the folder). */
+static int set_key(const char *pair, run_options *opt)
 {
     const char *eq = strchr(pair, '=');
     if (!eq || eq == pair) {
@@ -81,16 +87,35 @@ static int set_key(const char *pair)
         fprintf(stderr, "%s\n", err);
         return -1;
     }
+    if (strcmp(key, "path") == 0)
+        opt->set_path = v;
     env_name(key, strlen(key), var, sizeof var);
     setenv(var, v, 1);
     return 0;
 }
 
+/* The output folder: -o, --set path=, MEMFLOW_PATH, memflow-out; -o and
+ * --set path= naming different folders is an error. */
+static int choose_dir(run_options *opt)
+{
+    if (opt->dir && opt->set_path && strcmp(opt->dir, opt->set_path) != 0) {
+        fprintf(stderr, "memflow run: -o '%s' and --set path='%s' name different output "
+                "folders; give one\n", opt->dir, opt->set_path);
+        return -1;
+    }
+    if (!opt->dir)
+        opt->dir = opt->set_path;
+    if (!opt->dir)
+        opt->dir = getenv("MEMFLOW_PATH");
+    if (!opt->dir || !*opt->dir)
+        opt->dir = "memflow-out";
+    return 0;
+}
+
 static int parse_options(int argc, char **argv, run_options *opt)
 {
-    opt->dir = "memflow-out";
+    memset(opt, 0, sizeof *opt);
     opt->render = 1;
-    opt->command = NULL;
     int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];
@@ -108,15 +133,15 @@ static int parse_options(int argc, char **argv, run_options *opt)
         } else if (strcmp(a, "--sample-rate") == 0 && i + 1 < argc) {
             char pair[64];
             snprintf(pair, sizeof pair, "sample_rate=%s", argv[++i]);
-            if (set_key(pair) < 0)
+            if (set_key(pair, opt) < 0)
                 return -1;
         } else if (strcmp(a, "--stacks") == 0 || strncmp(a, "--stacks=", 9) == 0) {
             char pair[64];
             snprintf(pair, sizeof pair, "stacks=%.40s", a[8] ? a + 9 : "64");
-            if (set_key(pair) < 0)
+            if (set_key(pair, opt) < 0)
                 return -1;
         } else if (strcmp(a, "--set") == 0 && i + 1 < argc) {
-            if (set_key(argv[++i]) < 0)
+            if (set_key(argv[++i], opt) < 0)
                 return -1;
         } else if (strcmp(a, "--no-render") == 0) {
             opt->render = 0;
@@ -130,7 +155,7 @@ static int parse_options(int argc, char **argv, run_options *opt)
         return -1;
     }
     opt->command = argv + i;
-    return 0;
+    return choose_dir(opt);
 }
 
 /* Look for a plugin library next to the executable, then where installed. */
@@ -173,26 +198,58 @@ static void set_nvtx_injection(void)
         setenv("NVTX_INJECTION64_PATH", nvtx, 1);
 }
 
-static int prepare_environment(const char *dir)
+/* Put value in front of the list variable var (separator sep). */
+static void prepend(const char *var, const char *value, char sep)
 {
-    char preload[PATH_MAX], cuda[PATH_MAX], err[1024];
-    if (mf_config_apply_env(err, sizeof err) < 0) {
-        fprintf(stderr, "memflow run: %s\n", err);
+    const char *old = getenv(var);
+    if (!old || !*old) {
+        setenv(var, value, 1);
+        return;
+    }
+    size_t len = strlen(value) + strlen(old) + 2;
+    char *joined = malloc(len);
+    if (!joined)
+        return;
+    snprintf(joined, len, "%s%c%s", value, sep, old);
+    setenv(var, joined, 1);
+    free(joined);
+}
+
+/*
+ * LD_PRELOAD the capture library.  ld.so splits LD_PRELOAD at spaces and
+ * colons, so a library whose path has a space (an install under "/opt/My
+ * Tools") is preloaded by its name, with its folder first in
+ * LD_LIBRARY_PATH (split at colons and semicolons only).
+ */
+static int preload(const char *lib)
+{
+    if (!strpbrk(lib, " \t\n:")) {
+        prepend("LD_PRELOAD", lib, ':');
+        return 0;
+    }
+    const char *slash = strrchr(lib, '/');
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%.*s", (int)(slash - lib), lib);
+    if (strpbrk(dir, ":;") || strpbrk(slash + 1, " \t\n:")) {
+        fprintf(stderr, "memflow run: cannot preload '%s': the dynamic loader cannot take a "
+                "path with ':' or ';' (install memflow elsewhere or set MEMFLOW_LIBDIR)\n", lib);
         return -1;
     }
-    if (find_library("libmemflow-preload.so", preload, sizeof preload) < 0) {
+    prepend("LD_PRELOAD", slash + 1, ':');
+    prepend("LD_LIBRARY_PATH", dir, ':');
+    return 0;
+}
+
+static int prepare_environment(const run_ident *run)
+{
+    char lib[PATH_MAX], cuda[PATH_MAX], hex[MF_RUN_ID_HEX];
+    if (find_library("libmemflow-preload.so", lib, sizeof lib) < 0) {
         fprintf(stderr, "memflow run: cannot find libmemflow-preload.so (looked next to the "
                 "memflow executable and in %s); set MEMFLOW_LIBDIR\n", MEMFLOW_PKGLIBDIR);
         return -1;
     }
-    const char *old = getenv("LD_PRELOAD");
-    if (old && *old) {
-        char joined[PATH_MAX * 2];
-        snprintf(joined, sizeof joined, "%s:%s", preload, old);
-        setenv("LD_PRELOAD", joined, 1);
-    } else {
-        setenv("LD_PRELOAD", preload, 1);
-    }
+    if (preload(lib) < 0)
+        return -1;
     const char *injection = getenv("CUDA_INJECTION64_PATH");
     if (find_library("libmemflow-cuda.so", cuda, sizeof cuda) == 0) {
         if (!injection || !*injection)
@@ -202,7 +259,9 @@ static int prepare_environment(const char *dir)
                     "memflow records no GPU memory in this run\n", injection);
     }
     set_nvtx_injection();
-    setenv("MEMFLOW_PATH", dir, 1);
+    mf_run_id_format(run->id, hex);
+    setenv("MEMFLOW_PATH", run->dir, 1);
+    setenv("MEMFLOW_RUN_ID", hex, 1);
     setenv("MEMFLOW_AUTOSTART", "1", 1);
     cli_python_environment();
     return 0;
@@ -225,86 +284,18 @@ static int output_dir(const char *dir, char *out, size_t len)
     return 0;
 }
 
-/* Run the command; returns its exit status in the shell's convention. */
-static int run_program(char **command)
+/* The command could not be executed: say why, as env does. */
+static int exec_failure(const char *command, int exec_errno)
 {
-    pid_t pid = fork();
-    if (pid < 0) {
-        fprintf(stderr, "memflow run: fork: %s\n", strerror(errno));
-        return 1;
+    if (exec_errno == ENOENT) {
+        if (strchr(command, '/'))
+            fprintf(stderr, "memflow run: '%s': no such file\n", command);
+        else
+            fprintf(stderr, "memflow run: '%s': command not found\n", command);
+        return RUN_EXIT_NOT_FOUND;
     }
-    if (pid == 0) {
-        execvp(command[0], command);
-        fprintf(stderr, "memflow run: cannot run '%s': %s\n", command[0], strerror(errno));
-        _exit(errno == ENOENT ? 127 : 126);
-    }
-    /* Like time(1): Ctrl-C and Ctrl-\ are for the program, not for us. */
-    signal(SIGINT, SIG_IGN);
-    signal(SIGQUIT, SIG_IGN);
-    int status;
-    while (waitpid(pid, &status, 0) < 0) {
-        if (errno != EINTR) {
-            fprintf(stderr, "memflow run: waitpid: %s\n", strerror(errno));
-            return 1;
-        }
-    }
-    signal(SIGINT, SIG_DFL);
-    signal(SIGQUIT, SIG_DFL);
-    if (WIFSIGNALED(status))
-        return 128 + WTERMSIG(status);
-    return WEXITSTATUS(status);
-}
-
-/* Whether path is a memflow log that started at or after since_real_ns. */
-static int log_of_this_run(const char *path, uint64_t since_real_ns)
-{
-    mf_file_header h;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    ssize_t n = read(fd, &h, sizeof h);
-    close(fd);
-    return n == (ssize_t)sizeof h && memcmp(h.magic, MF_LOG_MAGIC, 8) == 0 &&
-           h.start_real_ns >= since_real_ns;
-}
-
-static int is_log_name(const char *name)
-{
-    size_t n = strlen(name);
-    return strncmp(name, "memflow-", 8) == 0 && n > 12 && strcmp(name + n - 4, ".mfl") == 0;
-}
-
-/* Collect DIR's logs written by this run (malloc'd array of paths). */
-static char **find_logs(const char *dir, uint64_t since_real_ns, int *count)
-{
-    *count = 0;
-    DIR *d = opendir(dir);
-    if (!d)
-        return NULL;
-    char **paths = NULL;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (!is_log_name(e->d_name))
-            continue;
-        char path[PATH_MAX];
-        int n = snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        if (n < 0 || (size_t)n >= sizeof path || !log_of_this_run(path, since_real_ns))
-            continue;
-        char **grown = realloc(paths, (size_t)(*count + 1) * sizeof *paths);
-        if (!grown)
-            break;
-        paths = grown;
-        paths[(*count)++] = strdup(path);
-    }
-    closedir(d);
-    return paths;
-}
-
-static uint64_t realtime_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    fprintf(stderr, "memflow run: cannot run '%s': %s\n", command, strerror(exec_errno));
+    return RUN_EXIT_CANNOT_RUN;
 }
 
 static int render_logs(const char *dir, int n, char **paths)
@@ -333,28 +324,43 @@ static int render_logs(const char *dir, int n, char **paths)
     return rc;
 }
 
-int cmd_run(int argc, char **argv)
+/* After the program: render this run's logs; the exit status. */
+static int finish(const run_options *opt, const run_ident *run, int status)
 {
-    run_options opt;
-    char dir[PATH_MAX];
-    if (parse_options(argc, argv, &opt) < 0)
-        return 2;
-    if (output_dir(opt.dir, dir, sizeof dir) < 0 || prepare_environment(dir) < 0)
-        return 1;
-    uint64_t started = realtime_ns();
-    int status = run_program(opt.command);
     int n;
-    char **logs = find_logs(dir, started, &n);
+    char **logs = run_logs_find(run, &n);
     if (n == 0) {
-        fprintf(stderr, "memflow run: '%s' wrote no log into %s (a statically linked "
-                "program cannot be profiled through LD_PRELOAD)\n", opt.command[0], dir);
+        run_logs_explain_none(opt->command[0], run->dir);
+        free(logs);
         return status ? status : 1;
     }
-    int render_failed = opt.render && render_logs(dir, n, logs) < 0;
+    int render_failed = opt->render && render_logs(run->dir, n, logs) < 0;
     for (int i = 0; i < n; i++)
         free(logs[i]);
     free(logs);
-    if (status == 0 && render_failed)
-        return 1;
-    return status;
+    return status == 0 && render_failed ? 1 : status;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    run_options opt;
+    char dir[PATH_MAX], err[1024];
+    if (mf_config_apply_env(err, sizeof err) < 0) {
+        fprintf(stderr, "memflow run: %s\n", err);
+        return RUN_EXIT_OWN_ERROR;
+    }
+    if (parse_options(argc, argv, &opt) < 0 || output_dir(opt.dir, dir, sizeof dir) < 0)
+        return RUN_EXIT_OWN_ERROR;
+    run_ident run = { .dir = dir };
+    mf_run_id_fresh(run.id);
+    if (prepare_environment(&run) < 0)
+        return RUN_EXIT_OWN_ERROR;
+    run_child_adopt_orphans();
+    int exec_errno;
+    pid_t pid = run_child_start(opt.command, &exec_errno);
+    if (pid == -1)
+        return exec_failure(opt.command[0], exec_errno);
+    if (pid < 0)
+        return RUN_EXIT_OWN_ERROR;
+    return finish(&opt, &run, run_child_wait(pid, &run));
 }

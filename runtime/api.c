@@ -105,7 +105,7 @@ MF_EXPORT int memflow_record_alloc(const char *device, const void *addr, size_t 
     uint16_t dev;
     if (device_of("memflow_record_alloc", device, &dev) < 0)
         return -1;
-    if (!mf_recording)
+    if (!mf_recording_now())
         return 0;
     MF_INTERNAL_BEGIN();
     uint32_t name_id = name ? mf_recorder_intern(name, strlen(name)) : MF_STRING_UNKNOWN;
@@ -124,7 +124,7 @@ MF_EXPORT int memflow_record_free(const char *device, const void *addr)
     uint16_t dev;
     if (device_of("memflow_record_free", device, &dev) < 0)
         return -1;
-    if (mf_recording)
+    if (mf_recording_now())
         mf_recorder_free_event(dev, MF_FLAG_EXPLICIT, 0, (uintptr_t)addr);
     return 0;
 }

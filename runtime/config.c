@@ -1,15 +1,20 @@
 /*
  * config.c - parse and validate the profiler's configuration keys.
  *
- * One table lists every key with its type; memflow_set_config(), the
- * MEMFLOW_<KEY> environment variables and `memflow run --set` all go through
- * mf_config_apply(), which checks every pair before applying any, so a bad
- * call changes nothing.  Messages name the key, the value and what the key
- * accepts.
+ * One table lists every key with its type and range; memflow_set_config(),
+ * the MEMFLOW_<KEY> environment variables and `memflow run --set` all go
+ * through mf_config_apply(), which checks every pair before applying any,
+ * so a bad call changes nothing.  Messages name the key, the value and what
+ * the key accepts.  File-name keys take a name, never a path (no '/', not
+ * "." or ".."): outputs stay in the output folder.  Every MEMFLOW_ variable
+ * is either a key or one of memflow's own (internal_variables below);
+ * anything else is reported.  The live configuration is guarded by a lock:
+ * set_config on one thread and set_state on another see whole values.
  */
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,36 +22,62 @@
 #include "config.h"
 #include "log_format.h"
 
-typedef enum { KEY_BOOL, KEY_UINT, KEY_DEPTH, KEY_SECONDS, KEY_PATH, KEY_FORMATS } key_type;
+typedef enum {
+    KEY_BOOL, KEY_UINT, KEY_DEPTH, KEY_SECONDS, KEY_PATH, KEY_FILENAME, KEY_FORMATS
+} key_type;
 
 typedef struct key_spec {
     const char *name;
     key_type type;
     size_t offset;
-    size_t size; /* for strings */
+    size_t size;        /* for strings */
+    double min, max;    /* for numbers */
 } key_spec;
 
 #define FIELD(name, type) \
-    { #name, type, offsetof(mf_config, name), sizeof(((mf_config *)0)->name) }
+    { #name, type, offsetof(mf_config, name), sizeof(((mf_config *)0)->name), 0, 0 }
+#define NUMBER(name, type, min, max) \
+    { #name, type, offsetof(mf_config, name), sizeof(((mf_config *)0)->name), min, max }
+
+#define MAX_SAMPLE_RATE 1000000000.0 /* a snapshot every billion events at most */
+#define MIN_DUMP_PERIOD 0.001        /* seconds */
+#define MAX_DUMP_PERIOD 86400.0
 
 static const key_spec key_table[] = {
-    FIELD(filename, KEY_PATH),
+    FIELD(filename, KEY_FILENAME),
     FIELD(path, KEY_PATH),
-    { "format", KEY_FORMATS, offsetof(mf_config, formats), sizeof(((mf_config *)0)->formats) },
+    { "format", KEY_FORMATS, offsetof(mf_config, formats), sizeof(((mf_config *)0)->formats),
+      0, 0 },
     FIELD(formats, KEY_FORMATS),
     FIELD(profile_all, KEY_BOOL),
     FIELD(profile_memory, KEY_BOOL),
     FIELD(profile_api, KEY_BOOL),
     FIELD(profile_device, KEY_BOOL),
     FIELD(continuous_dump, KEY_BOOL),
-    FIELD(dump_period, KEY_SECONDS),
+    NUMBER(dump_period, KEY_SECONDS, MIN_DUMP_PERIOD, MAX_DUMP_PERIOD),
     FIELD(aggregate_stats, KEY_BOOL),
-    FIELD(gpu_memory_profile_filename_prefix, KEY_PATH),
-    FIELD(sample_rate, KEY_UINT),
+    FIELD(gpu_memory_profile_filename_prefix, KEY_FILENAME),
+    NUMBER(sample_rate, KEY_UINT, 0, MAX_SAMPLE_RATE),
     FIELD(stacks, KEY_DEPTH),
     FIELD(torch_scopes, KEY_BOOL),
 };
 #define N_KEYS (sizeof key_table / sizeof key_table[0])
+
+/*
+ * memflow's own MEMFLOW_ variables: set by `memflow run` for the program,
+ * or knobs of its own.  Not configuration keys, never reported as unknown.
+ * Every part of memflow that reads a MEMFLOW_ variable lists it here.
+ */
+static const char *const internal_variables[] = {
+    "MEMFLOW_AUTOSTART",   /* memflow run: record from before main() */
+    "MEMFLOW_RUN_ID",      /* memflow run: the run id of every log header */
+    "MEMFLOW_LIBDIR",      /* where memflow run finds its preload and CUDA libraries */
+    "MEMFLOW_CLOCK",       /* monotonic: clock_gettime instead of the TSC */
+    "MEMFLOW_PYTHONPATH",  /* the Python package's folder, for the startup hook */
+    "MEMFLOW_BIN",         /* the memflow program that answers memflow_dump()/dumps() */
+    "MEMFLOW_TEST_COMPACT_KILL_AT", /* fault injection in the compaction tests */
+};
+#define N_INTERNAL (sizeof internal_variables / sizeof internal_variables[0])
 
 /* The output names `formats` accepts. */
 static const char *const known_formats[] = {
@@ -55,29 +86,28 @@ static const char *const known_formats[] = {
 };
 #define N_FORMATS (sizeof known_formats / sizeof known_formats[0])
 
-static mf_config live_config;
-static int live_config_ready;
-
-static void config_defaults(mf_config *c)
-{
-    memset(c, 0, sizeof *c);
-    strcpy(c->filename, "profile.json");
-    strcpy(c->path, ".");
-    strcpy(c->formats, "memory_flow.svg,profile.json,stats.txt");
-    strcpy(c->gpu_memory_profile_filename_prefix, "gpu_memory_profile");
-    c->profile_memory = 1;
-    c->profile_device = 1;
-    c->dump_period = 1.0;
-    c->torch_scopes = 1;
-}
+static mf_config live_config = {
+    .filename = "profile.json",
+    .path = ".",
+    .formats = "memory_flow.svg,profile.json,stats.txt",
+    .gpu_memory_profile_filename_prefix = "gpu_memory_profile",
+    .profile_memory = 1,
+    .profile_device = 1,
+    .dump_period = 1.0,
+    .torch_scopes = 1,
+};
+static pthread_mutex_t config_lock = PTHREAD_MUTEX_INITIALIZER;
 
 const mf_config *mf_config_get(void)
 {
-    if (!live_config_ready) {
-        config_defaults(&live_config);
-        live_config_ready = 1;
-    }
     return &live_config;
+}
+
+void mf_config_snapshot(mf_config *out)
+{
+    pthread_mutex_lock(&config_lock);
+    *out = live_config;
+    pthread_mutex_unlock(&config_lock);
 }
 
 const char *mf_config_keys(void)
@@ -121,15 +151,22 @@ static int parse_uint(const char *v, uint64_t *out)
     return 0;
 }
 
-static int parse_seconds(const char *v, double *out)
+static int parse_seconds(const char *v, double min, double max, double *out)
 {
     char *end;
     errno = 0;
     double d = strtod(v, &end);
-    if (errno || *end || end == v || !isfinite(d) || d <= 0)
+    if (errno || *end || end == v || !isfinite(d) || d < min || d > max)
         return -1;
     *out = d;
     return 0;
+}
+
+/* A file name: not empty, no '/', not "." or "..", shorter than size. */
+static int check_filename(const char *v, size_t size)
+{
+    return *v && !strchr(v, '/') && strcmp(v, ".") != 0 && strcmp(v, "..") != 0 &&
+           strlen(v) < size ? 0 : -1;
 }
 
 /* Each comma-separated name must be a known output. */
@@ -190,9 +227,9 @@ static int apply_one(mf_config *c, const char *key, const char *val, const char 
         }
         return 0;
     case KEY_UINT:
-        if (parse_uint(val, (uint64_t *)field) < 0) {
+        if (parse_uint(val, (uint64_t *)field) < 0 || *(uint64_t *)field > k->max) {
             snprintf(err, errlen, "%s: bad value '%s' for key '%s'; accepted: a whole "
-                     "number >= 0 (0 = off)", pre, val, key);
+                     "number from 0 (off) to %.0f", pre, val, key, k->max);
             return -1;
         }
         return 0;
@@ -207,11 +244,20 @@ static int apply_one(mf_config *c, const char *key, const char *val, const char 
         return 0;
     }
     case KEY_SECONDS:
-        if (parse_seconds(val, (double *)field) < 0) {
+        if (parse_seconds(val, k->min, k->max, (double *)field) < 0) {
             snprintf(err, errlen, "%s: bad value '%s' for key '%s'; accepted: a number "
-                     "of seconds > 0", pre, val, key);
+                     "of seconds from %g to %g", pre, val, key, k->min, k->max);
             return -1;
         }
+        return 0;
+    case KEY_FILENAME:
+        if (check_filename(val, k->size) < 0) {
+            snprintf(err, errlen, "%s: bad value '%s' for key '%s'; accepted: a file name "
+                     "(no '/', not '.' or '..') shorter than %zu bytes: the file goes into "
+                     "the output folder (key 'path')", pre, val, key, k->size);
+            return -1;
+        }
+        strcpy(field, val);
         return 0;
     case KEY_PATH:
         if (!*val || strlen(val) >= k->size) {
@@ -236,30 +282,76 @@ static int apply_one(mf_config *c, const char *key, const char *val, const char 
     return -1;
 }
 
+/* The trial copy is big (paths): static, under config_lock, not on the
+ * stack of a thread that may be small. */
+static mf_config trial;
+
 int mf_config_apply(int n, const char *const *keys, const char *const *vals,
                     const char *origin, char *err, size_t errlen)
 {
-    mf_config trial = *mf_config_get();
     if (n < 0 || (n > 0 && (!keys || !vals))) {
         snprintf(err, errlen, "%s: bad arguments (n=%d, keys and vals must not be NULL)",
                  origin ? origin : "memflow_set_config", n);
         return -1;
     }
-    for (int i = 0; i < n; i++)
-        if (apply_one(&trial, keys[i], vals[i], origin, err, errlen) < 0)
-            return -1;
-    live_config = trial;
+    int rc = 0;
+    pthread_mutex_lock(&config_lock);
+    trial = live_config;
+    for (int i = 0; i < n && rc == 0; i++)
+        rc = apply_one(&trial, keys[i], vals[i], origin, err, errlen);
+    if (rc == 0)
+        live_config = trial;
+    pthread_mutex_unlock(&config_lock);
+    return rc;
+}
+
+/* MEMFLOW_<KEY> of key_table[i] into var. */
+static void variable_of(size_t i, char *var, size_t len)
+{
+    size_t at = (size_t)snprintf(var, len, "MEMFLOW_");
+    for (const char *p = key_table[i].name; *p && at + 1 < len; p++)
+        var[at++] = (char)toupper((unsigned char)*p);
+    var[at] = 0;
+}
+
+/* Whether NAME=... (an environ entry) is a key's variable or one of ours. */
+static int known_variable(const char *entry)
+{
+    size_t n = strcspn(entry, "=");
+    char var[128];
+    for (size_t i = 0; i < N_KEYS; i++) {
+        variable_of(i, var, sizeof var);
+        if (strlen(var) == n && strncmp(entry, var, n) == 0)
+            return 1;
+    }
+    for (size_t i = 0; i < N_INTERNAL; i++)
+        if (strlen(internal_variables[i]) == n && strncmp(entry, internal_variables[i], n) == 0)
+            return 1;
+    return 0;
+}
+
+extern char **environ;
+
+/* An unknown MEMFLOW_ variable (a typo of a key) is an error naming it. */
+static int check_unknown_variables(char *err, size_t errlen)
+{
+    for (char **e = environ; e && *e; e++) {
+        if (strncmp(*e, "MEMFLOW_", 8) != 0 || known_variable(*e))
+            continue;
+        snprintf(err, errlen, "unknown variable %.*s; configuration variables are "
+                 "MEMFLOW_<KEY> for the keys %s", (int)strcspn(*e, "="), *e, mf_config_keys());
+        return -1;
+    }
     return 0;
 }
 
 int mf_config_apply_env(char *err, size_t errlen)
 {
+    if (check_unknown_variables(err, errlen) < 0)
+        return -1;
     for (size_t i = 0; i < N_KEYS; i++) {
-        char var[128] = "MEMFLOW_";
-        size_t at = strlen(var);
-        for (const char *p = key_table[i].name; *p && at + 1 < sizeof var; p++)
-            var[at++] = (char)toupper((unsigned char)*p);
-        var[at] = 0;
+        char var[128];
+        variable_of(i, var, sizeof var);
         const char *val = getenv(var);
         if (!val)
             continue;

@@ -31,22 +31,34 @@ typedef struct mf_config {
     int torch_scopes;               /* PyTorch module scopes under memflow run */
 } mf_config;
 
-/* The live configuration (defaults until changed). */
+/*
+ * The live configuration (defaults until changed).  The pointer is for a
+ * program that configures memflow from one thread (the `memflow` command);
+ * where memflow_set_config may run on another thread, read a copy made
+ * with mf_config_snapshot instead.
+ */
 MF_EXPORT const mf_config *mf_config_get(void);
+
+/* Copy the live configuration into *out, whole (under the config lock). */
+MF_EXPORT void mf_config_snapshot(mf_config *out);
 
 /*
  * Validate and apply n key/value pairs, all or none.  On error returns -1
  * and writes a message naming the key (and value) and what is accepted into
  * err.  `origin` prefixes messages ("MEMFLOW_SAMPLE_RATE", "--set", ...);
- * NULL for the API.
+ * NULL for the API.  Ranges: sample_rate 0..1e9, dump_period 0.001..86400
+ * seconds; filename and gpu_memory_profile_filename_prefix are file names
+ * (no '/', not "." or "..").  Thread-safe.
  */
 MF_EXPORT int mf_config_apply(int n, const char *const *keys, const char *const *vals,
                               const char *origin, char *err, size_t errlen);
 
 /*
- * Apply every MEMFLOW_<KEY> environment variable (upper-case key).  Unknown
- * MEMFLOW_ variables that are not memflow's own (MEMFLOW_PRELOAD...) are
- * ignored; a bad value is an error like mf_config_apply's.
+ * Apply every MEMFLOW_<KEY> environment variable (upper-case key).  A
+ * MEMFLOW_ variable that is neither a key's nor one of memflow's own
+ * (MEMFLOW_AUTOSTART, MEMFLOW_RUN_ID, MEMFLOW_LIBDIR, MEMFLOW_CLOCK...: the
+ * list in config.c) is an error naming it, as is a bad value (the message
+ * then begins with the variable's name).  Returns 0 or -1.
  */
 MF_EXPORT int mf_config_apply_env(char *err, size_t errlen);
 

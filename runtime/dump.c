@@ -324,7 +324,9 @@ MF_EXPORT int memflow_dump(int finished)
         mf_recorder_finish(); /* runs the flush hooks, stops, marks the log */
     else
         mf_recorder_run_flush_hooks();
-    const mf_config *c = mf_config_get();
+    static mf_config config; /* under dump_lock */
+    const mf_config *c = &config;
+    mf_config_snapshot(&config);
     char *line = NULL, *text = NULL, dir[PATH_MAX];
     int rc = -1;
     if (request_path("memflow_dump", c->path, dir, sizeof dir) < 0)
@@ -372,23 +374,33 @@ static void *continuous_dump_loop(void *arg)
 {
     (void)arg;
     MF_INTERNAL_BEGIN();
+    static mf_config config; /* this thread's copy */
     for (;;) {
-        double period = mf_config_get()->dump_period;
+        mf_config_snapshot(&config);
+        double period = config.dump_period;
         struct timespec ts = { (time_t)period, (long)((period - (double)(time_t)period) * 1e9) };
         while (nanosleep(&ts, &ts) < 0)
             ;
-        if (mf_recording && mf_config_get()->continuous_dump && memflow_dump(0) < 0)
+        mf_config_snapshot(&config);
+        if (mf_recording_now() && config.continuous_dump && memflow_dump(0) < 0)
             fprintf(stderr, "memflow: continuous dump: %s\n", memflow_last_error());
     }
     return NULL;
 }
 
+/* The recorder's start hook: runs each time recording starts, on any thread. */
 static void continuous_dump_start(void)
 {
+    static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
     static int started;
-    if (started || !mf_config_get()->continuous_dump)
+    static mf_config config;
+    pthread_mutex_lock(&start_lock);
+    mf_config_snapshot(&config);
+    int start = !started && config.continuous_dump;
+    started |= start;
+    pthread_mutex_unlock(&start_lock);
+    if (!start)
         return;
-    started = 1;
     pthread_t thread;
     pthread_attr_t attr;
     pthread_attr_init(&attr);

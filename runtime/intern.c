@@ -111,7 +111,7 @@ static uint32_t find(const char *text, size_t len, uint32_t hash)
 static uint32_t add(const char *text, size_t len, uint32_t hash)
 {
     if (n_entries == 0)
-        n_entries = 1; /* id 0 is "unknown" */
+        __atomic_store_n(&n_entries, 1, __ATOMIC_RELEASE); /* id 0 is "unknown" */
     if (n_entries + 1 > cap_entries && grow_entries() < 0)
         return 0;
     if ((n_entries + 1) * 2 > n_slots && grow_slots() < 0)
@@ -119,8 +119,9 @@ static uint32_t add(const char *text, size_t len, uint32_t hash)
     char *copy = arena_copy(text, len);
     if (!copy)
         return 0;
-    uint32_t id = n_entries++;
+    uint32_t id = n_entries;
     entries[id] = (entry){ copy, (uint32_t)len, hash };
+    __atomic_store_n(&n_entries, id + 1, __ATOMIC_RELEASE);
     slot_insert(slots, n_slots, hash, id);
     return id;
 }
@@ -145,7 +146,7 @@ uint32_t mf_intern_lookup(const char *text, size_t len, int *is_new)
 
 const char *mf_intern_text(uint32_t id, uint32_t *len)
 {
-    if (id == MF_STRING_DEFAULT_SCOPE && n_entries == 0) {
+    if (id == MF_STRING_DEFAULT_SCOPE && __atomic_load_n(&n_entries, __ATOMIC_ACQUIRE) == 0) {
         int is_new;
         mf_intern_lookup("<unk>:", 6, &is_new);
     }

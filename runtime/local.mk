@@ -11,6 +11,7 @@ lib_LTLIBRARIES += libmemflow.la
 RUNTIME_SOURCES = \
 	runtime/compiler.h runtime/log_format.h \
 	runtime/checksum.c runtime/checksum.h \
+	runtime/run_id.c runtime/run_id.h \
 	runtime/clock.c runtime/clock.h \
 	runtime/device.c runtime/device.h \
 	runtime/paths.c runtime/paths.h \
@@ -38,4 +39,4 @@ EXTRA_DIST += runtime/libmemflow.map
 # Sources the analysis shares with the runtime: pure functions of the log
 # format and of paths, no state.  Compiled into both; libmemflow.so does not
 # export them.
-RUNTIME_SHARED_SOURCES = runtime/checksum.c runtime/device.c runtime/paths.c
+RUNTIME_SHARED_SOURCES = runtime/checksum.c runtime/device.c runtime/paths.c runtime/run_id.c

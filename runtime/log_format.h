@@ -34,7 +34,7 @@
 enum mf_end_how {
     MF_END_UNKNOWN = 0,      /* not recorded: killed, crashed, or still running */
     MF_END_EXIT = 1,         /* exit() or return from main; end_status = status */
-    MF_END_EXIT_NOW = 2,     /* _exit()/_Exit(); end_status = status */
+    MF_END_EXIT_NOW = 2,     /* _exit()/_Exit()/quick_exit(); end_status = status */
     MF_END_EXEC = 3,         /* the process image was replaced by exec */
     MF_END_SIGNAL = 4        /* killed by signal end_status (seen by memflow run) */
 };
@@ -56,7 +56,8 @@ typedef struct mf_file_header {
     char host[64];           /* gethostname(), NUL-terminated */
     /* Version 2 */
     uint8_t run_id[16];      /* the run (memflow run, or the process tree) */
-    uint32_t static_check;   /* CRC-32C of version..host, run_id, argv bytes */
+    uint32_t static_check;   /* CRC-32C of version..host (flags, chunks_claimed as 0),
+                                run_id, argv bytes: mf_header_static_check() */
     uint32_t end_how;        /* enum mf_end_how */
     uint64_t end_ns;         /* when the process ended; 0 = not known */
     int64_t end_status;      /* exit status or signal number (end_how) */

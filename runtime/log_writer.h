@@ -3,9 +3,11 @@
  *
  * The log is a file of MF_CHUNK_SIZE chunks mapped MAP_SHARED: what a thread
  * stores into its chunk is in the page cache at once and survives any death
- * of the process.  Chunk 0 is the file header; threads claim the others with
- * one atomic add on the header's counter and map them; only growing the file
- * takes a lock.
+ * of the process.  Chunk 0 is the file header; threads claim the others
+ * under one lock (a claim is once per MiB of a thread's log).  The writer
+ * owns nothing the program can take away: it re-opens the log if the
+ * program closes its descriptor, never grows the file past RLIMIT_FSIZE,
+ * and counts what it cannot write instead of failing the program.
  */
 #ifndef MEMFLOW_LOG_WRITER_H
 #define MEMFLOW_LOG_WRITER_H
@@ -13,10 +15,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "compiler.h"
+
 /*
  * Create `<dir>/memflow-<pid>.mfl` (or `-<pid>-N.mfl` if taken, e.g. after
  * exec), creating dir if missing, and write the header.  ppid is recorded
- * as the parent.  Returns 0, or -1 with a message naming the path in err.
+ * as the parent; run_id is MEMFLOW_RUN_ID's, else the one this process (or
+ * the parent it was forked from) chose; static_check covers the header and
+ * argv.  Returns 0, or -1 with a message naming the path in err.
  */
 int mf_log_writer_open(const char *dir, uint64_t ppid, char *err, size_t errlen);
 
@@ -29,10 +35,23 @@ const char *mf_log_writer_path(void);
 /*
  * Claim a fresh chunk for thread tid and map it.  Returns the first byte
  * after the chunk header and sets *limit to the chunk's end, or NULL when the
- * file cannot grow (disk full): the caller then drops the event and the
- * writer counts it.
+ * file cannot grow (disk full, file size limit, the log removed): the caller
+ * then drops the event, which the writer has counted in the header's
+ * dropped_events (flag DROPPED).  After a failure the writer backs off: the
+ * next claims fail at once, without a system call, until 2^k more events
+ * were dropped or 2^k ms passed (k failures in a row; at most 4096 events
+ * or 1 s).  Keeps the calling thread's signal state; raises no SIGXFSZ.
  */
 char *mf_log_writer_claim(uint32_t tid, char **limit);
+
+/*
+ * How the process ends, into the header: end_how (enum mf_end_how), end_ns
+ * (now) and end_status, end_how stored last.  Ignored when the calling
+ * process is not the log's (a vfork child borrows its parent's memory).
+ * mf_log_writer_clear_end undoes it (an exec that failed).
+ */
+void mf_log_writer_set_end(unsigned how, int64_t status);
+void mf_log_writer_clear_end(void);
 
 /* Set or clear the header's FINISHED flag. */
 void mf_log_writer_set_finished(int finished);
@@ -52,5 +71,15 @@ void mf_log_writer_unlock(void);
 
 /* Events dropped because the file could not grow (header flag DROPPED). */
 uint64_t mf_log_writer_dropped(void);
+
+/* What the writer did since the log was opened (tests, RELIABILITY.md). */
+typedef struct mf_log_writer_stats {
+    uint64_t claims;          /* chunks handed out */
+    uint64_t failed_claims;   /* tries to grow the file that failed */
+    uint64_t reopens;         /* the program took the log's descriptor: opened again */
+    uint64_t dropped_events;  /* events lost because no chunk could be had */
+} mf_log_writer_stats;
+
+MF_EXPORT void mf_log_writer_get_stats(mf_log_writer_stats *out);
 
 #endif

@@ -33,20 +33,20 @@
  * record from the very first malloc, which may come before any constructor.
  */
 #define MF_RECORDING_UNDECIDED 2
-volatile int mf_recording = MF_RECORDING_UNDECIDED;
+_Atomic int mf_recording = MF_RECORDING_UNDECIDED;
 __thread int mf_thread_internal __attribute__((tls_model("initial-exec")));
 static __thread mf_thread_state *tls_state __attribute__((tls_model("initial-exec")));
 
 static int log_open;              /* read with seq_cst against interning */
 static int running, paused;
-static uint64_t sample_every;     /* sample_rate, copied at start */
-static unsigned stack_depth;      /* `stacks`, copied at start; 0 = off */
+static uint64_t sample_every;     /* sample_rate, copied at start (atomic) */
+static unsigned stack_depth;      /* `stacks`, copied at start; 0 = off (atomic) */
 static uint64_t sample_counters[512];
-static mf_sampler_fn samplers[2];
-static int sampled_at_source[2];  /* the capture counts and samples itself */
+static mf_sampler_fn samplers[2];  /* atomic */
+static int sampled_at_source[2];  /* the capture counts and samples itself (atomic) */
 static mf_flush_fn flush_hooks[8];
-static mf_start_hook start_hook;
-static int n_flush_hooks;
+static mf_start_hook start_hook;   /* atomic */
+static int n_flush_hooks;         /* written under state_lock, read atomically */
 static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t free_lock = PTHREAD_MUTEX_INITIALIZER;
 static mf_thread_state *free_states;
@@ -254,7 +254,7 @@ uint32_t mf_recorder_thread_id(void)
 static void take_sample(uint16_t device)
 {
     uint64_t value[MF_SAMPLE_VALUES] = { 0 };
-    mf_sampler_fn fn = samplers[MF_DEVICE_KIND(device) & 1];
+    mf_sampler_fn fn = __atomic_load_n(&samplers[MF_DEVICE_KIND(device) & 1], __ATOMIC_ACQUIRE);
     if (fn) {
         MF_INTERNAL_BEGIN();
         fn(device, value);
@@ -268,28 +268,30 @@ static int count_toward_sample(uint16_t device)
 {
     unsigned slot = (MF_DEVICE_KIND(device) & 1) * 256 + MF_DEVICE_INDEX(device);
     uint64_t n = __atomic_add_fetch(&sample_counters[slot], 1, __ATOMIC_RELAXED);
-    return n % sample_every == 0;
+    uint64_t every = __atomic_load_n(&sample_every, __ATOMIC_RELAXED);
+    return every && n % every == 0;
 }
 
 static __attribute__((noinline)) void sample_tick(uint16_t device)
 {
-    if (!sampled_at_source[MF_DEVICE_KIND(device) & 1] && count_toward_sample(device))
+    if (!__atomic_load_n(&sampled_at_source[MF_DEVICE_KIND(device) & 1], __ATOMIC_RELAXED) &&
+        count_toward_sample(device))
         take_sample(device);
 }
 
 int mf_recorder_sample_due(uint16_t device)
 {
-    return sample_every && count_toward_sample(device);
+    return __atomic_load_n(&sample_every, __ATOMIC_RELAXED) && count_toward_sample(device);
 }
 
 void mf_recorder_sample_at_source(unsigned device_kind)
 {
-    sampled_at_source[device_kind & 1] = 1;
+    __atomic_store_n(&sampled_at_source[device_kind & 1], 1, __ATOMIC_RELAXED);
 }
 
 void mf_recorder_set_sampler(unsigned device_kind, mf_sampler_fn fn)
 {
-    samplers[device_kind & 1] = fn;
+    __atomic_store_n(&samplers[device_kind & 1], fn, __ATOMIC_RELEASE);
 }
 
 void mf_recorder_sample(uint16_t device, uint64_t time_ns, const uint64_t value[MF_SAMPLE_VALUES])
@@ -314,9 +316,9 @@ static void autostart_decide(void);
  */
 static __attribute__((noinline)) mf_thread_state *thread_first_event(void)
 {
-    if (MF_UNLIKELY(mf_recording == MF_RECORDING_UNDECIDED))
+    if (MF_UNLIKELY(mf_recording_now() == MF_RECORDING_UNDECIDED))
         autostart_decide();
-    if (!mf_recording)
+    if (!mf_recording_now())
         return NULL;
     return mf_thread_state_get();
 }
@@ -391,7 +393,7 @@ void mf_recorder_cpu_alloc(const void *addr, size_t requested, size_t actual, un
     mf_thread_state *t = tls_state;
     if (MF_UNLIKELY(!t) && !(t = thread_first_event()))
         return;
-    if (MF_UNLIKELY(stack_depth)) {
+    if (MF_UNLIKELY(__atomic_load_n(&stack_depth, __ATOMIC_RELAXED))) {
         cpu_alloc_stack(t, addr, requested, actual, flags);
         return;
     }
@@ -408,7 +410,7 @@ void mf_recorder_cpu_alloc(const void *addr, size_t requested, size_t actual, un
     r->slack = (uint32_t)(actual - requested);
     r->scope = t->stack[t->depth];
     mf_thread_commit(t, r, MF_RECORD_WORD(MF_REC_CPU_ALLOC, sizeof *r, delta));
-    if (MF_UNLIKELY(sample_every))
+    if (MF_UNLIKELY(__atomic_load_n(&sample_every, __ATOMIC_RELAXED)))
         sample_tick(MF_DEVICE(MF_DEVICE_CPU, 0));
 }
 
@@ -427,7 +429,7 @@ void mf_recorder_cpu_free(const void *addr, unsigned flags)
         return;
     r->addr_flags = (uintptr_t)addr | (uint64_t)flags << MF_CPU_ADDR_BITS;
     mf_thread_commit(t, r, MF_RECORD_WORD(MF_REC_CPU_FREE, sizeof *r, delta));
-    if (MF_UNLIKELY(sample_every))
+    if (MF_UNLIKELY(__atomic_load_n(&sample_every, __ATOMIC_RELAXED)))
         sample_tick(MF_DEVICE(MF_DEVICE_CPU, 0));
 }
 
@@ -443,7 +445,7 @@ void mf_recorder_alloc_event(uint16_t device, unsigned flags, uint64_t time_ns, 
 
 uint32_t mf_recorder_stack(unsigned skip)
 {
-    if (!stack_depth || !mf_recording)
+    if (!__atomic_load_n(&stack_depth, __ATOMIC_RELAXED) || !mf_recording_now())
         return 0;
     return mf_stacks_capture(skip);
 }
@@ -466,7 +468,7 @@ void mf_recorder_alloc_with_stack(uint16_t device, unsigned flags, uint64_t time
     r->stack = stack;
     mf_thread_commit(t, r, MF_RECORD_WORD(MF_REC_ALLOC, sizeof *r,
                                           device | ((uint32_t)flags << 16)));
-    if (sample_every)
+    if (__atomic_load_n(&sample_every, __ATOMIC_RELAXED))
         sample_tick(device);
 }
 
@@ -480,7 +482,7 @@ void mf_recorder_free_event(uint16_t device, unsigned flags, uint64_t time_ns, u
     r->addr = addr;
     mf_thread_commit(t, r, MF_RECORD_WORD(MF_REC_FREE, sizeof *r,
                                           device | ((uint32_t)flags << 16)));
-    if (sample_every)
+    if (__atomic_load_n(&sample_every, __ATOMIC_RELAXED))
         sample_tick(device);
 }
 
@@ -530,7 +532,7 @@ void mf_recorder_note(unsigned code, uint64_t value)
 void mf_recorder_trace(unsigned kind, uint64_t time_ns, uint64_t value, uint32_t domain,
                        uint32_t name, uint32_t arg)
 {
-    if (!mf_recording)
+    if (!mf_recording_now())
         return;
     mf_thread_state *t;
     mf_rec_trace *r = reserve_here(&t, sizeof *r);
@@ -566,7 +568,7 @@ void mf_recorder_device_info(uint16_t device, uint32_t name, const uint8_t *uuid
 
 void mf_recorder_scope_event(mf_thread_state *t, uint32_t scope, unsigned op)
 {
-    if (!mf_recording)
+    if (!mf_recording_now())
         return;
     mf_rec_scope *r = mf_thread_reserve(t, sizeof *r);
     if (!r)
@@ -592,19 +594,22 @@ static void write_state(unsigned op)
 void mf_recorder_add_flush_hook(mf_flush_fn fn)
 {
     pthread_mutex_lock(&state_lock);
-    if (n_flush_hooks < (int)(sizeof flush_hooks / sizeof flush_hooks[0]))
-        flush_hooks[n_flush_hooks++] = fn;
+    if (n_flush_hooks < (int)(sizeof flush_hooks / sizeof flush_hooks[0])) {
+        flush_hooks[n_flush_hooks] = fn;
+        __atomic_store_n(&n_flush_hooks, n_flush_hooks + 1, __ATOMIC_RELEASE);
+    }
     pthread_mutex_unlock(&state_lock);
 }
 
 void mf_recorder_set_start_hook(mf_start_hook fn)
 {
-    start_hook = fn;
+    __atomic_store_n(&start_hook, fn, __ATOMIC_RELEASE);
 }
 
 void mf_recorder_run_flush_hooks(void)
 {
-    for (int i = 0; i < n_flush_hooks; i++)
+    int n = __atomic_load_n(&n_flush_hooks, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < n; i++)
         flush_hooks[i]();
 }
 
@@ -612,7 +617,7 @@ void mf_recorder_run_flush_hooks(void)
 
 static void update_recording(void)
 {
-    mf_recording = running && !paused;
+    __atomic_store_n(&mf_recording, running && !paused, __ATOMIC_RELAXED);
 }
 
 /* Say once, at the end, if events were lost because the log could not grow. */
@@ -633,23 +638,41 @@ static void note_lost_stacks(void)
         mf_recorder_note(MF_NOTE_STACKS_LOST, lost);
 }
 
-static void finish_at_exit(void)
+/* exit() or a return from main: the end, its status, the FINISHED flag. */
+static void finish_at_exit(int status, void *arg)
 {
+    (void)arg;
     MF_INTERNAL_BEGIN();
     mf_recorder_run_flush_hooks();
     note_lost_stacks();
     mf_cuda_seen_at_exit();
+    mf_log_writer_set_end(MF_END_EXIT, status);
     mf_log_writer_set_finished(1);
     report_dropped();
     MF_INTERNAL_END();
 }
 
+void mf_recorder_end(unsigned how, int64_t status)
+{
+    if (mf_recorder_log_open())
+        mf_log_writer_set_end(how, status);
+}
+
+void mf_recorder_end_cancel(void)
+{
+    if (mf_recorder_log_open())
+        mf_log_writer_clear_end();
+}
+
+/* The configuration as recording starts, copied whole (memflow_set_config
+ * may run on another thread).  state_lock. */
+static mf_config start_config;
+
 /* Open the log and write every string interned so far.  state_lock held. */
 static int open_log(uint64_t ppid)
 {
     char err[512];
-    const mf_config *c = mf_config_get();
-    if (mf_log_writer_open(c->path, ppid, err, sizeof err) < 0) {
+    if (mf_log_writer_open(start_config.path, ppid, err, sizeof err) < 0) {
         mf_set_error("%s", err);
         return -1;
     }
@@ -675,7 +698,7 @@ static void enable_stacks(unsigned depth)
         }
         depth = 0;
     }
-    stack_depth = depth;
+    __atomic_store_n(&stack_depth, depth, __ATOMIC_RELAXED);
 }
 
 int mf_recorder_start(void)
@@ -685,23 +708,25 @@ int mf_recorder_start(void)
     pthread_mutex_lock(&state_lock);
     int rc = 0;
     mf_clock_calibrate();
+    mf_config_snapshot(&start_config);
     if (!log_open)
         rc = open_log((uint64_t)getppid());
     if (rc == 0) {
         if (!atexit_done) {
             atexit_done = 1;
-            atexit(finish_at_exit);
+            on_exit(finish_at_exit, NULL);
         }
-        sample_every = mf_config_get()->sample_rate;
-        enable_stacks(mf_config_get()->stacks);
+        __atomic_store_n(&sample_every, start_config.sample_rate, __ATOMIC_RELAXED);
+        enable_stacks(start_config.stacks);
         mf_log_writer_set_finished(0);
         running = 1;
         update_recording();
         write_state(MF_STATE_RUN);
     }
     pthread_mutex_unlock(&state_lock);
-    if (rc == 0 && start_hook)
-        start_hook();
+    mf_start_hook hook = __atomic_load_n(&start_hook, __ATOMIC_ACQUIRE);
+    if (rc == 0 && hook)
+        hook();
     MF_INTERNAL_END();
     return rc;
 }
@@ -754,7 +779,7 @@ int mf_recorder_log_open(void)
 static void autostart_once(void)
 {
     const char *autostart = getenv("MEMFLOW_AUTOSTART");
-    mf_recording = 0;
+    __atomic_store_n(&mf_recording, 0, __ATOMIC_RELAXED);
     if (!autostart || strcmp(autostart, "1") != 0)
         return;
     char err[1024];

@@ -21,8 +21,18 @@
 #include "compiler.h"
 #include "log_format.h"
 
-/* Nonzero while the profiler runs and is not paused.  Read on every event. */
-extern MF_EXPORT volatile int mf_recording;
+/*
+ * Nonzero while the profiler runs and is not paused.  Read on every event,
+ * written when the state changes (any thread): an atomic, read on the hot
+ * path with mf_recording_now() (a relaxed load, a plain load on x86-64 and
+ * arm64).
+ */
+extern MF_EXPORT _Atomic int mf_recording;
+
+static inline int mf_recording_now(void)
+{
+    return __atomic_load_n(&mf_recording, __ATOMIC_RELAXED);
+}
 
 /*
  * Per-thread "inside memflow" depth.  Capture code skips recording while it
@@ -159,6 +169,16 @@ MF_EXPORT void mf_recorder_pause(int paused);
 
 /* Mark the log finished and stop recording (at exit or memflow_dump(1)). */
 MF_EXPORT void mf_recorder_finish(void);
+
+/*
+ * How the process is about to end, for the log header (enum mf_end_how):
+ * _exit()/_Exit() (MF_END_EXIT_NOW, status) and exec (MF_END_EXEC) call it
+ * just before; exit() is recorded by the recorder itself.  An exec that
+ * fails calls mf_recorder_end_cancel().  No-ops without a log, and in a
+ * vfork child (its parent's log is not its own).
+ */
+MF_EXPORT void mf_recorder_end(unsigned how, int64_t status);
+MF_EXPORT void mf_recorder_end_cancel(void);
 
 /* Path of the open log, or NULL if none is open. */
 MF_EXPORT const char *mf_recorder_log_path(void);

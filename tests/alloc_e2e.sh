@@ -2,6 +2,7 @@
 # alloc_e2e.sh - CPU capture end to end: real programs under `memflow run`,
 # exact counts and bytes per scope read back from the log.
 . "$top_srcdir/tests/lib.sh"
+needs_preload
 W="$top_builddir/tests/alloc_workload"
 CHECK="$top_builddir/tests/logcheck"
 
@@ -25,6 +26,22 @@ expect_eq "fns stats json" \
     '{"scope": "fns:", "device": "cpu/0", "alloc_count": 12, "free_count": 12, "alloc_bytes": 6224, "min_size": 0, "max_size": 4096, "peak_live_bytes": 5060, "live_bytes_end": 0, "live_count_end": 0}' \
     "$(json_get "$SCRATCH/fns.json" "json.dumps([{k: v for k, v in s.items() if not k.endswith('_ns') and k != 'avg_size'} for s in d['scopes'] if s['scope'] == 'fns:'][0])")"
 expect_eq "fns unknown frees" 0 "$(json_get "$SCRATCH/fns.json" "d['unknown_frees']")"
+
+# A realloc that fails records nothing: no phantom free + alloc, no size
+# change.  (The realloc to 200 that succeeds is one free + one alloc.)
+"$MEMFLOW" run --no-render -o "$SCRATCH/rf" -- "$W" reallocfail || fail "reallocfail run exited $?"
+"$CHECK" "$SCRATCH"/rf/memflow-*.mfl > "$SCRATCH/rf.txt" || fail "reallocfail: logcheck exited $?"
+expect_eq "failed realloc" "rf: allocs=2 frees=2 bytes=300" \
+    "$(logline "$SCRATCH/rf.txt" rf: | sed 's/ actual=.*//')"
+
+# C++: a throwing operator new that gets no memory throws std::bad_alloc
+# (after the new_handler loop); nothrow forms return nullptr; what succeeds
+# is recorded exactly (int 4 + char[1000] + a 64-byte aligned struct).
+"$MEMFLOW" run --no-render -o "$SCRATCH/cxx" -- "$top_builddir/tests/cxx_new" > "$SCRATCH/cxx.out" 2>&1 ||
+    fail "cxx_new under memflow run exited $?: $(cat "$SCRATCH/cxx.out")"
+"$CHECK" "$SCRATCH"/cxx/memflow-*.mfl > "$SCRATCH/cxx.txt" || fail "cxx: logcheck exited $?"
+expect_eq "C++ new/delete" "cxx: allocs=3 frees=3 bytes=1068" \
+    "$(logline "$SCRATCH/cxx.txt" cxx: | sed 's/ actual=.*//')"
 
 # 4 threads x 100k mallocs + 100k frees, each in its own scope, exact totals.
 "$MEMFLOW" run --no-render -o "$SCRATCH/threads" -- "$W" threads 4 100000 ||

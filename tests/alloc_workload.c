@@ -7,17 +7,44 @@
  *   fns             every malloc-family function once, scope "fns:"
  *   threads T N     T threads, each N mallocs + N frees in scope "t<i>:"
  *   fork            10 allocations in "parent:", a child does 7 in "child:"
- *   kill N          N allocations in "doomed:", prints "ready", waits to be killed
+ *   kill N          N allocations in "doomed:", prints "ready PID", waits to be
+ *                   killed (SIGALRM ends it after 60 s if nobody does)
  *   abort N         N allocations in "doomed:", then abort()
  *   exit N          N allocations in "doomed:", then _exit(3)
  *   manythreads N   N short threads one after another, each one malloc and
  *                   one free of 100 bytes in scope "short:"
  *   rss N           N malloc/free pairs of 64 bytes, then prints "hwm KB", the
  *                   process's peak resident memory (VmHWM)
+ *   exitcode N      every function (as fns), then exit(N)
+ *   quickexit N     every function (as fns), then quick_exit(N)
+ *   exec            execs itself (execl) in mode fns: two logs, one process
+ *   execfail        an execl that fails (no such file), then returns 0
+ *   vfork           a vfork child execs /bin/true; then returns 0
+ *   orphan N        a child forks a grandchild and exits at once; the
+ *                   grandchild (an orphan) makes N allocations in "orphan:"
+ *                   and kills itself with SIGKILL; returns 0 once the orphan
+ *                   is gone (reaped), 9 if it is not reaped within 60 s
+ *   reallocfail     in scope "rf:": malloc(100), a realloc to 2^62 bytes that
+ *                   fails (NULL, ENOMEM, the block intact), a realloc to 200
+ *                   that moves or not, then free: 2 allocs, 2 frees, 300 bytes
+ *   ack N FILE      for bench/faults.sh: writes its pid into FILE's second
+ *                   64-bit word, then N malloc/free pairs of 64 bytes in
+ *                   scope "ack:", storing after each call the number of
+ *                   calls that returned into FILE's first word (a shared
+ *                   mapping: it survives SIGKILL); then waits to be killed
+ *                   (60 s at most)
+ *   closefds N FILE a daemon's start: closes every descriptor (close_range),
+ *                   opens FILE again and again until it holds the number
+ *                   the log had, writes "own data\n" through it, then N
+ *                   mallocs + N frees of 32 bytes in scope "after:"; exits 0
+ *                   if FILE still holds exactly its own 9 bytes, 4 if not,
+ *                   5 if the log's number never came back
  *
  * Sizes are fixed so the tests can sum them (see tests/alloc_e2e.sh).
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
@@ -25,7 +52,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "memflow.h"
@@ -171,6 +201,156 @@ static void doomed(long n)
     memflow_scope_pop();
 }
 
+/* The descriptor number of this process's memflow log, -1 if none. */
+static int log_descriptor(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    int found = -1;
+    while (d && (e = readdir(d))) {
+        char link[300], target[4096];
+        snprintf(link, sizeof link, "/proc/self/fd/%s", e->d_name);
+        ssize_t n = readlink(link, target, sizeof target - 1);
+        if (n <= 0)
+            continue;
+        target[n] = 0;
+        size_t len = (size_t)n;
+        if (strstr(target, "/memflow-") && len > 4 && strcmp(target + len - 4, ".mfl") == 0)
+            found = atoi(e->d_name);
+    }
+    if (d)
+        closedir(d);
+    return found;
+}
+
+static int close_everything_then_allocate(long n, const char *file)
+{
+    static const char own[] = "own data\n";
+    int old = log_descriptor();
+    close_range(0, ~0u, 0);
+    int fd = -1;
+    while (old >= 0 && fd != old) {
+        fd = open(file, O_RDWR | O_CREAT, 0644);
+        if (fd < 0 || fd > old)
+            return 5;
+    }
+    if (old < 0 || ftruncate(fd, 0) != 0 || write(fd, own, sizeof own - 1) != sizeof own - 1)
+        return 5;
+    void **blocks = malloc((size_t)n * sizeof *blocks);
+    memflow_scope_push("after", 0);
+    for (long i = 0; i < n; i++)
+        blocks[i] = malloc(32);
+    for (long i = 0; i < n; i++)
+        free(blocks[i]);
+    memflow_scope_pop();
+    free(blocks);
+    char back[64];
+    struct stat st;
+    ssize_t got = pread(fd, back, sizeof back, 0);
+    if (fstat(fd, &st) != 0 || st.st_size != sizeof own - 1 || got != sizeof own - 1 ||
+        memcmp(back, own, sizeof own - 1) != 0)
+        return 4;
+    return 0;
+}
+
+static void realloc_fails(void)
+{
+    memflow_scope_push("rf", 0);
+    char *p = malloc(100);
+    check(p != NULL, "malloc");
+    memset(p, 7, 100);
+    /* Through a pointer: GCC's -Wuse-after-free does not know that a failed
+     * realloc leaves the block alone. */
+    void *(*volatile resize)(void *, size_t) = realloc;
+    errno = 0;
+    check(resize(p, (size_t)1 << 62) == NULL && errno == ENOMEM, "realloc to 2^62 fails");
+    check(p[0] == 7 && p[99] == 7 && malloc_usable_size(p) >= 100, "block intact");
+    p = realloc(p, 200);
+    check(p && p[99] == 7, "realloc to 200");
+    free(p);
+    memflow_scope_pop();
+}
+
+/* Allocations acknowledged in a file that outlives a SIGKILL. */
+static _Noreturn void acknowledged(long n, const char *file)
+{
+    int fd = open(file, O_RDWR | O_CREAT | O_TRUNC, 0644);
+    check(fd >= 0 && ftruncate(fd, 4096) == 0, "ack file");
+    volatile uint64_t *ack = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    check(ack != MAP_FAILED, "mmap ack file");
+    signal(SIGINT, SIG_DFL);
+    signal(SIGQUIT, SIG_DFL);
+    ack[1] = (uint64_t)getpid();
+    memflow_scope_push("ack", 0);
+    for (long i = 0; i < n; i++) {
+        sink = malloc(64);
+        ack[0] = (uint64_t)(2 * i + 1);
+        free(sink);
+        ack[0] = (uint64_t)(2 * i + 2);
+    }
+    memflow_scope_pop();
+    alarm(60);
+    for (;;)
+        pause();
+}
+
+static int exec_self(const char *mode)
+{
+    execl("/proc/self/exe", "alloc_workload", mode, (char *)NULL);
+    return 1;
+}
+
+static int vfork_true(void)
+{
+    pid_t pid = vfork();
+    if (pid == 0) {
+        execl("/bin/true", "true", (char *)NULL);
+        _exit(127);
+    }
+    int status;
+    check(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+          WEXITSTATUS(status) == 0, "vfork + exec /bin/true");
+    return 0;
+}
+
+/* An orphan killed by a signal: only a subreaper can see how it ended. */
+static int orphan(long n)
+{
+    int report[2];
+    check(pipe(report) == 0, "pipe");
+    pid_t child = fork();
+    check(child >= 0, "fork");
+    if (child == 0) {
+        pid_t parent = getpid();
+        pid_t grandchild = fork();
+        if (grandchild == 0) {
+            close(report[0]);
+            close(report[1]);
+            memflow_scope_push("orphan", 0);
+            for (long i = 0; i < n; i++)
+                check(malloc(100) != NULL, "malloc");
+            struct timespec ms = { 0, 1000000 };
+            for (int i = 0; i < 60000 && getppid() == parent; i++)
+                nanosleep(&ms, NULL); /* until its parent has exited */
+            raise(SIGKILL);
+        }
+        int w = (int)grandchild;
+        check(write(report[1], &w, sizeof w) == sizeof w, "write");
+        _exit(0);
+    }
+    close(report[1]);
+    int grandchild = 0;
+    check(read(report[0], &grandchild, sizeof grandchild) == sizeof grandchild, "read");
+    waitpid(child, NULL, 0);
+    for (int i = 0; i < 60000; i++) {
+        if (kill(grandchild, 0) < 0 && errno == ESRCH)
+            return 0;
+        struct timespec ms = { 0, 1000000 };
+        nanosleep(&ms, NULL);
+    }
+    return 9;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "fns";
@@ -186,6 +366,11 @@ int main(int argc, char **argv)
     } else if (strcmp(mode, "fork") == 0) {
         forked();
     } else if (strcmp(mode, "kill") == 0) {
+        /* as an interactive program has them (a background job of sh
+         * inherits SIGINT and SIGQUIT ignored) */
+        signal(SIGINT, SIG_DFL);
+        signal(SIGQUIT, SIG_DFL);
+        alarm(60);
         doomed(n);
         printf("ready %d\n", (int)getpid());
         fflush(stdout);
@@ -194,6 +379,27 @@ int main(int argc, char **argv)
     } else if (strcmp(mode, "abort") == 0) {
         doomed(n);
         abort();
+    } else if (strcmp(mode, "exitcode") == 0) {
+        every_function();
+        exit((int)n);
+    } else if (strcmp(mode, "quickexit") == 0) {
+        every_function();
+        quick_exit((int)n);
+    } else if (strcmp(mode, "reallocfail") == 0) {
+        realloc_fails();
+    } else if (strcmp(mode, "exec") == 0) {
+        return exec_self("fns");
+    } else if (strcmp(mode, "execfail") == 0) {
+        execl("/nonexistent/memflow-test", "x", (char *)NULL);
+        check(errno == ENOENT, "execl of a missing file fails with ENOENT");
+    } else if (strcmp(mode, "vfork") == 0) {
+        return vfork_true();
+    } else if (strcmp(mode, "orphan") == 0) {
+        return orphan(n);
+    } else if (strcmp(mode, "ack") == 0 && argc > 3) {
+        acknowledged(n, argv[3]);
+    } else if (strcmp(mode, "closefds") == 0 && argc > 3) {
+        return close_everything_then_allocate(n, argv[3]);
     } else if (strcmp(mode, "exit") == 0) {
         doomed(n);
         _exit(3);

@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "checksum.h"
@@ -24,6 +25,7 @@
 #include "memflow.h"
 #include "config.h"
 #include "log_reader.h"
+#include "log_writer.h"
 
 static char scratch[4096];
 
@@ -85,9 +87,20 @@ START_TEST(config_bad_values)
         { "sample_rate", "-3", "a whole number" },
         { "sample_rate", "12abc", "a whole number" },
         { "profile_memory", "maybe", "true/false" },
-        { "dump_period", "0", "seconds > 0" },
+        { "dump_period", "0", "seconds from 0.001 to 86400" },
+        { "dump_period", "1e300", "seconds from 0.001 to 86400" },
+        { "dump_period", "0.0005", "seconds from 0.001 to 86400" },
+        { "dump_period", "nan", "seconds from 0.001 to 86400" },
+        { "sample_rate", "1000000001", "from 0 (off) to 1000000000" },
+        { "sample_rate", "99999999999999999999999", "from 0 (off) to 1000000000" },
         { "formats", "memory_flow.svg,flame.html", "memory_flow.svg" },
         { "path", "", "non-empty path" },
+        { "filename", "../../x", "a file name (no '/', not '.' or '..')" },
+        { "filename", "traces/profile.json", "a file name" },
+        { "filename", "..", "a file name" },
+        { "filename", "", "a file name" },
+        { "gpu_memory_profile_filename_prefix", "../gpu", "a file name" },
+        { "gpu_memory_profile_filename_prefix", ".", "a file name" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const char *k = cases[i][0], *v = cases[i][1];
@@ -105,6 +118,11 @@ START_TEST(config_good_values)
                         "gpu_memory_profile_filename_prefix", "format" };
     const char *v[] = { "250", "True", "0.5", "memory_flow.png,profile.json", "t.json",
                         "gpumem", "chrome_timeline.json" };
+    /* the ends of the ranges are accepted */
+    const char *edge_k[] = { "sample_rate", "dump_period" }, *edge_v[] = { "1000000000", "86400" };
+    ck_assert_int_eq(memflow_set_config(2, edge_k, edge_v), 0);
+    edge_v[1] = "0.001";
+    ck_assert_int_eq(memflow_set_config(2, edge_k, edge_v), 0);
     ck_assert_int_eq(memflow_set_config(7, k, v), 0);
     const mf_config *c = mf_config_get();
     ck_assert_uint_eq(c->sample_rate, 250);
@@ -126,6 +144,23 @@ START_TEST(config_from_environment)
     ck_assert_int_eq(mf_config_apply_env(err, sizeof err), -1);
     ck_assert_ptr_nonnull(strstr(err, "MEMFLOW_PROFILE_API"));
     ck_assert_ptr_nonnull(strstr(err, "sometimes"));
+}
+END_TEST
+
+/* A MEMFLOW_ variable that is no key's (a typo) is an error naming it;
+ * memflow's own variables are not. */
+START_TEST(config_unknown_variable_is_reported)
+{
+    char err[512];
+    setenv("MEMFLOW_RUN_ID", "00112233445566778899aabbccddeeff", 1);
+    setenv("MEMFLOW_AUTOSTART", "0", 1);
+    setenv("MEMFLOW_CLOCK", "monotonic", 1);
+    setenv("MEMFLOW_LIBDIR", "/nowhere", 1);
+    ck_assert_int_eq(mf_config_apply_env(err, sizeof err), 0);
+    setenv("MEMFLOW_SAMPEL_RATE", "5", 1);
+    ck_assert_int_eq(mf_config_apply_env(err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "unknown variable MEMFLOW_SAMPEL_RATE;") != NULL, "%s", err);
+    ck_assert_ptr_nonnull(strstr(err, "sample_rate"));
 }
 END_TEST
 
@@ -497,19 +532,32 @@ START_TEST(compact_record_without_time_base_is_damage)
 }
 END_TEST
 
-/* A log that cannot grow (here a 3 MiB file size limit; a full disk alike)
- * keeps everything written before, and every reader says events were lost. */
-START_TEST(full_disk_drops_are_reported)
+/* Record n compact allocations at 0x7f0000000000 + 64 i into a log in
+ * folder name that may grow to `chunks` chunks (RLIMIT_FSIZE; a full disk
+ * alike).  The limit stays set. */
+static void record_into_a_full_log(const char *name, unsigned chunks, uintptr_t n)
 {
-    use_scratch("fulldisk");
+    use_scratch(name);
     memflow_set_state(MEMFLOW_RUN);
-    signal(SIGXFSZ, SIG_IGN);
-    struct rlimit small = { 3 * MF_CHUNK_SIZE, RLIM_INFINITY };
+    struct rlimit small = { chunks * MF_CHUNK_SIZE, RLIM_INFINITY };
     ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &small), 0);
-    for (uintptr_t i = 0; i < 200000; i++)
+    for (uintptr_t i = 0; i < n; i++)
         mf_recorder_cpu_alloc((void *)(0x7f0000000000 + i * 64), 64, 64, 0);
+}
+
+static void lift_file_size_limit(void)
+{
     struct rlimit big = { RLIM_INFINITY, RLIM_INFINITY };
     ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &big), 0);
+}
+
+/* A log that cannot grow keeps everything written before, and every reader
+ * says events were lost.  No SIGXFSZ reaches the process (the test does not
+ * ignore it). */
+START_TEST(full_disk_drops_are_reported)
+{
+    record_into_a_full_log("fulldisk", 3, 200000);
+    lift_file_size_limit();
     mf_recorder_finish();
     mf_log *log;
     char err[512];
@@ -523,6 +571,65 @@ START_TEST(full_disk_drops_are_reported)
             ck_assert_uint_eq(log->events[i].addr, 0x7f0000000000 + kept++ * 64);
     ck_assert_uint_gt(kept, 30000);
     ck_assert_uint_lt(kept, 200000);
+    /* every event is kept or counted: the header says how many were dropped */
+    ck_assert_uint_eq(log->header.dropped_events, 200000 - kept);
+    mf_log_free(log);
+}
+END_TEST
+
+static double seconds_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* While the log cannot grow, the writer backs off: a million dropped events
+ * cost a few hundred tries to grow the file, not a million.  (The writer also
+ * retries on time, at most about once a second: the bound allows for a slow
+ * machine instead of timing anything.) */
+START_TEST(full_disk_backs_off)
+{
+    double start = seconds_now();
+    record_into_a_full_log("backoff", 2, 1000000);
+    double elapsed = seconds_now() - start;
+    mf_log_writer_stats st;
+    mf_log_writer_get_stats(&st);
+    ck_assert_uint_gt(st.dropped_events, 900000);
+    /* 13 tries until the backoff is at its longest, then one per 4096 drops */
+    ck_assert_msg(st.failed_claims <= 13 + st.dropped_events / 4096 + 2 * (uint64_t)elapsed + 2,
+                  "%llu tries to grow a full log for %llu dropped events in %.1f s",
+                  (unsigned long long)st.failed_claims,
+                  (unsigned long long)st.dropped_events, elapsed);
+}
+END_TEST
+
+/* Space that comes back mid-run (the limit is raised) gives a dense log:
+ * failed claims burnt no chunk numbers, so the file has no holes and every
+ * event after the space came back is in it. */
+START_TEST(full_disk_then_space_gives_a_dense_log)
+{
+    record_into_a_full_log("dense", 3, 300000);
+    lift_file_size_limit();
+    /* The writer retries after 4096 dropped events at the latest. */
+    for (uintptr_t i = 0; i < 4096; i++)
+        mf_recorder_cpu_free((void *)(0x7e0000000000 + i * 64), 0);
+    for (uintptr_t i = 0; i < 100000; i++)
+        mf_recorder_cpu_alloc((void *)(0x7d0000000000 + i * 64), 64, 64, 0);
+    mf_recorder_finish();
+    struct stat st;
+    ck_assert_int_eq(stat(mf_recorder_log_path(), &st), 0);
+    mf_log *log;
+    char err[512];
+    ck_assert_int_eq(mf_log_read(mf_recorder_log_path(), &log, err, sizeof err), 1);
+    ck_assert_uint_le(log->header.chunks_claimed, 12);
+    ck_assert_uint_eq((uint64_t)st.st_size, log->header.chunks_claimed * MF_CHUNK_SIZE);
+    ck_assert_uint_ge((uint64_t)st.st_blocks * 512, (uint64_t)st.st_size);
+    size_t late = 0;
+    for (size_t i = 0; i < log->n_events; i++)
+        late += log->events[i].type == MF_REC_ALLOC && log->events[i].addr >= 0x7d0000000000 &&
+                log->events[i].addr < 0x7e0000000000;
+    ck_assert_uint_eq(late, 100000);
     mf_log_free(log);
 }
 END_TEST
@@ -558,6 +665,7 @@ static Suite *core_suite(void)
     tcase_add_test(c, config_bad_values);
     tcase_add_test(c, config_good_values);
     tcase_add_test(c, config_from_environment);
+    tcase_add_test(c, config_unknown_variable_is_reported);
     suite_add_tcase(s, c);
     c = tcase_create("scope");
     tcase_add_test(c, scope_mxnet_rules);
@@ -574,6 +682,8 @@ static Suite *core_suite(void)
     tcase_add_test(c, compact_cpu_records_roundtrip);
     tcase_add_test(c, compact_record_without_time_base_is_damage);
     tcase_add_test(c, full_disk_drops_are_reported);
+    tcase_add_test(c, full_disk_backs_off);
+    tcase_add_test(c, full_disk_then_space_gives_a_dense_log);
     suite_add_tcase(s, c);
     c = tcase_create("reader");
     tcase_add_test(c, truncated_log_keeps_what_came_before);

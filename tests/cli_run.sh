@@ -19,23 +19,56 @@ grep -q -- "--sample-rate N" "$SCRATCH/out" || fail "run --help lacks --sample-r
 expect_eq "stats --help" 0 "$(status "$MEMFLOW" stats --help)"
 expect_eq "render --help" 0 "$(status "$MEMFLOW" render --help)"
 
-expect_eq "run without a command" 2 "$(status "$MEMFLOW" run -o "$SCRATCH/x")"
+expect_eq "run without a command" 125 "$(status "$MEMFLOW" run -o "$SCRATCH/x")"
 err_has "no command to run"
-expect_eq "run unknown option" 2 "$(status "$MEMFLOW" run --frob -- true)"
+expect_eq "run unknown option" 125 "$(status "$MEMFLOW" run --frob -- true)"
 err_has "unknown or incomplete option '--frob'"
-expect_eq "run unknown key" 2 "$(status "$MEMFLOW" run --set profile_everything=1 -- true)"
+expect_eq "run unknown key" 125 "$(status "$MEMFLOW" run --set profile_everything=1 -- true)"
 err_has "unknown key 'profile_everything'"
 err_has "sample_rate"
-expect_eq "run bad value" 2 "$(status "$MEMFLOW" run --sample-rate lots -- true)"
+expect_eq "run bad value" 125 "$(status "$MEMFLOW" run --sample-rate lots -- true)"
 err_has "bad value 'lots' for key 'sample_rate'"
-expect_eq "run --set without =" 2 "$(status "$MEMFLOW" run --set sample_rate -- true)"
+expect_eq "run --set without =" 125 "$(status "$MEMFLOW" run --set sample_rate -- true)"
 err_has "KEY=VALUE"
-expect_eq "bad MEMFLOW_ variable" 1 "$(status env MEMFLOW_PROFILE_MEMORY=perhaps "$MEMFLOW" run -o "$SCRATCH/env" -- true)"
+expect_eq "bad MEMFLOW_ variable" 125 "$(status env MEMFLOW_PROFILE_MEMORY=perhaps "$MEMFLOW" run -o "$SCRATCH/env" -- true)"
 err_has "MEMFLOW_PROFILE_MEMORY"
-expect_eq "unwritable output" 1 "$(status "$MEMFLOW" run -o /proc/memflow-out -- true)"
+# A bad value is the same error from --set and from the environment.
+expect_eq "--set dump_period=1e300" 125 "$(status "$MEMFLOW" run --set dump_period=1e300 -- true)"
+err_has "bad value '1e300' for key 'dump_period'; accepted: a number of seconds from 0.001 to 86400"
+expect_eq "MEMFLOW_DUMP_PERIOD=1e300" 125 "$(status env MEMFLOW_DUMP_PERIOD=1e300 "$MEMFLOW" run -- true)"
+err_has "MEMFLOW_DUMP_PERIOD: bad value '1e300' for key 'dump_period'; accepted: a number of seconds from 0.001 to 86400"
+expect_eq "unknown MEMFLOW_ variable" 125 "$(status env MEMFLOW_SAMPEL_RATE=5 "$MEMFLOW" run -o "$SCRATCH/typo" -- true)"
+err_has "unknown variable MEMFLOW_SAMPEL_RATE"
+expect_eq "-o and --set path differ" 125 "$(status "$MEMFLOW" run -o "$SCRATCH/a" --set path="$SCRATCH/b" -- true)"
+err_has "name different output folders"
+expect_eq "filename with a path" 125 "$(status "$MEMFLOW" run --set filename=../../x -- true)"
+err_has "bad value '../../x' for key 'filename'; accepted: a file name"
+expect_eq "CSV prefix with a path" 125 "$(status "$MEMFLOW" run --set gpu_memory_profile_filename_prefix=a/b -- true)"
+err_has "key 'gpu_memory_profile_filename_prefix'"
+expect_eq "unwritable output" 125 "$(status "$MEMFLOW" run -o /proc/memflow-out -- true)"
 err_has "/proc/memflow-out"
+# memflow's own failures before the program runs are 125, a command that
+# cannot be executed 126, one that does not exist 127 (as env and timeout).
 expect_eq "missing program" 127 "$(status "$MEMFLOW" run -o "$SCRATCH/missing" -- ./no-such-program)"
-err_has "cannot run './no-such-program'"
+err_has "'./no-such-program': no such file"
+grep -q "statically\|wrote no log" "$SCRATCH/err" && fail "missing program: $(cat "$SCRATCH/err")"
+expect_eq "missing command" 127 "$(status "$MEMFLOW" run -o "$SCRATCH/missing" -- no-such-command-memflow)"
+err_has "'no-such-command-memflow': command not found"
+printf 'not a program\n' > "$SCRATCH/not-executable"
+chmod 644 "$SCRATCH/not-executable"
+expect_eq "not executable" 126 "$(status "$MEMFLOW" run -o "$SCRATCH/noexec" -- "$SCRATCH/not-executable")"
+err_has "cannot run '.*not-executable': Permission denied"
+
+# A program that links only the API runs unprofiled and unchanged.
+expect_eq "API-only program" 0 "$(status "$top_builddir/samples/mlp")"
+grep -q "loss" "$SCRATCH/out" || fail "samples/mlp printed no result"
+
+if ! preload_works; then
+    echo "cli_run: ok; SKIP the runs of programs under the preload library (sanitizer build)"
+    exit 0
+fi
+expect_eq "--set path= as the output folder" 0 "$(status "$MEMFLOW" run --no-render --set path="$SCRATCH/setpath" -- "$W" fns)"
+expect_eq "log in the --set path folder" 1 "$(ls "$SCRATCH"/setpath/memflow-*.mfl | wc -l)"
 
 # The program's own status comes back; 128+N when killed by signal N.
 expect_eq "exit status" 3 "$(status "$MEMFLOW" run --no-render -o "$SCRATCH/exit" -- "$W" exit 1)"
@@ -48,8 +81,4 @@ test -s "$SCRATCH/sampled/stats.json" || fail "--set formats=stats.json wrote no
 test ! -e "$SCRATCH/sampled/memory_flow.svg" || fail "--set formats still wrote memory_flow.svg"
 snaps=$(json_get "$SCRATCH/sampled/stats.json" "d['devices'][0]['snapshots']")
 [ "$snaps" -ge 8 ] || fail "expected at least 8 snapshots, got $snaps"
-
-# A program that links only the API runs unprofiled and unchanged.
-expect_eq "API-only program" 0 "$(status "$top_builddir/samples/mlp")"
-grep -q "loss" "$SCRATCH/out" || fail "samples/mlp printed no result"
 echo "cli_run: ok"

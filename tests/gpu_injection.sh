@@ -14,6 +14,7 @@
 # (Python + torch) has left - a 1 KiB TLS buffer in libmemflow once made
 # that dlopen fail ("cannot allocate memory in static TLS block").
 . "$top_srcdir/tests/lib.sh"
+needs_preload
 PROBE="$top_builddir/tests/gpu_inject_probe"
 SUMMARY="$top_builddir/tests/gpu_log_summary"
 

@@ -12,3 +12,13 @@ fail() { echo "FAIL: $TEST_NAME: $*" >&2; exit 1; }
 expect_eq() { [ "$2" = "$3" ] || fail "$1: expected '$2', got '$3'"; }
 # json_get FILE PYTHON-EXPRESSION-ON-d : print a value from a JSON file
 json_get() { "$PYTHON3" -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
+# preload_works: false in a sanitizer build (configure --enable-sanitize,
+# make check-sanitize), where libmemflow-preload.so cannot run: ASan must be
+# the first library of a process, and its malloc would win over memflow's.
+preload_works() { [ "${SANITIZED_BUILD:-no}" != yes ]; }
+# needs_preload: skip the whole test (exit 77) where the preload cannot run
+needs_preload() {
+    preload_works && return 0
+    echo "SKIP: $TEST_NAME: profiles programs through libmemflow-preload.so, which cannot run in a sanitizer build"
+    exit 77
+}

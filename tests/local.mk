@@ -6,12 +6,16 @@ AM_TESTS_ENVIRONMENT = \
 	top_srcdir='$(abs_top_srcdir)'; export top_srcdir; \
 	top_builddir='$(abs_top_builddir)'; export top_builddir; \
 	PYTHON3='$(PYTHON3)'; export PYTHON3; \
+	STRACE='$(STRACE)'; export STRACE; \
 	CK_DEFAULT_TIMEOUT=120; export CK_DEFAULT_TIMEOUT; \
-	CK_FORK=yes; export CK_FORK;
+	CK_FORK=yes; export CK_FORK; \
+	SANITIZED_BUILD='$(enable_sanitize)'; export SANITIZED_BUILD; \
+	LSAN_OPTIONS='suppressions=$(abs_top_srcdir)/tests/lsan.supp:print_suppressions=0'; \
+	export LSAN_OPTIONS;
 # Test programs link the uninstalled libraries directly (no libtool wrapper
 # scripts), so `memflow run -- tests/prog` profiles the program itself.
 TEST_LINK_FLAGS = -no-install
-EXTRA_DIST += tests/lib.sh
+EXTRA_DIST += tests/lib.sh tests/lsan.supp
 include tests/runtime.mk
 include tests/render.mk
 include tests/svg.mk

@@ -45,7 +45,7 @@ class Config(unittest.TestCase):
         for key, value, accepted in [("sample_rate", -1, "a whole number"),
                                      ("profile_memory", "maybe", "true/false"),
                                      ("formats", ["memory_flow.svg", "x.html"], "comma-separated"),
-                                     ("dump_period", 0, "seconds > 0")]:
+                                     ("dump_period", 0, "seconds from 0.001 to 86400")]:
             with self.assertRaises(ValueError) as e:
                 profiler.set_config(**{key: value})
             self.assertIn("key '%s'" % key, str(e.exception))

@@ -3,6 +3,7 @@
 # with the default outputs, every scope's numbers exact (the samples' header
 # comments list their allocations), the outputs parse.
 . "$top_srcdir/tests/lib.sh"
+needs_preload
 
 "$MEMFLOW" run -o "$SCRATCH/mlp" -- "$top_builddir/samples/mlp" > "$SCRATCH/mlp.out" 2> "$SCRATCH/mlp.err" ||
     fail "mlp under memflow run exited $?: $(cat "$SCRATCH/mlp.err")"

@@ -123,7 +123,7 @@ grep -q '^17 64 ' "$SCRATCH/on.rec" || fail "no 64-byte MODULE records"
 
 # Bad depths are refused before the program starts.
 s=0; "$MEMFLOW" run --stacks=300 -o "$SCRATCH/bad" -- true 2> "$SCRATCH/bad.err" || s=$?
-expect_eq "--stacks=300 status" 2 "$s"
+expect_eq "--stacks=300 status" 125 "$s"
 grep -q "bad value '300' for key 'stacks'; accepted: a call-stack depth from 0 (off) to 256" \
     "$SCRATCH/bad.err" || fail "--stacks=300: $(cat "$SCRATCH/bad.err")"
 echo "stacks_e2e: ok"

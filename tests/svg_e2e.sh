@@ -8,6 +8,7 @@
 # size; `memflow render --color-by lifetime|size` and `--device` work on the
 # same log.
 . "$top_srcdir/tests/lib.sh"
+needs_preload
 W="$top_builddir/tests/svg_workload"
 "$MEMFLOW" run -o "$SCRATCH/run" \
     --set formats=memory_flow.svg,memory_flow.png,memory_flow.pdf -- "$W" ||

@@ -147,6 +147,7 @@ static void finish_device(mf_device_model *dev)
     }
     if (n > 1)
         qsort(ch, n, sizeof *ch, by_time);
+    free(dev->occupancy); /* finishing again after more blocks: the curve anew */
     dev->occupancy = must(malloc((n + 1) * sizeof *dev->occupancy));
     uint64_t live = 0;
     for (size_t i = 0; i < n; i++) {

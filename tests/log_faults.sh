@@ -1,0 +1,88 @@
+#!/bin/sh
+# log_faults.sh - the log under faults a real program causes, end to end under
+# `memflow run`: a program that closes every descriptor and reuses the log's
+# number; a file size limit smaller than the log.  Counts are exact.
+. "$top_srcdir/tests/lib.sh"
+needs_preload
+W="$top_builddir/tests/alloc_workload"
+CHECK="$top_builddir/tests/logcheck"
+HEADER="$top_builddir/tests/logheader"
+
+# field LOGHEADER-OUTPUT KEY: one value of tests/logheader's output
+field() { sed -n "s/^$2=//p" "$1"; }
+# kept_events LOGCHECK-OUTPUT: "allocs + frees" of the whole log (a free whose
+# allocation was dropped counts too: it is not in its scope's line)
+kept_events() { sed -n 's/^total allocs=\([0-9]*\) frees=\([0-9]*\) .*/\1 + \2/p' "$1"; }
+
+# Descriptor reuse: the program closes everything, opens its own file until it
+# has the log's old number, then allocates 100000 blocks (several chunks).
+# memflow never writes into the program's file and loses nothing.
+own="$SCRATCH/own-file"
+status=0
+"$MEMFLOW" run --no-render -o "$SCRATCH/fds" -- "$W" closefds 100000 "$own" || status=$?
+expect_eq "closefds status (4: its file was written into, 5: no reuse)" 0 "$status"
+expect_eq "the program's own file" "own data" "$(cat "$own")"
+set -- "$SCRATCH"/fds/memflow-*.mfl
+[ $# -eq 1 ] || fail "closefds: expected one log, got $#"
+"$CHECK" "$1" > "$SCRATCH/fds.txt" || fail "closefds: logcheck exited $?: $(cat "$SCRATCH/fds.txt")"
+expect_eq "events after the descriptors were closed" "after: allocs=100000 frees=100000 bytes=3200000" \
+    "$(grep '^after: ' "$SCRATCH/fds.txt" | sed 's/ actual=.*//')"
+grep -q "finished=1" "$SCRATCH/fds.txt" || fail "closefds: log not finished"
+
+# A file size limit (ulimit -f) smaller than the log: the program runs to its
+# own exit status (no SIGXFSZ), the header says DROPPED with the count, and
+# one stderr line says how many.  Every event is either in the log or counted.
+status=0
+prlimit --fsize=$((4 * 1048576)) "$MEMFLOW" run --no-render -o "$SCRATCH/fsize" -- \
+    "$W" threads 1 300000 2> "$SCRATCH/fsize.err" || status=$?
+expect_eq "exit status under a 4 MiB file size limit" 0 "$status"
+set -- "$SCRATCH"/fsize/memflow-*.mfl
+"$HEADER" "$1" > "$SCRATCH/fsize.h" || fail "fsize: logheader exited $?"
+dropped=$(field "$SCRATCH/fsize.h" dropped_events)
+[ "$dropped" -gt 0 ] || fail "fsize: dropped_events is '$dropped'"
+expect_eq "DROPPED flag" 2 $(( $(field "$SCRATCH/fsize.h" flags) & 2 ))
+expect_eq "stderr lines about dropped events" 1 "$(grep -c 'events were dropped' "$SCRATCH/fsize.err")"
+grep -q ": $dropped events were dropped" "$SCRATCH/fsize.err" ||
+    fail "fsize: stderr does not give the header's count $dropped: $(cat "$SCRATCH/fsize.err")"
+"$CHECK" "$1" > "$SCRATCH/fsize.txt" || true
+kept=$(kept_events "$SCRATCH/fsize.txt")
+accounted=$(( ${kept:-0} + dropped ))
+[ "$accounted" -ge 600000 ] && [ "$accounted" -le 600010 ] ||
+    fail "fsize: kept ($kept) + dropped ($dropped) = $accounted, expected 600000 events"
+expect_eq "the log stays within the limit" $((4 * 1048576)) "$(field "$SCRATCH/fsize.h" file_size)"
+
+# A full disk, then space again: strace makes the kernel refuse the log's
+# fallocate calls 4 to 30 with ENOSPC (the header and two chunks fit first).
+# The program exits 0, every event is kept or counted, and once space is
+# back the log grows again without a hole (failed claims used no chunk).
+if [ -n "${STRACE:-}" ] && "$STRACE" -o /dev/null true 2> /dev/null; then
+    status=0
+    "$STRACE" -f -o /dev/null -e trace=fallocate -e inject=fallocate:error=ENOSPC:when=4..30 \
+        "$MEMFLOW" run --no-render -o "$SCRATCH/enospc" -- "$W" threads 1 300000 \
+        2> "$SCRATCH/enospc.err" || status=$?
+    expect_eq "exit status on a full disk" 0 "$status"
+    set -- "$SCRATCH"/enospc/memflow-*.mfl
+    "$HEADER" "$1" > "$SCRATCH/enospc.h" || fail "enospc: logheader exited $?"
+    dropped=$(field "$SCRATCH/enospc.h" dropped_events)
+    claimed=$(field "$SCRATCH/enospc.h" chunks_claimed)
+    [ "$dropped" -gt 0 ] || fail "enospc: nothing dropped: $(cat "$SCRATCH/enospc.h")"
+    [ "$claimed" -gt 3 ] || fail "enospc: the log did not grow again once space was back ($claimed chunks)"
+    expect_eq "enospc: holes" 0 "$(field "$SCRATCH/enospc.h" holes)"
+    expect_eq "enospc: file size" $((claimed * 1048576)) "$(field "$SCRATCH/enospc.h" file_size)"
+    # Every byte of the file is on disk (the file system may add a block of its
+    # own, e.g. ext4's extent index, on top).
+    allocated=$(field "$SCRATCH/enospc.h" allocated)
+    [ "$allocated" -ge $((claimed * 1048576)) ] && [ "$allocated" -le $((claimed * 1048576 + 65536)) ] ||
+        fail "enospc: $allocated bytes on disk for $claimed chunks"
+    "$CHECK" "$1" > "$SCRATCH/enospc.txt" || true
+    kept=$(kept_events "$SCRATCH/enospc.txt")
+    accounted=$(( ${kept:-0} + dropped ))
+    [ "$accounted" -ge 600000 ] && [ "$accounted" -le 600010 ] ||
+        fail "enospc: kept ($kept) + dropped ($dropped) = $accounted, expected 600000 events"
+    grep -q ": $dropped events were dropped" "$SCRATCH/enospc.err" ||
+        fail "enospc: stderr: $(cat "$SCRATCH/enospc.err")"
+else
+    echo "log_faults: SKIP the full-disk part: no strace, or ptrace is not allowed here"
+fi
+
+echo "log_faults: ok"
