@@ -9,7 +9,7 @@ set -eu
 cd "$(dirname "$0")"
 
 PACKAGES="build-essential autoconf automake libtool pkg-config \
-libjemalloc-dev libcairo2-dev librsvg2-dev check python3 \
+libjemalloc-dev libcairo2-dev libzstd-dev librsvg2-dev check python3 \
 chromium valgrind heaptrack poppler-utils"
 
 missing=""

@@ -8,7 +8,7 @@ libmemflow_render_la_SOURCES = $(ANALYZE_SOURCES) render/svg.h render/outputs.h
 libmemflow_render_la_SOURCES += render/escape.c render/escape.h \
 	render/stats.c render/stats.h render/trace.c render/trace.h \
 	render/csv.c render/csv.h render/outputs.c render/dump.c
-libmemflow_render_la_CFLAGS = $(AM_CFLAGS) -pthread $(CAIRO_CFLAGS)
-libmemflow_render_la_LIBADD = libmemflow.la $(CAIRO_LIBS) -lm
+libmemflow_render_la_CFLAGS = $(AM_CFLAGS) -pthread $(CAIRO_CFLAGS) $(ANALYZE_CFLAGS)
+libmemflow_render_la_LIBADD = libmemflow.la $(CAIRO_LIBS) $(ANALYZE_LIBS) -lm
 libmemflow_render_la_LDFLAGS = -version-info 0:0:0 -pthread
 include render/svg.mk

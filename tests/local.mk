@@ -16,3 +16,4 @@ include tests/runtime.mk
 include tests/render.mk
 include tests/svg.mk
 include tests/gpu.mk
+include tests/compact.mk

@@ -1,0 +1,304 @@
+/*
+ * compact_source.c - the chunks of a compact log (compact.h), for
+ * chunk_source.c: the trailer and index are read and checked once at open;
+ * each chunk is then one pread of its zstd frame, one decompression (zstd
+ * checks the frame's content checksum) and, for a densely encoded chunk,
+ * one pass of the decoder (compact_codec.h).  The bytes that come back are
+ * the chunk as the recorder wrote it.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "checksum.h"
+#include "compact.h"
+#include "compact_codec.h"
+#include "compact_layout.h"
+
+/* The largest frame content: a dense encoding is at most this long. */
+#define MAX_PLAIN (3u * MF_CHUNK_SIZE)
+
+struct mf_compact_source {
+    int fd;                    /* the caller's */
+    const char *path;          /* the caller's */
+    uint8_t *header;           /* chunk 0 as the recorder wrote it */
+    size_t header_len;
+    uint64_t live_size;
+    mf_compact_entry *entries;
+    mf_chunk_info *chunks;
+    size_t n_chunks;
+    ZSTD_DCtx *dctx;
+    mf_codec *codec;           /* made on the first dense chunk */
+    uint8_t *frame;            /* a frame as read */
+    size_t frame_cap;
+    uint8_t *plain;            /* a dense encoding as decompressed */
+};
+
+/* Read exactly len bytes at offset; -1 with "FILE: offset N: ..." in err. */
+static int read_at(const mf_compact_source *s, void *buf, size_t len, uint64_t offset,
+                   const char *what, char *err, size_t errlen)
+{
+    ssize_t n = mf_read_full(s->fd, buf, len, offset);
+    if (n == (ssize_t)len)
+        return 0;
+    snprintf(err, errlen, "%s: offset %llu: cannot read %s: %s", s->path,
+             (unsigned long long)offset, what, n < 0 ? strerror(errno) : "file ends early");
+    return -1;
+}
+
+static int bad(const mf_compact_source *s, char *err, size_t errlen, uint64_t offset,
+               const char *what)
+{
+    snprintf(err, errlen, "%s: offset %llu: compact log: %s", s->path,
+             (unsigned long long)offset, what);
+    return -1;
+}
+
+/* The trailer at the end of a file of size bytes: where the index is. */
+static int read_trailer(mf_compact_source *s, uint64_t size, mf_compact_trailer *t, char *err,
+                        size_t errlen)
+{
+    if (size < sizeof(mf_file_header) + sizeof *t)
+        return bad(s, err, errlen, size, "file too short for a compact log");
+    uint64_t at = size - sizeof *t;
+    if (read_at(s, t, sizeof *t, at, "the compact trailer", err, errlen) < 0)
+        return -1;
+    if (memcmp(t->magic, MF_COMPACT_MAGIC, 8) != 0)
+        return bad(s, err, errlen, at,
+                   "no MFCOMPCT trailer (the header says compact: cut short or not finished)");
+    if (mf_crc32c(0, t, offsetof(mf_compact_trailer, trailer_check)) != t->trailer_check)
+        return bad(s, err, errlen, at, "trailer fails its CRC-32C");
+    if (t->layout != MF_COMPACT_LAYOUT) {
+        char what[96];
+        snprintf(what, sizeof what, "layout %u, this memflow reads layout %u", t->layout,
+                 MF_COMPACT_LAYOUT);
+        return bad(s, err, errlen, at + 24, what);
+    }
+    if (t->index_size < sizeof(mf_compact_index) || t->index_offset > at ||
+        at - t->index_offset != t->index_size)
+        return bad(s, err, errlen, at + 8, "index does not end where the trailer starts");
+    return 0;
+}
+
+/* Check one index entry against the file and the entry before it. */
+static int check_entry(mf_compact_source *s, const mf_compact_entry *e, uint64_t prev_index,
+                       uint64_t frames_start, uint64_t frames_end, uint64_t at, char *err,
+                       size_t errlen)
+{
+    if (e->index <= prev_index)
+        return bad(s, err, errlen, at, "chunk indexes do not ascend");
+    if (e->frame_offset < frames_start || e->frame_offset > frames_end ||
+        e->frame_size > frames_end - e->frame_offset)
+        return bad(s, err, errlen, at + 8, "frame outside the file's frames");
+    if (e->live_len > MF_CHUNK_SIZE || e->encoding > MF_COMPACT_DENSE)
+        return bad(s, err, errlen, at + 20, "bad chunk length or encoding");
+    return 0;
+}
+
+/* Read and check the index; fill entries and the chunk list. */
+static int read_index(mf_compact_source *s, const mf_compact_trailer *t, mf_compact_index *ix,
+                      char *err, size_t errlen)
+{
+    uint8_t *bytes = malloc(t->index_size);
+    if (!bytes)
+        return bad(s, err, errlen, t->index_offset, "out of memory for the index");
+    int rc = -1;
+    if (read_at(s, bytes, t->index_size, t->index_offset, "the compact index", err, errlen) < 0)
+        goto out;
+    if (mf_crc32c(0, bytes, t->index_size) != t->index_check) {
+        bad(s, err, errlen, t->index_offset, "index fails its CRC-32C");
+        goto out;
+    }
+    memcpy(ix, bytes, sizeof *ix);
+    if ((uint64_t)ix->n_chunks * sizeof(mf_compact_entry) != t->index_size - sizeof *ix) {
+        bad(s, err, errlen, t->index_offset, "index size does not match its chunk count");
+        goto out;
+    }
+    s->n_chunks = ix->n_chunks;
+    s->entries = malloc(s->n_chunks * sizeof *s->entries + 1);
+    s->chunks = calloc(s->n_chunks + 1, sizeof *s->chunks);
+    if (!s->entries || !s->chunks) {
+        bad(s, err, errlen, t->index_offset, "out of memory for the index");
+        goto out;
+    }
+    memcpy(s->entries, bytes + sizeof *ix, s->n_chunks * sizeof *s->entries);
+    uint64_t prev = 0;
+    for (size_t i = 0; i < s->n_chunks; i++) {
+        const mf_compact_entry *e = &s->entries[i];
+        uint64_t at = t->index_offset + sizeof *ix + i * sizeof *e;
+        if (check_entry(s, e, prev, ix->prefix_len, t->index_offset, at, err, errlen) < 0)
+            goto out;
+        prev = e->index;
+        s->chunks[i] = (mf_chunk_info){
+            .index = e->index,
+            .file_offset = e->index * MF_CHUNK_SIZE, /* where it stood in the live log */
+            .tid = e->tid,
+            .has_times = (e->flags & MF_COMPACT_HAS_TIMES) != 0,
+            .min_time_ns = e->min_time_ns,
+            .max_time_ns = e->max_time_ns,
+        };
+    }
+    rc = 0;
+out:
+    free(bytes);
+    return rc;
+}
+
+/*
+ * Decompress the frame of size bytes at offset into dst (cap bytes); the
+ * content size, or -1 with the reason in err.  The frame must carry zstd's
+ * content checksum, which decompression verifies.
+ */
+static long inflate_frame(mf_compact_source *s, uint64_t offset, uint32_t size, void *dst,
+                          size_t cap, const char *what, char *err, size_t errlen)
+{
+    if (size > s->frame_cap) {
+        uint8_t *grown = realloc(s->frame, size);
+        if (!grown)
+            return bad(s, err, errlen, offset, "out of memory for a frame");
+        s->frame = grown;
+        s->frame_cap = size;
+    }
+    if (read_at(s, s->frame, size, offset, what, err, errlen) < 0)
+        return -1;
+    char why[160];
+    if (size < 6 || ZSTD_findFrameCompressedSize(s->frame, size) != size) {
+        snprintf(why, sizeof why, "%s: not one whole zstd frame of %u bytes", what, size);
+        return bad(s, err, errlen, offset, why);
+    }
+    if (!(s->frame[4] & 0x04)) { /* Frame_Header_Descriptor: Content_Checksum_flag */
+        snprintf(why, sizeof why, "%s: zstd frame without a content checksum", what);
+        return bad(s, err, errlen, offset, why);
+    }
+    unsigned long long want = ZSTD_getFrameContentSize(s->frame, size);
+    if (want == ZSTD_CONTENTSIZE_UNKNOWN || want == ZSTD_CONTENTSIZE_ERROR || want > cap) {
+        snprintf(why, sizeof why, "%s: frame content size missing or over %zu bytes", what, cap);
+        return bad(s, err, errlen, offset, why);
+    }
+    size_t got = ZSTD_decompressDCtx(s->dctx, dst, cap, s->frame, size);
+    if (ZSTD_isError(got) || got != want) {
+        snprintf(why, sizeof why, "%s: zstd: %s", what,
+                 ZSTD_isError(got) ? ZSTD_getErrorName(got) : "short content");
+        return bad(s, err, errlen, offset, why);
+    }
+    return (long)got;
+}
+
+/* Chunk 0: the raw prefix at offset 0, then the rest from its frame. */
+static int read_head(mf_compact_source *s, const mf_compact_index *ix, char *err, size_t errlen)
+{
+    if (ix->prefix_len < sizeof(mf_file_header) || ix->prefix_len > ix->header_len ||
+        ix->header_len > MF_CHUNK_SIZE)
+        return bad(s, err, errlen, 0, "bad header lengths in the index");
+    if (read_at(s, s->header, ix->prefix_len, 0, "the file header", err, errlen) < 0)
+        return -1;
+    mf_file_header *h = (mf_file_header *)(void *)s->header;
+    h->flags &= ~MF_HEADER_COMPACT; /* as the recorder wrote it */
+    s->header_len = ix->header_len;
+    size_t rest = ix->header_len - ix->prefix_len;
+    if (ix->head_size == 0)
+        return rest == 0 ? 0 : bad(s, err, errlen, 0, "no frame for the rest of chunk 0");
+    long n = inflate_frame(s, ix->head_offset, ix->head_size, s->header + ix->prefix_len,
+                           MF_CHUNK_SIZE - ix->prefix_len, "chunk 0", err, errlen);
+    if (n < 0)
+        return -1;
+    if ((size_t)n != rest)
+        return bad(s, err, errlen, ix->head_offset, "chunk 0's frame has the wrong length");
+    return 0;
+}
+
+int mf_compact_source_open(int fd, const char *path, mf_compact_source **out, char *err,
+                           size_t errlen)
+{
+    *out = NULL;
+    mf_compact_source *s = calloc(1, sizeof *s);
+    if (!s || !(s->header = calloc(1, MF_CHUNK_SIZE)) || !(s->dctx = ZSTD_createDCtx()) ||
+        !(s->plain = malloc(MAX_PLAIN))) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        mf_compact_source_close(s);
+        return -1;
+    }
+    s->fd = fd;
+    s->path = path;
+    struct stat st;
+    mf_compact_trailer t;
+    mf_compact_index ix;
+    if (fstat(fd, &st) < 0) {
+        snprintf(err, errlen, "%s: cannot stat: %s", path, strerror(errno));
+        mf_compact_source_close(s);
+        return -1;
+    }
+    if (read_trailer(s, (uint64_t)st.st_size, &t, err, errlen) < 0 ||
+        read_index(s, &t, &ix, err, errlen) < 0 || read_head(s, &ix, err, errlen) < 0) {
+        mf_compact_source_close(s);
+        return -1;
+    }
+    s->live_size = ix.live_size;
+    *out = s;
+    return 0;
+}
+
+const uint8_t *mf_compact_source_header(const mf_compact_source *s, size_t *len)
+{
+    *len = s->header_len;
+    return s->header;
+}
+
+const mf_chunk_info *mf_compact_source_chunks(const mf_compact_source *s, size_t *n)
+{
+    *n = s->n_chunks;
+    return s->chunks;
+}
+
+uint64_t mf_compact_source_live_size(const mf_compact_source *s)
+{
+    return s->live_size;
+}
+
+long mf_compact_source_read(mf_compact_source *s, size_t i, uint8_t *buf, char *err,
+                            size_t errlen)
+{
+    const mf_compact_entry *e = &s->entries[i];
+    char what[48];
+    snprintf(what, sizeof what, "chunk %llu", (unsigned long long)e->index);
+    long n;
+    if (e->encoding == MF_COMPACT_RAW) {
+        n = inflate_frame(s, e->frame_offset, e->frame_size, buf, MF_CHUNK_SIZE, what, err,
+                          errlen);
+        if (n >= 0)
+            memset(buf + n, 0, MF_CHUNK_SIZE - (size_t)n);
+    } else {
+        if (!s->codec && !(s->codec = mf_codec_new()))
+            return bad(s, err, errlen, e->frame_offset, "out of memory for the decoder");
+        n = inflate_frame(s, e->frame_offset, e->frame_size, s->plain, MAX_PLAIN, what, err,
+                          errlen);
+        char why[320];
+        if (n >= 0 && (n = mf_codec_decode(s->codec, s->plain, (size_t)n, buf, why,
+                                           sizeof why)) < 0) {
+            char full[400];
+            snprintf(full, sizeof full, "%s: %s", what, why);
+            return bad(s, err, errlen, e->frame_offset, full);
+        }
+    }
+    if (n >= 0 && (uint64_t)n != e->live_len)
+        return bad(s, err, errlen, e->frame_offset, "chunk decodes to the wrong length");
+    return n;
+}
+
+void mf_compact_source_close(mf_compact_source *s)
+{
+    if (!s)
+        return;
+    free(s->header);
+    free(s->entries);
+    free(s->chunks);
+    ZSTD_freeDCtx(s->dctx);
+    mf_codec_free(s->codec);
+    free(s->frame);
+    free(s->plain);
+    free(s);
+}
