@@ -6,7 +6,8 @@
  * the configuration passed as MEMFLOW_<KEY> variables; MEMFLOW_AUTOSTART=1
  * makes it record from before main().  Each process (forks, execs) writes
  * its own DIR/memflow-<pid>.mfl.  When the program ends, the logs it wrote
- * are rendered into DIR unless --no-render.  The exit status is the
+ * are rendered into DIR unless --no-render, then compacted
+ * (cli/cmd_compact.c) unless --no-compact.  The exit status is the
  * program's own (128+N if signal N killed it).
  */
 #include <ctype.h>
@@ -33,13 +34,14 @@
 typedef struct run_options {
     const char *dir;
     int render;
+    int compact;
     char **command;
 } run_options;
 
 static void run_usage(FILE *out)
 {
     fputs("usage: memflow run [-o DIR] [--sample-rate N] [--set KEY=VALUE]... [--no-render]\n"
-          "                   -- CMD [ARGS...]\n"
+          "                   [--no-compact] -- CMD [ARGS...]\n"
           "\n"
           "Run CMD with every CPU allocation (and, with CUDA, GPU allocation) recorded\n"
           "into DIR/memflow-<pid>.mfl, then write memory_flow.svg, profile.json and\n"
@@ -49,6 +51,7 @@ static void run_usage(FILE *out)
           "  --sample-rate N     occupancy snapshot every N alloc/free events per device\n"
           "  --set KEY=VALUE     any configuration key (see README); repeatable\n"
           "  --no-render         only write the log\n"
+          "  --no-compact        leave the log in its live form (not compacted)\n"
           "  -h, --help          this text\n",
           out);
 }
@@ -86,6 +89,7 @@ static int parse_options(int argc, char **argv, run_options *opt)
 {
     opt->dir = "memflow-out";
     opt->render = 1;
+    opt->compact = 1;
     opt->command = NULL;
     int i = 1;
     for (; i < argc; i++) {
@@ -111,6 +115,8 @@ static int parse_options(int argc, char **argv, run_options *opt)
                 return -1;
         } else if (strcmp(a, "--no-render") == 0) {
             opt->render = 0;
+        } else if (strcmp(a, "--no-compact") == 0) {
+            opt->compact = 0;
         } else {
             fprintf(stderr, "memflow run: unknown or incomplete option '%s'\n", a);
             return -1;
@@ -322,6 +328,8 @@ int cmd_run(int argc, char **argv)
         return status ? status : 1;
     }
     int render_failed = opt.render && render_logs(dir, n, logs) < 0;
+    if (opt.compact)
+        cli_compact_run_logs(n, logs);
     for (int i = 0; i < n; i++)
         free(logs[i]);
     free(logs);

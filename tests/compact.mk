@@ -8,3 +8,5 @@ tests_check_compact_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_check_compact_LDADD = libmemflow-render.la libmemflow.la $(CHECK_LIBS)
 tests_check_compact_LDFLAGS = $(TEST_LINK_FLAGS)
 endif
+TESTS += tests/compact_e2e.sh
+EXTRA_DIST += tests/compact_e2e.sh

@@ -11,7 +11,7 @@
 . "$top_srcdir/tests/lib.sh"
 PROBE="$top_builddir/tests/gpu_inject_probe"
 
-"$MEMFLOW" run -o "$SCRATCH/out" --no-render -- "$PROBE" \
+"$MEMFLOW" run -o "$SCRATCH/out" --no-render --no-compact -- "$PROBE" \
     >"$SCRATCH/stdout" 2>"$SCRATCH/stderr" || fail "memflow run exited $? ($(cat "$SCRATCH/stderr"))"
 expect_eq "probe output" "InitializeInjection returned 1" "$(cat "$SCRATCH/stdout")"
 
