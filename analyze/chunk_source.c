@@ -245,6 +245,12 @@ long mf_chunk_source_read(mf_chunk_source *s, size_t i, uint8_t *buf, char *err,
     return (long)n;
 }
 
+void mf_chunk_source_prefetch(mf_chunk_source *s, size_t i)
+{
+    if (s->compact)
+        mf_compact_source_prefetch(s->compact, i);
+}
+
 int mf_chunk_source_refresh(mf_chunk_source *s, char *err, size_t errlen)
 {
     if (s->compact)

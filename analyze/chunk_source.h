@@ -71,6 +71,14 @@ MF_EXPORT long mf_chunk_source_read(mf_chunk_source *s, size_t i, uint8_t *buf, 
                           size_t errlen);
 
 /*
+ * Chunk chunks[i] will be read soon (a hint; reads work without it): a
+ * compact log decodes it on another core meanwhile.  The chunks after the
+ * one just read are decoded ahead anyway, so a reader that reads in index
+ * order needs no hints.  A live log ignores it.
+ */
+MF_EXPORT void mf_chunk_source_prefetch(mf_chunk_source *s, size_t i);
+
+/*
  * A live log being written: look again for chunks claimed since open (and
  * for chunks already returned, re-read them as they grow).  0, or -1 as
  * mf_chunk_source_open.  Compact logs do not change.

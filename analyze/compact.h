@@ -90,5 +90,8 @@ MF_EXPORT long mf_compact_source_read(mf_compact_source *s, size_t i, uint8_t *b
  * read the same in both forms. */
 MF_EXPORT uint64_t mf_compact_source_live_size(const mf_compact_source *s);
 MF_EXPORT void mf_compact_source_close(mf_compact_source *s);
+/* Chunk i will be read soon: decode it on another core meanwhile (chunks
+ * after the one just read are decoded ahead without being named). */
+MF_EXPORT void mf_compact_source_prefetch(mf_compact_source *s, size_t i);
 
 #endif /* MEMFLOW_COMPACT_H */

@@ -7,6 +7,7 @@
  * the chunk as the recorder wrote it.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,17 @@
 /* The largest frame content: a dense encoding is at most this long. */
 #define MAX_PLAIN (3u * MF_CHUNK_SIZE)
 
+/* What one thread needs to turn frames into chunks. */
+typedef struct inflater {
+    ZSTD_DCtx *dctx;
+    mf_codec *codec;           /* made on the first dense chunk */
+    uint8_t *frame;            /* a frame as read */
+    size_t frame_cap;
+    uint8_t *plain;            /* a dense encoding as decompressed */
+} inflater;
+
+typedef struct ahead ahead;    /* the read-ahead threads (below) */
+
 struct mf_compact_source {
     int fd;                    /* the caller's */
     const char *path;          /* the caller's */
@@ -31,11 +43,9 @@ struct mf_compact_source {
     mf_compact_entry *entries;
     mf_chunk_info *chunks;
     size_t n_chunks;
-    ZSTD_DCtx *dctx;
-    mf_codec *codec;           /* made on the first dense chunk */
-    uint8_t *frame;            /* a frame as read */
-    size_t frame_cap;
-    uint8_t *plain;            /* a dense encoding as decompressed */
+    inflater own;              /* the caller's thread's */
+    ahead *ahead;              /* read-ahead threads, from the first read on */
+    int no_ahead;              /* none could be had */
 };
 
 /* Read exactly len bytes at offset; -1 with "FILE: offset N: ..." in err. */
@@ -148,38 +158,55 @@ out:
     return rc;
 }
 
+static int inflater_init(inflater *f)
+{
+    memset(f, 0, sizeof *f);
+    f->dctx = ZSTD_createDCtx();
+    f->plain = malloc(MAX_PLAIN);
+    return f->dctx && f->plain ? 0 : -1;
+}
+
+static void inflater_free(inflater *f)
+{
+    ZSTD_freeDCtx(f->dctx);
+    mf_codec_free(f->codec);
+    free(f->frame);
+    free(f->plain);
+    memset(f, 0, sizeof *f);
+}
+
 /*
  * Decompress the frame of size bytes at offset into dst (cap bytes); the
  * content size, or -1 with the reason in err.  The frame must carry zstd's
  * content checksum, which decompression verifies.
  */
-static long inflate_frame(mf_compact_source *s, uint64_t offset, uint32_t size, void *dst,
-                          size_t cap, const char *what, char *err, size_t errlen)
+static long inflate_frame(const mf_compact_source *s, inflater *f, uint64_t offset, uint32_t size,
+                          void *dst, size_t cap, const char *what, char *err, size_t errlen)
 {
-    if (size > s->frame_cap) {
-        uint8_t *grown = realloc(s->frame, size);
+    if (size > f->frame_cap) {
+        uint8_t *grown = realloc(f->frame, size);
         if (!grown)
             return bad(s, err, errlen, offset, "out of memory for a frame");
-        s->frame = grown;
-        s->frame_cap = size;
+        f->frame = grown;
+        f->frame_cap = size;
     }
-    if (read_at(s, s->frame, size, offset, what, err, errlen) < 0)
+    if (read_at(s, f->frame, size, offset, what, err, errlen) < 0)
         return -1;
     char why[160];
-    if (size < 6 || ZSTD_findFrameCompressedSize(s->frame, size) != size) {
+    if (size < 6 || ZSTD_findFrameCompressedSize(f->frame, size) != size) {
         snprintf(why, sizeof why, "%s: not one whole zstd frame of %u bytes", what, size);
         return bad(s, err, errlen, offset, why);
     }
-    if (!(s->frame[4] & 0x04)) { /* Frame_Header_Descriptor: Content_Checksum_flag */
+    if (!(f->frame[4] & 0x04)) { /* Frame_Header_Descriptor: Content_Checksum_flag */
         snprintf(why, sizeof why, "%s: zstd frame without a content checksum", what);
         return bad(s, err, errlen, offset, why);
     }
-    unsigned long long want = ZSTD_getFrameContentSize(s->frame, size);
+    unsigned long long want = ZSTD_getFrameContentSize(f->frame, size);
     if (want == ZSTD_CONTENTSIZE_UNKNOWN || want == ZSTD_CONTENTSIZE_ERROR || want > cap) {
         snprintf(why, sizeof why, "%s: frame content size missing or over %zu bytes", what, cap);
         return bad(s, err, errlen, offset, why);
     }
-    size_t got = ZSTD_decompressDCtx(s->dctx, dst, cap, s->frame, size);
+    size_t got = ZSTD_decompressDCtx(f->dctx, dst, cap, f->frame, size);
     if (ZSTD_isError(got) || got != want) {
         snprintf(why, sizeof why, "%s: zstd: %s", what,
                  ZSTD_isError(got) ? ZSTD_getErrorName(got) : "short content");
@@ -202,8 +229,9 @@ static int read_head(mf_compact_source *s, const mf_compact_index *ix, char *err
     size_t rest = ix->header_len - ix->prefix_len;
     if (ix->head_size == 0)
         return rest == 0 ? 0 : bad(s, err, errlen, 0, "no frame for the rest of chunk 0");
-    long n = inflate_frame(s, ix->head_offset, ix->head_size, s->header + ix->prefix_len,
-                           MF_CHUNK_SIZE - ix->prefix_len, "chunk 0", err, errlen);
+    long n = inflate_frame(s, &s->own, ix->head_offset, ix->head_size,
+                           s->header + ix->prefix_len, MF_CHUNK_SIZE - ix->prefix_len,
+                           "chunk 0", err, errlen);
     if (n < 0)
         return -1;
     if ((size_t)n != rest)
@@ -216,8 +244,7 @@ int mf_compact_source_open(int fd, const char *path, mf_compact_source **out, ch
 {
     *out = NULL;
     mf_compact_source *s = calloc(1, sizeof *s);
-    if (!s || !(s->header = calloc(1, MF_CHUNK_SIZE)) || !(s->dctx = ZSTD_createDCtx()) ||
-        !(s->plain = malloc(MAX_PLAIN))) {
+    if (!s || !(s->header = calloc(1, MF_CHUNK_SIZE)) || inflater_init(&s->own) < 0) {
         snprintf(err, errlen, "%s: out of memory", path);
         mf_compact_source_close(s);
         return -1;
@@ -259,25 +286,26 @@ uint64_t mf_compact_source_live_size(const mf_compact_source *s)
     return s->live_size;
 }
 
-long mf_compact_source_read(mf_compact_source *s, size_t i, uint8_t *buf, char *err,
-                            size_t errlen)
+/* Chunk i into buf with the inflater f (any thread: s is only read). */
+static long decode_chunk(const mf_compact_source *s, inflater *f, size_t i, uint8_t *buf,
+                         char *err, size_t errlen)
 {
     const mf_compact_entry *e = &s->entries[i];
     char what[48];
     snprintf(what, sizeof what, "chunk %llu", (unsigned long long)e->index);
     long n;
     if (e->encoding == MF_COMPACT_RAW) {
-        n = inflate_frame(s, e->frame_offset, e->frame_size, buf, MF_CHUNK_SIZE, what, err,
+        n = inflate_frame(s, f, e->frame_offset, e->frame_size, buf, MF_CHUNK_SIZE, what, err,
                           errlen);
         if (n >= 0)
             memset(buf + n, 0, MF_CHUNK_SIZE - (size_t)n);
     } else {
-        if (!s->codec && !(s->codec = mf_codec_new()))
+        if (!f->codec && !(f->codec = mf_codec_new()))
             return bad(s, err, errlen, e->frame_offset, "out of memory for the decoder");
-        n = inflate_frame(s, e->frame_offset, e->frame_size, s->plain, MAX_PLAIN, what, err,
+        n = inflate_frame(s, f, e->frame_offset, e->frame_size, f->plain, MAX_PLAIN, what, err,
                           errlen);
         char why[320];
-        if (n >= 0 && (n = mf_codec_decode(s->codec, s->plain, (size_t)n, buf, why,
+        if (n >= 0 && (n = mf_codec_decode(f->codec, f->plain, (size_t)n, buf, why,
                                            sizeof why)) < 0) {
             char full[400];
             snprintf(full, sizeof full, "%s: %s", what, why);
@@ -289,16 +317,223 @@ long mf_compact_source_read(mf_compact_source *s, size_t i, uint8_t *buf, char *
     return n;
 }
 
+/* ---- read-ahead ----------------------------------------------------------
+ *
+ * Decoding a chunk costs about ten times what copying it does, so while the
+ * caller works on one chunk, threads decode the ones it will want next into
+ * slots: after a read of chunk i, the chunks after i in index order; and
+ * any chunk mf_compact_source_prefetch names (a reader that merges chunks
+ * by time knows its own order).  A read of a decoded chunk is one copy; a
+ * read of a chunk no thread has started is decoded by the caller itself.
+ * There is one thread per spare core (at most MAX_WORKERS), none on one
+ * core; when every slot is taken, the one queued longest ago is reused.
+ */
+#define MAX_WORKERS 4
+#define MAX_SLOTS (2 * MAX_WORKERS)
+
+enum slot_state { SLOT_FREE, SLOT_QUEUED, SLOT_BUSY, SLOT_DONE };
+
+typedef struct slot {
+    enum slot_state state;
+    size_t chunk;
+    uint64_t queued;           /* when it was queued (a counter): the oldest goes first */
+    long result;               /* bytes, or -1 with err */
+    char err[512];
+    uint8_t *buf;
+} slot;
+
+typedef struct worker {
+    struct ahead *a;
+    pthread_t thread;
+    inflater f;
+} worker;
+
+struct ahead {
+    mf_compact_source *s;
+    pthread_mutex_t lock;
+    pthread_cond_t work;       /* a slot was queued, or stop */
+    pthread_cond_t done;       /* a slot is done */
+    int stop;
+    int n_workers, n_slots;
+    uint64_t clock;
+    worker workers[MAX_WORKERS];
+    slot slots[MAX_SLOTS];
+};
+
+static slot *find_slot(ahead *a, size_t chunk)
+{
+    for (int k = 0; k < a->n_slots; k++)
+        if (a->slots[k].state != SLOT_FREE && a->slots[k].chunk == chunk)
+            return &a->slots[k];
+    return NULL;
+}
+
+/* The queued slot to decode next (the lowest chunk), or NULL. */
+static slot *next_job(ahead *a)
+{
+    slot *next = NULL;
+    for (int k = 0; k < a->n_slots; k++)
+        if (a->slots[k].state == SLOT_QUEUED && (!next || a->slots[k].chunk < next->chunk))
+            next = &a->slots[k];
+    return next;
+}
+
+static void *worker_main(void *arg)
+{
+    worker *w = arg;
+    ahead *a = w->a;
+    pthread_mutex_lock(&a->lock);
+    while (!a->stop) {
+        slot *job = next_job(a);
+        if (!job) {
+            pthread_cond_wait(&a->work, &a->lock);
+            continue;
+        }
+        job->state = SLOT_BUSY;
+        pthread_mutex_unlock(&a->lock);
+        long n = decode_chunk(a->s, &w->f, job->chunk, job->buf, job->err, sizeof job->err);
+        pthread_mutex_lock(&a->lock);
+        job->result = n;
+        job->state = SLOT_DONE;
+        pthread_cond_broadcast(&a->done);
+    }
+    pthread_mutex_unlock(&a->lock);
+    return NULL;
+}
+
+static void stop_ahead(ahead *a)
+{
+    if (!a)
+        return;
+    pthread_mutex_lock(&a->lock);
+    a->stop = 1;
+    pthread_cond_broadcast(&a->work);
+    pthread_mutex_unlock(&a->lock);
+    for (int w = 0; w < a->n_workers; w++) {
+        pthread_join(a->workers[w].thread, NULL);
+        inflater_free(&a->workers[w].f);
+    }
+    for (int k = 0; k < MAX_SLOTS; k++)
+        free(a->slots[k].buf);
+    pthread_cond_destroy(&a->work);
+    pthread_cond_destroy(&a->done);
+    pthread_mutex_destroy(&a->lock);
+    free(a);
+}
+
+/* The threads, or NULL (one core, no memory, no threads): the caller's
+ * thread then decodes every chunk itself. */
+static ahead *start_ahead(mf_compact_source *s)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int n = cores - 1 > MAX_WORKERS ? MAX_WORKERS : (int)(cores - 1);
+    ahead *a = n > 0 ? calloc(1, sizeof *a) : NULL;
+    if (!a)
+        return NULL;
+    a->s = s;
+    pthread_mutex_init(&a->lock, NULL);
+    pthread_cond_init(&a->work, NULL);
+    pthread_cond_init(&a->done, NULL);
+    while (a->n_slots < 2 * n && (a->slots[a->n_slots].buf = malloc(MF_CHUNK_SIZE)))
+        a->n_slots++;
+    for (int i = 0; i < n && a->n_slots >= 2; i++) {
+        worker *w = &a->workers[i];
+        w->a = a;
+        if (inflater_init(&w->f) < 0 || pthread_create(&w->thread, NULL, worker_main, w) != 0) {
+            inflater_free(&w->f);
+            break;
+        }
+        a->n_workers++;
+    }
+    if (a->n_workers == 0) {
+        stop_ahead(a);
+        return NULL;
+    }
+    return a;
+}
+
+/* Queue chunk for a thread (lock held): into a free slot, else into the
+ * slot queued longest ago that no thread is decoding. */
+static void queue(ahead *a, size_t chunk)
+{
+    if (chunk >= a->s->n_chunks || find_slot(a, chunk))
+        return;
+    slot *use = NULL;
+    for (int k = 0; k < a->n_slots; k++) {
+        slot *sl = &a->slots[k];
+        if (sl->state == SLOT_FREE) {
+            use = sl;
+            break;
+        }
+        if (sl->state != SLOT_BUSY && (!use || sl->queued < use->queued))
+            use = sl;
+    }
+    if (!use)
+        return;
+    use->state = SLOT_QUEUED;
+    use->chunk = chunk;
+    use->queued = ++a->clock;
+    pthread_cond_signal(&a->work);
+}
+
+/* Chunk i from its slot if a thread has started it: the result; else -2
+ * (and a queued slot for it is dropped: the caller decodes it now). */
+static long take(ahead *a, size_t i, uint8_t *buf, char *err, size_t errlen)
+{
+    slot *sl = find_slot(a, i);
+    if (!sl || sl->state == SLOT_QUEUED) {
+        if (sl)
+            sl->state = SLOT_FREE;
+        return -2;
+    }
+    while (sl->state == SLOT_BUSY)
+        pthread_cond_wait(&a->done, &a->lock);
+    long n = sl->result;
+    if (n >= 0)
+        memcpy(buf, sl->buf, MF_CHUNK_SIZE);
+    else
+        snprintf(err, errlen, "%s", sl->err);
+    sl->state = SLOT_FREE;
+    return n;
+}
+
+long mf_compact_source_read(mf_compact_source *s, size_t i, uint8_t *buf, char *err,
+                            size_t errlen)
+{
+    if (!s->ahead && !s->no_ahead && s->n_chunks > 1) {
+        s->ahead = start_ahead(s);
+        s->no_ahead = !s->ahead;
+    }
+    ahead *a = s->ahead;
+    long n = -2;
+    if (a) {
+        pthread_mutex_lock(&a->lock);
+        n = take(a, i, buf, err, errlen);
+        for (size_t next = i + 1; next <= i + (size_t)a->n_slots; next++)
+            queue(a, next);
+        pthread_mutex_unlock(&a->lock);
+    }
+    return n == -2 ? decode_chunk(s, &s->own, i, buf, err, errlen) : n;
+}
+
+void mf_compact_source_prefetch(mf_compact_source *s, size_t i)
+{
+    ahead *a = s->ahead;
+    if (!a)
+        return;
+    pthread_mutex_lock(&a->lock);
+    queue(a, i);
+    pthread_mutex_unlock(&a->lock);
+}
+
 void mf_compact_source_close(mf_compact_source *s)
 {
     if (!s)
         return;
+    stop_ahead(s->ahead);
     free(s->header);
     free(s->entries);
     free(s->chunks);
-    ZSTD_freeDCtx(s->dctx);
-    mf_codec_free(s->codec);
-    free(s->frame);
-    free(s->plain);
+    inflater_free(&s->own);
     free(s);
 }

@@ -9,6 +9,12 @@ bench_churn_CFLAGS = $(AM_CFLAGS) -pthread
 bench_churn_LDFLAGS = -pthread
 # The stopwatch run.sh times every command with (wall, CPU, max RSS).
 bench_timeit_SOURCES = bench/timeit.c
+# Sizes of the compact form's candidates and read speed of both forms
+# (bench/compact.sh, `make bench-compact`).
+noinst_PROGRAMS += bench/compact_bench
+bench_compact_bench_SOURCES = bench/compact_bench.c
+bench_compact_bench_CFLAGS = $(AM_CFLAGS) $(ZSTD_CFLAGS)
+bench_compact_bench_LDADD = libmemflow-render.la libmemflow.la $(ZSTD_LIBS)
 
 # gpu-remote.sh captures the CUDA samples on a GPU machine (see docs/GPU.md).
 EXTRA_DIST += bench/run.sh bench/gpu-remote.sh

@@ -757,10 +757,13 @@ START_TEST(damaged_compact_files_are_reported)
     mf_chunk_source *s;
     ck_assert_msg(mf_chunk_source_open(work, &s, err, sizeof err) == 0, "%s", err);
     uint8_t *buf = malloc(CHUNK);
-    ck_assert_int_eq(mf_chunk_source_read(s, 1, buf, err, sizeof err), -1);
+    ck_assert_int_eq(mf_chunk_source_read(s, 0, buf, err, sizeof err), (long)CHUNK);
+    ck_assert_int_eq(mf_chunk_source_read(s, 1, buf, err, sizeof err), -1); /* read ahead */
     char want[1400];
     snprintf(want, sizeof want, "%s: offset %llu: compact log: chunk 2: ", work,
              (unsigned long long)e[1].frame_offset);
+    ck_assert_msg(strncmp(err, want, strlen(want)) == 0, "%s", err);
+    ck_assert_int_eq(mf_chunk_source_read(s, 1, buf, err, sizeof err), -1); /* again, itself */
     ck_assert_msg(strncmp(err, want, strlen(want)) == 0, "%s", err);
     ck_assert_int_eq(mf_chunk_source_read(s, 0, buf, err, sizeof err), (long)CHUNK);
     ck_assert_int_eq(mf_chunk_source_read(s, 3, buf, err, sizeof err), 5000);
@@ -782,6 +785,48 @@ START_TEST(damaged_compact_files_are_reported)
 }
 END_TEST
 
+/* Read chunk i of both sources and compare (the compact one may have had
+ * it decoded ahead on another thread). */
+static void same_chunk(mf_chunk_source *live, mf_chunk_source *compact, size_t i, uint8_t *a,
+                       uint8_t *b)
+{
+    char err[1024];
+    long ra = mf_chunk_source_read(live, i, a, err, sizeof err);
+    long rb = mf_chunk_source_read(compact, i, b, err, sizeof err);
+    ck_assert_msg(rb == ra, "chunk %zu: %ld bytes, expected %ld (%s)", i, rb, ra, err);
+    ck_assert_msg(memcmp(a, b, CHUNK) == 0, "chunk %zu differs", i);
+}
+
+START_TEST(reads_in_any_order)
+{
+    char live[PATH_LEN], orig[PATH_LEN], err[1024];
+    start_log("order", live, orig, MF_HEADER_FINISHED);
+    ck_assert_msg(mf_compact_log(live, NULL, err, sizeof err) == 0, "%s", err);
+    mf_chunk_source *a, *b;
+    ck_assert_msg(mf_chunk_source_open(orig, &a, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(mf_chunk_source_open(live, &b, err, sizeof err) == 0, "%s", err);
+    size_t n;
+    mf_chunk_source_chunks(b, &n);
+    ck_assert_uint_eq(n, 4);
+    uint8_t *x = malloc(CHUNK), *y = malloc(CHUNK);
+    static const size_t order[] = { 3, 2, 1, 0, 0, 2, 3, 1, 1, 0, 3 };
+    for (size_t k = 0; k < sizeof order / sizeof order[0]; k++) {
+        if (k % 3 == 0)
+            mf_chunk_source_prefetch(b, order[(k + 1) % 11]);
+        same_chunk(a, b, order[k], x, y);
+    }
+    for (int round = 0; round < 3; round++) /* in order: read ahead */
+        for (size_t i = 0; i < n; i++)
+            same_chunk(a, b, i, x, y);
+    mf_chunk_source_prefetch(b, 0);
+    mf_chunk_source_prefetch(b, 99); /* past the end: ignored */
+    mf_chunk_source_close(a);
+    mf_chunk_source_close(b); /* with decoding still under way */
+    free(x);
+    free(y);
+}
+END_TEST
+
 static Suite *compact_suite(void)
 {
     Suite *s = suite_create("compact");
@@ -797,6 +842,7 @@ static Suite *compact_suite(void)
     tcase_add_test(file, refuses_links_and_non_logs);
     tcase_add_test(file, stopping_leaves_the_live_log);
     tcase_add_test(file, damaged_compact_files_are_reported);
+    tcase_add_test(file, reads_in_any_order);
     suite_add_tcase(s, file);
     return s;
 }
