@@ -38,7 +38,8 @@ typedef struct mf_chunk_info {
  * naming the file and the reason in err ("FILE: not a memflow log", "FILE:
  * log version 9, this memflow reads version 2", "FILE: cannot open: ...").
  */
-MF_EXPORT int mf_chunk_source_open(const char *path, mf_chunk_source **out, char *err, size_t errlen);
+MF_EXPORT int mf_chunk_source_open(const char *path, mf_chunk_source **out, char *err,
+                                   size_t errlen);
 
 /*
  * mf_chunk_source_open over a file the caller opened (e.g. with O_NOFOLLOW,

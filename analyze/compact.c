@@ -317,10 +317,15 @@ static int put_chunk(job *j, size_t i, const mf_chunk_info *info, mf_compact_ind
         j->res->raw_chunks++;
     mf_compact_entry *e = &j->entries[j->n_entries++];
     *e = (mf_compact_entry){
-        .index = info->index, .frame_offset = j->offset, .live_len = (uint32_t)n,
-        .tid = info->tid, .encoding = dense ? MF_COMPACT_DENSE : MF_COMPACT_RAW,
-        .flags = sum.timed ? MF_COMPACT_HAS_TIMES : 0, .min_time_ns = sum.timed ? sum.min_time_ns : 0,
-        .max_time_ns = sum.max_time_ns, .records = sum.records,
+        .index = info->index,
+        .frame_offset = j->offset,
+        .live_len = (uint32_t)n,
+        .tid = info->tid,
+        .encoding = dense ? MF_COMPACT_DENSE : MF_COMPACT_RAW,
+        .flags = sum.timed ? MF_COMPACT_HAS_TIMES : 0,
+        .min_time_ns = sum.timed ? sum.min_time_ns : 0,
+        .max_time_ns = sum.max_time_ns,
+        .records = sum.records,
     };
     ix->events += sum.records;
     return put_frame(j, dense ? enc : j->chunk, dense ? enc_len : (size_t)n, &e->frame_size);

@@ -8,7 +8,6 @@
  * functions, so they cannot drift apart.  docs/FORMAT.md ("Compact form")
  * lists the opcodes and streams.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,13 +70,9 @@ typedef struct live_block {
     uint32_t cls;             /* class id, or NO_CLASS */
 } live_block;
 
-/* The last answers of class_at_least, by requested size (a cache). */
-#define MEMO_SLOTS 4096u
-typedef struct class_memo {
-    uint64_t req;
-    uint32_t gen;             /* valid when equal to model.memo_gen */
-    uint32_t at;              /* class_at_least(req) */
-} class_memo;
+/* Sizes fall in buckets of a quarter of a power of two: 4 per doubling,
+ * the spacing of allocators' size classes. */
+#define BUCKETS 256u
 
 typedef struct size_class {
     uint64_t last;            /* address of the class's last allocation */
@@ -99,8 +94,7 @@ struct model {
     uint64_t prev_time;
     uint32_t prev_scope;
     uint64_t cols[COL_TYPES][COL_WORDS];
-    uint32_t memo_gen;
-    class_memo memo[MEMO_SLOTS];
+    uint32_t first_in[BUCKETS];         /* place of the first class in bucket >= b */
 };
 
 /* Encoder only: live block address -> its place in model.live. */
@@ -154,15 +148,6 @@ static inline uint64_t unzigzag(uint64_t v)
 
 /* ---- the model: size classes, their caches, the live table -------------- */
 
-/* A class was added: every remembered place may have moved. */
-static void forget_memo(struct model *m)
-{
-    if (++m->memo_gen == 0) {
-        memset(m->memo, 0, sizeof m->memo);
-        m->memo_gen = 1;
-    }
-}
-
 static void model_reset(struct model *m)
 {
     m->n_classes = 0;
@@ -171,31 +156,25 @@ static void model_reset(struct model *m)
     m->prev_time = 0;
     m->prev_scope = MF_STRING_DEFAULT_SCOPE;
     memset(m->cols, 0, sizeof m->cols);
-    forget_memo(m);
+    memset(m->first_in, 0, sizeof m->first_in);
 }
 
-static uint32_t search_classes(const struct model *m, uint64_t size)
+/* The bucket of a size: which quarter of which power of two. */
+static inline unsigned bucket_of(uint64_t size)
 {
-    uint32_t lo = 0, hi = m->n_classes;
-    while (lo < hi) {
-        uint32_t mid = (lo + hi) / 2;
-        if (m->class_size[mid] < size)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    if (size < 4)
+        return (unsigned)size;
+    unsigned high = 63u - (unsigned)__builtin_clzll(size);
+    return high * 4 + (unsigned)((size >> (high - 2)) & 3);
 }
 
 /* The place in class_size of the smallest class >= size (n_classes if
- * none).  Programs ask for the same sizes again and again: remembered. */
-static inline uint32_t class_at_least(struct model *m, uint64_t size)
+ * none): a short walk from the first class of the size's bucket. */
+static inline uint32_t class_at_least(const struct model *m, uint64_t size)
 {
-    class_memo *e = &m->memo[size % MEMO_SLOTS];
-    if (MF_LIKELY(e->gen == m->memo_gen && e->req == size))
-        return e->at;
-    uint32_t at = search_classes(m, size);
-    *e = (class_memo){ size, m->memo_gen, at };
+    uint32_t at = m->first_in[bucket_of(size)];
+    while (at < m->n_classes && m->class_size[at] < size)
+        at++;
     return at;
 }
 
@@ -211,7 +190,8 @@ static uint32_t class_of(struct model *m, uint64_t size)
             (m->n_classes - at) * sizeof m->class_size[0]);
     memmove(&m->class_id[at + 1], &m->class_id[at], (m->n_classes - at) * sizeof m->class_id[0]);
     uint32_t id = m->n_classes++;
-    forget_memo(m);
+    for (unsigned b = bucket_of(size) + 1; b < BUCKETS; b++)
+        m->first_in[b]++;
     m->class_size[at] = size;
     m->class_id[at] = id;
     size_class *c = &m->classes[id];
@@ -603,7 +583,14 @@ size_t mf_codec_encode(mf_codec *c, const uint8_t *chunk, size_t len, const uint
     return finish_encoding(c, len);
 }
 
-/* ---- decoder ------------------------------------------------------------ */
+/* ---- decoder ------------------------------------------------------------
+ *
+ * The decoder's state (struct decoder) is a local of mf_codec_decode that
+ * never leaves it: every function here is inlined, and a failure is a
+ * constant string in d->why formatted at the end.  So the compiler keeps
+ * the stream positions in registers even though every record store could,
+ * as a char store, alias anything in memory.
+ */
 
 typedef struct reader {
     const uint8_t *p, *end;
@@ -614,69 +601,63 @@ typedef struct decoder {
     uint8_t *chunk;
     size_t at, len;
     uint32_t record;
-    char *err;
-    size_t errlen;
+    const char *why;          /* what was wrong, when a function returned -1 */
 } decoder;
 
-static int fail(decoder *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int fail(decoder *d, const char *fmt, ...)
+static inline int fail(decoder *d, const char *why)
 {
-    char what[200];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    snprintf(d->err, d->errlen, "record %u at chunk offset %zu: %s", d->record, d->at, what);
+    d->why = why;
     return -1;
 }
 
-static __attribute__((noinline)) int get_varint_slow(reader *r, uint64_t *v)
+/* A varint the fast path could not read: the value and where the stream
+ * goes on (p NULL: it ends inside, or the varint is over 64 bits). */
+typedef struct varint {
+    const uint8_t *p;
+    uint64_t v;
+} varint;
+
+static __attribute__((noinline)) varint varint_slow(const uint8_t *p, const uint8_t *end)
 {
     uint64_t x = 0;
-    for (unsigned shift = 0; shift < 64; shift += 7) {
-        if (r->p == r->end)
-            return -1;
-        uint8_t b = *r->p++;
+    for (unsigned shift = 0; shift < 64 && p < end; shift += 7) {
+        uint8_t b = *p++;
         x |= (uint64_t)(b & 0x7f) << shift;
-        if (b < 0x80) {
-            *v = x;
-            return 0;
-        }
+        if (b < 0x80)
+            return (varint){ p, x };
     }
-    return -1;
+    return (varint){ NULL, 0 };
 }
 
-static inline int get_varint(reader *r, uint64_t *v)
+/* A varint of at most max from stream s into *v, or -1 (why = what). */
+static inline int get_field(decoder *d, enum stream s, uint64_t max, uint64_t *v,
+                            const char *what)
 {
+    reader *r = &d->s[s];
     if (MF_LIKELY(r->end - r->p >= 2)) {
         if (r->p[0] < 0x80) {
             *v = *r->p++;
-            return 0;
+            return *v <= max ? 0 : fail(d, what);
         }
         if (r->p[1] < 0x80) {
             *v = (uint64_t)(r->p[0] & 0x7f) | (uint64_t)r->p[1] << 7;
             r->p += 2;
-            return 0;
+            return *v <= max ? 0 : fail(d, what);
         }
     }
-    return get_varint_slow(r, v);
+    varint got = varint_slow(r->p, r->end);
+    if (!got.p || got.v > max)
+        return fail(d, what);
+    r->p = got.p;
+    *v = got.v;
+    return 0;
 }
 
-/* A varint of at most max from stream s, or -1 (message set). */
-static inline int get_field(decoder *d, enum stream s, uint64_t max, uint64_t *v,
-                            const char *what)
-{
-    if (MF_LIKELY(get_varint(&d->s[s], v) == 0 && *v <= max))
-        return 0;
-    return fail(d, "bad or missing %s", what);
-}
-
-static int get_bytes(decoder *d, uint8_t *dst, size_t n, const char *what)
+static inline int get_bytes(decoder *d, uint8_t *dst, size_t n, const char *what)
 {
     reader *r = &d->s[S_RAW];
     if ((size_t)(r->end - r->p) < n)
-        return fail(d, "raw bytes end inside %s", what);
+        return fail(d, what);
     memcpy(dst, r->p, n);
     r->p += n;
     return 0;
@@ -687,28 +668,27 @@ static inline int room(decoder *d, size_t size)
 {
     if (MF_LIKELY(size <= d->len - d->at))
         return 0;
-    return fail(d, "a %zu-byte record runs past the chunk's %zu bytes", size, d->len);
+    return fail(d, "a record runs past the chunk's length");
 }
 
-static int decode_alloc(decoder *d, struct model *m, unsigned op)
+static inline int decode_alloc(decoder *d, struct model *m, unsigned op)
 {
     unsigned type = op & ALLOC_STACK ? MF_REC_CPU_ALLOC_STACK : MF_REC_CPU_ALLOC;
     size_t size = op & ALLOC_STACK ? sizeof(mf_rec_cpu_alloc_stack) : sizeof(mf_rec_cpu_alloc);
     uint64_t delta, req, slack, scope = m->prev_scope, flags = 0, stack = 0, addr, actual, v;
     uint32_t cls;
-    if (room(d, size) < 0 || get_field(d, S_TIME, UINT32_MAX, &delta, "time delta") < 0 ||
-        get_field(d, S_SIZE, MASK48, &req, "requested size") < 0)
+    if (room(d, size) < 0 || get_field(d, S_TIME, UINT32_MAX, &delta, "bad time delta") < 0 ||
+        get_field(d, S_SIZE, MASK48, &req, "bad requested size") < 0)
         return -1;
     if (op & ALLOC_SLACK) {
-        if (get_field(d, S_MISC, UINT32_MAX, &slack, "slack") < 0)
+        if (get_field(d, S_MISC, UINT32_MAX, &slack, "bad slack") < 0)
             return -1;
         actual = req + slack;
         cls = class_of(m, actual);
     } else {
         uint32_t at = class_at_least(m, req);
         if (at == m->n_classes || m->class_size[at] - req > UINT32_MAX)
-            return fail(d, "no size class predicts the slack of %llu bytes",
-                        (unsigned long long)req);
+            return fail(d, "no size class predicts the slack");
         actual = m->class_size[at];
         slack = actual - req;
         cls = m->class_id[at];
@@ -716,29 +696,29 @@ static int decode_alloc(decoder *d, struct model *m, unsigned op)
     switch (op & ALLOC_ADDR_MASK) {
     case ADDR_CACHED:
         if (!cache_peek(m, cls, &addr))
-            return fail(d, "no freed block of %llu bytes to reuse", (unsigned long long)actual);
+            return fail(d, "no freed block of the size to reuse");
         cache_pop(m, cls);
         break;
     case ADDR_NEXT:
         if (cls == NO_CLASS || !m->classes[cls].has_last)
-            return fail(d, "no earlier block of %llu bytes", (unsigned long long)actual);
+            return fail(d, "no earlier block of the size");
         addr = m->classes[cls].last + actual;
         break;
     case ADDR_DELTA:
-        if (get_field(d, S_ADDR, UINT64_MAX, &v, "address") < 0)
+        if (get_field(d, S_ADDR, UINT64_MAX, &v, "bad address") < 0)
             return -1;
         addr = unzigzag(v) +
                (cls != NO_CLASS && m->classes[cls].has_last ? m->classes[cls].last
                                                             : m->prev_addr);
         break;
     default:
-        return fail(d, "bad address mode in opcode 0x%02x", op);
+        return fail(d, "bad address mode in an allocation's opcode");
     }
-    if ((op & ALLOC_SCOPE) && get_field(d, S_MISC, UINT32_MAX, &scope, "scope") < 0)
+    if ((op & ALLOC_SCOPE) && get_field(d, S_MISC, UINT32_MAX, &scope, "bad scope") < 0)
         return -1;
-    if ((op & ALLOC_FLAGS) && get_field(d, S_MISC, 0xffff, &flags, "flags") < 0)
+    if ((op & ALLOC_FLAGS) && get_field(d, S_MISC, 0xffff, &flags, "bad flags") < 0)
         return -1;
-    if ((op & ALLOC_STACK) && get_field(d, S_MISC, UINT32_MAX, &stack, "stack id") < 0)
+    if ((op & ALLOC_STACK) && get_field(d, S_MISC, UINT32_MAX, &stack, "bad stack id") < 0)
         return -1;
     if (m->n_live == MAX_LIVE)
         return fail(d, "more live blocks than a chunk can hold");
@@ -758,30 +738,28 @@ static int decode_alloc(decoder *d, struct model *m, unsigned op)
     return 0;
 }
 
-static int decode_free(decoder *d, struct model *m, unsigned op)
+static inline int decode_free(decoder *d, struct model *m, unsigned op)
 {
     uint64_t delta, v, flags = 0, addr;
     if (room(d, sizeof(mf_rec_cpu_free)) < 0 ||
-        get_field(d, S_TIME, UINT32_MAX, &delta, "time delta") < 0)
+        get_field(d, S_TIME, UINT32_MAX, &delta, "bad time delta") < 0)
         return -1;
     if (op & FREE_ADDR) {
-        if (get_field(d, S_ADDR, UINT64_MAX, &v, "address") < 0)
+        if (get_field(d, S_ADDR, UINT64_MAX, &v, "bad address") < 0)
             return -1;
         addr = m->prev_addr + unzigzag(v);
         if (addr > MASK56)
-            return fail(d, "freed address 0x%llx has more than 56 bits",
-                        (unsigned long long)addr);
+            return fail(d, "a freed address over 56 bits");
         m->prev_addr = addr;
     } else {
-        if (get_field(d, S_REF, UINT32_MAX, &v, "live-table place") < 0)
+        if (get_field(d, S_REF, UINT32_MAX, &v, "bad live-table place") < 0)
             return -1;
         if (v >= m->n_live)
-            return fail(d, "back-reference %llu past the %u live blocks",
-                        (unsigned long long)v, m->n_live);
+            return fail(d, "a back-reference past the live blocks");
         addr = m->live[v].addr & MASK56;
         note_free_live(m, (uint32_t)v);
     }
-    if ((op & FREE_FLAGS) && get_field(d, S_MISC, 0xff, &flags, "flags") < 0)
+    if ((op & FREE_FLAGS) && get_field(d, S_MISC, 0xff, &flags, "bad flags") < 0)
         return -1;
     uint8_t *p = d->chunk + d->at;
     st64(p, MF_RECORD_WORD(MF_REC_CPU_FREE, sizeof(mf_rec_cpu_free), delta));
@@ -790,10 +768,10 @@ static int decode_free(decoder *d, struct model *m, unsigned op)
     return 0;
 }
 
-static int decode_time(decoder *d, struct model *m)
+static inline int decode_time(decoder *d, struct model *m)
 {
     uint64_t v;
-    if (room(d, sizeof(mf_rec_time)) < 0 || get_field(d, S_TIME, UINT64_MAX, &v, "time") < 0)
+    if (room(d, sizeof(mf_rec_time)) < 0 || get_field(d, S_TIME, UINT64_MAX, &v, "bad time") < 0)
         return -1;
     m->prev_time += unzigzag(v);
     uint8_t *p = d->chunk + d->at;
@@ -803,84 +781,74 @@ static int decode_time(decoder *d, struct model *m)
     return 0;
 }
 
-static int decode_columns(decoder *d, struct model *m, unsigned type)
+static inline int decode_columns(decoder *d, struct model *m, unsigned type)
 {
     unsigned size = mf_record_fixed_size(type);
     if (size == 0)
-        return fail(d, "no column layout for record type %u", type);
+        return fail(d, "column deltas of a record type without a fixed size");
     if (room(d, size) < 0)
         return -1;
     uint64_t *prev = m->cols[type], v;
     uint8_t *p = d->chunk + d->at;
     for (unsigned k = 0; k < size / 8; k++) {
-        if (get_field(d, S_COLS, UINT64_MAX, &v, "column") < 0)
+        if (get_field(d, S_COLS, UINT64_MAX, &v, "bad column") < 0)
             return -1;
         prev[k] += unzigzag(v);
         st64(p + 8 * k, prev[k]);
     }
     uint64_t word = prev[0];
     if (MF_WORD_TYPE(word) != type || MF_WORD_SIZE(word) != size)
-        return fail(d, "column record word 0x%016llx is not type %u", (unsigned long long)word,
-                    type);
+        return fail(d, "a column record's word is not of its type");
     d->at += size;
     return 0;
 }
 
-static int decode_verbatim(decoder *d)
+static inline int decode_verbatim(decoder *d)
 {
     uint8_t *p = d->chunk + d->at;
-    if (room(d, 8) < 0 || get_bytes(d, p, 8, "a record word") < 0)
+    if (room(d, 8) < 0 || get_bytes(d, p, 8, "raw bytes end inside a record word") < 0)
         return -1;
     unsigned size = MF_WORD_SIZE(ld64(p));
     if (size < 8 || size % 8)
-        return fail(d, "verbatim record of size %u", size);
-    if (room(d, size) < 0 || get_bytes(d, p + 8, size - 8, "a record") < 0)
+        return fail(d, "a verbatim record of a bad size");
+    if (room(d, size) < 0 || get_bytes(d, p + 8, size - 8, "raw bytes end inside a record") < 0)
         return -1;
     d->at += size;
     return 0;
 }
 
 /* Split the encoding into its streams. */
-static int open_streams(decoder *d, const uint8_t *enc, size_t enc_len)
+static inline int open_streams(decoder *d, const uint8_t *enc, size_t enc_len)
 {
-    if (enc_len < ENC_HEADER) {
-        snprintf(d->err, d->errlen, "encoding of %zu bytes is shorter than its header",
-                 enc_len);
-        return -1;
-    }
+    if (enc_len < ENC_HEADER)
+        return fail(d, "the encoding is shorter than its header");
     d->len = ld32(enc);
     if (d->len > MF_CHUNK_SIZE) {
-        snprintf(d->err, d->errlen, "chunk length %zu is more than a chunk", d->len);
-        return -1;
+        d->len = 0;
+        return fail(d, "the chunk length is more than a chunk");
     }
     size_t at = ENC_HEADER;
     for (int i = 0; i < N_STREAMS; i++) {
         size_t n = ld32(enc + 4 + 4 * i);
-        if (n > enc_len - at) {
-            snprintf(d->err, d->errlen, "stream %d (%zu bytes) runs past the encoding", i, n);
-            return -1;
-        }
+        if (n > enc_len - at)
+            return fail(d, "a stream runs past the encoding");
         d->s[i].p = enc + at;
         d->s[i].end = enc + at + n;
         at += n;
     }
-    if (at != enc_len) {
-        snprintf(d->err, d->errlen, "%zu bytes after the streams", enc_len - at);
-        return -1;
-    }
-    return 0;
+    return at == enc_len ? 0 : fail(d, "bytes after the streams");
 }
 
 /* After END or TAIL every stream must have been read to its end. */
-static int check_consumed(decoder *d)
+static inline int check_consumed(decoder *d)
 {
     for (int i = 0; i < N_STREAMS; i++)
         if (d->s[i].p != d->s[i].end)
-            return fail(d, "%zu bytes left in stream %d", (size_t)(d->s[i].end - d->s[i].p), i);
+            return fail(d, "bytes left in a stream after the last record");
     return 0;
 }
 
-static int decode_records(decoder *d, struct model *m)
+static inline int decode_records(decoder *d, struct model *m)
 {
     reader *ops = &d->s[S_OPS];
     for (;; d->record++) {
@@ -903,12 +871,13 @@ static int decode_records(decoder *d, struct model *m)
             d->at = d->len;
             return check_consumed(d);
         } else if (op == OP_TAIL) {
-            if (get_bytes(d, d->chunk + d->at, d->len - d->at, "the chunk's tail") < 0)
+            if (get_bytes(d, d->chunk + d->at, d->len - d->at,
+                          "raw bytes end inside the chunk's tail") < 0)
                 return -1;
             d->at = d->len;
             return check_consumed(d);
         } else {
-            rc = fail(d, "unknown opcode 0x%02x", op);
+            rc = fail(d, "an unknown opcode");
         }
         if (rc < 0)
             return -1;
@@ -918,17 +887,19 @@ static int decode_records(decoder *d, struct model *m)
 long mf_codec_decode(mf_codec *c, const uint8_t *enc, size_t enc_len, uint8_t *chunk,
                      char *err, size_t errlen)
 {
-    decoder d = { .chunk = chunk, .err = err, .errlen = errlen };
-    if (open_streams(&d, enc, enc_len) < 0)
-        return -1;
+    decoder d = { .chunk = chunk };
     model_reset(&c->m);
-    if (d.len >= sizeof(mf_chunk_header)) {
-        if (get_bytes(&d, chunk, sizeof(mf_chunk_header), "the chunk header") < 0)
-            return -1;
+    int rc = open_streams(&d, enc, enc_len);
+    if (rc == 0 && d.len >= sizeof(mf_chunk_header)) {
+        rc = get_bytes(&d, chunk, sizeof(mf_chunk_header), "raw bytes end inside the header");
         d.at = sizeof(mf_chunk_header);
     }
-    if (decode_records(&d, &c->m) < 0)
+    if (rc == 0)
+        rc = decode_records(&d, &c->m);
+    if (rc < 0) {
+        snprintf(err, errlen, "record %u at chunk offset %zu: %s", d.record, d.at, d.why);
         return -1;
+    }
     memset(chunk + d.len, 0, MF_CHUNK_SIZE - d.len);
     return (long)d.len;
 }

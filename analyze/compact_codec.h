@@ -48,17 +48,17 @@ MF_EXPORT void mf_codec_free(mf_codec *c);
  * lives until the next call on c) and the result is its size; sum says
  * what the chunk holds.  Never fails: any bytes can be encoded.
  */
-MF_EXPORT size_t mf_codec_encode(mf_codec *c, const uint8_t *chunk, size_t len, const uint8_t **out,
-                       mf_chunk_summary *sum);
+MF_EXPORT size_t mf_codec_encode(mf_codec *c, const uint8_t *chunk, size_t len,
+                                 const uint8_t **out, mf_chunk_summary *sum);
 
 /*
  * Decode an encoding back into chunk (MF_CHUNK_SIZE bytes): the bytes
  * mf_codec_encode was given, the rest of the buffer zeroed.  Returns their
- * count, or -1 with what is wrong ("record 12: back-reference 900 past the
- * 40 live blocks") in err when enc is not a valid encoding.  Never reads
- * or writes out of bounds, whatever enc holds.
+ * count, or -1 with what is wrong ("record 12 at chunk offset 376: a
+ * back-reference past the live blocks") in err when enc is not a valid
+ * encoding.  Never reads or writes out of bounds, whatever enc holds.
  */
 MF_EXPORT long mf_codec_decode(mf_codec *c, const uint8_t *enc, size_t enc_len, uint8_t *chunk,
-                     char *err, size_t errlen);
+                               char *err, size_t errlen);
 
 #endif /* MEMFLOW_COMPACT_CODEC_H */

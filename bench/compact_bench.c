@@ -106,7 +106,8 @@ static int sizes(const char *path)
             t_raw[l] += t1 - t0;
         }
     }
-    printf("| form | bytes | bytes per record | compress MB/s of live bytes |\n|---|---|---|---|\n");
+    printf("| form | bytes | bytes per record | compress MB/s of live bytes |\n"
+           "|---|---|---|---|\n");
     printf("| live chunks | %llu | %.2f | |\n", (unsigned long long)live,
            (double)live / (double)records);
     printf("| dense alone | %llu | %.2f | %.0f |\n", (unsigned long long)dense,

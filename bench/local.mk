@@ -17,9 +17,14 @@ bench_compact_bench_CFLAGS = $(AM_CFLAGS) $(ZSTD_CFLAGS)
 bench_compact_bench_LDADD = libmemflow-render.la libmemflow.la $(ZSTD_LIBS)
 
 # gpu-remote.sh captures the CUDA samples on a GPU machine (see docs/GPU.md).
-EXTRA_DIST += bench/run.sh bench/gpu-remote.sh
+EXTRA_DIST += bench/run.sh bench/gpu-remote.sh bench/compact.sh
 
 bench: all
 	bash $(srcdir)/bench/run.sh $(abs_top_builddir)
 
-.PHONY: bench
+# The log size at rest: bytes per event live and compact, the candidate
+# forms, read speed of both (docs/PERFORMANCE.md "Log size at rest").
+bench-compact: all
+	bash $(srcdir)/bench/compact.sh $(abs_top_builddir)
+
+.PHONY: bench bench-compact
