@@ -378,6 +378,18 @@ static slot *next_job(ahead *a)
     return next;
 }
 
+/* Decode job with inflater f (lock held on entry and on return). */
+static void run_job(ahead *a, slot *job, inflater *f)
+{
+    job->state = SLOT_BUSY;
+    pthread_mutex_unlock(&a->lock);
+    long n = decode_chunk(a->s, f, job->chunk, job->buf, job->err, sizeof job->err);
+    pthread_mutex_lock(&a->lock);
+    job->result = n;
+    job->state = SLOT_DONE;
+    pthread_cond_broadcast(&a->done);
+}
+
 static void *worker_main(void *arg)
 {
     worker *w = arg;
@@ -385,17 +397,10 @@ static void *worker_main(void *arg)
     pthread_mutex_lock(&a->lock);
     while (!a->stop) {
         slot *job = next_job(a);
-        if (!job) {
+        if (job)
+            run_job(a, job, &w->f);
+        else
             pthread_cond_wait(&a->work, &a->lock);
-            continue;
-        }
-        job->state = SLOT_BUSY;
-        pthread_mutex_unlock(&a->lock);
-        long n = decode_chunk(a->s, &w->f, job->chunk, job->buf, job->err, sizeof job->err);
-        pthread_mutex_lock(&a->lock);
-        job->result = n;
-        job->state = SLOT_DONE;
-        pthread_cond_broadcast(&a->done);
     }
     pthread_mutex_unlock(&a->lock);
     return NULL;
@@ -477,7 +482,8 @@ static void queue(ahead *a, size_t chunk)
 }
 
 /* Chunk i from its slot if a thread has started it: the result; else -2
- * (and a queued slot for it is dropped: the caller decodes it now). */
+ * (and a queued slot for it is dropped: the caller decodes it now).  While
+ * a thread decodes it, the caller decodes queued chunks instead of waiting. */
 static long take(ahead *a, size_t i, uint8_t *buf, char *err, size_t errlen)
 {
     slot *sl = find_slot(a, i);
@@ -486,8 +492,13 @@ static long take(ahead *a, size_t i, uint8_t *buf, char *err, size_t errlen)
             sl->state = SLOT_FREE;
         return -2;
     }
-    while (sl->state == SLOT_BUSY)
-        pthread_cond_wait(&a->done, &a->lock);
+    while (sl->state == SLOT_BUSY) {
+        slot *job = next_job(a);
+        if (job)
+            run_job(a, job, &a->s->own);
+        else
+            pthread_cond_wait(&a->done, &a->lock);
+    }
     long n = sl->result;
     if (n >= 0)
         memcpy(buf, sl->buf, MF_CHUNK_SIZE);
