@@ -50,10 +50,11 @@ static void on_stop(int sig)
 
 static const int stop_sigs[] = { SIGINT, SIGTERM, SIGHUP };
 #define N_STOP_SIGS (sizeof stop_sigs / sizeof stop_sigs[0])
-static struct sigaction saved[N_STOP_SIGS];
+static struct sigaction saved[N_STOP_SIGS], saved_xfsz;
 
-/* Catch the signals that should stop a compaction (on), or put back what
- * was there before (off). */
+/* Catch the signals that should stop a compaction, and make a file size
+ * limit a write error instead of a SIGXFSZ death (on); or put back what was
+ * there before (off). */
 static void catch_stops(int on)
 {
     struct sigaction sa;
@@ -62,6 +63,8 @@ static void catch_stops(int on)
     sigemptyset(&sa.sa_mask);
     for (size_t i = 0; i < N_STOP_SIGS; i++)
         sigaction(stop_sigs[i], on ? &sa : &saved[i], on ? &saved[i] : NULL);
+    sa.sa_handler = SIG_IGN;
+    sigaction(SIGXFSZ, on ? &sa : &saved_xfsz, on ? &saved_xfsz : NULL);
 }
 
 static int on_step(void *arg, enum mf_compact_step step, uint64_t n)

@@ -119,6 +119,18 @@ is_compact "$1" || fail "killed process's log not compacted"
 expect_eq "killed writer's events" "doomed: allocs=5000 frees=0 bytes=20000000" \
     "$(grep '^doomed:' "$SCRATCH/busy.txt" | sed 's/ actual=.*//')"
 
+# a file size limit: the write fails, the log stays, nothing is left behind
+mkdir "$SCRATCH/limit"
+cp "$SCRATCH/big.mfl" "$SCRATCH/limit/l.mfl"
+set +e
+(ulimit -f 64; "$MEMFLOW" compact "$SCRATCH/limit/l.mfl") 2>"$SCRATCH/limit.err"; rc=$?
+set -e
+expect_eq "compact over a file size limit" 1 "$rc"
+grep -q "l.mfl: cannot write .*: File too large" "$SCRATCH/limit.err" ||
+    fail "file size limit message: $(cat "$SCRATCH/limit.err")"
+cmp -s "$SCRATCH/limit/l.mfl" "$SCRATCH/big.mfl" || fail "the log changed under a file size limit"
+expect_eq "files after a failed compaction" "l.mfl" "$(ls -A "$SCRATCH/limit")"
+
 # -- links, non-logs, usage --------------------------------------------------
 cp "$SCRATCH/big.mfl" "$SCRATCH/target.mfl"
 ln -s target.mfl "$SCRATCH/link.mfl"
