@@ -33,6 +33,7 @@ typedef struct inflater {
 } inflater;
 
 typedef struct ahead ahead;    /* the read-ahead threads (below) */
+static int wanted_workers(void);
 
 struct mf_compact_source {
     int fd;                    /* the caller's */
@@ -45,7 +46,7 @@ struct mf_compact_source {
     size_t n_chunks;
     inflater own;              /* the caller's thread's */
     ahead *ahead;              /* read-ahead threads, from the first read on */
-    int no_ahead;              /* none could be had */
+    int want_ahead;            /* read-ahead threads to start (0: none) */
 };
 
 /* Read exactly len bytes at offset; -1 with "FILE: offset N: ..." in err. */
@@ -265,6 +266,7 @@ int mf_compact_source_open(int fd, const char *path, mf_compact_source **out, ch
         return -1;
     }
     s->live_size = ix.live_size;
+    s->want_ahead = s->n_chunks > 1 ? wanted_workers() : 0;
     *out = s;
     return 0;
 }
@@ -325,11 +327,17 @@ static long decode_chunk(const mf_compact_source *s, inflater *f, size_t i, uint
  * any chunk mf_compact_source_prefetch names (a reader that merges chunks
  * by time knows its own order).  A read of a decoded chunk is one copy; a
  * read of a chunk no thread has started is decoded by the caller itself.
- * There is one thread per spare core (at most MAX_WORKERS), none on one
+ * There is one thread per spare core (at most MAX_WORKERS; the environment
+ * variable MEMFLOW_READ_THREADS=N says N instead, 0 = none), none on one
  * core; when every slot is taken, the one queued longest ago is reused.
+ * At most MAX_AHEAD_SOURCES logs of a process read ahead at once, so a
+ * reader of hundreds of logs does not start hundreds of threads.
  */
 #define MAX_WORKERS 4
 #define MAX_SLOTS (2 * MAX_WORKERS)
+#define MAX_AHEAD_SOURCES 2
+
+static int ahead_sources;      /* sources reading ahead now (atomic) */
 
 enum slot_state { SLOT_FREE, SLOT_QUEUED, SLOT_BUSY, SLOT_DONE };
 
@@ -424,17 +432,32 @@ static void stop_ahead(ahead *a)
     pthread_cond_destroy(&a->done);
     pthread_mutex_destroy(&a->lock);
     free(a);
+    __atomic_sub_fetch(&ahead_sources, 1, __ATOMIC_RELAXED);
+}
+
+/* Read-ahead threads to start: 0 when there is no spare core. */
+static int wanted_workers(void)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    const char *knob = getenv("MEMFLOW_READ_THREADS");
+    if (knob)
+        cores = atol(knob) + 1;
+    return cores - 1 > MAX_WORKERS ? MAX_WORKERS : cores > 1 ? (int)(cores - 1) : 0;
 }
 
 /* The threads, or NULL (one core, no memory, no threads): the caller's
  * thread then decodes every chunk itself. */
-static ahead *start_ahead(mf_compact_source *s)
+static ahead *start_ahead(mf_compact_source *s, int n)
 {
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int n = cores - 1 > MAX_WORKERS ? MAX_WORKERS : (int)(cores - 1);
-    ahead *a = n > 0 ? calloc(1, sizeof *a) : NULL;
-    if (!a)
+    if (__atomic_add_fetch(&ahead_sources, 1, __ATOMIC_RELAXED) > MAX_AHEAD_SOURCES) {
+        __atomic_sub_fetch(&ahead_sources, 1, __ATOMIC_RELAXED);
         return NULL;
+    }
+    ahead *a = calloc(1, sizeof *a);
+    if (!a) {
+        __atomic_sub_fetch(&ahead_sources, 1, __ATOMIC_RELAXED);
+        return NULL;
+    }
     a->s = s;
     pthread_mutex_init(&a->lock, NULL);
     pthread_cond_init(&a->work, NULL);
@@ -511,10 +534,8 @@ static long take(ahead *a, size_t i, uint8_t *buf, char *err, size_t errlen)
 long mf_compact_source_read(mf_compact_source *s, size_t i, uint8_t *buf, char *err,
                             size_t errlen)
 {
-    if (!s->ahead && !s->no_ahead && s->n_chunks > 1) {
-        s->ahead = start_ahead(s);
-        s->no_ahead = !s->ahead;
-    }
+    if (!s->ahead && s->want_ahead)
+        s->ahead = start_ahead(s, s->want_ahead);
     ahead *a = s->ahead;
     long n = -2;
     if (a) {

@@ -827,6 +827,50 @@ START_TEST(reads_in_any_order)
 }
 END_TEST
 
+/* Threads of this process (/proc/self/task). */
+static int threads_now(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    ck_assert_ptr_nonnull(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/* Read-ahead threads: as many as asked, for at most two logs at once. */
+START_TEST(read_ahead_is_bounded)
+{
+    char live[PATH_LEN], orig[PATH_LEN], err[1024];
+    start_log("bounded", live, orig, MF_HEADER_FINISHED);
+    ck_assert_msg(mf_compact_log(live, NULL, err, sizeof err) == 0, "%s", err);
+    uint8_t *buf = malloc(CHUNK);
+    mf_chunk_source *s[4];
+    setenv("MEMFLOW_READ_THREADS", "1", 1);
+    for (int i = 0; i < 4; i++) {
+        ck_assert_msg(mf_chunk_source_open(live, &s[i], err, sizeof err) == 0, "%s", err);
+        ck_assert_int_eq(mf_chunk_source_read(s[i], 0, buf, err, sizeof err), (long)CHUNK);
+    }
+    ck_assert_int_eq(threads_now(), 1 + 2); /* two logs read ahead, one thread each */
+    mf_chunk_source_close(s[0]);
+    ck_assert_int_eq(threads_now(), 1 + 1);
+    ck_assert_int_eq(mf_chunk_source_read(s[3], 1, buf, err, sizeof err), (long)CHUNK);
+    ck_assert_int_eq(threads_now(), 1 + 2); /* the freed place went to another log */
+    for (int i = 1; i < 4; i++)
+        mf_chunk_source_close(s[i]);
+    ck_assert_int_eq(threads_now(), 1);
+    setenv("MEMFLOW_READ_THREADS", "0", 1);
+    ck_assert_msg(mf_chunk_source_open(live, &s[0], err, sizeof err) == 0, "%s", err);
+    for (size_t i = 0; i < 4; i++)
+        ck_assert_int_ge(mf_chunk_source_read(s[0], i, buf, err, sizeof err), 0);
+    ck_assert_int_eq(threads_now(), 1);
+    mf_chunk_source_close(s[0]);
+    free(buf);
+}
+END_TEST
+
 static Suite *compact_suite(void)
 {
     Suite *s = suite_create("compact");
@@ -843,6 +887,7 @@ static Suite *compact_suite(void)
     tcase_add_test(file, stopping_leaves_the_live_log);
     tcase_add_test(file, damaged_compact_files_are_reported);
     tcase_add_test(file, reads_in_any_order);
+    tcase_add_test(file, read_ahead_is_bounded);
     suite_add_tcase(s, file);
     return s;
 }
