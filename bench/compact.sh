@@ -138,10 +138,14 @@ echo "Compacting it took $(seconds "$OUT/read/compact.time") s;" \
 echo
 echo "Every chunk through \`mf_chunk_source_read\` (bench/compact_bench read), median of" \
     "$RUNS rounds (cold: 3); the compact form decodes ahead on $(( $(nproc) > 5 ? 4 : $(nproc) - 1 ))" \
-    "thread(s) beside the reader."
+    "thread(s) beside the reader, or on none (MEMFLOW_READ_THREADS=0)."
 echo
+# compact.mfl once more with MEMFLOW_READ_THREADS=0: no read-ahead threads
+single() { sed 's/^| compact.mfl |/| compact.mfl, no read-ahead |/'; }
 (cd "$OUT/read" && "$CBENCH" read "$RUNS" live.mfl compact.mfl)
+(cd "$OUT/read" && MEMFLOW_READ_THREADS=0 "$CBENCH" read "$RUNS" compact.mfl | tail -n 1 | single)
 (cd "$OUT/read" && "$CBENCH" read --cold 3 live.mfl compact.mfl | tail -n 2)
+(cd "$OUT/read" && MEMFLOW_READ_THREADS=0 "$CBENCH" read --cold 3 compact.mfl | tail -n 1 | single)
 echo
 echo "\`memflow stats --format json\` of each form (reader + statistics), rounds interleaved:"
 echo
