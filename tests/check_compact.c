@@ -785,6 +785,27 @@ START_TEST(damaged_compact_files_are_reported)
 }
 END_TEST
 
+/* A log with no chunk but its header, whole or cut inside argv. */
+START_TEST(header_only_logs)
+{
+    char live[PATH_LEN], orig[PATH_LEN], err[1024];
+    fresh_dir("header");
+    path_of(live, sizeof live, "memflow-1.mfl");
+    path_of(orig, sizeof orig, "orig.mfl");
+    static const uint64_t sizes[] = { CHUNK, 190, sizeof(mf_file_header) };
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        write_log(live, MF_HEADER_FINISHED, NULL);
+        ck_assert_int_eq(truncate(live, (off_t)sizes[k]), 0);
+        copy_file(live, orig);
+        mf_compact_result r;
+        ck_assert_msg(mf_compact_log(live, &r, err, sizeof err) == 0, "%s", err);
+        ck_assert_uint_eq(r.chunks, 0);
+        ck_assert_uint_eq(header_flags(live), MF_HEADER_FINISHED | MF_HEADER_COMPACT);
+        assert_same_chunks(orig, live);
+    }
+}
+END_TEST
+
 /* Read chunk i of both sources and compare (the compact one may have had
  * it decoded ahead on another thread). */
 static void same_chunk(mf_chunk_source *live, mf_chunk_source *compact, size_t i, uint8_t *a,
@@ -886,6 +907,7 @@ static Suite *compact_suite(void)
     tcase_add_test(file, refuses_links_and_non_logs);
     tcase_add_test(file, stopping_leaves_the_live_log);
     tcase_add_test(file, damaged_compact_files_are_reported);
+    tcase_add_test(file, header_only_logs);
     tcase_add_test(file, reads_in_any_order);
     tcase_add_test(file, read_ahead_is_bounded);
     suite_add_tcase(s, file);

@@ -131,6 +131,16 @@ grep -q "l.mfl: cannot write .*: File too large" "$SCRATCH/limit.err" ||
 cmp -s "$SCRATCH/limit/l.mfl" "$SCRATCH/big.mfl" || fail "the log changed under a file size limit"
 expect_eq "files after a failed compaction" "l.mfl" "$(ls -A "$SCRATCH/limit")"
 
+# a compact log cut short is refused by every reader, with a message
+set -- "$SCRATCH"/threads/memflow-*.mfl
+head -c 5000 "$1" >"$SCRATCH/cutcompact.mfl"
+set +e
+"$MEMFLOW" stats "$SCRATCH/cutcompact.mfl" >/dev/null 2>"$SCRATCH/cutcompact.err"; rc=$?
+set -e
+expect_eq "stats of a compact log cut short" 1 "$rc"
+grep -q "cutcompact.mfl: offset [0-9]*: compact log: no MFCOMPCT trailer" "$SCRATCH/cutcompact.err" ||
+    fail "cut compact log message: $(cat "$SCRATCH/cutcompact.err")"
+
 # -- links, non-logs, usage --------------------------------------------------
 cp "$SCRATCH/big.mfl" "$SCRATCH/target.mfl"
 ln -s target.mfl "$SCRATCH/link.mfl"
