@@ -4,7 +4,8 @@
  * each chunk is then one pread of its zstd frame, one decompression (zstd
  * checks the frame's content checksum) and, for a densely encoded chunk,
  * one pass of the decoder (compact_codec.h).  The bytes that come back are
- * the chunk as the recorder wrote it.
+ * the chunk as the recorder wrote it.  Threads on spare cores decode the
+ * chunks a reader will want next (read-ahead, below).
  */
 #include <errno.h>
 #include <pthread.h>
