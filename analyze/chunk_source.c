@@ -7,7 +7,8 @@
  * and only chunks whose header was written are listed.  A live log that is
  * still being written can be looked at again (mf_chunk_source_refresh):
  * chunks claimed since, and chunks that were claimed but not yet written,
- * are picked up.
+ * are picked up.  A compact log (MF_HEADER_COMPACT) is handed to
+ * compact_source.c, which gives back the same chunks.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "chunk_source.h"
+#include "compact.h"
 #include "grow.h"
 
 struct mf_chunk_source {
@@ -30,10 +32,10 @@ struct mf_chunk_source {
     uint64_t next_index;      /* the first chunk index not examined yet */
     uint64_t *pending;        /* chunks claimed but not written when examined */
     size_t n_pending, cap_pending;
+    mf_compact_source *compact; /* the compact form's reader (MF_HEADER_COMPACT) */
 };
 
-/* pread until len bytes or the end of the file; the byte count, or -1. */
-static ssize_t read_full(int fd, void *buf, size_t len, uint64_t offset)
+ssize_t mf_read_full(int fd, void *buf, size_t len, uint64_t offset)
 {
     size_t got = 0;
     while (got < len) {
@@ -51,7 +53,7 @@ static ssize_t read_full(int fd, void *buf, size_t len, uint64_t offset)
 
 static int read_header(mf_chunk_source *s, char *err, size_t errlen)
 {
-    ssize_t n = read_full(s->fd, s->header, MF_CHUNK_SIZE, 0);
+    ssize_t n = mf_read_full(s->fd, s->header, MF_CHUNK_SIZE, 0);
     if (n < 0) {
         snprintf(err, errlen, "%s: cannot read: %s", s->path, strerror(errno));
         return -1;
@@ -94,7 +96,7 @@ static int examine(mf_chunk_source *s, uint64_t index, uint64_t size)
 {
     mf_chunk_header ch;
     uint64_t offset = index * MF_CHUNK_SIZE;
-    ssize_t n = read_full(s->fd, &ch, sizeof ch, offset);
+    ssize_t n = mf_read_full(s->fd, &ch, sizeof ch, offset);
     if (n < 0)
         return -1;
     if (n < (ssize_t)sizeof ch || ch.magic == 0) {
@@ -162,17 +164,39 @@ static int scan(mf_chunk_source *s, char *err, size_t errlen)
 int mf_chunk_source_open(const char *path, mf_chunk_source **out, char *err, size_t errlen)
 {
     *out = NULL;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return -1;
+    }
+    return mf_chunk_source_open_fd(fd, path, out, err, errlen);
+}
+
+/* A compact log: its chunks come from compact_source.c. */
+static int open_form(mf_chunk_source *s, char *err, size_t errlen)
+{
+    const mf_file_header *h = (const void *)s->header;
+    if (h->flags & MF_HEADER_COMPACT)
+        return mf_compact_source_open(s->fd, s->path, &s->compact, err, errlen);
+    return scan(s, err, errlen);
+}
+
+int mf_chunk_source_open_fd(int fd, const char *path, mf_chunk_source **out, char *err,
+                            size_t errlen)
+{
+    *out = NULL;
     mf_chunk_source *s = calloc(1, sizeof *s);
     if (s)
-        s->fd = -1;
+        s->fd = fd;
     if (!s || !(s->path = strdup(path)) || !(s->header = malloc(MF_CHUNK_SIZE))) {
         snprintf(err, errlen, "%s: out of memory", path);
+        if (!s)
+            close(fd);
         mf_chunk_source_close(s);
         return -1;
     }
-    s->fd = open(path, O_RDONLY | O_CLOEXEC);
     struct stat st;
-    if (s->fd < 0 || fstat(s->fd, &st) < 0) {
+    if (fstat(s->fd, &st) < 0) {
         snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
         mf_chunk_source_close(s);
         return -1;
@@ -182,7 +206,7 @@ int mf_chunk_source_open(const char *path, mf_chunk_source **out, char *err, siz
         mf_chunk_source_close(s);
         return -1;
     }
-    if (read_header(s, err, errlen) < 0 || scan(s, err, errlen) < 0) {
+    if (read_header(s, err, errlen) < 0 || open_form(s, err, errlen) < 0) {
         mf_chunk_source_close(s);
         return -1;
     }
@@ -192,20 +216,26 @@ int mf_chunk_source_open(const char *path, mf_chunk_source **out, char *err, siz
 
 const uint8_t *mf_chunk_source_header(const mf_chunk_source *s, size_t *len)
 {
+    if (s->compact)
+        return mf_compact_source_header(s->compact, len);
     *len = s->header_len;
     return s->header;
 }
 
 const mf_chunk_info *mf_chunk_source_chunks(const mf_chunk_source *s, size_t *n)
 {
+    if (s->compact)
+        return mf_compact_source_chunks(s->compact, n);
     *n = s->n_chunks;
     return s->chunks;
 }
 
 long mf_chunk_source_read(mf_chunk_source *s, size_t i, uint8_t *buf, char *err, size_t errlen)
 {
+    if (s->compact)
+        return mf_compact_source_read(s->compact, i, buf, err, errlen);
     uint64_t offset = s->chunks[i].file_offset;
-    ssize_t n = read_full(s->fd, buf, MF_CHUNK_SIZE, offset);
+    ssize_t n = mf_read_full(s->fd, buf, MF_CHUNK_SIZE, offset);
     if (n < 0) {
         snprintf(err, errlen, "%s: offset %llu: cannot read: %s", s->path,
                  (unsigned long long)offset, strerror(errno));
@@ -215,10 +245,18 @@ long mf_chunk_source_read(mf_chunk_source *s, size_t i, uint8_t *buf, char *err,
     return (long)n;
 }
 
+void mf_chunk_source_prefetch(mf_chunk_source *s, size_t i)
+{
+    if (s->compact)
+        mf_compact_source_prefetch(s->compact, i);
+}
+
 int mf_chunk_source_refresh(mf_chunk_source *s, char *err, size_t errlen)
 {
+    if (s->compact)
+        return 0; /* a compact log does not change */
     mf_file_header h;
-    if (read_full(s->fd, &h, sizeof h, 0) == (ssize_t)sizeof h)
+    if (mf_read_full(s->fd, &h, sizeof h, 0) == (ssize_t)sizeof h)
         memcpy(s->header, &h, sizeof h);
     return scan(s, err, errlen);
 }
@@ -232,6 +270,7 @@ void mf_chunk_source_close(mf_chunk_source *s)
 {
     if (!s)
         return;
+    mf_compact_source_close(s->compact);
     if (s->fd >= 0)
         close(s->fd);
     free(s->path);

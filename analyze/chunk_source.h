@@ -15,6 +15,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
+
+#include "compiler.h"
 
 #include "log_format.h"
 
@@ -35,20 +38,29 @@ typedef struct mf_chunk_info {
  * naming the file and the reason in err ("FILE: not a memflow log", "FILE:
  * log version 9, this memflow reads version 2", "FILE: cannot open: ...").
  */
-int mf_chunk_source_open(const char *path, mf_chunk_source **out, char *err, size_t errlen);
+MF_EXPORT int mf_chunk_source_open(const char *path, mf_chunk_source **out, char *err,
+                                   size_t errlen);
+
+/*
+ * mf_chunk_source_open over a file the caller opened (e.g. with O_NOFOLLOW,
+ * to be sure which file is read); the source owns fd from here on, and
+ * closes it even when the open fails.  path is for messages.
+ */
+MF_EXPORT int mf_chunk_source_open_fd(int fd, const char *path, mf_chunk_source **out, char *err,
+                            size_t errlen);
 
 /*
  * Chunk 0 as written: the file header and the argv bytes (at most
  * MF_CHUNK_SIZE bytes, *len of them valid).  The pointer lives as long as
  * the source.
  */
-const uint8_t *mf_chunk_source_header(const mf_chunk_source *s, size_t *len);
+MF_EXPORT const uint8_t *mf_chunk_source_header(const mf_chunk_source *s, size_t *len);
 
 /*
  * The chunks with data, in index order (chunk 0 excluded; never-written
  * chunks and holes left out).  The array lives as long as the source.
  */
-const mf_chunk_info *mf_chunk_source_chunks(const mf_chunk_source *s, size_t *n);
+MF_EXPORT const mf_chunk_info *mf_chunk_source_chunks(const mf_chunk_source *s, size_t *n);
 
 /*
  * Read chunk chunks[i] into buf (MF_CHUNK_SIZE bytes).  Returns the number of
@@ -56,19 +68,32 @@ const mf_chunk_info *mf_chunk_source_chunks(const mf_chunk_source *s, size_t *n)
  * "FILE: offset N: what" in err when the bytes cannot be had (an I/O error,
  * a compact frame that fails its checksum).
  */
-long mf_chunk_source_read(mf_chunk_source *s, size_t i, uint8_t *buf, char *err,
+MF_EXPORT long mf_chunk_source_read(mf_chunk_source *s, size_t i, uint8_t *buf, char *err,
                           size_t errlen);
+
+/*
+ * Chunk chunks[i] will be read soon (a hint; reads work without it): a
+ * compact log decodes it on another core meanwhile.  The chunks after the
+ * one just read are decoded ahead anyway, so a reader that reads in index
+ * order needs no hints.  A live log ignores it.
+ */
+MF_EXPORT void mf_chunk_source_prefetch(mf_chunk_source *s, size_t i);
 
 /*
  * A live log being written: look again for chunks claimed since open (and
  * for chunks already returned, re-read them as they grow).  0, or -1 as
  * mf_chunk_source_open.  Compact logs do not change.
  */
-int mf_chunk_source_refresh(mf_chunk_source *s, char *err, size_t errlen);
+MF_EXPORT int mf_chunk_source_refresh(mf_chunk_source *s, char *err, size_t errlen);
 
 /* The path the source was opened with. */
-const char *mf_chunk_source_path(const mf_chunk_source *s);
+MF_EXPORT const char *mf_chunk_source_path(const mf_chunk_source *s);
 
-void mf_chunk_source_close(mf_chunk_source *s);
+MF_EXPORT void mf_chunk_source_close(mf_chunk_source *s);
+
+/* pread until len bytes or the end of the file (EINTR retried): the byte
+ * count, short only at the end of the file, or -1 with errno set.  The
+ * one read loop of the log readers (live and compact). */
+MF_EXPORT ssize_t mf_read_full(int fd, void *buf, size_t len, uint64_t offset);
 
 #endif /* MEMFLOW_CHUNK_SOURCE_H */

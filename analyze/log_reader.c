@@ -1,7 +1,9 @@
 /*
  * log_reader.c - validate and decode a memflow log.
  *
- * The file is mapped read-only and walked chunk by chunk.  Every record is
+ * The file is mapped read-only and walked chunk by chunk (a compact log,
+ * analyze/compact.h, is read chunk by chunk through its chunk source
+ * instead).  Every record is
  * checked (known type, the size its type demands, inside its chunk) before
  * it is decoded.  Damage in a chunk ends that chunk only: every record
  * before it, and every other chunk, is kept, and the first damage is
@@ -18,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "chunk_source.h"
 #include "grow.h"
 #include "log_reader.h"
 
@@ -124,32 +127,6 @@ static int add_thread(reader *r, uint32_t tid, uint32_t name)
     r->cap_threads = cap;
     r->thread_tids[r->n_threads] = tid;
     r->thread_names[r->n_threads++] = name;
-    return 0;
-}
-
-/* The size each fixed-size record type must have (0: variable). */
-static unsigned expected_size(unsigned type)
-{
-    switch (type) {
-    case MF_REC_ALLOC: return sizeof(mf_rec_alloc);
-    case MF_REC_FREE: return sizeof(mf_rec_free);
-    case MF_REC_STRING: return 0;
-    case MF_REC_SCOPE: return sizeof(mf_rec_scope);
-    case MF_REC_SAMPLE: return sizeof(mf_rec_sample);
-    case MF_REC_THREAD: return sizeof(mf_rec_thread);
-    case MF_REC_ACTIVITY: return sizeof(mf_rec_activity);
-    case MF_REC_STATE: return sizeof(mf_rec_state);
-    case MF_REC_NOTE: return sizeof(mf_rec_note);
-    case MF_REC_POOL: return sizeof(mf_rec_pool);
-    case MF_REC_TIME: return sizeof(mf_rec_time);
-    case MF_REC_CPU_ALLOC: return sizeof(mf_rec_cpu_alloc);
-    case MF_REC_CPU_FREE: return sizeof(mf_rec_cpu_free);
-    case MF_REC_OWNER: return sizeof(mf_rec_owner);
-    case MF_REC_STACK: return 0;
-    case MF_REC_CPU_ALLOC_STACK: return sizeof(mf_rec_cpu_alloc_stack);
-    case MF_REC_MODULE: return sizeof(mf_rec_module);
-    case MF_REC_TRACE: return sizeof(mf_rec_trace);
-    }
     return 0;
 }
 
@@ -375,21 +352,21 @@ static int is_compact(unsigned type)
            type == MF_REC_CPU_ALLOC_STACK;
 }
 
-/* Walk one chunk's records.  Returns -1 on out of memory. */
-static int read_chunk(reader *r, uint64_t index)
+/*
+ * Walk one chunk's records: avail bytes at bytes (fewer than a chunk when
+ * the file ends inside it), which stood at offset start of the live log.
+ * Returns -1 on out of memory.
+ */
+static int read_chunk_bytes(reader *r, uint64_t index, const char *bytes, uint64_t avail,
+                            uint64_t start)
 {
-    uint64_t start = index * MF_CHUNK_SIZE;
-    uint64_t end = start + MF_CHUNK_SIZE;
-    int truncated = 0;
-    if (end > r->file_size) {
-        end = r->file_size;
-        truncated = 1;
-    }
+    uint64_t end = start + (avail < MF_CHUNK_SIZE ? avail : MF_CHUNK_SIZE);
+    int truncated = avail < MF_CHUNK_SIZE;
     if (end - start < sizeof(mf_chunk_header)) {
         damage(r, start, "chunk %llu truncated inside its header", (unsigned long long)index);
         return 0;
     }
-    const mf_chunk_header *ch = (const void *)(r->base + start);
+    const mf_chunk_header *ch = (const void *)bytes;
     if (ch->magic == 0)
         return 0; /* claimed, never written */
     if (ch->magic != MF_CHUNK_MAGIC) {
@@ -407,7 +384,7 @@ static int read_chunk(reader *r, uint64_t index)
     uint32_t owner = ch->tid;
     while (at + 8 <= end) {
         uint64_t word;
-        memcpy(&word, r->base + at, 8);
+        memcpy(&word, bytes + (at - start), 8);
         if (word == 0)
             return 0;
         unsigned type = MF_WORD_TYPE(word), size = MF_WORD_SIZE(word);
@@ -416,7 +393,7 @@ static int read_chunk(reader *r, uint64_t index)
             damage(r, at, "unknown record type %u", type);
             return 0;
         }
-        unsigned want = expected_size(type);
+        unsigned want = mf_record_fixed_size(type);
         if (size < 16 || size % 8 || (want && size != want)) {
             damage(r, at, "record type %u has size %u (expected %u)", type, size,
                    want ? want : 16);
@@ -428,7 +405,7 @@ static int read_chunk(reader *r, uint64_t index)
             return 0;
         }
         if (type == MF_REC_STRING) {
-            const mf_rec_string *s = (const void *)(r->base + at);
+            const mf_rec_string *s = (const void *)(bytes + (at - start));
             if (aux == 0 || aux >= MAX_STRING_ID || s->len > MF_STRING_MAX_LEN ||
                 ((16 + s->len + 7) & ~7u) != size) {
                 damage(r, at, "bad string record (id %u, length %u, size %u)", aux, s->len,
@@ -436,7 +413,7 @@ static int read_chunk(reader *r, uint64_t index)
                 return 0;
             }
         }
-        if (type == MF_REC_STACK && !stack_record_ok(r->base + at, size, aux)) {
+        if (type == MF_REC_STACK && !stack_record_ok(bytes + (at - start), size, aux)) {
             damage(r, at, "bad stack record (id %u, size %u)", aux, size);
             return 0;
         }
@@ -450,8 +427,9 @@ static int read_chunk(reader *r, uint64_t index)
             at += size;
             continue;
         }
-        int rc = is_compact(type) ? decode_compact(r, r->base + at, type, aux, owner, &base)
-                                  : decode(r, r->base + at, type, aux, owner);
+        const char *p = bytes + (at - start);
+        int rc = is_compact(type) ? decode_compact(r, p, type, aux, owner, &base)
+                                  : decode(r, p, type, aux, owner);
         if (rc < 0)
             return -1;
         at += size;
@@ -459,6 +437,13 @@ static int read_chunk(reader *r, uint64_t index)
     if (truncated && at < end)
         damage(r, at, "file truncated inside a record word");
     return 0;
+}
+
+/* Walk chunk index of the mapped file. */
+static int read_chunk(reader *r, uint64_t index)
+{
+    uint64_t start = index * MF_CHUNK_SIZE;
+    return read_chunk_bytes(r, index, r->base + start, r->file_size - start, start);
 }
 
 static int event_before(const mf_event *a, const mf_event *b)
@@ -548,33 +533,94 @@ static int check_header(const char *path, const char *base, uint64_t size, char 
     return 0;
 }
 
-static int read_mapped(reader *r, char *err, size_t errlen)
+/* The file header and argv: the first size bytes of the file at bytes. */
+static int read_head(reader *r, const char *bytes, uint64_t size, char *err, size_t errlen)
 {
     mf_log *log = r->log;
-    if (check_header(log->path, r->base, r->file_size, err, errlen) < 0)
+    if (check_header(log->path, bytes, size, err, errlen) < 0)
         return -1;
-    memcpy(&log->header, r->base, sizeof log->header);
+    memcpy(&log->header, bytes, sizeof log->header);
     uint64_t argv_end = sizeof(mf_file_header) + log->header.argv_len;
-    if (argv_end > r->file_size) {
-        damage(r, r->file_size, "file truncated inside the program arguments");
-        argv_end = r->file_size;
+    if (argv_end > size) {
+        damage(r, size, "file truncated inside the program arguments");
+        argv_end = size;
     }
-    if (read_argv(log, r->base + sizeof(mf_file_header),
-                  (uint32_t)(argv_end - sizeof(mf_file_header))) < 0)
-        goto oom;
-    uint64_t chunks = (r->file_size + MF_CHUNK_SIZE - 1) / MF_CHUNK_SIZE;
-    for (uint64_t i = 1; i < chunks; i++)
-        if (read_chunk(r, i) < 0)
-            goto oom;
+    if (read_argv(log, bytes + sizeof(mf_file_header),
+                  (uint32_t)(argv_end - sizeof(mf_file_header))) < 0) {
+        snprintf(err, errlen, "%s: out of memory while reading the log", log->path);
+        return -1;
+    }
+    return 0;
+}
+
+/* After the chunks: the header's DROPPED flag, then events in time order. */
+static int finish_read(reader *r, char *err, size_t errlen)
+{
+    mf_log *log = r->log;
     if (log->header.flags & MF_HEADER_DROPPED)
         damage(r, 20, "the recorder could not grow the log (disk full or file size limit): "
                "events were dropped");
-    if (sort_events(log) < 0)
-        goto oom;
+    if (sort_events(log) < 0) {
+        snprintf(err, errlen, "%s: out of memory while reading the log", log->path);
+        return -1;
+    }
     return 0;
-oom:
-    snprintf(err, errlen, "%s: out of memory while reading the log", log->path);
-    return -1;
+}
+
+static int read_mapped(reader *r, char *err, size_t errlen)
+{
+    if (read_head(r, r->base, r->file_size, err, errlen) < 0)
+        return -1;
+    uint64_t chunks = (r->file_size + MF_CHUNK_SIZE - 1) / MF_CHUNK_SIZE;
+    for (uint64_t i = 1; i < chunks; i++)
+        if (read_chunk(r, i) < 0) {
+            snprintf(err, errlen, "%s: out of memory while reading the log", r->log->path);
+            return -1;
+        }
+    return finish_read(r, err, errlen);
+}
+
+/*
+ * A compact log (MF_HEADER_COMPACT, analyze/compact.h) is read through
+ * its chunk source, which gives back every chunk as the live log had it:
+ * the same events, the same damage at the same offsets.
+ */
+static int read_compact(reader *r, char *err, size_t errlen)
+{
+    mf_chunk_source *src;
+    if (mf_chunk_source_open(r->log->path, &src, err, errlen) < 0)
+        return -1;
+    size_t len, n;
+    const uint8_t *head = mf_chunk_source_header(src, &len);
+    const mf_chunk_info *chunks = mf_chunk_source_chunks(src, &n);
+    char *buf = malloc(MF_CHUNK_SIZE);
+    int rc = buf ? read_head(r, (const char *)head, len, err, errlen) : -1;
+    if (!buf)
+        snprintf(err, errlen, "%s: out of memory", r->log->path);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        char why[512];
+        long got = mf_chunk_source_read(src, i, (uint8_t *)buf, why, sizeof why);
+        if (got < 0 && !r->log->damaged) {
+            r->log->damaged = 1;
+            snprintf(r->log->damage, sizeof r->log->damage, "%s", why);
+        }
+        if (got >= 0 && read_chunk_bytes(r, chunks[i].index, buf, (uint64_t)got,
+                                         chunks[i].file_offset) < 0) {
+            snprintf(err, errlen, "%s: out of memory while reading the log", r->log->path);
+            rc = -1;
+        }
+    }
+    free(buf);
+    mf_chunk_source_close(src);
+    return rc < 0 ? rc : finish_read(r, err, errlen);
+}
+
+/* Whether the file at fd says it is in the compact form. */
+static int is_compact_file(int fd)
+{
+    mf_file_header h;
+    return pread(fd, &h, sizeof h, 0) == (ssize_t)sizeof h &&
+           memcmp(h.magic, MF_LOG_MAGIC, 8) == 0 && (h.flags & MF_HEADER_COMPACT);
 }
 
 int mf_log_read(const char *path, mf_log **out, char *err, size_t errlen)
@@ -596,7 +642,9 @@ int mf_log_read(const char *path, mf_log **out, char *err, size_t errlen)
         close(fd);
         return -1;
     }
-    const char *base = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    int compact = is_compact_file(fd);
+    const char *base = compact ? NULL
+                               : mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
     close(fd);
     if (base == MAP_FAILED) {
         snprintf(err, errlen, "%s: cannot map: %s", path, strerror(errno));
@@ -606,10 +654,11 @@ int mf_log_read(const char *path, mf_log **out, char *err, size_t errlen)
     reader r = { .log = &lp->pub, .base = base, .file_size = (uint64_t)st.st_size };
     int rc = -1;
     if (lp && (lp->pub.path = strdup(path)))
-        rc = read_mapped(&r, err, errlen);
+        rc = compact ? read_compact(&r, err, errlen) : read_mapped(&r, err, errlen);
     else
         snprintf(err, errlen, "%s: out of memory", path);
-    munmap((void *)base, (size_t)st.st_size);
+    if (base)
+        munmap((void *)base, (size_t)st.st_size);
     if (lp) {
         lp->thread_tids = r.thread_tids;
         lp->thread_names = r.thread_names;

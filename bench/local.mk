@@ -32,6 +32,14 @@ bench-python: all
 	PYTHONPATH=$(abs_top_builddir)/python $(PYTHON) $(srcdir)/bench/python_scope.py
 	PYTHONPATH=$(abs_top_builddir)/python $(PYTHON) $(srcdir)/bench/python_torch.py
 
+# Sizes of the compact form's candidates and read speed of both forms
+# (bench/compact.sh, `make bench-compact`).
+noinst_PROGRAMS += bench/compact_bench
+bench_compact_bench_SOURCES = bench/compact_bench.c
+bench_compact_bench_CFLAGS = $(AM_CFLAGS) $(ZSTD_CFLAGS)
+bench_compact_bench_LDADD = libmemflow-analysis.la libmemflow.la $(ZSTD_LIBS)
+EXTRA_DIST += bench/compact.sh
+
 bench: all
 	bash $(srcdir)/bench/run.sh $(abs_top_builddir)
 
@@ -41,4 +49,10 @@ bench-faults: all
 	$(MAKE) $(AM_MAKEFLAGS) $(check_PROGRAMS)
 	bash $(srcdir)/bench/faults.sh $(abs_top_builddir)
 
-.PHONY: bench bench-python bench-faults
+
+# The log size at rest: bytes per event live and compact, the candidate
+# forms, read speed of both (docs/PERFORMANCE.md "Log size at rest").
+bench-compact: all
+	bash $(srcdir)/bench/compact.sh $(abs_top_builddir)
+
+.PHONY: bench bench-python bench-faults bench-compact

@@ -3,7 +3,8 @@
 #
 # Times bench/churn (2,000,000 malloc/free operations, see bench/churn.c)
 # unprofiled (glibc), with jemalloc alone (LD_PRELOAD, for reference), under
-# `memflow run --no-render` (and with --stacks), under heaptrack and under
+# `memflow run --no-render --no-compact` (the live log: bench/compact.sh
+# measures compaction; and with --stacks), under heaptrack and under
 # valgrind massif; with 1 and 2 threads; rounds interleave the tools so
 # drift hits all alike.
 # Checks that memflow kept every event (`memflow stats --format json`), then
@@ -65,9 +66,9 @@ tool_cmd() { # TOOL THREADS OPS -> sets the array CMD
     case $1 in
     plain) CMD=("${churn[@]}") ;;
     jemalloc) CMD=(env LD_PRELOAD=$JEMALLOC "${churn[@]}") ;;
-    memflow) CMD=("${MEMFLOW_CMD[@]}" run --no-render -o "$OUT/memflow" -- "${churn[@]}") ;;
-    memflow-shm) CMD=("${MEMFLOW_CMD[@]}" run --no-render -o "$SHM_DIR" -- "${churn[@]}") ;;
-    memflow-stacks) CMD=("${MEMFLOW_CMD[@]}" run --no-render --stacks -o "$OUT/memflow-stacks"
+    memflow) CMD=("${MEMFLOW_CMD[@]}" run --no-render --no-compact -o "$OUT/memflow" -- "${churn[@]}") ;;
+    memflow-shm) CMD=("${MEMFLOW_CMD[@]}" run --no-render --no-compact -o "$SHM_DIR" -- "${churn[@]}") ;;
+    memflow-stacks) CMD=("${MEMFLOW_CMD[@]}" run --no-render --no-compact --stacks -o "$OUT/memflow-stacks"
                          -- "${churn[@]}") ;;
     heaptrack) CMD=(heaptrack -o "$OUT/heaptrack/churn" "${churn[@]}") ;;
     massif) CMD=(valgrind --tool=massif --massif-out-file="$OUT/massif/massif.out"
@@ -212,7 +213,7 @@ echo
 # What memflow run records in any program (the loader and memflow's own
 # libraries at start-up): /bin/true has no malloc of its own.
 rm -rf "$OUT/true"
-"${MEMFLOW_CMD[@]}" run --no-render -o "$OUT/true" -- /bin/true || die "memflow run -- /bin/true failed"
+"${MEMFLOW_CMD[@]}" run --no-render --no-compact -o "$OUT/true" -- /bin/true || die "memflow run -- /bin/true failed"
 "${MEMFLOW_CMD[@]}" stats --format json "$OUT"/true/memflow-*.mfl 2>/dev/null | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
@@ -263,7 +264,7 @@ if [ -n "$RENDER_ALLOCS" ]; then
     for allocs in $RENDER_ALLOCS; do
         dir="$OUT/render-$allocs"
         note "render: generating a log of $allocs allocations"
-        "${MEMFLOW_CMD[@]}" run --no-render -o "$dir" -- "$CHURN" -q -n $((2 * allocs)) ||
+        "${MEMFLOW_CMD[@]}" run --no-render --no-compact -o "$dir" -- "$CHURN" -q -n $((2 * allocs)) ||
             die "memflow run of churn -n $((2 * allocs)) failed"
         log=$(ls "$dir"/memflow-*.mfl | head -n 1)
         events=$("${MEMFLOW_CMD[@]}" stats --format json "$log" | python3 -c '

@@ -9,7 +9,8 @@
  * process of the run writes into its log header.  Each process (forks,
  * execs) writes its own DIR/memflow-<pid>.mfl; when the program ends,
  * exactly the logs with this run's id are rendered into DIR unless
- * --no-render.  Signals memflow gets go to the program (cli/run_child.c).
+ * --no-render, then compacted (cli/cmd_compact.c) unless --no-compact.
+ * Signals memflow gets go to the program (cli/run_child.c).
  *
  * Exit status: the program's own (128+N if signal N killed it); before the
  * program runs, memflow's own failures are 125, a command that cannot be
@@ -37,13 +38,14 @@ typedef struct run_options {
     const char *dir;        /* -o DIR */
     const char *set_path;   /* --set path=DIR */
     int render;
+    int compact;
     char **command;
 } run_options;
 
 static void run_usage(FILE *out)
 {
     fputs("usage: memflow run [-o DIR] [--sample-rate N] [--stacks[=DEPTH]] [--set KEY=VALUE]...\n"
-          "                   [--no-render] -- CMD [ARGS...]\n"
+          "                   [--no-render] [--no-compact] -- CMD [ARGS...]\n"
           "\n"
           "Run CMD with every CPU allocation (and, with CUDA, GPU allocation) recorded\n"
           "into DIR/memflow-<pid>.mfl, then write memory_flow.svg, profile.json and\n"
@@ -56,6 +58,7 @@ static void run_usage(FILE *out)
           "                      64, at most 256); the key `stacks`\n"
           "  --set KEY=VALUE     any configuration key (see README); repeatable\n"
           "  --no-render         only write the log\n"
+          "  --no-compact        leave the log in its live form (not compacted)\n"
           "  -h, --help          this text\n"
           "\n"
           "Exit status: CMD's (128+N if signal N killed it); 125 memflow's own error\n"
@@ -116,6 +119,7 @@ static int parse_options(int argc, char **argv, run_options *opt)
 {
     memset(opt, 0, sizeof *opt);
     opt->render = 1;
+    opt->compact = 1;
     int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];
@@ -145,6 +149,8 @@ static int parse_options(int argc, char **argv, run_options *opt)
                 return -1;
         } else if (strcmp(a, "--no-render") == 0) {
             opt->render = 0;
+        } else if (strcmp(a, "--no-compact") == 0) {
+            opt->compact = 0;
         } else {
             fprintf(stderr, "memflow run: unknown or incomplete option '%s'\n", a);
             return -1;
@@ -335,6 +341,8 @@ static int finish(const run_options *opt, const run_ident *run, int status)
         return status ? status : 1;
     }
     int render_failed = opt->render && render_logs(run->dir, n, logs) < 0;
+    if (opt->compact)
+        cli_compact_run_logs(n, logs);
     for (int i = 0; i < n; i++)
         free(logs[i]);
     free(logs);

@@ -76,6 +76,7 @@ static const char *const internal_variables[] = {
     "MEMFLOW_PYTHONPATH",  /* the Python package's folder, for the startup hook */
     "MEMFLOW_BIN",         /* the memflow program that answers memflow_dump()/dumps() */
     "MEMFLOW_TEST_COMPACT_KILL_AT", /* fault injection in the compaction tests */
+    "MEMFLOW_READ_THREADS", /* the analysis: threads decoding compact logs ahead */
 };
 #define N_INTERNAL (sizeof internal_variables / sizeof internal_variables[0])
 

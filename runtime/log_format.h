@@ -367,6 +367,32 @@ typedef struct mf_rec_owner {     /* 16 bytes; aux = tid */
 #define MF_STRING_DEFAULT_SCOPE 1u
 #define MF_STRING_MAX_LEN 4096u
 
+/* The size every record of type has (docs/FORMAT.md), or 0 for the
+ * variable-size STRING and STACK and for types this version does not know. */
+static inline unsigned mf_record_fixed_size(unsigned type)
+{
+    switch (type) {
+    case MF_REC_ALLOC: return sizeof(mf_rec_alloc);
+    case MF_REC_FREE: return sizeof(mf_rec_free);
+    case MF_REC_SCOPE: return sizeof(mf_rec_scope);
+    case MF_REC_SAMPLE: return sizeof(mf_rec_sample);
+    case MF_REC_THREAD: return sizeof(mf_rec_thread);
+    case MF_REC_ACTIVITY: return sizeof(mf_rec_activity);
+    case MF_REC_STATE: return sizeof(mf_rec_state);
+    case MF_REC_NOTE: return sizeof(mf_rec_note);
+    case MF_REC_POOL: return sizeof(mf_rec_pool);
+    case MF_REC_TIME: return sizeof(mf_rec_time);
+    case MF_REC_CPU_ALLOC: return sizeof(mf_rec_cpu_alloc);
+    case MF_REC_CPU_FREE: return sizeof(mf_rec_cpu_free);
+    case MF_REC_OWNER: return sizeof(mf_rec_owner);
+    case MF_REC_CPU_ALLOC_STACK: return sizeof(mf_rec_cpu_alloc_stack);
+    case MF_REC_MODULE: return sizeof(mf_rec_module);
+    case MF_REC_TRACE: return sizeof(mf_rec_trace);
+    case MF_REC_DEVICE: return sizeof(mf_rec_device);
+    }
+    return 0;
+}
+
 /* The sizes docs/FORMAT.md gives: a change here is a format change. */
 _Static_assert(sizeof(mf_file_header) == 184, "file header");
 _Static_assert(sizeof(mf_chunk_header) == 16, "chunk header");

@@ -55,7 +55,7 @@ for t in 0 1 2 3; do
 done
 
 # 2000 short threads share chunks: every event kept, the log stays small.
-"$MEMFLOW" run --no-render -o "$SCRATCH/short" -- "$W" manythreads 2000 ||
+"$MEMFLOW" run --no-render --no-compact -o "$SCRATCH/short" -- "$W" manythreads 2000 ||
     fail "manythreads run exited $?"
 "$CHECK" "$SCRATCH"/short/memflow-*.mfl > "$SCRATCH/short.txt"
 expect_eq "short threads" "short: allocs=2000 frees=2000 bytes=200000" \
@@ -66,7 +66,7 @@ size=$(wc -c < "$(ls "$SCRATCH"/short/memflow-*.mfl)")
 # The log does not stay in the program's memory: 1.5 M malloc/free pairs make
 # a ~70 MB log (3 M events), but the profiled process's peak RSS stays far
 # below it, because filled chunks are unmapped.
-"$MEMFLOW" run --no-render -o "$SCRATCH/rss" -- "$W" rss 1500000 > "$SCRATCH/rss.txt" ||
+"$MEMFLOW" run --no-render --no-compact -o "$SCRATCH/rss" -- "$W" rss 1500000 > "$SCRATCH/rss.txt" ||
     fail "rss run exited $?"
 hwm=$(sed -n 's/^hwm //p' "$SCRATCH/rss.txt")
 log_kb=$(( $(wc -c < "$(ls "$SCRATCH"/rss/memflow-*.mfl)") / 1024 ))

@@ -25,7 +25,7 @@ expect_one_log() {
     expect_eq "summary of $1" "$2" "$("$SUMMARY" "$1")"
 }
 
-"$MEMFLOW" run -o "$SCRATCH/out" --no-render -- "$PROBE" \
+"$MEMFLOW" run -o "$SCRATCH/out" --no-render --no-compact -- "$PROBE" \
     >"$SCRATCH/stdout" 2>"$SCRATCH/stderr" || fail "memflow run exited $? ($(cat "$SCRATCH/stderr"))"
 expect_eq "probe output" "InitializeInjection returned 1" "$(cat "$SCRATCH/stdout")"
 expect_eq "stderr lines" 1 "$(wc -l <"$SCRATCH/stderr" | tr -d ' ')"

@@ -13,7 +13,7 @@ CUDA_PROGRAM="$top_builddir/samples/cuda/alloc_loop"
 [ ! -e /proc/driver/nvidia/version ] || { echo "SKIP: this machine has an NVIDIA driver"; exit 77; }
 
 status=0
-"$MEMFLOW" run -o "$SCRATCH/out" --no-render -- "$CUDA_PROGRAM" 10 \
+"$MEMFLOW" run -o "$SCRATCH/out" --no-render --no-compact -- "$CUDA_PROGRAM" 10 \
     >"$SCRATCH/stdout" 2>"$SCRATCH/stderr" || status=$?
 expect_eq "alloc_loop's status (its first CUDA call fails)" 1 "$status"
 expect_eq "memflow lines on stderr" \
@@ -26,14 +26,14 @@ expect_eq "log summary" \
     "$("$SUMMARY" "$1")"
 
 # No CUDA in the program: nothing is said.
-"$MEMFLOW" run -o "$SCRATCH/cpu" --no-render -- sh -c 'exit 0' 2>"$SCRATCH/cpu.stderr" ||
+"$MEMFLOW" run -o "$SCRATCH/cpu" --no-render --no-compact -- sh -c 'exit 0' 2>"$SCRATCH/cpu.stderr" ||
     fail "memflow run of sh exited $?"
 expect_eq "stderr of a program without CUDA" "" "$(cat "$SCRATCH/cpu.stderr")"
 
 # Another tool's injection is kept, and that is said once.
 status=0
 CUDA_INJECTION64_PATH=/opt/other-tool/lib/libinjection.so \
-    "$MEMFLOW" run -o "$SCRATCH/other" --no-render -- "$CUDA_PROGRAM" 10 \
+    "$MEMFLOW" run -o "$SCRATCH/other" --no-render --no-compact -- "$CUDA_PROGRAM" 10 \
     >"$SCRATCH/other.stdout" 2>"$SCRATCH/other.stderr" || status=$?
 expect_eq "alloc_loop's status" 1 "$status"
 expect_eq "memflow lines with another injection" \

@@ -22,3 +22,4 @@ include tests/svg.mk
 include tests/gpu.mk
 include tests/stacks.mk
 include tests/python.mk
+include tests/compact.mk

@@ -19,7 +19,7 @@ kept_events() { sed -n 's/^total allocs=\([0-9]*\) frees=\([0-9]*\) .*/\1 + \2/p
 # memflow never writes into the program's file and loses nothing.
 own="$SCRATCH/own-file"
 status=0
-"$MEMFLOW" run --no-render -o "$SCRATCH/fds" -- "$W" closefds 100000 "$own" || status=$?
+"$MEMFLOW" run --no-render --no-compact -o "$SCRATCH/fds" -- "$W" closefds 100000 "$own" || status=$?
 expect_eq "closefds status (4: its file was written into, 5: no reuse)" 0 "$status"
 expect_eq "the program's own file" "own data" "$(cat "$own")"
 set -- "$SCRATCH"/fds/memflow-*.mfl
@@ -33,7 +33,7 @@ grep -q "finished=1" "$SCRATCH/fds.txt" || fail "closefds: log not finished"
 # own exit status (no SIGXFSZ), the header says DROPPED with the count, and
 # one stderr line says how many.  Every event is either in the log or counted.
 status=0
-prlimit --fsize=$((4 * 1048576)) "$MEMFLOW" run --no-render -o "$SCRATCH/fsize" -- \
+prlimit --fsize=$((4 * 1048576)) "$MEMFLOW" run --no-render --no-compact -o "$SCRATCH/fsize" -- \
     "$W" threads 1 300000 2> "$SCRATCH/fsize.err" || status=$?
 expect_eq "exit status under a 4 MiB file size limit" 0 "$status"
 set -- "$SCRATCH"/fsize/memflow-*.mfl
@@ -58,7 +58,7 @@ expect_eq "the log stays within the limit" $((4 * 1048576)) "$(field "$SCRATCH/f
 if [ -n "${STRACE:-}" ] && "$STRACE" -o /dev/null true 2> /dev/null; then
     status=0
     "$STRACE" -f -o /dev/null -e trace=fallocate -e inject=fallocate:error=ENOSPC:when=4..30 \
-        "$MEMFLOW" run --no-render -o "$SCRATCH/enospc" -- "$W" threads 1 300000 \
+        "$MEMFLOW" run --no-render --no-compact -o "$SCRATCH/enospc" -- "$W" threads 1 300000 \
         2> "$SCRATCH/enospc.err" || status=$?
     expect_eq "exit status on a full disk" 0 "$status"
     set -- "$SCRATCH"/enospc/memflow-*.mfl

@@ -14,7 +14,7 @@ LIBS="$top_builddir/tests"
 site() { grep -E "^$2 allocs=" "$1" || echo "$2 (missing)"; }
 one_log() { set -- "$1"/memflow-*.mfl; [ $# -eq 1 ] || fail "expected one log in $1, got $#"; echo "$1"; }
 
-"$MEMFLOW" run --no-render --stacks -o "$SCRATCH/c" -- "$W" "$LIBS" || fail "stacks run exited $?"
+"$MEMFLOW" run --no-render --no-compact --stacks -o "$SCRATCH/c" -- "$W" "$LIBS" || fail "stacks run exited $?"
 log=$(one_log "$SCRATCH/c")
 "$CHECK" "$log" > "$SCRATCH/c.txt" || fail "stacks_check exited $?"
 "$CHECK" --where "$log" > "$SCRATCH/c.where" || fail "stacks_check --where exited $?"
@@ -107,7 +107,7 @@ grep -q "^warning: $SCRATCH/libs/libstacks_hidden.so: cannot open the file" "$SC
 
 # Stacks off (the default): no STACK, CPU_ALLOC_STACK or MODULE record, and
 # the compact CPU records keep their 32 and 16 bytes.
-"$MEMFLOW" run --no-render -o "$SCRATCH/off" -- "$W" "$LIBS" || fail "off run exited $?"
+"$MEMFLOW" run --no-render --no-compact -o "$SCRATCH/off" -- "$W" "$LIBS" || fail "off run exited $?"
 log=$(one_log "$SCRATCH/off")
 "$PYTHON3" "$top_srcdir/tests/log_records.py" "$log" > "$SCRATCH/off.rec"
 ! grep -Eq '^(15|16|17) ' "$SCRATCH/off.rec" || fail "stack records with stacks off: $(cat "$SCRATCH/off.rec")"

@@ -1,0 +1,182 @@
+/*
+ * cmd_compact.c - `memflow compact LOG...`: replace finished logs with
+ * their compact form (analyze/compact.h), which every memflow command reads
+ * like the live one; and the compaction `memflow run` does after rendering.
+ *
+ * Ctrl-C, SIGTERM and SIGHUP stop a compaction cleanly (the live log stays,
+ * the new file is removed) before the signal takes effect.
+ * MEMFLOW_TEST_COMPACT_KILL_AT=N (tests only) makes the command SIGKILL
+ * itself at the Nth step of its work (a frame written, the new file synced,
+ * renamed), so tests can check that no kill loses the log.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "compact.h"
+
+/* Exit statuses of `memflow compact`. */
+#define EXIT_FAILED 1
+#define EXIT_USAGE 2
+#define EXIT_BUSY 3
+#define EXIT_REFUSED 4
+
+static volatile sig_atomic_t stop_signal;
+static unsigned long kill_at, steps;
+
+static void usage(FILE *out)
+{
+    fputs("usage: memflow compact LOG...\n"
+          "\n"
+          "Replace each finished memflow log with its compact form: the same records,\n"
+          "densely encoded and compressed with zstd (a few bytes per event instead of\n"
+          "about 24).  memflow stats and memflow render read both forms alike.  A log\n"
+          "whose process still runs is left alone; a symbolic link is never followed.\n"
+          "The live log stays complete until its compact form is: a kill at any moment\n"
+          "loses nothing.\n"
+          "\n"
+          "exit status: 0 every log is compact, 1 a log could not be compacted (I/O\n"
+          "             error; it is left as it was), 2 bad usage, 3 a log is still being\n"
+          "             written, 4 not a memflow log, not a regular file, or a link\n",
+          out);
+}
+
+static void on_stop(int sig)
+{
+    stop_signal = sig;
+}
+
+static const int stop_sigs[] = { SIGINT, SIGTERM, SIGHUP };
+#define N_STOP_SIGS (sizeof stop_sigs / sizeof stop_sigs[0])
+static struct sigaction saved[N_STOP_SIGS], saved_xfsz;
+
+/* Catch the signals that should stop a compaction, and make a file size
+ * limit a write error instead of a SIGXFSZ death (on); or put back what was
+ * there before (off). */
+static void catch_stops(int on)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < N_STOP_SIGS; i++)
+        sigaction(stop_sigs[i], on ? &sa : &saved[i], on ? &saved[i] : NULL);
+    sa.sa_handler = SIG_IGN;
+    sigaction(SIGXFSZ, on ? &sa : &saved_xfsz, on ? &saved_xfsz : NULL);
+}
+
+static int on_step(void *arg, enum mf_compact_step step, uint64_t n)
+{
+    (void)arg, (void)step, (void)n;
+    if (kill_at && ++steps == kill_at)
+        raise(SIGKILL);
+    return stop_signal != 0;
+}
+
+/* Compact one log; the mf_compact_log_with status, message printed. */
+static int compact_one(const char *path, mf_compact_result *res, const char *who)
+{
+    char err[1200];
+    mf_compact_options opt = { .progress = on_step };
+    int rc = mf_compact_log_with(path, &opt, res, err, sizeof err);
+    if (rc < 0)
+        fprintf(stderr, "%s: %s\n", who, err);
+    return rc;
+}
+
+static void start(void)
+{
+    const char *k = getenv("MEMFLOW_TEST_COMPACT_KILL_AT");
+    kill_at = k ? strtoul(k, NULL, 10) : 0;
+    steps = 0;
+    stop_signal = 0;
+    catch_stops(1);
+}
+
+/* Let a signal that stopped us take effect (as it would have without us),
+ * now that the files are safe. */
+static void finish(void)
+{
+    catch_stops(0);
+    if (stop_signal)
+        raise(stop_signal);
+}
+
+/* "49.3 MB", "413.0 kB", "980 bytes" (buf of 32 bytes). */
+static const char *human(uint64_t bytes, char *buf)
+{
+    if (bytes >= 1000000)
+        snprintf(buf, 32, "%.1f MB", (double)bytes / 1e6);
+    else if (bytes >= 1000)
+        snprintf(buf, 32, "%.1f kB", (double)bytes / 1e3);
+    else
+        snprintf(buf, 32, "%llu bytes", (unsigned long long)bytes);
+    return buf;
+}
+
+int cmd_compact(int argc, char **argv)
+{
+    int n_logs = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(stdout);
+            return 0;
+        }
+        if (argv[i][0] == '-' && argv[i][1] && strcmp(argv[i], "--")) {
+            fprintf(stderr, "memflow compact: unknown option '%s' (see 'memflow compact "
+                    "--help')\n", argv[i]);
+            return EXIT_USAGE;
+        }
+        n_logs += strcmp(argv[i], "--") != 0;
+    }
+    if (n_logs == 0) {
+        fputs("memflow compact: no log given (see 'memflow compact --help')\n", stderr);
+        return EXIT_USAGE;
+    }
+    int failed = 0, refused = 0, busy = 0;
+    start();
+    for (int i = 1; i < argc && !stop_signal; i++) {
+        if (!strcmp(argv[i], "--"))
+            continue;
+        mf_compact_result r;
+        char before[32], after[32];
+        int rc = compact_one(argv[i], &r, "memflow compact");
+        failed |= rc == MF_COMPACT_FAILED;
+        refused |= rc == MF_COMPACT_REFUSED;
+        busy |= rc == MF_COMPACT_BUSY;
+        if (rc == 0 && r.chunks + r.bytes_after == 0)
+            printf("%s: already compact\n", argv[i]);
+        else if (rc == 0)
+            printf("%s: %s -> %s (%.1fx smaller), %llu records, %.2f bytes each\n", argv[i],
+                   human(r.bytes_before, before), human(r.bytes_after, after),
+                   r.bytes_after ? (double)r.bytes_before / (double)r.bytes_after : 0.0,
+                   (unsigned long long)r.events,
+                   r.events ? (double)r.bytes_after / (double)r.events : 0.0);
+    }
+    fflush(stdout);
+    finish();
+    return failed ? EXIT_FAILED : refused ? EXIT_REFUSED : busy ? EXIT_BUSY : 0;
+}
+
+void cli_compact_run_logs(int n, char **paths)
+{
+    uint64_t before = 0, after = 0;
+    char b1[32], b2[32];
+    int done = 0;
+    start();
+    for (int i = 0; i < n && !stop_signal; i++) {
+        mf_compact_result r;
+        if (compact_one(paths[i], &r, "memflow run: compact") == 0 && r.bytes_after) {
+            before += r.bytes_before;
+            after += r.bytes_after;
+            done++;
+        }
+    }
+    if (done)
+        fprintf(stderr, "memflow: %d log%s compacted: %s -> %s (%.1fx smaller)\n", done,
+                done == 1 ? "" : "s", human(before, b1), human(after, b2),
+                (double)before / (double)after);
+    finish();
+}
