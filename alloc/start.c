@@ -1,10 +1,11 @@
 /*
- * start.c - start-up of the preload library and the CPU occupancy sampler.
+ * start.c - the CPU occupancy sampler of the preload library.
  *
- * When loaded by `memflow run` (MEMFLOW_AUTOSTART=1) the constructor applies
- * the MEMFLOW_<KEY> environment and starts recording before main(), like
- * MXNet's MXNET_PROFILER_AUTOSTART.  A bad MEMFLOW_ variable is reported
- * once and the program runs unprofiled.  The sampler gives the recorder
+ * Starting to record is not done here: under `memflow run`
+ * (MEMFLOW_AUTOSTART=1) the recorder decides at the process's first malloc,
+ * which may come before any constructor, or at libmemflow's own constructor,
+ * whichever is first (runtime/recorder.c, autostart_decide), like MXNet's
+ * MXNET_PROFILER_AUTOSTART.  This constructor only gives the recorder
  * jemalloc's own view (stats.allocated/active/resident/mapped) and the
  * process RSS for every sample_rate snapshot of cpu/0.
  */
