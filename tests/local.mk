@@ -23,3 +23,8 @@ include tests/gpu.mk
 include tests/stacks.mk
 include tests/python.mk
 include tests/compact.mk
+
+# The README and the manual pages document every command, option, key and
+# function (tests/docs.sh).
+TESTS += tests/docs.sh
+EXTRA_DIST += tests/docs.sh
