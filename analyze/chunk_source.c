@@ -30,6 +30,7 @@ struct mf_chunk_source {
     uint64_t next_index;      /* the first chunk index not examined yet */
     uint64_t *pending;        /* chunks claimed but not written when examined */
     size_t n_pending, cap_pending;
+    uint64_t file_size;       /* at open or the last refresh */
 };
 
 /* pread until len bytes or the end of the file; the byte count, or -1. */
@@ -49,6 +50,16 @@ static ssize_t read_full(int fd, void *buf, size_t len, uint64_t offset)
     return (ssize_t)got;
 }
 
+/* Does the file start like a log?  One damaged magic byte is let through
+ * for log_header.c to judge with the header checksum. */
+static int looks_like_log(const uint8_t *bytes, size_t len)
+{
+    int differ = 0;
+    for (size_t i = 0; i < 8 && i < len; i++)
+        differ += bytes[i] != (uint8_t)MF_LOG_MAGIC[i];
+    return len >= 8 && differ <= 1;
+}
+
 static int read_header(mf_chunk_source *s, char *err, size_t errlen)
 {
     ssize_t n = read_full(s->fd, s->header, MF_CHUNK_SIZE, 0);
@@ -57,24 +68,12 @@ static int read_header(mf_chunk_source *s, char *err, size_t errlen)
         return -1;
     }
     s->header_len = (size_t)n;
-    const mf_file_header *h = (const void *)s->header;
-    if (s->header_len < 16 || memcmp(h->magic, MF_LOG_MAGIC, 8) != 0) {
+    if (n == 0) {
+        snprintf(err, errlen, "%s: empty file, not a memflow log", s->path);
+        return -1;
+    }
+    if (!looks_like_log(s->header, s->header_len)) {
         snprintf(err, errlen, "%s: not a memflow log (no MEMFLOW magic at offset 0)", s->path);
-        return -1;
-    }
-    if (h->version != MF_LOG_VERSION) {
-        snprintf(err, errlen, "%s: log version %u, this memflow reads version %u", s->path,
-                 h->version, MF_LOG_VERSION);
-        return -1;
-    }
-    if (s->header_len < sizeof *h) {
-        snprintf(err, errlen, "%s: offset %zu: file ends inside the %zu-byte header", s->path,
-                 s->header_len, sizeof *h);
-        return -1;
-    }
-    if (h->chunk_size != MF_CHUNK_SIZE) {
-        snprintf(err, errlen, "%s: offset 16: chunk size %u, this memflow reads %u", s->path,
-                 h->chunk_size, MF_CHUNK_SIZE);
         return -1;
     }
     return 0;
@@ -131,6 +130,7 @@ static int scan(mf_chunk_source *s, char *err, size_t errlen)
         return -1;
     }
     uint64_t size = (uint64_t)st.st_size;
+    s->file_size = size;
     size_t n_old = s->n_pending, n_before = s->n_chunks;
     uint64_t *old = s->pending;
     s->pending = NULL;
@@ -202,17 +202,32 @@ const mf_chunk_info *mf_chunk_source_chunks(const mf_chunk_source *s, size_t *n)
     return s->chunks;
 }
 
-long mf_chunk_source_read(mf_chunk_source *s, size_t i, uint8_t *buf, char *err, size_t errlen)
+long mf_chunk_source_read_at(mf_chunk_source *s, size_t i, uint32_t offset, uint8_t *buf,
+                             size_t len, char *err, size_t errlen)
 {
-    uint64_t offset = s->chunks[i].file_offset;
-    ssize_t n = read_full(s->fd, buf, MF_CHUNK_SIZE, offset);
+    if (offset >= MF_CHUNK_SIZE)
+        len = 0;
+    else if (len > MF_CHUNK_SIZE - offset)
+        len = MF_CHUNK_SIZE - offset;
+    uint64_t at = s->chunks[i].file_offset + offset;
+    ssize_t n = read_full(s->fd, buf, len, at);
     if (n < 0) {
         snprintf(err, errlen, "%s: offset %llu: cannot read: %s", s->path,
-                 (unsigned long long)offset, strerror(errno));
+                 (unsigned long long)at, strerror(errno));
         return -1;
     }
-    memset(buf + n, 0, MF_CHUNK_SIZE - (size_t)n);
+    memset(buf + n, 0, len - (size_t)n);
     return (long)n;
+}
+
+long mf_chunk_source_read(mf_chunk_source *s, size_t i, uint8_t *buf, char *err, size_t errlen)
+{
+    return mf_chunk_source_read_at(s, i, 0, buf, MF_CHUNK_SIZE, err, errlen);
+}
+
+uint64_t mf_chunk_source_file_size(const mf_chunk_source *s)
+{
+    return s->file_size;
 }
 
 int mf_chunk_source_refresh(mf_chunk_source *s, char *err, size_t errlen)

@@ -1,8 +1,18 @@
-# analyze/ - the offline half: the log reader and the model the outputs read.
-# Never loaded into a profiled program; the `memflow` command (and, for now,
+# analyze/ - the offline half that computes: the streaming reader (chunk
+# source, header, scan, merge) and the model the outputs read.  Never loaded
+# into a profiled program; the `memflow` command (and, for now,
 # libmemflow-render) links it.
 ANALYZE_SOURCES = \
-	analyze/grow.h \
+	analyze/grow.c analyze/grow.h \
+	analyze/idmap.c analyze/idmap.h \
+	analyze/string_pool.c analyze/string_pool.h \
+	analyze/damage.c analyze/damage.h \
+	analyze/event.h \
 	analyze/chunk_source.c analyze/chunk_source.h analyze/compact.h \
+	analyze/log_header.c analyze/log_header.h \
+	analyze/record.c analyze/record.h \
+	analyze/reader_log.h analyze/log_scan.c \
+	analyze/merge.c analyze/merge.h \
+	analyze/reader.c analyze/reader.h \
 	analyze/log_reader.c analyze/log_reader.h \
 	analyze/model.c analyze/model.h

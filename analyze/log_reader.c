@@ -1,530 +1,129 @@
 /*
- * log_reader.c - validate and decode a memflow log.
- *
- * The file is mapped read-only and walked chunk by chunk.  Every record is
- * checked (known type, the size its type demands, inside its chunk) before
- * it is decoded.  Damage in a chunk ends that chunk only: every record
- * before it, and every other chunk, is kept, and the first damage is
- * reported as "FILE: offset N: what".  The decoded events are then sorted
- * by time (stable), unless they already are.
+ * log_reader.c - a whole log in memory (see log_reader.h): the streaming
+ * reader's events collected into arrays.
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "grow.h"
 #include "log_reader.h"
+#include "reader.h"
 
-#define MAX_STRING_ID (1u << 26)
+#define BATCH 4096
 
-typedef struct reader {
-    mf_log *log;
-    const char *base;
-    uint64_t file_size;
-    size_t cap_events;
-    size_t cap_samples;
-    uint32_t *thread_tids;   /* THREAD records: tid -> name id */
-    uint32_t *thread_names;
-    size_t n_threads, cap_threads;
-} reader;
-
-/* mf_log keeps the thread table behind the public struct. */
+/* mf_log keeps its thread names behind the public struct. */
 typedef struct log_private {
     mf_log pub;
-    uint32_t *thread_tids;
-    uint32_t *thread_names;
-    size_t n_threads;
-    char missing[32];
+    uint32_t *thread_tids, *thread_names;
+    size_t n_threads, cap_threads;
+    size_t cap_events, cap_samples;
 } log_private;
 
-static void damage(reader *r, uint64_t offset, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void damage(reader *r, uint64_t offset, const char *fmt, ...)
+static int add_thread(log_private *lp, uint32_t tid, uint32_t name)
 {
-    if (r->log->damaged)
-        return;
-    r->log->damaged = 1;
-    char what[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    snprintf(r->log->damage, sizeof r->log->damage, "%s: offset %llu: %s", r->log->path,
-             (unsigned long long)offset, what);
+    size_t cap = lp->cap_threads;
+    if (mf_grow((void **)&lp->thread_tids, &cap, lp->n_threads + 1, sizeof(uint32_t)) < 0)
+        return -1;
+    cap = lp->cap_threads;
+    if (mf_grow((void **)&lp->thread_names, &cap, lp->n_threads + 1, sizeof(uint32_t)) < 0)
+        return -1;
+    lp->cap_threads = cap;
+    lp->thread_tids[lp->n_threads] = tid;
+    lp->thread_names[lp->n_threads++] = name;
+    return 0;
 }
 
-int mf_grow(void **array, size_t *cap, size_t need, size_t elem)
+/* Keep one event (and its sample values); -1 when out of memory. */
+static int keep(log_private *lp, const mf_event *e, const mf_sample_values *samples)
 {
-    if (need <= *cap)
+    mf_log *log = &lp->pub;
+    if (e->type == MF_REC_THREAD)
+        return add_thread(lp, e->tid, e->scope);
+    if (e->type == MF_REC_DEVICE || e->type == MF_EV_PROCESS_END)
         return 0;
-    size_t n = *cap ? *cap * 2 : 16;
-    while (n < need)
-        n *= 2;
-    void *p = realloc(*array, n * elem);
-    if (!p)
+    if (mf_grow((void **)&log->events, &lp->cap_events, log->n_events + 1, sizeof *e) < 0)
         return -1;
-    *array = p;
-    *cap = n;
-    return 0;
-}
-
-static mf_event *new_event(reader *r, unsigned type, uint32_t tid)
-{
-    mf_log *log = r->log;
-    if (mf_grow((void **)&log->events, &r->cap_events, log->n_events + 1, sizeof(mf_event)) < 0)
-        return NULL;
-    mf_event *e = &log->events[log->n_events++];
-    memset(e, 0, sizeof *e);
-    e->type = (uint16_t)type;
-    e->tid = tid;
-    return e;
-}
-
-static int set_string(reader *r, uint32_t id, const char *text, uint32_t len)
-{
-    mf_log *log = r->log;
-    if (id >= log->n_strings) {
-        uint32_t n = log->n_strings ? log->n_strings : 64;
-        while (n <= id)
-            n *= 2;
-        char **s = realloc(log->strings, n * sizeof *s);
-        if (!s)
+    mf_event *copy = &log->events[log->n_events++];
+    *copy = *e;
+    if (e->type == MF_REC_SAMPLE) {
+        if (mf_grow((void **)&log->samples, &lp->cap_samples, log->n_samples + 1,
+                    sizeof *log->samples) < 0)
             return -1;
-        memset(s + log->n_strings, 0, (n - log->n_strings) * sizeof *s);
-        log->strings = s;
-        log->n_strings = n;
-    }
-    if (log->strings[id])
-        return 0; /* a string may be written twice (log open vs. intern) */
-    char *copy = malloc(len + 1);
-    if (!copy)
-        return -1;
-    memcpy(copy, text, len);
-    copy[len] = 0;
-    log->strings[id] = copy;
-    return 0;
-}
-
-static int add_thread(reader *r, uint32_t tid, uint32_t name)
-{
-    size_t cap = r->cap_threads;
-    if (mf_grow((void **)&r->thread_tids, &cap, r->n_threads + 1, sizeof(uint32_t)) < 0)
-        return -1;
-    cap = r->cap_threads;
-    if (mf_grow((void **)&r->thread_names, &cap, r->n_threads + 1, sizeof(uint32_t)) < 0)
-        return -1;
-    r->cap_threads = cap;
-    r->thread_tids[r->n_threads] = tid;
-    r->thread_names[r->n_threads++] = name;
-    return 0;
-}
-
-/* The size each fixed-size record type must have (0: variable). */
-static unsigned expected_size(unsigned type)
-{
-    switch (type) {
-    case MF_REC_ALLOC: return sizeof(mf_rec_alloc);
-    case MF_REC_FREE: return sizeof(mf_rec_free);
-    case MF_REC_STRING: return 0;
-    case MF_REC_SCOPE: return sizeof(mf_rec_scope);
-    case MF_REC_SAMPLE: return sizeof(mf_rec_sample);
-    case MF_REC_THREAD: return sizeof(mf_rec_thread);
-    case MF_REC_ACTIVITY: return sizeof(mf_rec_activity);
-    case MF_REC_STATE: return sizeof(mf_rec_state);
-    case MF_REC_NOTE: return sizeof(mf_rec_note);
-    case MF_REC_POOL: return sizeof(mf_rec_pool);
-    case MF_REC_TIME: return sizeof(mf_rec_time);
-    case MF_REC_CPU_ALLOC: return sizeof(mf_rec_cpu_alloc);
-    case MF_REC_CPU_FREE: return sizeof(mf_rec_cpu_free);
-    case MF_REC_OWNER: return sizeof(mf_rec_owner);
+        log->samples[log->n_samples] = samples[e->extra];
+        copy->extra = (uint32_t)log->n_samples++;
     }
     return 0;
 }
 
-/* Decode one validated record.  Returns -1 on out of memory. */
-static int decode(reader *r, const char *p, unsigned type, uint32_t aux, uint32_t tid)
+static int read_events(log_private *lp, mf_reader *r, char *err, size_t errlen)
 {
-    mf_event *e;
-    if (type == MF_REC_STRING) {
-        const mf_rec_string *s = (const void *)p;
-        return set_string(r, aux, (const char *)(s + 1), s->len);
-    }
-    if (type == MF_REC_THREAD) {
-        const mf_rec_thread *t = (const void *)p;
-        return add_thread(r, t->tid, aux);
-    }
-    if (!(e = new_event(r, type, tid)))
-        return -1;
-    switch (type) {
-    case MF_REC_ALLOC: {
-        const mf_rec_alloc *a = (const void *)p;
-        e->time_ns = a->time_ns;
-        e->addr = a->addr;
-        e->size = a->requested;
-        e->actual = a->actual;
-        e->scope = a->scope;
-        e->name = a->name;
-        e->tid = a->tid ? a->tid : tid;
-        e->device = (uint16_t)aux;
-        e->flags = (uint16_t)(aux >> 16);
-        break;
-    }
-    case MF_REC_FREE: {
-        const mf_rec_free *f = (const void *)p;
-        e->time_ns = f->time_ns;
-        e->addr = f->addr;
-        e->device = (uint16_t)aux;
-        e->flags = (uint16_t)(aux >> 16);
-        break;
-    }
-    case MF_REC_SCOPE: {
-        const mf_rec_scope *s = (const void *)p;
-        e->time_ns = s->time_ns;
-        e->scope = aux;
-        e->extra = s->op | (s->depth << 8);
-        break;
-    }
-    case MF_REC_SAMPLE: {
-        const mf_rec_sample *s = (const void *)p;
-        mf_log *log = r->log;
-        if (mf_grow((void **)&log->samples, &r->cap_samples, log->n_samples + 1,
-                 sizeof(mf_sample_values)) < 0)
-            return -1;
-        memcpy(log->samples[log->n_samples].value, s->value, sizeof s->value);
-        e->time_ns = s->time_ns;
-        e->device = (uint16_t)aux;
-        e->extra = (uint32_t)log->n_samples++;
-        break;
-    }
-    case MF_REC_ACTIVITY: {
-        const mf_rec_activity *a = (const void *)p;
-        e->time_ns = a->start_ns;
-        e->actual = a->end_ns;
-        e->size = a->bytes;
-        e->name = a->name;
-        e->extra = a->stream;
-        e->addr = a->correlation;
-        e->device = (uint16_t)aux;
-        e->flags = (uint16_t)(aux >> 16);
-        break;
-    }
-    case MF_REC_STATE: {
-        const mf_rec_state *s = (const void *)p;
-        e->time_ns = s->time_ns;
-        e->extra = aux;
-        break;
-    }
-    case MF_REC_NOTE: {
-        const mf_rec_note *n = (const void *)p;
-        e->time_ns = n->time_ns;
-        e->size = n->value;
-        e->extra = aux;
-        break;
-    }
-    case MF_REC_POOL: {
-        const mf_rec_pool *pl = (const void *)p;
-        e->time_ns = pl->time_ns;
-        e->addr = pl->addr;
-        e->size = pl->size;
-        e->actual = pl->threshold;
-        e->device = (uint16_t)aux;
-        e->extra = aux >> 16;
-        break;
-    }
-    }
-    return 0;
-}
-
-/* The chunk's running time base for compact records. */
-typedef struct time_base {
-    uint64_t time_ns;
-    int valid;
-} time_base;
-
-/* Decode TIME, CPU_ALLOC and CPU_FREE.  Returns -1 on out of memory. */
-static int decode_compact(reader *r, const char *p, unsigned type, uint32_t aux, uint32_t tid,
-                          time_base *base)
-{
-    if (type == MF_REC_TIME) {
-        base->time_ns = ((const mf_rec_time *)(const void *)p)->time_ns;
-        base->valid = 1;
-        return 0;
-    }
-    base->time_ns += aux;
-    mf_event *e = new_event(r, type == MF_REC_CPU_ALLOC ? MF_REC_ALLOC : MF_REC_FREE, tid);
-    if (!e)
-        return -1;
-    e->time_ns = base->time_ns;
-    e->device = MF_DEVICE(MF_DEVICE_CPU, 0);
-    if (type == MF_REC_CPU_ALLOC) {
-        const mf_rec_cpu_alloc *a = (const void *)p;
-        e->addr = a->addr;
-        e->size = a->requested_flags & (((uint64_t)1 << MF_CPU_SIZE_BITS) - 1);
-        e->flags = (uint16_t)(a->requested_flags >> MF_CPU_SIZE_BITS);
-        e->actual = e->size + a->slack;
-        e->scope = a->scope;
+    mf_event *batch = malloc(BATCH * sizeof *batch);
+    mf_sample_values *samples = malloc(BATCH * sizeof *samples);
+    long n = -1;
+    if (batch && samples) {
+        while ((n = mf_reader_next(r, batch, samples, BATCH, UINT64_MAX, err, errlen)) > 0)
+            for (long i = 0; i < n; i++)
+                if (keep(lp, &batch[i], samples) < 0) {
+                    snprintf(err, errlen, "%s: out of memory while reading the log",
+                             lp->pub.path);
+                    n = -1;
+                    break;
+                }
     } else {
-        const mf_rec_cpu_free *f = (const void *)p;
-        e->addr = f->addr_flags & (((uint64_t)1 << MF_CPU_ADDR_BITS) - 1);
-        e->flags = (uint16_t)(f->addr_flags >> MF_CPU_ADDR_BITS);
+        snprintf(err, errlen, "%s: out of memory while reading the log", lp->pub.path);
     }
-    return 0;
+    free(batch);
+    free(samples);
+    return n < 0 ? -1 : 0;
 }
 
-static int is_compact(unsigned type)
+static int copy_header(mf_log *log, const mf_log_info *info)
 {
-    return type == MF_REC_TIME || type == MF_REC_CPU_ALLOC || type == MF_REC_CPU_FREE;
-}
-
-/* Walk one chunk's records.  Returns -1 on out of memory. */
-static int read_chunk(reader *r, uint64_t index)
-{
-    uint64_t start = index * MF_CHUNK_SIZE;
-    uint64_t end = start + MF_CHUNK_SIZE;
-    int truncated = 0;
-    if (end > r->file_size) {
-        end = r->file_size;
-        truncated = 1;
-    }
-    if (end - start < sizeof(mf_chunk_header)) {
-        damage(r, start, "chunk %llu truncated inside its header", (unsigned long long)index);
-        return 0;
-    }
-    const mf_chunk_header *ch = (const void *)(r->base + start);
-    if (ch->magic == 0)
-        return 0; /* claimed, never written */
-    if (ch->magic != MF_CHUNK_MAGIC) {
-        damage(r, start, "bad chunk magic 0x%08x (expected 0x%08x)", ch->magic,
-               MF_CHUNK_MAGIC);
-        return 0;
-    }
-    if (ch->index != index) {
-        damage(r, start + 4, "chunk says it is chunk %u, but stands at chunk %llu",
-               ch->index, (unsigned long long)index);
-        return 0;
-    }
-    uint64_t at = start + sizeof *ch;
-    time_base base = { 0, 0 };
-    uint32_t owner = ch->tid;
-    while (at + 8 <= end) {
-        uint64_t word;
-        memcpy(&word, r->base + at, 8);
-        if (word == 0)
-            return 0;
-        unsigned type = MF_WORD_TYPE(word), size = MF_WORD_SIZE(word);
-        uint32_t aux = MF_WORD_AUX(word);
-        if (type < 1 || type > MF_REC_TYPE_MAX) {
-            damage(r, at, "unknown record type %u", type);
-            return 0;
-        }
-        unsigned want = expected_size(type);
-        if (size < 16 || size % 8 || (want && size != want)) {
-            damage(r, at, "record type %u has size %u (expected %u)", type, size,
-                   want ? want : 16);
-            return 0;
-        }
-        if (at + size > end) {
-            damage(r, at, truncated ? "file truncated inside a record of type %u"
-                                    : "record type %u runs past its chunk", type);
-            return 0;
-        }
-        if (type == MF_REC_STRING) {
-            const mf_rec_string *s = (const void *)(r->base + at);
-            if (aux == 0 || aux >= MAX_STRING_ID || s->len > MF_STRING_MAX_LEN ||
-                ((16 + s->len + 7) & ~7u) != size) {
-                damage(r, at, "bad string record (id %u, length %u, size %u)", aux, s->len,
-                       size);
-                return 0;
-            }
-        }
-        if ((type == MF_REC_CPU_ALLOC || type == MF_REC_CPU_FREE) && !base.valid) {
-            damage(r, at, "compact record type %u before any TIME record in its chunk", type);
-            return 0;
-        }
-        if (type == MF_REC_OWNER) {
-            owner = aux;
-            base.valid = 0;
-            at += size;
-            continue;
-        }
-        int rc = is_compact(type) ? decode_compact(r, r->base + at, type, aux, owner, &base)
-                                  : decode(r, r->base + at, type, aux, owner);
-        if (rc < 0)
-            return -1;
-        at += size;
-    }
-    if (truncated && at < end)
-        damage(r, at, "file truncated inside a record word");
-    return 0;
-}
-
-static int event_before(const mf_event *a, const mf_event *b)
-{
-    return a->time_ns < b->time_ns;
-}
-
-/* Stable sort by time: merge sort into a scratch array. */
-static int sort_events(mf_log *log)
-{
-    size_t n = log->n_events, i;
-    for (i = 1; i < n; i++)
-        if (event_before(&log->events[i], &log->events[i - 1]))
-            break;
-    if (i >= n)
-        return 0;
-    mf_event *tmp = malloc(n * sizeof *tmp);
-    if (!tmp)
-        return -1;
-    mf_event *src = log->events, *dst = tmp;
-    for (size_t width = 1; width < n; width *= 2) {
-        for (size_t lo = 0; lo < n; lo += 2 * width) {
-            size_t mid = lo + width < n ? lo + width : n;
-            size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
-            size_t a = lo, b = mid, k = lo;
-            while (a < mid && b < hi)
-                dst[k++] = event_before(&src[b], &src[a]) ? src[b++] : src[a++];
-            while (a < mid)
-                dst[k++] = src[a++];
-            while (b < hi)
-                dst[k++] = src[b++];
-        }
-        mf_event *swap = src;
-        src = dst;
-        dst = swap;
-    }
-    if (src != log->events)
-        memcpy(log->events, src, n * sizeof *src);
-    free(tmp);
-    return 0;
-}
-
-static int read_argv(mf_log *log, const char *bytes, uint32_t len)
-{
-    int argc = 0;
-    for (uint32_t i = 0; i < len; i++)
-        if (bytes[i] == 0)
-            argc++;
-    if (len && bytes[len - 1] != 0)
-        argc++;
-    log->argv = calloc((size_t)argc + 1, sizeof *log->argv);
+    log->header = info->header;
+    log->argv = calloc((size_t)info->argc + 1, sizeof *log->argv);
     if (!log->argv)
         return -1;
-    uint32_t at = 0;
-    for (int i = 0; i < argc; i++) {
-        uint32_t n = 0;
-        while (at + n < len && bytes[at + n])
-            n++;
-        log->argv[i] = strndup(bytes + at, n);
-        if (!log->argv[i])
+    for (int i = 0; i < info->argc; i++)
+        if (!(log->argv[i] = strdup(info->argv[i])))
             return -1;
-        at += n + 1;
-    }
-    log->argc = argc;
-    return 0;
-}
-
-static int check_header(const char *path, const char *base, uint64_t size, char *err,
-                        size_t errlen)
-{
-    const mf_file_header *h = (const void *)base;
-    if (size < sizeof *h || memcmp(h->magic, MF_LOG_MAGIC, 8) != 0) {
-        snprintf(err, errlen, "%s: not a memflow log (no MEMFLOW magic at offset 0)", path);
-        return -1;
-    }
-    if (h->version != MF_LOG_VERSION) {
-        snprintf(err, errlen, "%s: offset 8: log version %u, this memflow reads version %u",
-                 path, h->version, MF_LOG_VERSION);
-        return -1;
-    }
-    if (h->chunk_size != MF_CHUNK_SIZE || h->header_size != sizeof *h ||
-        h->argv_len > MF_CHUNK_SIZE - sizeof *h) {
-        snprintf(err, errlen, "%s: offset 12: bad header (size %u, chunk size %u, argv %u)",
-                 path, h->header_size, h->chunk_size, h->argv_len);
-        return -1;
+    log->argc = info->argc;
+    if (info->damage->n || info->damage->more) {
+        log->damaged = 1;
+        snprintf(log->damage, sizeof log->damage, "%s", mf_damage_first(info->damage));
     }
     return 0;
-}
-
-static int read_mapped(reader *r, char *err, size_t errlen)
-{
-    mf_log *log = r->log;
-    if (check_header(log->path, r->base, r->file_size, err, errlen) < 0)
-        return -1;
-    memcpy(&log->header, r->base, sizeof log->header);
-    uint64_t argv_end = sizeof(mf_file_header) + log->header.argv_len;
-    if (argv_end > r->file_size) {
-        damage(r, r->file_size, "file truncated inside the program arguments");
-        argv_end = r->file_size;
-    }
-    if (read_argv(log, r->base + sizeof(mf_file_header),
-                  (uint32_t)(argv_end - sizeof(mf_file_header))) < 0)
-        goto oom;
-    uint64_t chunks = (r->file_size + MF_CHUNK_SIZE - 1) / MF_CHUNK_SIZE;
-    for (uint64_t i = 1; i < chunks; i++)
-        if (read_chunk(r, i) < 0)
-            goto oom;
-    if (log->header.flags & MF_HEADER_DROPPED)
-        damage(r, 20, "the recorder could not grow the log (disk full or file size limit): "
-               "events were dropped");
-    if (sort_events(log) < 0)
-        goto oom;
-    return 0;
-oom:
-    snprintf(err, errlen, "%s: out of memory while reading the log", log->path);
-    return -1;
 }
 
 int mf_log_read(const char *path, mf_log **out, char *err, size_t errlen)
 {
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-        return -1;
-    }
-    struct stat st;
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-        snprintf(err, errlen, "%s: not a regular file", path);
-        close(fd);
-        return -1;
-    }
-    if (st.st_size == 0) {
-        snprintf(err, errlen, "%s: empty file, not a memflow log", path);
-        close(fd);
-        return -1;
-    }
-    const char *base = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (base == MAP_FAILED) {
-        snprintf(err, errlen, "%s: cannot map: %s", path, strerror(errno));
-        return -1;
-    }
     log_private *lp = calloc(1, sizeof *lp);
-    reader r = { .log = &lp->pub, .base = base, .file_size = (uint64_t)st.st_size };
-    int rc = -1;
-    if (lp && (lp->pub.path = strdup(path)))
-        rc = read_mapped(&r, err, errlen);
-    else
+    mf_log *log = lp ? &lp->pub : NULL;
+    if (!lp || !(log->path = strdup(path)) || !(log->pool = mf_strings_new())) {
         snprintf(err, errlen, "%s: out of memory", path);
-    munmap((void *)base, (size_t)st.st_size);
-    if (lp) {
-        lp->thread_tids = r.thread_tids;
-        lp->thread_names = r.thread_names;
-        lp->n_threads = r.n_threads;
-    }
-    if (rc < 0) {
-        mf_log_free(lp ? &lp->pub : NULL);
+        mf_log_free(log);
         return -1;
     }
-    *out = &lp->pub;
-    return lp->pub.damaged ? 1 : 0;
+    mf_reader *r;
+    mf_reader_options opt = { .merge_runs = 1 };
+    if (mf_reader_open(&r, &path, 1, log->pool, &opt, err, errlen) != 0) {
+        mf_log_free(log);
+        return -1;
+    }
+    int rc = read_events(lp, r, err, errlen);
+    if (rc == 0 && copy_header(log, mf_reader_log(r, 0)) < 0) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        rc = -1;
+    }
+    mf_reader_close(r);
+    if (rc < 0) {
+        mf_log_free(log);
+        return -1;
+    }
+    log->n_strings = mf_strings_count(log->pool);
+    *out = log;
+    return log->damaged ? 1 : 0;
 }
 
 void mf_log_free(mf_log *log)
@@ -532,15 +131,13 @@ void mf_log_free(mf_log *log)
     if (!log)
         return;
     log_private *lp = (log_private *)log;
-    for (uint32_t i = 0; i < log->n_strings; i++)
-        free(log->strings[i]);
-    free(log->strings);
-    for (int i = 0; i < log->argc; i++)
+    for (int i = 0; log->argv && i < log->argc; i++)
         free(log->argv[i]);
     free(log->argv);
     free(log->events);
     free(log->samples);
     free(log->path);
+    mf_strings_free(log->pool);
     free(lp->thread_tids);
     free(lp->thread_names);
     free(lp);
@@ -548,15 +145,7 @@ void mf_log_free(mf_log *log)
 
 const char *mf_log_string(const mf_log *log, uint32_t id)
 {
-    if (id == MF_STRING_UNKNOWN)
-        return "unknown";
-    if (id < log->n_strings && log->strings[id])
-        return log->strings[id];
-    if (id == MF_STRING_DEFAULT_SCOPE)
-        return "<unk>:";
-    log_private *lp = (log_private *)log;
-    snprintf(lp->missing, sizeof lp->missing, "?%u", id);
-    return lp->missing;
+    return mf_strings_get(log->pool, id);
 }
 
 const char *mf_log_thread_name(const mf_log *log, uint32_t tid)

@@ -2,8 +2,12 @@
 # dump and the `memflow stats` / `memflow render` commands.
 EXTRA_DIST += tests/render_gpu_expected.csv
 if HAVE_CHECK
-check_PROGRAMS += tests/check_escape tests/check_model
-TESTS += tests/check_escape tests/check_model
+check_PROGRAMS += tests/check_escape tests/check_model tests/check_reader
+TESTS += tests/check_escape tests/check_model tests/check_reader
+tests_check_reader_SOURCES = tests/check_reader.c
+tests_check_reader_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_check_reader_LDADD = libmemflow-render.la libmemflow.la $(CHECK_LIBS)
+tests_check_reader_LDFLAGS = $(TEST_LINK_FLAGS)
 tests_check_escape_SOURCES = tests/check_escape.c
 tests_check_escape_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_check_escape_LDADD = libmemflow-render.la libmemflow.la $(CHECK_LIBS)
