@@ -21,10 +21,14 @@ struct mf_model *cli_load_model(int n, char **paths, unsigned long long until_ns
         fprintf(stderr, "memflow: %s\n", err);
         return NULL;
     }
+    mf_sink err_sink;
+    mf_sink_fd(&err_sink, 2);
     for (size_t i = 0; i < m->n_warnings; i++) {
-        fputs("memflow: warning: ", stderr);
-        mf_escape_text(stderr, m->warnings[i]);
-        fputc('\n', stderr);
+        mf_sink_puts(&err_sink, "memflow: warning: ");
+        mf_escape_text(&err_sink, m->warnings[i], MF_ESCAPE_WHOLE);
+        mf_sink_putc(&err_sink, '\n');
     }
+    mf_sink_flush(&err_sink);
+    mf_sink_free(&err_sink);
     return m;
 }

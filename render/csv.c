@@ -4,6 +4,9 @@
  * field quoted (a quote inside doubled, invalid UTF-8 as U+FFFD).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,29 +79,39 @@ oom:
     return NULL;
 }
 
-static void write_row(FILE *out, const csv_row *r)
+static void write_row(mf_sink *out, const csv_row *r)
 {
     const mf_block *blk = r->block;
-    fputc('"', out);
+    mf_sink_putc(out, '"');
     mf_escape_csv(out, r->attribute);
-    fprintf(out, "\",\"%llu\",\"%u\",\"%llu\",\"%d\"\n", (unsigned long long)blk->requested,
-            MF_DEVICE_INDEX(blk->device), (unsigned long long)blk->actual,
-            (blk->flags & MF_FLAG_REUSED) ? 1 : 0);
+    mf_sink_printf(out, "\",\"%llu\",\"%u\",\"%llu\",\"%d\"\n",
+                   (unsigned long long)blk->requested, MF_DEVICE_INDEX(blk->device),
+                   (unsigned long long)blk->actual, (blk->flags & MF_FLAG_REUSED) ? 1 : 0);
 }
 
-int mf_csv_write(const mf_model *model, uint32_t pid, FILE *out)
+int mf_csv_write_sink(const mf_model *model, uint32_t pid, mf_sink *out)
 {
     size_t n;
     csv_row *rows = live_rows(model, pid, &n);
     if (!rows)
         return -1;
-    fputs(MF_CSV_HEADER, out);
+    mf_sink_puts(out, MF_CSV_HEADER);
     for (size_t i = 0; i < n; i++) {
         write_row(out, &rows[i]);
         free(rows[i].attribute);
     }
     free(rows);
-    return ferror(out) ? -1 : 0;
+    return out->error ? -1 : 0;
+}
+
+int mf_csv_write(const mf_model *model, uint32_t pid, FILE *out)
+{
+    mf_sink sink = { 0 };
+    int rc = mf_csv_write_sink(model, pid, &sink);
+    if (rc == 0 && fwrite(sink.buf, 1, sink.len, out) != sink.len)
+        rc = -1;
+    mf_sink_free(&sink);
+    return rc;
 }
 
 int mf_csv_process_has_gpu(const mf_model *model, uint32_t pid)
@@ -115,17 +128,20 @@ int mf_csv_process_has_gpu(const mf_model *model, uint32_t pid)
 static int write_file(const mf_model *model, uint32_t pid, const char *path, char *err,
                       size_t errlen)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0) {
         snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
         return -1;
     }
-    int rc = mf_csv_write(model, pid, f);
-    if (fclose(f) != 0)
-        rc = -1;
+    mf_sink out;
+    mf_sink_fd(&out, fd);
+    int rc = mf_csv_write_sink(model, pid, &out) | mf_sink_flush(&out);
+    int saved = out.error ? out.error : ENOMEM;
+    mf_sink_free(&out);
+    if (close(fd) != 0 && rc == 0)
+        rc = -1, saved = errno;
     if (rc < 0)
-        snprintf(err, errlen, "%s: cannot write the GPU memory CSV: %s", path,
-                 errno ? strerror(errno) : "out of memory");
+        snprintf(err, errlen, "%s: cannot write the GPU memory CSV: %s", path, strerror(saved));
     return rc;
 }
 

@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "model.h"
+#include "sink.h"
 
 #define MF_CSV_HEADER "\"Attribute Name\",\"Requested Size\",\"Device\",\"Actual Size\",\"Reuse?\"\n"
 
@@ -21,6 +22,9 @@
  * strcmp order; equal attributes by allocation time, then address).
  * Returns 0, or -1 on out of memory or a write error.
  */
+MF_EXPORT int mf_csv_write_sink(const mf_model *model, uint32_t pid, mf_sink *out);
+
+/* The same into a FILE (for tests and tools). */
 MF_EXPORT int mf_csv_write(const mf_model *model, uint32_t pid, FILE *out);
 
 /* Whether process pid had any GPU block (live or freed) in the model. */

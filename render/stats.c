@@ -4,6 +4,7 @@
  * same content.  Reads only the model (model.c computed every number); here
  * rows are sorted and formatted into a growable buffer.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,7 +27,7 @@ typedef struct row {
 typedef struct stats_ctx {
     const mf_model *m;
     const mf_stats_options *opt;
-    mf_buf *b;
+    mf_sink *b;
 } stats_ctx;
 
 const char *mf_memory_kind_name(unsigned kind)
@@ -221,17 +222,17 @@ static const char *thread_name(const mf_model *m, uint32_t pid, uint32_t tid)
 /* ---- text table -------------------------------------------------------- */
 
 /* Pad the escaped name to width columns (counting UTF-8 characters). */
-static void text_cell(mf_buf *b, const char *s, size_t width)
+static void text_cell(mf_sink *b, const char *s, size_t width)
 {
     size_t start = b->len;
-    mf_escape_text_buf(b, s);
+    mf_escape_text(b, s, MF_ESCAPE_WHOLE);
     size_t chars = 0;
     for (size_t i = start; i < b->len; i++)
-        if (((unsigned char)b->data[i] & 0xc0) != 0x80)
+        if (((unsigned char)b->buf[i] & 0xc0) != 0x80)
             chars++;
     for (; chars < width; chars++)
-        mf_buf_append(b, " ", 1);
-    mf_buf_append(b, " ", 1);
+        mf_sink_write(b, " ", 1);
+    mf_sink_write(b, " ", 1);
 }
 
 static size_t name_width(const row *rows, size_t n, size_t min)
@@ -248,13 +249,13 @@ static size_t name_width(const row *rows, size_t n, size_t min)
 static void text_header(stats_ctx *c)
 {
     const mf_model *m = c->m;
-    mf_buf_printf(c->b, "memflow statistics\n");
+    mf_sink_printf(c->b, "memflow statistics\n");
     for (size_t i = 0; i < m->n_processes; i++) {
-        mf_buf_printf(c->b, "process %u: ", m->processes[i].pid);
-        mf_escape_text_buf(c->b, m->processes[i].program);
-        mf_buf_printf(c->b, "%s\n", m->processes[i].finished ? "" : " (log not finished)");
+        mf_sink_printf(c->b, "process %u: ", m->processes[i].pid);
+        mf_escape_text(c->b, m->processes[i].program, MF_ESCAPE_WHOLE);
+        mf_sink_printf(c->b, "%s\n", m->processes[i].finished ? "" : " (log not finished)");
     }
-    mf_buf_printf(c->b, "duration: %.3f ms\n\n", (double)(m->t1_ns - m->t0_ns) / 1e6);
+    mf_sink_printf(c->b, "duration: %.3f ms\n\n", (double)(m->t1_ns - m->t0_ns) / 1e6);
 }
 
 /* "gpu/0 by memory kind: device 3 allocations, 12.0000 kB (live at end ...)" */
@@ -263,14 +264,14 @@ static void text_kinds(stats_ctx *c, const mf_device_model *d)
     char dev[16];
     if (!mixed_kinds(d))
         return;
-    mf_buf_printf(c->b, "%s by memory kind:", mf_model_device_name(d->device, dev, sizeof dev));
+    mf_sink_printf(c->b, "%s by memory kind:", mf_model_device_name(d->device, dev, sizeof dev));
     for (unsigned k = 0; k < MF_MODEL_KINDS; k++)
         if (d->kinds[k].alloc_count)
-            mf_buf_printf(c->b, " %s %llu allocations %.4f kB (%.4f kB live at end);",
+            mf_sink_printf(c->b, " %s %llu allocations %.4f kB (%.4f kB live at end);",
                           mf_memory_kind_name(k), (unsigned long long)d->kinds[k].alloc_count,
                           (double)d->kinds[k].alloc_bytes / KB,
                           (double)d->kinds[k].live_bytes_end / KB);
-    mf_buf_puts(c->b, "\n");
+    mf_sink_puts(c->b, "\n");
 }
 
 static void text_device_storage(stats_ctx *c)
@@ -279,26 +280,26 @@ static void text_device_storage(stats_ctx *c)
     char (*names)[32] = calloc(m->n_devices ? m->n_devices : 1, 32);
     row *rows = names ? device_rows(m, c->opt, names) : NULL;
     if (!rows) {
-        c->b->failed = 1;
+        c->b->error = ENOMEM;
         free(names);
         return;
     }
     size_t w = name_width(rows, m->n_devices, 30);
-    mf_buf_puts(c->b, "Device Storage\n=================\n");
+    mf_sink_puts(c->b, "Device Storage\n=================\n");
     text_cell(c->b, "Name", w);
-    mf_buf_puts(c->b, "     Total Count    Min Use  (kB)    Max Use  (kB)    Avg Use  (kB)\n");
+    mf_sink_puts(c->b, "     Total Count    Min Use  (kB)    Max Use  (kB)    Avg Use  (kB)\n");
     text_cell(c->b, "----", w);
-    mf_buf_puts(c->b, "     -----------    -------------    -------------    -------------\n");
+    mf_sink_puts(c->b, "     -----------    -------------    -------------    -------------\n");
     for (size_t i = 0; i < m->n_devices; i++) {
         text_cell(c->b, rows[i].name, w);
-        mf_buf_printf(c->b, "%16llu %16.4f %16.4f %16.4f\n", (unsigned long long)rows[i].count,
+        mf_sink_printf(c->b, "%16llu %16.4f %16.4f %16.4f\n", (unsigned long long)rows[i].count,
                       (double)rows[i].min / KB, (double)rows[i].max / KB, row_avg(&rows[i]) / KB);
     }
-    mf_buf_puts(c->b, "Use: requested bytes of one allocation (kB = 1000 bytes); Avg is the "
+    mf_sink_puts(c->b, "Use: requested bytes of one allocation (kB = 1000 bytes); Avg is the "
                       "arithmetic mean, total requested / count.\n");
     for (size_t i = 0; i < m->n_devices; i++)
         text_kinds(c, &m->devices[i]);
-    mf_buf_puts(c->b, "\n");
+    mf_sink_puts(c->b, "\n");
     free(rows);
     free(names);
 }
@@ -308,41 +309,41 @@ static void text_scopes(stats_ctx *c)
     size_t n;
     row *rows = scope_rows(c->m, c->opt, &n);
     if (!rows) {
-        c->b->failed = 1;
+        c->b->error = ENOMEM;
         return;
     }
     size_t w = name_width(rows, n, 24);
-    mf_buf_puts(c->b, "Scopes\n=================\n");
+    mf_sink_puts(c->b, "Scopes\n=================\n");
     text_cell(c->b, "Name", w);
-    mf_buf_puts(c->b, "Device       Total Count  Total Use  (kB)    Min Use  (kB)    Max Use  (kB)"
+    mf_sink_puts(c->b, "Device       Total Count  Total Use  (kB)    Min Use  (kB)    Max Use  (kB)"
                       "    Avg Use  (kB)  Peak Live  (kB)  Live at End  (kB)\n");
     for (size_t i = 0; i < n; i++) {
         char dev[16];
         text_cell(c->b, rows[i].name, w);
-        mf_buf_printf(c->b, "%-8s %15llu %16.4f %16.4f %16.4f %16.4f %16.4f %18.4f\n",
+        mf_sink_printf(c->b, "%-8s %15llu %16.4f %16.4f %16.4f %16.4f %16.4f %18.4f\n",
                       mf_model_device_name(rows[i].dev->device, dev, sizeof dev),
                       (unsigned long long)rows[i].count, (double)rows[i].total / KB,
                       (double)rows[i].min / KB, (double)rows[i].max / KB,
                       row_avg(&rows[i]) / KB, (double)rows[i].scope->peak_live_bytes / KB,
                       (double)rows[i].scope->live_bytes_end / KB);
     }
-    mf_buf_puts(c->b, "\n");
+    mf_sink_puts(c->b, "\n");
     free(rows);
 }
 
 static void text_at_peak(stats_ctx *c)
 {
-    mf_buf_puts(c->b, "At the peak\n=================\n");
+    mf_sink_puts(c->b, "At the peak\n=================\n");
     for (size_t i = 0; i < c->m->n_devices; i++) {
         const mf_device_model *d = &c->m->devices[i];
         char dev[16];
         size_t n;
         const mf_scope_stat **h = peak_holders(d, &n);
         if (!h) {
-            c->b->failed = 1;
+            c->b->error = ENOMEM;
             return;
         }
-        mf_buf_printf(c->b, "%s: peak %llu bytes (%.4f kB) at %.6f ms\n",
+        mf_sink_printf(c->b, "%s: peak %llu bytes (%.4f kB) at %.6f ms\n",
                       mf_model_device_name(d->device, dev, sizeof dev),
                       (unsigned long long)d->peak_bytes, (double)d->peak_bytes / KB,
                       (double)rel_ns(c->m, d->peak_time_ns) / 1e6);
@@ -353,21 +354,21 @@ static void text_at_peak(stats_ctx *c)
                 other_blocks += h[j]->at_peak_count;
                 continue;
             }
-            mf_buf_printf(c->b, "  %16llu bytes %6.2f%% %8llu blocks  ",
+            mf_sink_printf(c->b, "  %16llu bytes %6.2f%% %8llu blocks  ",
                           (unsigned long long)h[j]->at_peak_bytes,
                           100.0 * (double)h[j]->at_peak_bytes / (double)d->peak_bytes,
                           (unsigned long long)h[j]->at_peak_count);
-            mf_escape_text_buf(c->b, mf_model_string(c->m, h[j]->scope));
-            mf_buf_puts(c->b, "\n");
+            mf_escape_text(c->b, mf_model_string(c->m, h[j]->scope), MF_ESCAPE_WHOLE);
+            mf_sink_puts(c->b, "\n");
         }
         if (n > MAX_TEXT_HOLDERS)
-            mf_buf_printf(c->b, "  %16llu bytes %6.2f%% %8llu blocks  (%zu other scopes)\n",
+            mf_sink_printf(c->b, "  %16llu bytes %6.2f%% %8llu blocks  (%zu other scopes)\n",
                           (unsigned long long)other_bytes,
                           100.0 * (double)other_bytes / (double)d->peak_bytes,
                           (unsigned long long)other_blocks, n - MAX_TEXT_HOLDERS);
         free(h);
     }
-    mf_buf_puts(c->b, "\n");
+    mf_sink_puts(c->b, "\n");
 }
 
 static void text_leaks(stats_ctx *c)
@@ -375,28 +376,28 @@ static void text_leaks(stats_ctx *c)
     size_t n;
     const mf_block **l = leak_blocks(c->m, leaks_max(c->opt), &n);
     if (!l) {
-        c->b->failed = 1;
+        c->b->error = ENOMEM;
         return;
     }
-    mf_buf_printf(c->b, "Leaks (largest blocks live at the end, up to %zu)\n=================\n",
+    mf_sink_printf(c->b, "Leaks (largest blocks live at the end, up to %zu)\n=================\n",
                   leaks_max(c->opt));
     if (n == 0)
-        mf_buf_puts(c->b, "none\n");
+        mf_sink_puts(c->b, "none\n");
     else
-        mf_buf_puts(c->b, "Device            Address        Requested           Actual"
+        mf_sink_puts(c->b, "Device            Address        Requested           Actual"
                           "    Alloc (ms)  Thread  Scope / name\n");
     for (size_t i = 0; i < n; i++) {
         char dev[16];
-        mf_buf_printf(c->b, "%-8s %#18llx %16llu %16llu %13.6f  %-6u  ",
+        mf_sink_printf(c->b, "%-8s %#18llx %16llu %16llu %13.6f  %-6u  ",
                       mf_model_device_name(l[i]->device, dev, sizeof dev),
                       (unsigned long long)l[i]->addr, (unsigned long long)l[i]->requested,
                       (unsigned long long)l[i]->actual,
                       (double)rel_ns(c->m, l[i]->alloc_ns) / 1e6, l[i]->tid);
-        mf_escape_text_buf(c->b, mf_model_string(c->m, l[i]->scope));
-        mf_escape_text_buf(c->b, mf_model_string(c->m, l[i]->name));
-        mf_buf_puts(c->b, "\n");
+        mf_escape_text(c->b, mf_model_string(c->m, l[i]->scope), MF_ESCAPE_WHOLE);
+        mf_escape_text(c->b, mf_model_string(c->m, l[i]->name), MF_ESCAPE_WHOLE);
+        mf_sink_puts(c->b, "\n");
     }
-    mf_buf_puts(c->b, "\n");
+    mf_sink_puts(c->b, "\n");
     free(l);
 }
 
@@ -405,11 +406,11 @@ static void text_notes(stats_ctx *c)
     uint64_t unknown = 0;
     for (size_t i = 0; i < c->m->n_devices; i++)
         unknown += c->m->devices[i].unknown_frees;
-    mf_buf_printf(c->b, "Unknown frees: %llu\n", (unsigned long long)unknown);
+    mf_sink_printf(c->b, "Unknown frees: %llu\n", (unsigned long long)unknown);
     for (size_t i = 0; i < c->m->n_warnings; i++) {
-        mf_buf_puts(c->b, "warning: ");
-        mf_escape_text_buf(c->b, c->m->warnings[i]);
-        mf_buf_puts(c->b, "\n");
+        mf_sink_puts(c->b, "warning: ");
+        mf_escape_text(c->b, c->m->warnings[i], MF_ESCAPE_WHOLE);
+        mf_sink_puts(c->b, "\n");
     }
 }
 
@@ -425,20 +426,20 @@ static void write_table(stats_ctx *c)
 
 /* ---- JSON -------------------------------------------------------------- */
 
-static void json_str(mf_buf *b, const char *s)
+static void json_str(mf_sink *b, const char *s)
 {
-    mf_buf_append(b, "\"", 1);
-    mf_escape_json_buf(b, s);
-    mf_buf_append(b, "\"", 1);
+    mf_sink_write(b, "\"", 1);
+    mf_escape_json(b, s);
+    mf_sink_write(b, "\"", 1);
 }
 
-static void json_key_str(mf_buf *b, const char *key, const char *s)
+static void json_key_str(mf_sink *b, const char *key, const char *s)
 {
-    mf_buf_printf(b, "\"%s\":", key);
+    mf_sink_printf(b, "\"%s\":", key);
     json_str(b, s);
 }
 
-static void json_device_name(mf_buf *b, uint16_t device)
+static void json_device_name(mf_sink *b, uint16_t device)
 {
     char dev[16];
     json_key_str(b, "device", mf_model_device_name(device, dev, sizeof dev));
@@ -446,27 +447,27 @@ static void json_device_name(mf_buf *b, uint16_t device)
 
 static void json_processes(stats_ctx *c)
 {
-    mf_buf_puts(c->b, "\"processes\":[");
+    mf_sink_puts(c->b, "\"processes\":[");
     for (size_t i = 0; i < c->m->n_processes; i++) {
         const mf_process_info *p = &c->m->processes[i];
-        mf_buf_printf(c->b, "%s{\"pid\":%u,\"ppid\":%u,", i ? "," : "", p->pid, p->ppid);
+        mf_sink_printf(c->b, "%s{\"pid\":%u,\"ppid\":%u,", i ? "," : "", p->pid, p->ppid);
         json_key_str(c->b, "program", p->program);
-        mf_buf_puts(c->b, ",");
+        mf_sink_puts(c->b, ",");
         json_key_str(c->b, "log", p->log_path);
-        mf_buf_printf(c->b, ",\"finished\":%s}", p->finished ? "true" : "false");
+        mf_sink_printf(c->b, ",\"finished\":%s}", p->finished ? "true" : "false");
     }
-    mf_buf_printf(c->b, "],\n\"duration_ns\":%llu,\n",
+    mf_sink_printf(c->b, "],\n\"duration_ns\":%llu,\n",
                   (unsigned long long)(c->m->t1_ns - c->m->t0_ns));
 }
 
 /* "device":{"alloc_count":N,"alloc_bytes":N,"live_bytes_end":N},... */
-static void json_kinds(mf_buf *b, const mf_device_model *d)
+static void json_kinds(mf_sink *b, const mf_device_model *d)
 {
     int first = 1;
     for (unsigned k = 0; k < MF_MODEL_KINDS; k++) {
         if (!d->kinds[k].alloc_count)
             continue;
-        mf_buf_printf(b, "%s\"%s\":{\"alloc_count\":%llu,\"alloc_bytes\":%llu,"
+        mf_sink_printf(b, "%s\"%s\":{\"alloc_count\":%llu,\"alloc_bytes\":%llu,"
                       "\"live_bytes_end\":%llu}", first ? "" : ",", mf_memory_kind_name(k),
                       (unsigned long long)d->kinds[k].alloc_count,
                       (unsigned long long)d->kinds[k].alloc_bytes,
@@ -481,18 +482,18 @@ static void json_devices(stats_ctx *c)
     char (*names)[32] = calloc(m->n_devices ? m->n_devices : 1, 32);
     row *rows = names ? device_rows(m, c->opt, names) : NULL;
     if (!rows) {
-        c->b->failed = 1;
+        c->b->error = ENOMEM;
         free(names);
         return;
     }
-    mf_buf_puts(c->b, "\"devices\":[");
+    mf_sink_puts(c->b, "\"devices\":[");
     for (size_t i = 0; i < m->n_devices; i++) {
         const mf_device_model *d = rows[i].dev;
-        mf_buf_puts(c->b, i ? ",\n{" : "\n{");
+        mf_sink_puts(c->b, i ? ",\n{" : "\n{");
         json_device_name(c->b, d->device);
-        mf_buf_puts(c->b, ",");
+        mf_sink_puts(c->b, ",");
         json_key_str(c->b, "name", rows[i].name);
-        mf_buf_printf(c->b, ",\"alloc_count\":%llu,\"free_count\":%llu,\"alloc_bytes\":%llu,"
+        mf_sink_printf(c->b, ",\"alloc_count\":%llu,\"free_count\":%llu,\"alloc_bytes\":%llu,"
                       "\"alloc_actual_bytes\":%llu,\"min_size\":%llu,\"max_size\":%llu,"
                       "\"avg_size\":%.3f,\"peak_bytes\":%llu,\"peak_time_ns\":%llu,"
                       "\"live_bytes_end\":%llu,\"live_count_end\":%llu,\"unknown_frees\":%llu,"
@@ -508,9 +509,9 @@ static void json_devices(stats_ctx *c)
                       (unsigned long long)d->unknown_frees,
                       (unsigned long long)d->replaced_blocks, d->n_snapshots);
         json_kinds(c->b, d);
-        mf_buf_puts(c->b, "}}");
+        mf_sink_puts(c->b, "}}");
     }
-    mf_buf_puts(c->b, "],\n");
+    mf_sink_puts(c->b, "],\n");
     free(rows);
     free(names);
 }
@@ -520,17 +521,17 @@ static void json_scopes(stats_ctx *c)
     size_t n;
     row *rows = scope_rows(c->m, c->opt, &n);
     if (!rows) {
-        c->b->failed = 1;
+        c->b->error = ENOMEM;
         return;
     }
-    mf_buf_puts(c->b, "\"scopes\":[");
+    mf_sink_puts(c->b, "\"scopes\":[");
     for (size_t i = 0; i < n; i++) {
         const mf_scope_stat *s = rows[i].scope;
-        mf_buf_puts(c->b, i ? ",\n{" : "\n{");
+        mf_sink_puts(c->b, i ? ",\n{" : "\n{");
         json_key_str(c->b, "scope", rows[i].name);
-        mf_buf_puts(c->b, ",");
+        mf_sink_puts(c->b, ",");
         json_device_name(c->b, rows[i].dev->device);
-        mf_buf_printf(c->b, ",\"alloc_count\":%llu,\"free_count\":%llu,\"alloc_bytes\":%llu,"
+        mf_sink_printf(c->b, ",\"alloc_count\":%llu,\"free_count\":%llu,\"alloc_bytes\":%llu,"
                       "\"min_size\":%llu,\"max_size\":%llu,\"avg_size\":%.3f,"
                       "\"peak_live_bytes\":%llu,\"peak_live_time_ns\":%llu,"
                       "\"live_bytes_end\":%llu,\"live_count_end\":%llu}",
@@ -542,37 +543,37 @@ static void json_scopes(stats_ctx *c)
                       (unsigned long long)s->live_bytes_end,
                       (unsigned long long)s->live_count_end);
     }
-    mf_buf_puts(c->b, "],\n");
+    mf_sink_puts(c->b, "],\n");
     free(rows);
 }
 
 static void json_at_peak(stats_ctx *c)
 {
-    mf_buf_puts(c->b, "\"at_peak\":[");
+    mf_sink_puts(c->b, "\"at_peak\":[");
     for (size_t i = 0; i < c->m->n_devices; i++) {
         const mf_device_model *d = &c->m->devices[i];
         size_t n;
         const mf_scope_stat **h = peak_holders(d, &n);
         if (!h) {
-            c->b->failed = 1;
+            c->b->error = ENOMEM;
             return;
         }
-        mf_buf_puts(c->b, i ? ",\n{" : "\n{");
+        mf_sink_puts(c->b, i ? ",\n{" : "\n{");
         json_device_name(c->b, d->device);
-        mf_buf_printf(c->b, ",\"peak_bytes\":%llu,\"peak_time_ns\":%llu,\"holders\":[",
+        mf_sink_printf(c->b, ",\"peak_bytes\":%llu,\"peak_time_ns\":%llu,\"holders\":[",
                       (unsigned long long)d->peak_bytes,
                       (unsigned long long)rel_ns(c->m, d->peak_time_ns));
         for (size_t j = 0; j < n; j++) {
-            mf_buf_puts(c->b, j ? ",{" : "{");
+            mf_sink_puts(c->b, j ? ",{" : "{");
             json_key_str(c->b, "scope", mf_model_string(c->m, h[j]->scope));
-            mf_buf_printf(c->b, ",\"bytes\":%llu,\"blocks\":%llu}",
+            mf_sink_printf(c->b, ",\"bytes\":%llu,\"blocks\":%llu}",
                           (unsigned long long)h[j]->at_peak_bytes,
                           (unsigned long long)h[j]->at_peak_count);
         }
-        mf_buf_puts(c->b, "]}");
+        mf_sink_puts(c->b, "]}");
         free(h);
     }
-    mf_buf_puts(c->b, "],\n");
+    mf_sink_puts(c->b, "],\n");
 }
 
 static void json_leaks(stats_ctx *c)
@@ -580,26 +581,26 @@ static void json_leaks(stats_ctx *c)
     size_t n;
     const mf_block **l = leak_blocks(c->m, leaks_max(c->opt), &n);
     if (!l) {
-        c->b->failed = 1;
+        c->b->error = ENOMEM;
         return;
     }
-    mf_buf_puts(c->b, "\"leaks\":[");
+    mf_sink_puts(c->b, "\"leaks\":[");
     for (size_t i = 0; i < n; i++) {
-        mf_buf_puts(c->b, i ? ",\n{" : "\n{");
+        mf_sink_puts(c->b, i ? ",\n{" : "\n{");
         json_key_str(c->b, "scope", mf_model_string(c->m, l[i]->scope));
-        mf_buf_puts(c->b, ",");
+        mf_sink_puts(c->b, ",");
         json_key_str(c->b, "name", mf_model_string(c->m, l[i]->name));
-        mf_buf_puts(c->b, ",");
+        mf_sink_puts(c->b, ",");
         json_device_name(c->b, l[i]->device);
-        mf_buf_printf(c->b, ",\"address\":\"0x%llx\",\"requested\":%llu,\"actual\":%llu,"
+        mf_sink_printf(c->b, ",\"address\":\"0x%llx\",\"requested\":%llu,\"actual\":%llu,"
                       "\"alloc_time_ns\":%llu,\"pid\":%u,\"thread\":%u,",
                       (unsigned long long)l[i]->addr, (unsigned long long)l[i]->requested,
                       (unsigned long long)l[i]->actual,
                       (unsigned long long)rel_ns(c->m, l[i]->alloc_ns), l[i]->pid, l[i]->tid);
         json_key_str(c->b, "thread_name", thread_name(c->m, l[i]->pid, l[i]->tid));
-        mf_buf_puts(c->b, "}");
+        mf_sink_puts(c->b, "}");
     }
-    mf_buf_puts(c->b, "],\n");
+    mf_sink_puts(c->b, "],\n");
     free(l);
 }
 
@@ -608,20 +609,20 @@ static void json_notes(stats_ctx *c)
     uint64_t unknown = 0;
     for (size_t i = 0; i < c->m->n_devices; i++)
         unknown += c->m->devices[i].unknown_frees;
-    mf_buf_printf(c->b, "\"unknown_frees\":%llu,\n\"gpu_dropped\":%llu,\n\"damaged\":%s,\n"
+    mf_sink_printf(c->b, "\"unknown_frees\":%llu,\n\"gpu_dropped\":%llu,\n\"damaged\":%s,\n"
                   "\"warnings\":[", (unsigned long long)unknown,
                   (unsigned long long)c->m->gpu_dropped, c->m->damaged ? "true" : "false");
     for (size_t i = 0; i < c->m->n_warnings; i++) {
-        mf_buf_puts(c->b, i ? "," : "");
+        mf_sink_puts(c->b, i ? "," : "");
         json_str(c->b, c->m->warnings[i]);
     }
-    mf_buf_puts(c->b, "]\n");
+    mf_sink_puts(c->b, "]\n");
 }
 
 static void write_json(stats_ctx *c)
 {
     static const char *const sorts[] = { "total", "avg", "min", "max", "count" };
-    mf_buf_printf(c->b, "{\"sort_by\":\"%s\",\"ascending\":%s,\n", sorts[c->opt->sort_by % 5],
+    mf_sink_printf(c->b, "{\"sort_by\":\"%s\",\"ascending\":%s,\n", sorts[c->opt->sort_by % 5],
                   c->opt->ascending ? "true" : "false");
     json_processes(c);
     json_devices(c);
@@ -629,7 +630,7 @@ static void write_json(stats_ctx *c)
     json_at_peak(c);
     json_leaks(c);
     json_notes(c);
-    mf_buf_puts(c->b, "}\n");
+    mf_sink_puts(c->b, "}\n");
 }
 
 /* ---- entry points ------------------------------------------------------ */
@@ -637,13 +638,13 @@ static void write_json(stats_ctx *c)
 char *mf_stats_string(const mf_model *model, const mf_stats_options *opt)
 {
     static const mf_stats_options defaults = { 0, MF_SORT_TOTAL, 0, 0 };
-    mf_buf b = MF_BUF_INIT;
+    mf_sink b = { 0 };
     stats_ctx c = { model, opt ? opt : &defaults, &b };
     if (c.opt->json)
         write_json(&c);
     else
         write_table(&c);
-    return mf_buf_take(&b);
+    return mf_sink_take(&b);
 }
 
 int mf_stats_write(const mf_model *model, FILE *out, const mf_stats_options *opt)

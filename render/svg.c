@@ -166,7 +166,7 @@ static size_t panel_quota(const page *pg, size_t i, size_t quota)
 }
 
 /* Draw the whole picture on cr; overlay (SVG only) gets the hover layer. */
-static int draw_page(cairo_t *cr, page *pg, size_t quota, mf_svg_buf *overlay, size_t budget)
+static int draw_page(cairo_t *cr, page *pg, size_t quota, mf_sink *overlay, size_t budget)
 {
     cairo_set_source_rgb(cr, 1, 1, 1);
     cairo_paint(cr);
@@ -192,15 +192,16 @@ static int draw_page(cairo_t *cr, page *pg, size_t quota, mf_svg_buf *overlay, s
 
 static cairo_status_t write_to_buf(void *closure, const unsigned char *data, unsigned int length)
 {
-    return mf_svg_buf_append(closure, (const char *)data, length) == 0 ? CAIRO_STATUS_SUCCESS
-                                                                       : CAIRO_STATUS_WRITE_ERROR;
+    mf_sink *s = closure;
+    mf_sink_write(s, data, length);
+    return s->error ? CAIRO_STATUS_WRITE_ERROR : CAIRO_STATUS_SUCCESS;
 }
 
 /* The SVG document with quota vector blocks and its hover overlay in out. */
-static int render_svg(page *pg, size_t quota, size_t budget, mf_svg_buf *out, char *err,
+static int render_svg(page *pg, size_t quota, size_t budget, mf_sink *out, char *err,
                       size_t errlen)
 {
-    mf_svg_buf overlay = { 0 };
+    mf_sink overlay = { 0 };
     cairo_surface_t *surface =
         cairo_svg_surface_create_for_stream(write_to_buf, out, pg->width, pg->height);
     cairo_svg_surface_restrict_to_version(surface, CAIRO_SVG_VERSION_1_1);
@@ -213,7 +214,7 @@ static int render_svg(page *pg, size_t quota, size_t budget, mf_svg_buf *out, ch
     if (status == CAIRO_STATUS_SUCCESS)
         status = cairo_surface_status(surface);
     cairo_surface_destroy(surface);
-    if (rc != 0 || status != CAIRO_STATUS_SUCCESS || out->failed) {
+    if (rc != 0 || status != CAIRO_STATUS_SUCCESS || out->error) {
         snprintf(err, errlen, "drawing failed: %s",
                  status != CAIRO_STATUS_SUCCESS ? cairo_status_to_string(status) : "out of memory");
         rc = -1;
@@ -221,11 +222,11 @@ static int render_svg(page *pg, size_t quota, size_t budget, mf_svg_buf *out, ch
         snprintf(err, errlen, "out of memory adding the hover layer");
         rc = -1;
     }
-    mf_svg_buf_free(&overlay);
+    mf_sink_free(&overlay);
     return rc;
 }
 
-static int write_file(const char *path, const mf_svg_buf *buf, char *err, size_t errlen)
+static int write_file(const char *path, const mf_sink *buf, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "wb");
     if (!f) {
@@ -233,7 +234,7 @@ static int write_file(const char *path, const mf_svg_buf *buf, char *err, size_t
         return -1;
     }
     errno = 0;
-    size_t wrote = fwrite(buf->data, 1, buf->len, f);
+    size_t wrote = fwrite(buf->buf, 1, buf->len, f);
     int write_errno = wrote == buf->len ? 0 : errno;
     if (fclose(f) != 0 || wrote != buf->len) {
         snprintf(err, errlen, "%s: cannot write: %s", path,
@@ -249,9 +250,9 @@ static int write_svg(page *pg, const char *path, char *err, size_t errlen)
     char why[256];
     size_t quota = VECTOR_QUOTA, budget = OVERLAY_BUDGET;
     for (;;) {
-        mf_svg_buf out = { 0 };
+        mf_sink out = { 0 };
         if (render_svg(pg, quota, budget, &out, why, sizeof why) != 0) {
-            mf_svg_buf_free(&out);
+            mf_sink_free(&out);
             snprintf(err, errlen, "%s: %s", path, why);
             return -1;
         }
@@ -260,10 +261,10 @@ static int write_svg(page *pg, const char *path, char *err, size_t errlen)
             if (out.len > SVG_MAX_BYTES)
                 snprintf(err, errlen, "%s: the picture needs %zu bytes, over the %u-byte bound",
                          path, out.len, SVG_MAX_BYTES);
-            mf_svg_buf_free(&out);
+            mf_sink_free(&out);
             return rc;
         }
-        mf_svg_buf_free(&out);
+        mf_sink_free(&out);
         quota /= 4;
         budget /= 4;
     }

@@ -171,7 +171,7 @@ static void draw_vectors(cairo_t *cr, const mf_svg_panel *panel, const candidate
  * blocks got one (those stay vector), or (size_t)-1 when out of memory.
  */
 static size_t write_hover(const mf_svg_panel *panel, const candidate *chosen, size_t n,
-                          const mf_svg_buf *overlay, size_t budget, mf_svg_buf *entries)
+                          const mf_sink *overlay, size_t budget, mf_sink *entries)
 {
     mf_svg_threads threads;
     if (mf_svg_threads_build(&threads, panel->model) != 0)
@@ -188,7 +188,7 @@ static size_t write_hover(const mf_svg_panel *panel, const candidate *chosen, si
         }
         if (overlay->len + entries->len > budget) {
             entries->len = before;
-            entries->data[before] = '\0';
+            entries->buf[before] = '\0';
             break;
         }
     }
@@ -197,11 +197,11 @@ static size_t write_hover(const mf_svg_panel *panel, const candidate *chosen, si
 }
 
 /* The hover entry of the pixel image: what it holds and why. */
-static int write_raster_note(mf_svg_buf *overlay, const mf_svg_panel *panel)
+static int write_raster_note(mf_sink *overlay, const mf_svg_panel *panel)
 {
     char count[32], shown[32], text[256];
-    mf_svg_format_count(panel->n_raster, count, sizeof count);
-    mf_svg_format_count(panel->n_vector, shown, sizeof shown);
+    mf_format_count(panel->n_raster, count, sizeof count);
+    mf_format_count(panel->n_vector, shown, sizeof shown);
     snprintf(text, sizeof text,
              "%s smaller allocations are drawn as pixels here (no details); "
              "hover details are given for the %s largest",
@@ -210,7 +210,7 @@ static int write_raster_note(mf_svg_buf *overlay, const mf_svg_panel *panel)
                                MF_SVG_PLOT_X1 - MF_SVG_PLOT_X0, MF_SVG_MAP_H, text);
 }
 
-int mf_svg_draw_blocks(cairo_t *cr, mf_svg_panel *panel, size_t quota, mf_svg_buf *overlay,
+int mf_svg_draw_blocks(cairo_t *cr, mf_svg_panel *panel, size_t quota, mf_sink *overlay,
                        size_t overlay_budget)
 {
     const mf_device_model *dev = panel->dev;
@@ -219,7 +219,7 @@ int mf_svg_draw_blocks(cairo_t *cr, mf_svg_panel *panel, size_t quota, mf_svg_bu
         quota = n;
     candidate *chosen = malloc((quota ? quota : 1) * sizeof *chosen);
     uint8_t *is_vector = calloc(n ? n : 1, 1);
-    mf_svg_buf entries = { 0 };
+    mf_sink entries = { 0 };
     int rc = -1;
     if (!chosen || !is_vector)
         goto out;
@@ -239,13 +239,14 @@ int mf_svg_draw_blocks(cairo_t *cr, mf_svg_panel *panel, size_t quota, mf_svg_bu
     if (overlay) {
         if (panel->n_raster > 0 && write_raster_note(overlay, panel) != 0)
             goto out;
-        if (mf_svg_buf_append(overlay, entries.data ? entries.data : "", entries.len) != 0)
+        mf_sink_write(overlay, entries.buf, entries.len);
+        if (overlay->error)
             goto out;
     }
     rc = 0;
 out:
     free(chosen);
     free(is_vector);
-    mf_svg_buf_free(&entries);
+    mf_sink_free(&entries);
     return rc;
 }

@@ -183,7 +183,7 @@ static void process_prefix(const mf_svg_panel *panel, char *out, size_t len)
         snprintf(out, len, "%zu other processes:   ", panel->n_pids);
     else if (panel->n_pids == 1 && name)
         snprintf(out, len, "pid %u (%s):   ", panel->pid,
-                 mf_svg_clean_text(name, 30, program, sizeof program));
+                 mf_clean_text(name, 30, program, sizeof program));
     else if (panel->n_pids == 1)
         snprintf(out, len, "pid %u:   ", panel->pid);
 }
@@ -203,12 +203,12 @@ static void draw_device_line(cairo_t *cr, const mf_svg_panel *panel)
     snprintf(line + used, sizeof line - used,
              "%s allocations, %s frees, %s allocated in all   |   peak %s at %s   |   "
              "live at end: %s in %s block%s",
-             mf_svg_format_count(dev->alloc_count, a, sizeof a),
-             mf_svg_format_count(dev->free_count, b, sizeof b),
-             mf_svg_format_bytes(dev->alloc_bytes, c, sizeof c),
-             mf_svg_format_bytes(dev->peak_bytes, d, sizeof d), mf_svg_format_time(at, e, sizeof e),
-             mf_svg_format_bytes(dev->live_bytes_end, f, sizeof f),
-             mf_svg_format_count(dev->live_count_end, g, sizeof g),
+             mf_format_count(dev->alloc_count, a, sizeof a),
+             mf_format_count(dev->free_count, b, sizeof b),
+             mf_format_bytes(dev->alloc_bytes, c, sizeof c),
+             mf_format_bytes(dev->peak_bytes, d, sizeof d), mf_format_time(at, e, sizeof e),
+             mf_format_bytes(dev->live_bytes_end, f, sizeof f),
+             mf_format_count(dev->live_count_end, g, sizeof g),
              dev->live_count_end == 1 ? "" : "s");
     if (dev->unknown_frees)
         snprintf(line + strlen(line), sizeof line - strlen(line),
@@ -235,7 +235,7 @@ static void draw_curve_axis(cairo_t *cr, const mf_svg_panel *panel, const curve_
 
 /* Red dot and "peak 12.3 MiB at 1.2 s" at the device's peak. */
 static int draw_peak_marker(cairo_t *cr, const mf_svg_panel *panel, const curve_scale *s,
-                            mf_svg_buf *overlay)
+                            mf_sink *overlay)
 {
     const mf_device_model *dev = panel->dev;
     if (dev->peak_bytes == 0)
@@ -246,8 +246,8 @@ static int draw_peak_marker(cairo_t *cr, const mf_svg_panel *panel, const curve_
     cairo_arc(cr, x, y, 3.5, 0, 2 * M_PI);
     mf_svg_set_rgb(cr, mf_svg_peak_color);
     cairo_fill(cr);
-    snprintf(label, sizeof label, "peak %s at %s", mf_svg_format_bytes(dev->peak_bytes, bytes, sizeof bytes),
-             mf_svg_format_time(dev->peak_time_ns > panel->model->t0_ns
+    snprintf(label, sizeof label, "peak %s at %s", mf_format_bytes(dev->peak_bytes, bytes, sizeof bytes),
+             mf_format_time(dev->peak_time_ns > panel->model->t0_ns
                                     ? dev->peak_time_ns - panel->model->t0_ns : 0,
                                 when, sizeof when));
     int right_side = x < MF_SVG_PLOT_X1 - 180;
@@ -295,7 +295,7 @@ static void draw_samples_curve(cairo_t *cr, const envelope *samples, const curve
 
 /* "300 ms - 304 ms: live 1.50 MiB" (or "live 1.20 MiB to 1.50 MiB"),
  * then the allocator / driver sample there, for columns [c0, c1). */
-static int curve_hover(mf_svg_buf *overlay, const mf_svg_panel *panel, const envelope *events,
+static int curve_hover(mf_sink *overlay, const mf_svg_panel *panel, const envelope *events,
                        const envelope *samples, int c0, int c1, const curve_scale *s)
 {
     char from[32], to[32], lo[32], hi[32], text[192];
@@ -305,22 +305,22 @@ static int curve_hover(mf_svg_buf *overlay, const mf_svg_panel *panel, const env
         max = events->hi[c] > max ? events->hi[c] : max;
     }
     const mf_svg_time_axis *t = &panel->time;
-    mf_svg_format_time((uint64_t)(c0 / t->px_per_ns), from, sizeof from);
-    mf_svg_format_time((uint64_t)(c1 / t->px_per_ns), to, sizeof to);
-    mf_svg_format_bytes(min, lo, sizeof lo);
+    mf_format_time((uint64_t)(c0 / t->px_per_ns), from, sizeof from);
+    mf_format_time((uint64_t)(c1 / t->px_per_ns), to, sizeof to);
+    mf_format_bytes(min, lo, sizeof lo);
     int n = min == max ? snprintf(text, sizeof text, "%s - %s: live %s", from, to, lo)
                        : snprintf(text, sizeof text, "%s - %s: live %s to %s", from, to, lo,
-                                  mf_svg_format_bytes(max, hi, sizeof hi));
+                                  mf_format_bytes(max, hi, sizeof hi));
     if (samples && c1 - 1 >= samples->first && c1 - 1 <= samples->last)
         snprintf(text + n, sizeof text - (size_t)n, "; %s %s",
                  MF_DEVICE_KIND(panel->dev->device) == MF_DEVICE_GPU ? "driver used" : "allocator",
-                 mf_svg_format_bytes(samples->hi[c1 - 1], hi, sizeof hi));
+                 mf_format_bytes(samples->hi[c1 - 1], hi, sizeof hi));
     return mf_svg_overlay_note(overlay, MF_SVG_PLOT_X0 + c0, s->top, c1 - c0, s->bottom - s->top,
                                text);
 }
 
 /* Hover rectangles over the curve, HOVER_COLUMNS pixels each. */
-static int curve_hovers(mf_svg_buf *overlay, const mf_svg_panel *panel, const envelope *events,
+static int curve_hovers(mf_sink *overlay, const mf_svg_panel *panel, const envelope *events,
                         const envelope *samples, const curve_scale *s)
 {
     int w = MF_SVG_PLOT_X1 - MF_SVG_PLOT_X0;
@@ -331,7 +331,7 @@ static int curve_hovers(mf_svg_buf *overlay, const mf_svg_panel *panel, const en
     return 0;
 }
 
-int mf_svg_draw_curve(cairo_t *cr, const mf_svg_panel *panel, mf_svg_buf *overlay)
+int mf_svg_draw_curve(cairo_t *cr, const mf_svg_panel *panel, mf_sink *overlay)
 {
     const mf_device_model *dev = panel->dev;
     curve_scale s = { panel->box.curve_top, panel->box.curve_bottom, curve_max(dev) };

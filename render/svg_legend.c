@@ -47,7 +47,7 @@ static double legend_curve_keys(cairo_t *cr, const mf_svg_panel *panel, double y
         if (mf_svg_samples_off_scale(dev)) {
             char bytes[32], label[96];
             snprintf(label, sizeof label, "off scale above the curve, up to %s",
-                     mf_svg_format_bytes(mf_svg_samples_max(dev), bytes, sizeof bytes));
+                     mf_format_bytes(mf_svg_samples_max(dev), bytes, sizeof bytes));
             mf_svg_colored_text(cr, mf_svg_muted_color, tx, y, MF_SVG_LEFT, 9, 0, label);
             y += LINE_H - 3;
         }
@@ -61,22 +61,22 @@ static double legend_curve_keys(cairo_t *cr, const mf_svg_panel *panel, double y
 }
 
 /* Hover over a legend row: the whole scope name and its bytes. */
-static int legend_hover(mf_svg_buf *overlay, const mf_svg_panel *panel,
+static int legend_hover(mf_sink *overlay, const mf_svg_panel *panel,
                         const mf_svg_legend_entry *e, double y)
 {
     char peak[32], total[32], detail[128];
     if (!overlay)
         return 0;
     snprintf(detail, sizeof detail, "%s held at the peak, %s allocated in all",
-             mf_svg_format_bytes(e->bytes_at_peak, peak, sizeof peak),
-             mf_svg_format_bytes(e->bytes_total, total, sizeof total));
+             mf_format_bytes(e->bytes_at_peak, peak, sizeof peak),
+             mf_format_bytes(e->bytes_total, total, sizeof total));
     return mf_svg_overlay_lines(overlay, MF_SVG_LEGEND_X, y - 11, LEGEND_RIGHT - MF_SVG_LEGEND_X,
                                 LINE_H, mf_svg_string(panel->model, e->scope), detail);
 }
 
 /* Scope swatches with bytes at the peak, then "other". Returns next y,
  * or a negative value when out of memory. */
-static double legend_scopes(cairo_t *cr, const mf_svg_panel *panel, mf_svg_buf *overlay,
+static double legend_scopes(cairo_t *cr, const mf_svg_panel *panel, mf_sink *overlay,
                             double y)
 {
     const mf_svg_colors *c = &panel->colors;
@@ -90,7 +90,7 @@ static double legend_scopes(cairo_t *cr, const mf_svg_panel *panel, mf_svg_buf *
         mf_svg_show_text(cr, MF_SVG_LEGEND_X + 18, y, MF_SVG_LEFT, 10, 0,
                          mf_svg_string(panel->model, c->legend[i].scope), 24);
         mf_svg_colored_text(cr, mf_svg_muted_color, LEGEND_RIGHT, y, MF_SVG_RIGHT, 10, 0,
-                     mf_svg_format_bytes(c->legend[i].bytes_at_peak, bytes, sizeof bytes));
+                     mf_format_bytes(c->legend[i].bytes_at_peak, bytes, sizeof bytes));
         if (legend_hover(overlay, panel, &c->legend[i], y) != 0)
             return -1;
         y += LINE_H;
@@ -101,7 +101,7 @@ static double legend_scopes(cairo_t *cr, const mf_svg_panel *panel, mf_svg_buf *
                  c->other_scopes == 1 ? "" : "s");
         mf_svg_colored_text(cr, mf_svg_text_color, MF_SVG_LEGEND_X + 18, y, MF_SVG_LEFT, 10, 0, label);
         mf_svg_colored_text(cr, mf_svg_muted_color, LEGEND_RIGHT, y, MF_SVG_RIGHT, 10, 0,
-                     mf_svg_format_bytes(c->other_at_peak, bytes, sizeof bytes));
+                     mf_format_bytes(c->other_at_peak, bytes, sizeof bytes));
         y += LINE_H;
     }
     return y;
@@ -124,11 +124,11 @@ static double legend_ramp(cairo_t *cr, const mf_svg_panel *panel, double y)
     }
     y += 24;
     if (lifetime) {
-        mf_svg_format_time(c->ramp_lo_value, lo, sizeof lo);
-        mf_svg_format_time(c->ramp_hi_value, hi, sizeof hi);
+        mf_format_time(c->ramp_lo_value, lo, sizeof lo);
+        mf_format_time(c->ramp_hi_value, hi, sizeof hi);
     } else {
-        mf_svg_format_bytes(c->ramp_lo_value, lo, sizeof lo);
-        mf_svg_format_bytes(c->ramp_hi_value, hi, sizeof hi);
+        mf_format_bytes(c->ramp_lo_value, lo, sizeof lo);
+        mf_format_bytes(c->ramp_hi_value, hi, sizeof hi);
     }
     mf_svg_colored_text(cr, mf_svg_muted_color, MF_SVG_LEGEND_X, y, MF_SVG_LEFT, 9.5, 0, lo);
     mf_svg_colored_text(cr, mf_svg_muted_color, LEGEND_RIGHT, y, MF_SVG_RIGHT, 9.5, 0, hi);
@@ -145,9 +145,9 @@ static void legend_block_keys(cairo_t *cr, const mf_svg_panel *panel, double y)
     mf_svg_set_rgb(cr, mf_svg_live_color);
     cairo_fill(cr);
     snprintf(label, sizeof label, "live at end: %s block%s, %s",
-             mf_svg_format_count(dev->live_count_end, count, sizeof count),
+             mf_format_count(dev->live_count_end, count, sizeof count),
              dev->live_count_end == 1 ? "" : "s",
-             mf_svg_format_bytes(dev->live_bytes_end, bytes, sizeof bytes));
+             mf_format_bytes(dev->live_bytes_end, bytes, sizeof bytes));
     mf_svg_colored_text(cr, mf_svg_text_color, MF_SVG_LEGEND_X + 18, y, MF_SVG_LEFT, 10, 0, label);
     y += LINE_H;
     mf_svg_colored_text(cr, mf_svg_muted_color, MF_SVG_LEGEND_X, y, MF_SVG_LEFT, 9, 0,
@@ -155,16 +155,16 @@ static void legend_block_keys(cairo_t *cr, const mf_svg_panel *panel, double y)
     y += LINE_H - 3;
     if (panel->n_raster > 0) {
         snprintf(label, sizeof label, "%s small blocks drawn as pixels;",
-                 mf_svg_format_count(panel->n_raster, count, sizeof count));
+                 mf_format_count(panel->n_raster, count, sizeof count));
         mf_svg_colored_text(cr, mf_svg_muted_color, MF_SVG_LEGEND_X, y, MF_SVG_LEFT, 9, 0, label);
         y += LINE_H - 3;
         snprintf(label, sizeof label, "hover details for the %s largest",
-                 mf_svg_format_count(panel->n_vector, count, sizeof count));
+                 mf_format_count(panel->n_vector, count, sizeof count));
         mf_svg_colored_text(cr, mf_svg_muted_color, MF_SVG_LEGEND_X, y, MF_SVG_LEFT, 9, 0, label);
     }
 }
 
-int mf_svg_draw_legend(cairo_t *cr, const mf_svg_panel *panel, mf_svg_buf *overlay)
+int mf_svg_draw_legend(cairo_t *cr, const mf_svg_panel *panel, mf_sink *overlay)
 {
     double y = panel->box.curve_top + 10;
     y = legend_curve_keys(cr, panel, y);

@@ -18,7 +18,9 @@
 #include "model.h"
 #include "svg_color.h"
 #include "svg_layout.h"
-#include "svg_text.h"
+#include "escape.h"
+#include "sink.h"
+#include "units.h"
 
 typedef struct mf_svg_panel {
     const mf_model *model;
@@ -47,7 +49,7 @@ typedef struct mf_svg_panel {
  * overlay_budget (the rest become pixels).  Sets n_vector and n_raster.
  * Returns 0, or -1 when out of memory.
  */
-int mf_svg_draw_blocks(cairo_t *cr, mf_svg_panel *panel, size_t quota, mf_svg_buf *overlay,
+int mf_svg_draw_blocks(cairo_t *cr, mf_svg_panel *panel, size_t quota, mf_sink *overlay,
                        size_t overlay_budget);
 
 /* ---- svg_overlay.c ---- */
@@ -69,17 +71,17 @@ void mf_svg_threads_free(mf_svg_threads *threads);
  * process, and (when not plain CPU heap) the memory kind and flags.  Every
  * string is XML-escaped.  Returns 0 or -1 (memory).
  */
-int mf_svg_overlay_block(mf_svg_buf *overlay, const mf_svg_panel *panel,
+int mf_svg_overlay_block(mf_sink *overlay, const mf_svg_panel *panel,
                          const mf_svg_threads *threads, const mf_block *block,
                          const mf_svg_rect *rect);
 
 /* Append a hover entry with a plain title over a rectangle. */
-int mf_svg_overlay_note(mf_svg_buf *overlay, double x, double y, double w, double h,
+int mf_svg_overlay_note(mf_sink *overlay, double x, double y, double w, double h,
                         const char *title);
 
 /* The same with a two-line title: first (a name from the program), then
  * second; each escaped on its own. */
-int mf_svg_overlay_lines(mf_svg_buf *overlay, double x, double y, double w, double h,
+int mf_svg_overlay_lines(mf_sink *overlay, double x, double y, double w, double h,
                          const char *first, const char *second);
 
 /*
@@ -87,7 +89,7 @@ int mf_svg_overlay_lines(mf_svg_buf *overlay, double x, double y, double w, doub
  * </svg>, wrapped in <g id="memflow-hover"> with transparent, pointer-
  * catching style.  Returns 0, or -1 if svg has no </svg> or out of memory.
  */
-int mf_svg_overlay_splice(mf_svg_buf *svg, const mf_svg_buf *overlay);
+int mf_svg_overlay_splice(mf_sink *svg, const mf_sink *overlay);
 
 /* ---- svg_marks.c: drawing helpers, title, map marks ---- */
 
@@ -126,7 +128,7 @@ void mf_svg_draw_title(cairo_t *cr, const mf_model *model, const mf_svg_panel *p
 /* Device line, occupancy curve (events and samples), peak marker; with
  * overlay, hover entries for the curve and the peak.  Returns 0, or -1
  * when out of memory. */
-int mf_svg_draw_curve(cairo_t *cr, const mf_svg_panel *panel, mf_svg_buf *overlay);
+int mf_svg_draw_curve(cairo_t *cr, const mf_svg_panel *panel, mf_sink *overlay);
 
 /* Which mf_snapshot value is the allocator's or driver's view for dev:
  * GPU used; CPU active (resident if active is never reported). */
@@ -150,6 +152,6 @@ void mf_svg_draw_map_marks(cairo_t *cr, const mf_svg_panel *panel);
 
 /* The legend right of the panel; with overlay, each scope row gets a hover
  * entry with the whole name.  Returns 0, or -1 when out of memory. */
-int mf_svg_draw_legend(cairo_t *cr, const mf_svg_panel *panel, mf_svg_buf *overlay);
+int mf_svg_draw_legend(cairo_t *cr, const mf_svg_panel *panel, mf_sink *overlay);
 
 #endif /* MEMFLOW_SVG_PANEL_H */

@@ -17,6 +17,9 @@
  * trace.h.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,7 +37,7 @@
 
 typedef struct trace_writer {
     const mf_model *m;
-    FILE *out;
+    mf_sink *out;
     int first;              /* no event written yet (no comma needed) */
     int failed;
     uint64_t points_dropped, spans_dropped, activities_dropped, snapshots_dropped;
@@ -45,36 +48,31 @@ typedef struct trace_writer {
 
 static void begin_event(trace_writer *w)
 {
-    if (fputs(w->first ? "\n" : ",\n", w->out) < 0)
-        w->failed = 1;
+    mf_sink_puts(w->out, w->first ? "\n" : ",\n");
     w->first = 0;
 }
 
 static void text(trace_writer *w, const char *s)
 {
-    if (fputs(s, w->out) < 0)
-        w->failed = 1;
+    mf_sink_puts(w->out, s);
 }
 
 static void json_string(trace_writer *w, const char *s)
 {
     text(w, "\"");
-    if (mf_escape_json(w->out, s) < 0)
-        w->failed = 1;
+    mf_escape_json(w->out, s);
     text(w, "\"");
 }
 
 /* Nanoseconds since t0 as exact microseconds ("12.345"). */
 static void micros(trace_writer *w, uint64_t ns)
 {
-    uint64_t rel = ns >= w->m->t0_ns ? ns - w->m->t0_ns : 0;
-    fprintf(w->out, "%llu.%03u", (unsigned long long)(rel / 1000), (unsigned)(rel % 1000));
+    mf_sink_micros(w->out, ns >= w->m->t0_ns ? ns - w->m->t0_ns : 0);
 }
 
 static void duration(trace_writer *w, uint64_t begin, uint64_t end)
 {
-    uint64_t d = end > begin ? end - begin : 0;
-    fprintf(w->out, "%llu.%03u", (unsigned long long)(d / 1000), (unsigned)(d % 1000));
+    mf_sink_micros(w->out, end > begin ? end - begin : 0);
 }
 
 static uint32_t device_pid(uint16_t device)
@@ -88,10 +86,10 @@ static size_t escaped_length(trace_writer *w, uint32_t id)
     if (!w->escaped_len)
         return strlen(mf_model_string(w->m, id)) * 6;
     if (!w->escaped_len[id]) {
-        mf_buf b = MF_BUF_INIT;
-        mf_escape_json_buf(&b, mf_model_string(w->m, id));
+        mf_sink b = { 0 };
+        mf_escape_json(&b, mf_model_string(w->m, id));
         w->escaped_len[id] = (uint32_t)b.len + 1;
-        mf_buf_free(&b);
+        mf_sink_free(&b);
     }
     return w->escaped_len[id] - 1;
 }
@@ -102,9 +100,9 @@ static void metadata(trace_writer *w, const char *what, uint32_t pid, int64_t ti
                      const char *name)
 {
     begin_event(w);
-    fprintf(w->out, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%u,", what, pid);
+    mf_sink_printf(w->out, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%u,", what, pid);
     if (tid >= 0)
-        fprintf(w->out, "\"tid\":%lld,", (long long)tid);
+        mf_sink_printf(w->out, "\"tid\":%lld,", (long long)tid);
     text(w, "\"args\":{\"name\":");
     json_string(w, name);
     text(w, "}}");
@@ -114,10 +112,10 @@ static void sort_index(trace_writer *w, const char *what, uint32_t pid, int64_t 
                        long index)
 {
     begin_event(w);
-    fprintf(w->out, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%u,", what, pid);
+    mf_sink_printf(w->out, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%u,", what, pid);
     if (tid >= 0)
-        fprintf(w->out, "\"tid\":%lld,", (long long)tid);
-    fprintf(w->out, "\"args\":{\"sort_index\":%ld}}", index);
+        mf_sink_printf(w->out, "\"tid\":%lld,", (long long)tid);
+    mf_sink_printf(w->out, "\"args\":{\"sort_index\":%ld}}", index);
 }
 
 static void process_metadata(trace_writer *w)
@@ -149,10 +147,10 @@ static void process_metadata(trace_writer *w)
 static void counter_point(trace_writer *w, const char *dev, uint16_t device, const mf_point *p)
 {
     begin_event(w);
-    fprintf(w->out, "{\"ph\":\"C\",\"pid\":%u,\"name\":\"Memory: %s\",\"cat\":\"Device "
+    mf_sink_printf(w->out, "{\"ph\":\"C\",\"pid\":%u,\"name\":\"Memory: %s\",\"cat\":\"Device "
             "Storage\",\"ts\":", device_pid(device), dev);
     micros(w, p->time_ns);
-    fprintf(w->out, ",\"args\":{\"Memory: %s\":%llu}}", dev, (unsigned long long)p->live_bytes);
+    mf_sink_printf(w->out, ",\"args\":{\"Memory: %s\":%llu}}", dev, (unsigned long long)p->live_bytes);
 }
 
 /* Index of the lowest and highest point in [lo, hi) (first occurrences). */
@@ -224,15 +222,15 @@ static void snapshot_point(trace_writer *w, uint16_t device, const mf_snapshot *
     mf_model_device_name(device, dev, sizeof dev);
     int gpu = MF_DEVICE_KIND(device) == MF_DEVICE_GPU;
     begin_event(w);
-    fprintf(w->out, "{\"ph\":\"C\",\"pid\":%u,\"name\":\"%s: %s\",\"cat\":\"Device Storage\","
+    mf_sink_printf(w->out, "{\"ph\":\"C\",\"pid\":%u,\"name\":\"%s: %s\",\"cat\":\"Device Storage\","
             "\"ts\":", device_pid(device), gpu ? "Driver" : "Allocator", dev);
     micros(w, s->time_ns);
     if (gpu)
-        fprintf(w->out, ",\"args\":{\"used\":%llu,\"events\":%llu}}",
+        mf_sink_printf(w->out, ",\"args\":{\"used\":%llu,\"events\":%llu}}",
                 (unsigned long long)s->value[MF_SAMPLE_GPU_USED],
                 (unsigned long long)s->events_live);
     else
-        fprintf(w->out, ",\"args\":{\"allocated\":%llu,\"active\":%llu,\"resident\":%llu,"
+        mf_sink_printf(w->out, ",\"args\":{\"allocated\":%llu,\"active\":%llu,\"resident\":%llu,"
                 "\"mapped\":%llu,\"rss\":%llu,\"events\":%llu}}",
                 (unsigned long long)s->value[MF_SAMPLE_ALLOCATED],
                 (unsigned long long)s->value[MF_SAMPLE_ACTIVE],
@@ -336,14 +334,14 @@ static unsigned char *select_items(const selection *s, size_t n, size_t budget,
 static void span_event(trace_writer *w, const mf_span *sp)
 {
     begin_event(w);
-    fprintf(w->out, "{\"ph\":\"X\",\"cat\":\"scope\",\"pid\":%u,\"tid\":%u,\"ts\":", sp->pid,
+    mf_sink_printf(w->out, "{\"ph\":\"X\",\"cat\":\"scope\",\"pid\":%u,\"tid\":%u,\"ts\":", sp->pid,
             sp->tid);
     micros(w, sp->begin_ns);
     text(w, ",\"dur\":");
     duration(w, sp->begin_ns, sp->end_ns);
     text(w, ",\"name\":");
     json_string(w, mf_model_string(w->m, sp->scope));
-    fprintf(w->out, ",\"args\":{\"depth\":%u}}", sp->depth);
+    mf_sink_printf(w->out, ",\"args\":{\"depth\":%u}}", sp->depth);
 }
 
 static int spans(trace_writer *w)
@@ -383,7 +381,7 @@ static int64_t stream_tid(const mf_model *m, const mf_activity *a)
 static void activity_event(trace_writer *w, const mf_activity *a)
 {
     begin_event(w);
-    fprintf(w->out, "{\"ph\":\"X\",\"cat\":\"%s\",\"pid\":%u,\"tid\":%lld,\"ts\":",
+    mf_sink_printf(w->out, "{\"ph\":\"X\",\"cat\":\"%s\",\"pid\":%u,\"tid\":%lld,\"ts\":",
             activity_category(a->kind), device_pid(a->device),
             (long long)stream_tid(w->m, a));
     micros(w, a->start_ns);
@@ -391,7 +389,7 @@ static void activity_event(trace_writer *w, const mf_activity *a)
     duration(w, a->start_ns, a->end_ns);
     text(w, ",\"name\":");
     json_string(w, mf_model_string(w->m, a->name));
-    fprintf(w->out, ",\"args\":{\"bytes\":%llu,\"stream\":%u,\"correlation\":%u,\"pid\":%u}}",
+    mf_sink_printf(w->out, ",\"args\":{\"bytes\":%llu,\"stream\":%u,\"correlation\":%u,\"pid\":%u}}",
             (unsigned long long)a->bytes, a->stream, a->correlation, a->pid);
 }
 
@@ -448,10 +446,10 @@ static void pools(trace_writer *w)
     for (size_t i = 0; i < w->m->n_pools && i < MAX_POOL_EVENTS; i++) {
         const mf_pool_event *p = &w->m->pools[i];
         begin_event(w);
-        fprintf(w->out, "{\"ph\":\"i\",\"s\":\"p\",\"cat\":\"pool\",\"name\":\"%s\","
+        mf_sink_printf(w->out, "{\"ph\":\"i\",\"s\":\"p\",\"cat\":\"pool\",\"name\":\"%s\","
                 "\"pid\":%u,\"tid\":0,\"ts\":", pool_op_name(p->op), device_pid(p->device));
         micros(w, p->time_ns);
-        fprintf(w->out, ",\"args\":{\"address\":\"0x%llx\",\"size\":%llu,"
+        mf_sink_printf(w->out, ",\"args\":{\"address\":\"0x%llx\",\"size\":%llu,"
                 "\"release_threshold\":%llu,\"pid\":%u}}", (unsigned long long)p->addr,
                 (unsigned long long)p->size, (unsigned long long)p->threshold, p->pid);
     }
@@ -461,7 +459,7 @@ static void pools(trace_writer *w)
 
 static void other_data(trace_writer *w)
 {
-    fprintf(w->out, "\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"generator\":"
+    mf_sink_printf(w->out, "\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"generator\":"
             "\"memflow %s\",\"t0_ns\":\"%llu\",\"counter_points_dropped\":\"%llu\","
             "\"snapshots_dropped\":\"%llu\",\"spans_dropped\":\"%llu\","
             "\"activities_dropped\":\"%llu\"}}\n", MEMFLOW_VERSION,
@@ -470,7 +468,7 @@ static void other_data(trace_writer *w)
             (unsigned long long)w->activities_dropped);
 }
 
-int mf_trace_write(const mf_model *model, FILE *out)
+int mf_trace_write(const mf_model *model, mf_sink *out)
 {
     trace_writer w = { .m = model, .out = out, .first = 1 };
     w.escaped_len = calloc(model->n_strings ? model->n_strings : 1, sizeof *w.escaped_len);
@@ -482,19 +480,22 @@ int mf_trace_write(const mf_model *model, FILE *out)
     int rc = spans(&w) | activities(&w);
     other_data(&w);
     free(w.escaped_len);
-    return rc < 0 || w.failed || ferror(out) ? -1 : 0;
+    return rc < 0 || w.failed || out->error ? -1 : 0;
 }
 
 int mf_trace_write_file(const mf_model *model, const char *path, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0) {
         snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
         return -1;
     }
-    int rc = mf_trace_write(model, f);
-    int saved = errno;
-    if (fclose(f) != 0 && rc == 0)
+    mf_sink out;
+    mf_sink_fd(&out, fd);
+    int rc = mf_trace_write(model, &out) | mf_sink_flush(&out);
+    int saved = out.error ? out.error : ENOMEM;
+    mf_sink_free(&out);
+    if (close(fd) != 0 && rc == 0)
         rc = -1, saved = errno;
     if (rc < 0)
         snprintf(err, errlen, "%s: cannot write the trace: %s", path, strerror(saved));

@@ -15,9 +15,9 @@
 #define MEMFLOW_TRACE_H
 
 #include <stddef.h>
-#include <stdio.h>
 
 #include "model.h"
+#include "sink.h"
 
 #define MF_TRACE_MAX_BYTES (64u << 20)
 #define MF_TRACE_COUNTER_POINTS 250000u   /* memory counter points, all devices */
@@ -25,7 +25,7 @@
 
 /* Write the trace to out.  Returns 0, or -1 on a write error or out of
  * memory. */
-MF_EXPORT int mf_trace_write(const mf_model *model, FILE *out);
+MF_EXPORT int mf_trace_write(const mf_model *model, mf_sink *out);
 
 /* Write the trace into the file path.  Returns 0, or -1 with a message
  * naming path in err. */

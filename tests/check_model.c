@@ -351,11 +351,10 @@ START_TEST(gpu_csv_matches_expected_file)
     memflow_scope_pop();
     memflow_record_alloc("cpu/0", P(0x1000), 77, 80, NULL, 0);   /* CPU: not in the CSV */
     mf_model *m = finish_and_load(UINT64_MAX);
-    char *got = NULL, want[2048];
-    size_t len = 0;
-    FILE *f = open_memstream(&got, &len);
-    ck_assert_int_eq(mf_csv_write(m, (uint32_t)getpid(), f), 0);
-    fclose(f);
+    char want[2048];
+    mf_sink sink = { 0 };
+    ck_assert_int_eq(mf_csv_write_sink(m, (uint32_t)getpid(), &sink), 0);
+    char *got = mf_sink_take(&sink);
     char path[8192];
     const char *src = getenv("top_srcdir");
     snprintf(path, sizeof path, "%s/tests/render_gpu_expected.csv", src ? src : "..");

@@ -24,7 +24,6 @@
 #include "svg_color.h"
 #include "svg_layout.h"
 #include "svg_models.h"
-#include "svg_text.h"
 
 static const mf_svg_options scope_opt = { MF_COLOR_BY_SCOPE, -1, NULL };
 static const uint16_t cpu0 = MF_DEVICE(MF_DEVICE_CPU, 0);
@@ -664,30 +663,6 @@ START_TEST(test_address_compression)
 }
 END_TEST
 
-START_TEST(test_text_helpers)
-{
-    char out[64];
-    ck_assert_str_eq(mf_svg_format_bytes(512, out, sizeof out), "512 B");
-    ck_assert_str_eq(mf_svg_format_bytes(5120, out, sizeof out), "5.00 KiB");
-    ck_assert_str_eq(mf_svg_format_bytes(1536 * 1024, out, sizeof out), "1.50 MiB");
-    ck_assert_str_eq(mf_svg_format_bytes(300ull << 30, out, sizeof out), "300 GiB");
-    ck_assert_str_eq(mf_svg_format_time(850, out, sizeof out), "850 ns");
-    ck_assert_str_eq(mf_svg_format_time(12500, out, sizeof out), "12.5 us");
-    ck_assert_str_eq(mf_svg_format_time(300 * SVGT_MS, out, sizeof out), "300 ms");
-    ck_assert_str_eq(mf_svg_format_time(4560 * SVGT_MS, out, sizeof out), "4.56 s");
-    ck_assert_str_eq(mf_svg_format_count(1234567, out, sizeof out), "1,234,567");
-    ck_assert_str_eq(mf_svg_format_count(999, out, sizeof out), "999");
-    ck_assert_str_eq(mf_svg_clean_text("a\nb\x01\xff", 10, out, sizeof out),
-                     "a\\nb\\x01\xef\xbf\xbd");
-    ck_assert_str_eq(mf_svg_clean_text("abcdef", 3, out, sizeof out), "abc...");
-    ck_assert_str_eq(mf_svg_clean_text("\xe2\x82\xac\xe2\x82", 10, out, sizeof out),
-                     "\xe2\x82\xac\xef\xbf\xbd\xef\xbf\xbd");
-    mf_svg_buf buf = { 0 };
-    mf_svg_xml_escape(&buf, SVGT_WEIRD_SCOPE, 100);
-    ck_assert_str_eq(buf.data, "a&lt;b&quot;c&amp;d\\ne\xef\xbf\xbd");
-    mf_svg_buf_free(&buf);
-}
-END_TEST
 
 static Suite *svg_suite(void)
 {
@@ -713,7 +688,6 @@ static Suite *svg_suite(void)
     TCase *helpers = tcase_create("helpers");
     tcase_add_test(helpers, test_time_ticks);
     tcase_add_test(helpers, test_address_compression);
-    tcase_add_test(helpers, test_text_helpers);
     suite_add_tcase(s, helpers);
     return s;
 }
