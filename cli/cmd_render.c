@@ -6,6 +6,7 @@
  * cannot be written, 2 bad usage, 3 outputs written from a damaged log.
  */
 #include <limits.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -208,6 +209,7 @@ static int render(const render_args *a, mf_model *m)
 
 int cmd_render(int argc, char **argv)
 {
+    signal(SIGXFSZ, SIG_IGN);   /* a file size limit fails a write, not memflow */
     render_args a = { .only_device = -1, .at_ns = UINT64_MAX, .color_by = MF_COLOR_BY_SCOPE };
     a.logs = calloc((size_t)argc + 1, sizeof *a.logs);
     if (!a.logs) {

@@ -4,13 +4,12 @@
  * field quoted (a quote inside doubled, invalid UTF-8 as U+FFFD).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
-#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "escape.h"
+#include "outfile.h"
 #include "csv.h"
 
 /* A live GPU block with its attribute (scope + name) composed. */
@@ -128,21 +127,15 @@ int mf_csv_process_has_gpu(const mf_model *model, uint32_t pid)
 static int write_file(const mf_model *model, uint32_t pid, const char *path, char *err,
                       size_t errlen)
 {
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-    if (fd < 0) {
-        snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+    mf_outfile o;
+    if (mf_outfile_open(&o, path, err, errlen) < 0)
+        return -1;
+    if (mf_csv_write_sink(model, pid, &o.sink) < 0 && !o.sink.error) {
+        snprintf(err, errlen, "%s: cannot write the GPU memory CSV: out of memory", path);
+        mf_outfile_abort(&o);
         return -1;
     }
-    mf_sink out;
-    mf_sink_fd(&out, fd);
-    int rc = mf_csv_write_sink(model, pid, &out) | mf_sink_flush(&out);
-    int saved = out.error ? out.error : ENOMEM;
-    mf_sink_free(&out);
-    if (close(fd) != 0 && rc == 0)
-        rc = -1, saved = errno;
-    if (rc < 0)
-        snprintf(err, errlen, "%s: cannot write the GPU memory CSV: %s", path, strerror(saved));
-    return rc;
+    return mf_outfile_commit(&o, err, errlen);
 }
 
 int mf_csv_write_all(const mf_model *model, const char *dir, const char *prefix, int *written,

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "csv.h"
+#include "outfile.h"
 #include "outputs.h"
 #include "paths.h"
 #include "stats.h"
@@ -59,16 +60,13 @@ static void join_path(char *buf, size_t len, const char *dir, const char *name)
 static int write_stats(const mf_model *m, const char *path, int json, char *err, size_t errlen)
 {
     mf_stats_options so = { .json = json };
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+    char *text = mf_stats_string(m, &so);
+    if (!text) {
+        snprintf(err, errlen, "%s: cannot write the statistics: out of memory", path);
         return -1;
     }
-    int rc = mf_stats_write(m, f, &so);
-    if (fclose(f) != 0)
-        rc = -1;
-    if (rc < 0)
-        snprintf(err, errlen, "%s: cannot write the statistics: %s", path, strerror(errno));
+    int rc = mf_outfile_write_all(path, text, strlen(text), err, errlen);
+    free(text);
     return rc;
 }
 

@@ -21,6 +21,7 @@
 #include <strings.h>
 
 #include "compiler.h"
+#include "outfile.h"
 #include "svg_panel.h"
 #include "svg_split.h"
 
@@ -226,24 +227,6 @@ static int render_svg(page *pg, size_t quota, size_t budget, mf_sink *out, char 
     return rc;
 }
 
-static int write_file(const char *path, const mf_sink *buf, char *err, size_t errlen)
-{
-    FILE *f = fopen(path, "wb");
-    if (!f) {
-        snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
-        return -1;
-    }
-    errno = 0;
-    size_t wrote = fwrite(buf->buf, 1, buf->len, f);
-    int write_errno = wrote == buf->len ? 0 : errno;
-    if (fclose(f) != 0 || wrote != buf->len) {
-        snprintf(err, errlen, "%s: cannot write: %s", path,
-                 strerror(write_errno ? write_errno : errno ? errno : EIO));
-        return -1;
-    }
-    return 0;
-}
-
 /* SVG: draw, and draw again with fewer vector blocks until under the bound. */
 static int write_svg(page *pg, const char *path, char *err, size_t errlen)
 {
@@ -257,7 +240,8 @@ static int write_svg(page *pg, const char *path, char *err, size_t errlen)
             return -1;
         }
         if (out.len <= SVG_MAX_BYTES || quota == 0) {
-            int rc = out.len <= SVG_MAX_BYTES ? write_file(path, &out, err, errlen) : -1;
+            int rc = out.len <= SVG_MAX_BYTES ? mf_outfile_write_all(path, out.buf, out.len, err, errlen)
+                                               : -1;
             if (out.len > SVG_MAX_BYTES)
                 snprintf(err, errlen, "%s: the picture needs %zu bytes, over the %u-byte bound",
                          path, out.len, SVG_MAX_BYTES);
@@ -271,11 +255,13 @@ static int write_svg(page *pg, const char *path, char *err, size_t errlen)
 }
 
 /*
- * Draw the page on a raster or PDF surface and finish it: a PNG is written
- * from the image, a PDF is complete when its surface is finished.  One path
- * for both, so they report failures alike ("PATH: cannot write PNG: why").
+ * Draw the page on a raster or PDF surface and finish it into the output
+ * file o: a PNG is encoded from the image, a PDF is complete when its
+ * surface is finished.  One path for both, so they report failures alike
+ * ("PATH: cannot write PNG: why"); the file is renamed into place only when
+ * complete.
  */
-static int write_surface(page *pg, cairo_surface_t *surface, const char *path, const char *kind,
+static int write_surface(page *pg, cairo_surface_t *surface, mf_outfile *o, const char *kind,
                          char *err, size_t errlen)
 {
     cairo_t *cr = cairo_create(surface);
@@ -284,31 +270,41 @@ static int write_surface(page *pg, cairo_surface_t *surface, const char *path, c
     cairo_destroy(cr);
     if (rc == 0 && status == CAIRO_STATUS_SUCCESS &&
         cairo_surface_get_type(surface) == CAIRO_SURFACE_TYPE_IMAGE)
-        status = cairo_surface_write_to_png(surface, path);
+        status = cairo_surface_write_to_png_stream(surface, write_to_buf, &o->sink);
     cairo_surface_finish(surface);
     if (status == CAIRO_STATUS_SUCCESS)
         status = cairo_surface_status(surface);
     cairo_surface_destroy(surface);
     if (rc != 0 || status != CAIRO_STATUS_SUCCESS) {
-        snprintf(err, errlen, "%s: cannot write %s: %s", path, kind,
-                 status != CAIRO_STATUS_SUCCESS ? cairo_status_to_string(status) : "out of memory");
+        snprintf(err, errlen, "%s: cannot write %s: %s", o->path, kind,
+                 o->sink.error ? strerror(o->sink.error)
+                 : status != CAIRO_STATUS_SUCCESS ? cairo_status_to_string(status)
+                                                  : "out of memory");
+        mf_outfile_abort(o);
         return -1;
     }
-    return 0;
+    return mf_outfile_commit(o, err, errlen);
 }
 
 static int write_png(page *pg, const char *path, char *err, size_t errlen)
 {
+    mf_outfile o;
+    if (mf_outfile_open(&o, path, err, errlen) < 0)
+        return -1;
     return write_surface(pg,
                          cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)pg->width,
                                                     (int)pg->height),
-                         path, "PNG", err, errlen);
+                         &o, "PNG", err, errlen);
 }
 
 static int write_pdf(page *pg, const char *path, char *err, size_t errlen)
 {
-    return write_surface(pg, cairo_pdf_surface_create(path, pg->width, pg->height), path,
-                         "PDF", err, errlen);
+    mf_outfile o;
+    if (mf_outfile_open(&o, path, err, errlen) < 0)
+        return -1;
+    return write_surface(pg, cairo_pdf_surface_create_for_stream(write_to_buf, &o.sink, pg->width,
+                                                                 pg->height),
+                         &o, "PDF", err, errlen);
 }
 
 MF_EXPORT int mf_svg_write(const mf_model *model, const char *path, const mf_svg_options *opt,

@@ -17,14 +17,13 @@
  * trace.h.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
-#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "memflow.h"
 #include "escape.h"
+#include "outfile.h"
 #include "trace.h"
 
 #define SNAPSHOT_POINTS 30000u           /* snapshot counter points, all devices */
@@ -485,19 +484,13 @@ int mf_trace_write(const mf_model *model, mf_sink *out)
 
 int mf_trace_write_file(const mf_model *model, const char *path, char *err, size_t errlen)
 {
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-    if (fd < 0) {
-        snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+    mf_outfile o;
+    if (mf_outfile_open(&o, path, err, errlen) < 0)
+        return -1;
+    if (mf_trace_write(model, &o.sink) < 0 && !o.sink.error) {
+        snprintf(err, errlen, "%s: cannot write the trace: out of memory", path);
+        mf_outfile_abort(&o);
         return -1;
     }
-    mf_sink out;
-    mf_sink_fd(&out, fd);
-    int rc = mf_trace_write(model, &out) | mf_sink_flush(&out);
-    int saved = out.error ? out.error : ENOMEM;
-    mf_sink_free(&out);
-    if (close(fd) != 0 && rc == 0)
-        rc = -1, saved = errno;
-    if (rc < 0)
-        snprintf(err, errlen, "%s: cannot write the trace: %s", path, strerror(saved));
-    return rc;
+    return mf_outfile_commit(&o, err, errlen);
 }

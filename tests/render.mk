@@ -23,5 +23,6 @@ tests_render_gen_LDADD = libmemflow-render.la libmemflow.la
 tests_render_gen_LDFLAGS = $(TEST_LINK_FLAGS)
 TESTS += tests/render_cli.sh
 EXTRA_DIST += tests/render_cli.sh
-TESTS += tests/render_escape.sh tests/render_damage.sh tests/render_big.sh
-EXTRA_DIST += tests/render_escape.sh tests/render_damage.sh tests/render_big.sh
+TESTS += tests/render_escape.sh tests/render_damage.sh tests/render_big.sh tests/render_safety.sh
+EXTRA_DIST += tests/render_escape.sh tests/render_damage.sh tests/render_big.sh \
+	tests/render_safety.sh
