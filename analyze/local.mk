@@ -15,4 +15,12 @@ ANALYZE_SOURCES = \
 	analyze/merge.c analyze/merge.h \
 	analyze/reader.c analyze/reader.h \
 	analyze/log_reader.c analyze/log_reader.h \
-	analyze/model.c analyze/model.h
+	analyze/series.c analyze/series.h \
+	analyze/ranges.c analyze/ranges.h \
+	analyze/tiles.c analyze/tiles.h \
+	analyze/topk.c analyze/topk.h \
+	analyze/live_table.c analyze/live_table.h \
+	analyze/model.c analyze/model.h analyze/model_state.h \
+	analyze/model_blocks.c analyze/model_picture.c analyze/model_trace.c \
+	analyze/model_load.c \
+	analyze/statistics.c analyze/statistics.h

@@ -104,15 +104,13 @@ static char *own_stats(const mf_stats_options *opt)
     char *path = own_log_path("memflow_dumps");
     if (!path)
         return NULL;
-    mf_log *log = NULL;
-    if (mf_log_read(path, &log, err, sizeof err) < 0) {
-        mf_set_error("memflow_dumps: %s", err);
-        free(path);
-        return NULL;
-    }
+    mf_load_options lo = { .until_rel_ns = UINT64_MAX, .merge_runs = 1,
+                           .model = { .no_picture = 1, .no_trace = 1,
+                                      .since_ns = dumps_since_ns } };
+    int rc;
+    const char *paths[1] = { path };
+    mf_model *m = mf_model_load_opts(paths, 1, &lo, &rc, err, sizeof err);
     free(path);
-    mf_model *m = mf_model_build_window(&log, 1, dumps_since_ns, UINT64_MAX, err, sizeof err);
-    mf_log_free(log);
     if (!m) {
         mf_set_error("memflow_dumps: %s", err);
         return NULL;

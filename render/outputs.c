@@ -34,7 +34,7 @@ static uint64_t now_ns(void)
 static int has_gpu_blocks(const mf_model *m)
 {
     for (size_t i = 0; i < m->n_devices; i++)
-        if (MF_DEVICE_KIND(m->devices[i].device) == MF_DEVICE_GPU && m->devices[i].n_blocks)
+        if (MF_DEVICE_KIND(m->devices[i].device) == MF_DEVICE_GPU && m->devices[i].alloc_count)
             return 1;
     return 0;
 }

@@ -6,6 +6,7 @@
  */
 #include "svg_panel.h"
 
+#include <math.h>
 #include <stdio.h>
 
 #define LEGEND_RIGHT (MF_SVG_PAGE_WIDTH - 8)
@@ -30,14 +31,16 @@ static void line_swatch(cairo_t *cr, double x, double y, mf_svg_rgb color, doubl
 /* The curve's keys: events line, samples line, peak. Returns the next y. */
 static double legend_curve_keys(cairo_t *cr, const mf_svg_panel *panel, double y)
 {
-    const mf_device_model *dev = panel->dev;
+    const mf_view *dev = panel->dev;
     double x = MF_SVG_LEGEND_X, tx = x + 18;
     line_swatch(cr, x, y, mf_svg_curve_color, 2);
     mf_svg_colored_text(cr, mf_svg_text_color, tx, y, MF_SVG_LEFT, 10, 0, "live bytes (from the events)");
     y += LINE_H;
     if (dev->n_snapshots > 0) {
         int gpu = MF_DEVICE_KIND(dev->device) == MF_DEVICE_GPU;
-        line_swatch(cr, x, y, mf_svg_sample_color, 2);
+        cairo_arc(cr, x + 6, y - 4, 2, 0, 2 * M_PI);
+        mf_svg_set_rgb(cr, mf_svg_sample_color);
+        cairo_fill(cr);
         mf_svg_colored_text(cr, mf_svg_text_color, tx, y, MF_SVG_LEFT, 10, 0,
                      gpu ? "device memory used (driver samples)"
                          : mf_svg_sample_index(dev) == MF_SAMPLE_ACTIVE
@@ -82,7 +85,8 @@ static double legend_scopes(cairo_t *cr, const mf_svg_panel *panel, mf_sink *ove
     const mf_svg_colors *c = &panel->colors;
     char bytes[32], label[64];
     mf_svg_colored_text(cr, mf_svg_text_color, MF_SVG_LEGEND_X, y, MF_SVG_LEFT, 10.5, 1, "scope");
-    mf_svg_colored_text(cr, mf_svg_text_color, LEGEND_RIGHT, y, MF_SVG_RIGHT, 10.5, 1, "held at peak");
+    mf_svg_colored_text(cr, mf_svg_text_color, LEGEND_RIGHT, y, MF_SVG_RIGHT, 10.5, 1,
+                        panel->n_pids > 1 ? "held at their peaks" : "held at peak");
     y += LINE_H + 2;
     for (size_t i = 0; i < c->n_legend; i++) {
         swatch(cr, MF_SVG_LEGEND_X, y, c->table[c->legend[i].color]);
@@ -138,13 +142,13 @@ static double legend_ramp(cairo_t *cr, const mf_svg_panel *panel, double y)
 /* The live-at-end key and the raster note. */
 static void legend_block_keys(cairo_t *cr, const mf_svg_panel *panel, double y)
 {
-    const mf_device_model *dev = panel->dev;
+    const mf_view *dev = panel->dev;
     char count[32], bytes[32], label[128];
     swatch(cr, MF_SVG_LEGEND_X, y, panel->colors.table[MF_SVG_COLOR_OTHER]);
     cairo_rectangle(cr, MF_SVG_LEGEND_X + 12 - MF_SVG_LIVE_EDGE, y - 9, MF_SVG_LIVE_EDGE, 10);
     mf_svg_set_rgb(cr, mf_svg_live_color);
     cairo_fill(cr);
-    snprintf(label, sizeof label, "live at end: %s block%s, %s",
+    snprintf(label, sizeof label, "never freed: %s block%s, %s",
              mf_format_count(dev->live_count_end, count, sizeof count),
              dev->live_count_end == 1 ? "" : "s",
              mf_format_bytes(dev->live_bytes_end, bytes, sizeof bytes));

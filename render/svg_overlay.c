@@ -13,43 +13,6 @@
 
 #define HOVER_MAX_CHARS 160   /* of a scope, name or thread name in a title */
 
-static int by_pid_tid(const void *a, const void *b)
-{
-    const mf_thread_info *x = a, *y = b;
-    if (x->pid != y->pid)
-        return x->pid < y->pid ? -1 : 1;
-    return x->tid < y->tid ? -1 : x->tid > y->tid;
-}
-
-int mf_svg_threads_build(mf_svg_threads *threads, const mf_model *model)
-{
-    threads->n = model->n_threads;
-    threads->sorted = malloc((threads->n ? threads->n : 1) * sizeof *threads->sorted);
-    if (!threads->sorted)
-        return -1;
-    if (threads->n)
-        memcpy(threads->sorted, model->threads, threads->n * sizeof *threads->sorted);
-    qsort(threads->sorted, threads->n, sizeof *threads->sorted, by_pid_tid);
-    return 0;
-}
-
-void mf_svg_threads_free(mf_svg_threads *threads)
-{
-    free(threads->sorted);
-    threads->sorted = NULL;
-    threads->n = 0;
-}
-
-/* The thread's recorded name, or NULL. */
-static const char *thread_name(const mf_svg_threads *threads, const mf_model *model,
-                               uint32_t pid, uint32_t tid)
-{
-    mf_thread_info key = { .tid = tid, .pid = pid };
-    const mf_thread_info *found =
-        threads->n ? bsearch(&key, threads->sorted, threads->n, sizeof key, by_pid_tid) : NULL;
-    return found && found->name ? mf_svg_string(model, found->name) : NULL;
-}
-
 /* "5,120 B (5.00 KiB)" or "512 B". */
 static void append_size(mf_sink *out, uint64_t bytes)
 {
@@ -61,7 +24,8 @@ static void append_size(mf_sink *out, uint64_t bytes)
         mf_sink_printf(out, "%s B (%s)", count, mf_format_bytes(bytes, human, sizeof human));
 }
 
-/* "allocated at 100 ms, freed at 600 ms (lived 500 ms)" or live at end. */
+/* "allocated at 100 ms, freed at 600 ms (lived 500 ms)", or how else it
+ * ended: live at the end, with its process, replaced. */
 static void append_times(mf_sink *out, const mf_model *model, const mf_block *b)
 {
     char at[32], until[32], lived[32];
@@ -70,13 +34,20 @@ static void append_times(mf_sink *out, const mf_model *model, const mf_block *b)
     if (b->free_ns == MF_LIVE_AT_END) {
         uint64_t held = model->t1_ns > b->alloc_ns ? model->t1_ns - b->alloc_ns : 0;
         mf_sink_printf(out, "allocated at %s, live at end (never freed; held %s)", at,
-                          mf_format_time(held, lived, sizeof lived));
+                       mf_format_time(held, lived, sizeof lived));
         return;
     }
-    uint64_t freed = b->free_ns > b->alloc_ns ? b->free_ns : b->alloc_ns;
-    mf_sink_printf(out, "allocated at %s, freed at %s (lived %s)", at,
-                      mf_format_time(freed > t0 ? freed - t0 : 0, until, sizeof until),
-                      mf_format_time(freed - b->alloc_ns, lived, sizeof lived));
+    uint64_t end = b->free_ns > b->alloc_ns ? b->free_ns : b->alloc_ns;
+    mf_format_time(end > t0 ? end - t0 : 0, until, sizeof until);
+    mf_format_time(end - b->alloc_ns, lived, sizeof lived);
+    if (b->end == MF_BLOCK_PROCESS_ENDED)
+        mf_sink_printf(out, "allocated at %s, never freed: held until its process ended at %s "
+                       "(held %s)", at, until, lived);
+    else if (b->end == MF_BLOCK_REPLACED)
+        mf_sink_printf(out, "allocated at %s, ended at %s when its address was allocated "
+                       "again (no free was recorded; lived %s)", at, until, lived);
+    else
+        mf_sink_printf(out, "allocated at %s, freed at %s (lived %s)", at, until, lived);
 }
 
 /* "\ndevice memory, stream-ordered, reused from a pool cache": what the
@@ -84,7 +55,8 @@ static void append_times(mf_sink *out, const mf_model *model, const mf_block *b)
 static void append_kind(mf_sink *out, unsigned flags)
 {
     static const char *const kinds[] = { "heap", "device memory", "pinned host memory",
-                                         "managed memory", "memory pool", "other memory" };
+                                         "managed memory", "memory pool", "other memory",
+                                         "mapped virtual memory (cuMemMap)" };
     unsigned kind = (flags & MF_MEMKIND_MASK) >> MF_MEMKIND_SHIFT;
     const char *sep = "\n";
     if (kind != MF_MEM_HEAP) {
@@ -97,6 +69,8 @@ static void append_kind(mf_sink *out, unsigned flags)
         { MF_FLAG_REUSED, "reused from a pool cache" },
         { MF_FLAG_REALLOC, "from a realloc" },
         { MF_FLAG_EXPLICIT, "reported by memflow_record_alloc" },
+        { MF_FLAG_REGISTERED, "registered host memory, not allocated" },
+        { MF_FLAG_SUBBLOCK, "a region inside another block" },
     };
     for (size_t i = 0; i < sizeof notes / sizeof notes[0]; i++)
         if (flags & notes[i].flag) {
@@ -105,13 +79,12 @@ static void append_kind(mf_sink *out, unsigned flags)
         }
 }
 
-int mf_svg_overlay_block(mf_sink *overlay, const mf_svg_panel *panel,
-                         const mf_svg_threads *threads, const mf_block *block,
+int mf_svg_overlay_block(mf_sink *overlay, const mf_svg_panel *panel, const mf_block *block,
                          const mf_svg_rect *rect)
 {
     const mf_model *model = panel->model;
     char device[16];
-    uint64_t span = mf_svg_block_span(block);
+    uint64_t span = mf_block_span(block);
     uint64_t end = block->addr > UINT64_MAX - span ? UINT64_MAX : block->addr + span;
     mf_sink_printf(overlay, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"><title>",
                       rect->x, rect->y, rect->w, rect->h);
@@ -127,7 +100,7 @@ int mf_svg_overlay_block(mf_sink *overlay, const mf_svg_panel *panel,
                       (unsigned long long)end, mf_device_name(block->device, device, sizeof device));
     append_times(overlay, model, block);
     mf_sink_printf(overlay, "\nthread %u", block->tid);
-    const char *name = thread_name(threads, model, block->pid, block->tid);
+    const char *name = mf_model_thread_name(model, block->pid, block->tid);
     if (name) {
         mf_sink_write(overlay, " (", 2);
         mf_escape_xml(overlay, name, HOVER_MAX_CHARS);

@@ -237,10 +237,10 @@ END_TEST
 /* A 1-byte block living 1 ns near a 64 MiB one still gets its pixel. */
 START_TEST(test_tiny_block_visible)
 {
-    mf_model *m = svgt_model_new(1000 * SVGT_MS, "tiny");
-    svgt_block(m, cpu0, "tiny:", "t", 0x100000, 1, 1, 875 * SVGT_MS, 875 * SVGT_MS + 1, 1);
-    svgt_block(m, cpu0, "big:", "b", 0x200000, 64 << 20, 64 << 20, 0, 800 * SVGT_MS, 1);
-    svgt_finish(m);
+    svgt_scene *s = svgt_model_new(1000 * SVGT_MS, "tiny");
+    svgt_block(s, cpu0, "tiny:", "t", 0x100000, 1, 1, 875 * SVGT_MS, 875 * SVGT_MS + 1, 1);
+    svgt_block(s, cpu0, "big:", "b", 0x200000, 64 << 20, 64 << 20, 0, 800 * SVGT_MS, 1);
+    mf_model *m = svgt_finish(s);
     const char *path = out_path("tiny.svg");
     write_or_fail(m, path, &scope_opt);
     cairo_surface_t *image = rsvg_render(path);
@@ -260,11 +260,11 @@ END_TEST
  * lives, while a one-pixel block allocated at the peak stays visible. */
 START_TEST(test_peak_line)
 {
-    mf_model *m = svgt_model_new(1000 * SVGT_MS, "peak");
-    svgt_block(m, cpu0, "base:", "b", 0x100000, 4 << 20, 4 << 20, 0, 900 * SVGT_MS, 1);
-    svgt_block(m, cpu0, "spike:", "s", 0x600000, 1 << 20, 1 << 20, 500 * SVGT_MS,
+    svgt_scene *s = svgt_model_new(1000 * SVGT_MS, "peak");
+    svgt_block(s, cpu0, "base:", "b", 0x100000, 4 << 20, 4 << 20, 0, 900 * SVGT_MS, 1);
+    svgt_block(s, cpu0, "spike:", "s", 0x600000, 1 << 20, 1 << 20, 500 * SVGT_MS,
                500 * SVGT_MS + 1000, 1);
-    svgt_finish(m);
+    mf_model *m = svgt_finish(s);
     ck_assert_uint_eq(m->devices[0].peak_time_ns, SVGT_T0 + 500 * SVGT_MS);
     const char *path = out_path("peak.svg");
     write_or_fail(m, path, &scope_opt);
@@ -289,12 +289,12 @@ END_TEST
 START_TEST(test_gpu_samples_off_scale)
 {
     uint16_t gpu0 = MF_DEVICE(MF_DEVICE_GPU, 0);
-    mf_model *m = svgt_model_new(1000 * SVGT_MS, "gpu");
-    svgt_block(m, gpu0, "w:", "w", 0x7f5000000000ull, 8 << 20, 8 << 20, 375 * SVGT_MS,
+    svgt_scene *s = svgt_model_new(1000 * SVGT_MS, "gpu");
+    svgt_block(s, gpu0, "w:", "w", 0x7f5000000000ull, 8 << 20, 8 << 20, 375 * SVGT_MS,
                750 * SVGT_MS, 1);
-    svgt_snapshot(m, gpu0, 100 * SVGT_MS, 600ull << 20);
-    svgt_snapshot(m, gpu0, 500 * SVGT_MS, 608ull << 20);
-    svgt_finish(m);
+    svgt_snapshot(s, gpu0, 100 * SVGT_MS, 600ull << 20);
+    svgt_snapshot(s, gpu0, 500 * SVGT_MS, 608ull << 20);
+    mf_model *m = svgt_finish(s);
     const char *path = out_path("gpu_off_scale.png");
     write_or_fail(m, path, &scope_opt);
     cairo_surface_t *image = cairo_image_surface_create_from_png(path);
@@ -314,12 +314,12 @@ END_TEST
  * their own and one for the other three. */
 START_TEST(test_processes_apart)
 {
-    mf_model *m = svgt_model_new(1000 * SVGT_MS, "parent");
-    svgt_block(m, cpu0, "parent:", "p", 0x1000, 0x1000, 0x1000, 100 * SVGT_MS, 500 * SVGT_MS, 1);
-    svgt_last_block(m, cpu0)->pid = 100;
-    svgt_block(m, cpu0, "child:", "c", 0x1000, 0x1000, 0x1000, 300 * SVGT_MS, 900 * SVGT_MS, 2);
-    svgt_last_block(m, cpu0)->pid = 200;
-    svgt_finish(m);
+    svgt_scene *s = svgt_model_new(1000 * SVGT_MS, "parent");
+    svgt_block(s, cpu0, "parent:", "p", 0x1000, 0x1000, 0x1000, 100 * SVGT_MS, 500 * SVGT_MS, 1);
+    svgt_last_block(s)->pid = 100;
+    svgt_block(s, cpu0, "child:", "c", 0x1000, 0x1000, 0x1000, 300 * SVGT_MS, 900 * SVGT_MS, 2);
+    svgt_last_block(s)->pid = 200;
+    mf_model *m = svgt_finish(s);
     const char *path = out_path("fork.svg");
     write_or_fail(m, path, &scope_opt);
     cairo_surface_t *image = rsvg_render(path);
@@ -339,12 +339,12 @@ START_TEST(test_processes_apart)
     cairo_surface_destroy(image);
     svgt_model_free(m);
 
-    m = svgt_model_new(1000 * SVGT_MS, "ranks");
+    s = svgt_model_new(1000 * SVGT_MS, "ranks");
     for (uint32_t pid = 1; pid <= 10; pid++) {
-        svgt_block(m, cpu0, "rank:", "r", 0x1000, 64, 64, pid * SVGT_MS, 500 * SVGT_MS, pid);
-        svgt_last_block(m, cpu0)->pid = pid;
+        svgt_block(s, cpu0, "rank:", "r", 0x1000, 64, 64, pid * SVGT_MS, 500 * SVGT_MS, pid);
+        svgt_last_block(s)->pid = pid;
     }
-    svgt_finish(m);
+    m = svgt_finish(s);
     path = out_path("ranks.svg");
     write_or_fail(m, path, &scope_opt);
     image = rsvg_render(path);
@@ -359,11 +359,11 @@ END_TEST
 /* Two devices: two panels sharing the time axis, the GPU block below. */
 START_TEST(test_two_devices)
 {
-    mf_model *m = svgt_model_basic();
+    svgt_scene *s = svgt_scene_basic();
     uint16_t gpu0 = MF_DEVICE(MF_DEVICE_GPU, 0);
-    svgt_block(m, gpu0, "gpu_weights:", "w", 0x7f5000000000ull, 8 << 20, 8 << 20, 100 * SVGT_MS,
+    svgt_block(s, gpu0, "gpu_weights:", "w", 0x7f5000000000ull, 8 << 20, 8 << 20, 100 * SVGT_MS,
                700 * SVGT_MS, 101);
-    svgt_finish(m);
+    mf_model *m = svgt_finish(s);
     const char *path = out_path("two.svg");
     write_or_fail(m, path, &scope_opt);
     cairo_surface_t *image = rsvg_render(path);
@@ -402,14 +402,14 @@ START_TEST(test_hostile_strings)
         "\x01\x02\x1b[31m", "bad \xff\xfe utf8", "surrogate \xed\xa0\x80", "overlong \xc0\xaf",
         "truncated \xe2\x82", "nonchar \xef\xbf\xbe", "&amp;&#0;&#xD800;",
     };
-    mf_model *m = svgt_model_new(100 * SVGT_MS, "hostile \xff <prog>");
+    svgt_scene *s = svgt_model_new(100 * SVGT_MS, "hostile \xff <prog>");
     size_t n = sizeof hostile / sizeof hostile[0];
     for (size_t i = 0; i < n; i++) {
-        svgt_block(m, cpu0, hostile[i], hostile[(i + 1) % n], 0x10000 + i * 0x1000, 0x1000, 0x1000,
+        svgt_block(s, cpu0, hostile[i], hostile[(i + 1) % n], 0x10000 + i * 0x1000, 0x1000, 0x1000,
                    i * SVGT_MS, 50 * SVGT_MS + i * SVGT_MS, (uint32_t)(200 + i));
-        svgt_thread(m, (uint32_t)(200 + i), hostile[(i + 2) % n]);
+        svgt_thread(s, (uint32_t)(200 + i), hostile[(i + 2) % n]);
     }
-    svgt_finish(m);
+    mf_model *m = svgt_finish(s);
     const char *path = out_path("hostile.svg");
     write_or_fail(m, path, &scope_opt);
     cairo_surface_t *image = rsvg_render(path);
@@ -422,7 +422,7 @@ END_TEST
 
 START_TEST(test_empty_model)
 {
-    mf_model *m = svgt_model_new(0, "idle");
+    mf_model *m = svgt_finish(svgt_model_new(0, "idle"));
     const char *path = out_path("empty.svg");
     write_or_fail(m, path, &scope_opt);
     cairo_surface_t *image = rsvg_render(path);
@@ -462,9 +462,11 @@ START_TEST(test_million_blocks_bounded)
     ck_assert_int_le(size, 10 * 1024 * 1024);
     cairo_surface_t *image = rsvg_render(path);
     const mf_device_model *dev = &m->devices[0];
-    ck_assert_uint_eq(dev->n_blocks, 1000008);
+    ck_assert_uint_eq(dev->alloc_count, 1000008);
+    ck_assert_uint_eq(dev->n_views, 1);
+    const mf_view *view = dev->views[0];
     mf_svg_colors colors;
-    ck_assert_int_eq(mf_svg_colors_build(&colors, m, dev, MF_COLOR_BY_SCOPE), 0);
+    ck_assert_int_eq(mf_svg_colors_build(&colors, m, view, MF_COLOR_BY_SCOPE), 0);
     ck_assert_uint_eq(colors.n_legend, 6);
     ck_assert_uint_eq(colors.other_scopes, 0);
     /* The writer's axes of this panel, to find each block's pixels. */
@@ -473,12 +475,14 @@ START_TEST(test_million_blocks_bounded)
     mf_svg_time_axis time;
     mf_svg_addr_axis addr;
     mf_svg_time_axis_init(&time, m->t0_ns, m->t1_ns, MF_SVG_PLOT_X0, MF_SVG_PLOT_X1);
-    ck_assert_int_eq(mf_svg_addr_axis_build(&addr, dev->blocks, dev->n_blocks, box.map_top,
-                                            box.map_bottom), 0);
+    mf_svg_addr_axis_build(&addr, view->ranges, view->n_ranges, box.map_top, box.map_bottom);
     ck_assert_uint_eq(addr.n, 2);   /* the heap, a break, the large blocks */
-    for (size_t i = 0; i < dev->n_blocks; i += 9973) {
+    size_t n_blocks;
+    const mf_block *blocks = svgt_many_blocks(&n_blocks);
+    ck_assert_uint_eq(n_blocks, 1000008);
+    for (size_t i = 0; i < n_blocks; i += 9973) {
         mf_svg_rect r;
-        mf_svg_block_rect(&time, &addr, &dev->blocks[i], &r);
+        mf_svg_block_rect(&time, &addr, &blocks[i], &r);
         int x = r.x + r.w / 2, y = r.y + r.h / 2;
         unsigned got = pixel(image, x, y);
         int is_scope_color = 0;
@@ -500,7 +504,7 @@ END_TEST
  * specials and invalid bytes.  Still at most 10 MB, and librsvg reads it. */
 START_TEST(test_worst_case_bounded)
 {
-    mf_model *m = svgt_model_new(1000 * SVGT_MS, "worst");
+    svgt_scene *s = svgt_model_new(1000 * SVGT_MS, "worst");
     char names[64][4097];
     for (size_t k = 0; k < 64; k++) {
         for (size_t i = 0; i < 4096; i++)
@@ -510,19 +514,19 @@ START_TEST(test_worst_case_bounded)
         names[k][4096] = '\0';
     }
     for (uint32_t t = 0; t < 64; t++)
-        svgt_thread(m, t, names[(t + 7) % 64]);
+        svgt_thread(s, t, names[(t + 7) % 64]);
     uint64_t seed = 99;
     for (unsigned d = 0; d < 8; d++) {
         uint16_t dev = d == 0 ? cpu0 : MF_DEVICE(MF_DEVICE_GPU, d - 1);
         for (size_t i = 0; i < 60000; i++) {
             seed = seed * 6364136223846793005ull + 1442695040888963407ull;
             uint64_t at = (seed >> 24) % (900 * SVGT_MS);
-            svgt_block(m, dev, names[seed % 64], names[(seed >> 8) % 64],
+            svgt_block(s, dev, names[seed % 64], names[(seed >> 8) % 64],
                        (seed >> 16) << 12, 4096 + (seed >> 50), 8192, at, at + 50 * SVGT_MS,
                        (uint32_t)((seed >> 30) % 64));
         }
     }
-    svgt_finish(m);
+    mf_model *m = svgt_finish(s);
     const char *path = out_path("worst.svg");
     write_or_fail(m, path, &scope_opt);
     off_t size = file_size(path);
@@ -565,18 +569,16 @@ static uint64_t edge_value(void)
 START_TEST(test_edge_values)
 {
     for (int round = 0; round < 60; round++) {
-        mf_model *m = svgt_model_new(edge_value() % 2000000000ull, "edges");
-        if (edge_random() % 5 == 0)
-            m->t1_ns = m->t0_ns - 5;
+        svgt_scene *s = svgt_model_new(edge_value() % 2000000000ull, "edges");
         for (int d = 0, devices = 1 + (int)(edge_random() % 3); d < devices; d++) {
             uint16_t dev = d == 0 ? cpu0 : MF_DEVICE(MF_DEVICE_GPU, edge_random() % 4);
             for (int b = 0, n = (int)(edge_random() % 50); b < n; b++) {
                 char scope[8];
                 snprintf(scope, sizeof scope, "s%d", (int)(edge_random() % 20));
-                svgt_block(m, dev, scope, "n", edge_value(), edge_value(), edge_value(),
+                svgt_block(s, dev, scope, "n", edge_value(), edge_value(), edge_value(),
                            edge_value(), edge_random() % 3 ? edge_value() : MF_LIVE_AT_END,
                            (uint32_t)edge_random());
-                mf_block *blk = svgt_last_block(m, dev);
+                mf_block *blk = svgt_last_block(s);
                 blk->flags = (uint16_t)edge_random();
                 if (edge_random() % 2)
                     blk->pid = (uint32_t)(edge_random() % 12);
@@ -584,9 +586,9 @@ START_TEST(test_edge_values)
                     blk->scope = (uint32_t)edge_random();
             }
             if (edge_random() % 2)
-                svgt_snapshot(m, dev, edge_value(), edge_value());
+                svgt_snapshot(s, dev, edge_value(), edge_value());
         }
-        svgt_finish(m);
+        mf_model *m = svgt_finish(s);
         mf_svg_options opt = { (mf_color_by)(edge_random() % 3), -1, NULL };
         const char *path = out_path("edges.svg");
         write_or_fail(m, path, &opt);
@@ -628,13 +630,12 @@ END_TEST
 
 START_TEST(test_address_compression)
 {
-    mf_block blocks[4] = { 0 };
-    blocks[0] = (mf_block){ .addr = 0x555555554000, .actual = 0x1000 };
-    blocks[1] = (mf_block){ .addr = 0x555555556000, .requested = 0x2000 }; /* small gap: kept */
-    blocks[2] = (mf_block){ .addr = 0x7f0000000000, .actual = 0x10000 };
-    blocks[3] = (mf_block){ .addr = 0x7f0000008000, .actual = 0x1000 };   /* inside blocks[2] */
+    mf_range ranges[2] = {
+        { 0x555555554000, 0x555555558000, 2 },   /* two blocks with a small gap, joined */
+        { 0x7f0000000000, 0x7f0000010000, 2 },   /* one block and one inside it */
+    };
     mf_svg_addr_axis axis;
-    ck_assert_int_eq(mf_svg_addr_axis_build(&axis, blocks, 4, 100, 440), 0);
+    mf_svg_addr_axis_build(&axis, ranges, 2, 100, 440);
     ck_assert_uint_eq(axis.n, 2);
     ck_assert_uint_eq(axis.seg[0].start, 0x555555554000);
     ck_assert_uint_eq(axis.seg[0].end, 0x555555558000);
@@ -657,12 +658,11 @@ START_TEST(test_address_compression)
     one.free_ns = MF_LIVE_AT_END;
     mf_svg_block_rect(&time, &axis, &one, &r);
     ck_assert_int_eq(r.x + r.w, 1100);
-    /* No blocks: one placeholder segment over the whole map. */
-    ck_assert_int_eq(mf_svg_addr_axis_build(&axis, blocks, 0, 100, 440), 0);
+    /* No ranges: one placeholder segment over the whole map. */
+    mf_svg_addr_axis_build(&axis, ranges, 0, 100, 440);
     ck_assert_uint_eq(axis.n, 1);
 }
 END_TEST
-
 
 static Suite *svg_suite(void)
 {
