@@ -268,16 +268,13 @@ void mf_model_on_free(mf_model *m, const mf_event *e)
         st->oom = 1;
         return;
     }
-    /* a forked child freeing what it inherited from its parent */
-    const mf_proc_state *p = &st->procs[e->log];
-    if (p->parent >= 0) {
-        uint32_t theirs = mf_live_find(&st->live, (uint16_t)p->parent, e->device, e->flags,
-                                       e->addr);
-        if (theirs && mf_live_get(&st->live, theirs)->alloc_ns <= p->start_ns) {
-            d->pub.inherited_frees++;
-            v->pub.inherited_frees++;
-            return;
-        }
+    /* A forked child starts as a copy of its parent's heap: a free of an
+     * address it never allocated frees memory it inherited at the fork
+     * (whether or not the parent still holds its own copy). */
+    if (st->procs[e->log].parent >= 0) {
+        d->pub.inherited_frees++;
+        v->pub.inherited_frees++;
+        return;
     }
     d->pub.unknown_frees++;
     v->pub.unknown_frees++;

@@ -11,6 +11,7 @@
 #include "idmap.h"
 #include "model.h"
 #include "reader.h"
+#include "statistics.h"
 
 #define BATCH 4096
 
@@ -72,6 +73,11 @@ mf_model *mf_model_load_opts(const char *const *paths, size_t n, const mf_load_o
         const mf_log_info *info = mf_reader_log(r, i);
         ok = mf_model_set_process(m, (uint32_t)i, info) == 0;
         damage_warnings(m, info);
+        if (ok && info->abnormal) {
+            char how[128];
+            mf_model_warn(m, "pid %u (%s): not finished: %s", (unsigned)info->header.pid,
+                          info->program, mf_stats_process_end(&m->processes[i], how, sizeof how));
+        }
     }
     if (!ok)
         snprintf(err, errlen, "out of memory building the model");

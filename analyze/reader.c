@@ -117,7 +117,37 @@ static int same_argv(const mf_log_meta *a, const mf_log_meta *b)
     return 1;
 }
 
-/* Images of the same pid on the same host, by start time. */
+
+/*
+ * Does log i look like the first image of its pid: forked by a parent of
+ * the same program (a logged process whose pid is its ppid, with the same
+ * arguments), before any exec?
+ */
+static int forked_image(const mf_reader *r, size_t i)
+{
+    const mf_log_meta *c = &r->logs[i]->meta;
+    for (size_t j = 0; j < r->n; j++) {
+        const mf_log_meta *p = &r->logs[j]->meta;
+        if (j != i && p->header.pid == c->header.ppid &&
+            !strncmp(p->header.host, c->header.host, sizeof p->header.host) && same_argv(p, c))
+            return 1;
+    }
+    return 0;
+}
+
+/* Does image a of a pid come before image b?  A forked image first (clocks
+ * of two processes can disagree by milliseconds, the fork-exec order
+ * cannot), then by start time, then by the order given. */
+static int image_before(const mf_reader *r, size_t a, size_t b)
+{
+    int fa = forked_image(r, a), fb = forked_image(r, b);
+    if (fa != fb)
+        return fa;
+    uint64_t sa = r->logs[a]->meta.header.start_mono_ns, sb = r->logs[b]->meta.header.start_mono_ns;
+    return sa != sb ? sa < sb : a < b;
+}
+
+/* Images of the same pid on the same host, in the order they ran. */
 static void link_images(mf_reader *r)
 {
     for (size_t i = 0; i < r->n; i++)
@@ -128,10 +158,9 @@ static void link_images(mf_reader *r)
         for (size_t j = 0; j < r->n; j++) {
             const mf_file_header *b = &r->logs[j]->meta.header;
             if (j == i || b->pid != a->pid || strncmp(a->host, b->host, sizeof a->host) ||
-                b->start_mono_ns < a->start_mono_ns ||
-                (b->start_mono_ns == a->start_mono_ns && j < i))
+                !image_before(r, i, j))
                 continue;
-            if (best < 0 || b->start_mono_ns < r->logs[best]->meta.header.start_mono_ns)
+            if (best < 0 || image_before(r, j, (size_t)best))
                 best = (int)j;
         }
         r->info[i].next_image = best;
@@ -196,13 +225,34 @@ static int process_alive(const mf_file_header *h)
     return start_ns <= h->start_mono_ns + 2000000000ull;   /* started before its log */
 }
 
+/*
+ * The last moment image i is known to have run: its last event, or a later
+ * fork of a child (whose log starts then, naming it as parent) before its
+ * next image took over.
+ */
+static uint64_t last_alive(const mf_reader *r, size_t i)
+{
+    const mf_file_header *h = &r->logs[i]->meta.header;
+    int next = r->info[i].next_image;
+    uint64_t until = next >= 0 ? r->logs[next]->meta.header.start_mono_ns : UINT64_MAX;
+    uint64_t last = r->logs[i]->last_ns ? r->logs[i]->last_ns : h->start_mono_ns;
+    for (size_t j = 0; j < r->n; j++) {
+        const mf_file_header *c = &r->logs[j]->meta.header;
+        if (c->ppid == h->pid && !strncmp(c->host, h->host, sizeof c->host) &&
+            c->start_mono_ns >= h->start_mono_ns && c->start_mono_ns < until &&
+            c->start_mono_ns > last)
+            last = c->start_mono_ns;
+    }
+    return last;
+}
+
 /* When and how image i ended. */
 static void settle_end(mf_reader *r, size_t i)
 {
     mf_log_info *li = &r->info[i];
     const mf_rlog *log = r->logs[i];
     const mf_file_header *h = &log->meta.header;
-    uint64_t last = log->last_ns ? log->last_ns : h->start_mono_ns;
+    uint64_t last = last_alive(r, i);
     li->running = li->end_inferred = li->abnormal = 0;
     li->end_status = h->end_status;
     if (h->end_how != MF_END_UNKNOWN && h->end_ns) {

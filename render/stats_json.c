@@ -127,7 +127,21 @@ static void devices(const mf_stats *s, mf_sink *out)
         kinds(out, d);
         mf_sink_puts(out, "},\"info\":");
         info(s, out, &d->info);
-        mf_sink_putc(out, '}');
+        mf_sink_puts(out, ",\"by_process\":[");
+        for (size_t v = 0; v < d->n_views; v++) {
+            const mf_view *view = d->views[v];
+            mf_sink_printf(out, "%s{\"pid\":%u,\"alloc_count\":%llu,\"alloc_bytes\":%llu,"
+                           "\"peak_bytes\":%llu,\"peak_time_ns\":%llu,\"live_bytes_end\":%llu,"
+                           "\"unknown_frees\":%llu,\"inherited_frees\":%llu}", v ? "," : "",
+                           view->pid, (unsigned long long)view->alloc_count,
+                           (unsigned long long)view->alloc_bytes,
+                           (unsigned long long)view->peak_bytes,
+                           (unsigned long long)rel_ns(m, view->peak_time_ns),
+                           (unsigned long long)view->live_bytes_end,
+                           (unsigned long long)view->unknown_frees,
+                           (unsigned long long)view->inherited_frees);
+        }
+        mf_sink_puts(out, "]}");
     }
     mf_sink_puts(out, "],\n");
 }
