@@ -9,6 +9,7 @@
 int cmd_run(int argc, char **argv);     /* cli/cmd_run.c */
 int cmd_stats(int argc, char **argv);   /* cli/cmd_stats.c */
 int cmd_render(int argc, char **argv);  /* cli/cmd_render.c */
+int cmd_serve(int argc, char **argv);   /* cli/cmd_serve.c */
 
 /* Exit statuses of stats, render and serve. */
 #define CLI_EXIT_DAMAGED 3       /* outputs written from a damaged log */

@@ -4,6 +4,7 @@
  *   memflow run [-o DIR] [--sample-rate N] [--set KEY=VALUE]... [--no-render] -- CMD [ARGS...]
  *   memflow stats LOG... [--format table|json] [--sort-by KEY] [--ascending]
  *   memflow render LOG... [-o DIR] [--formats LIST] [--color-by MODE] [--device DEV] [--at TIME]
+ *   memflow serve LOG   (requests on stdin, answers on stdout: cli/cmd_serve.c)
  */
 #include <stdio.h>
 #include <string.h>
@@ -22,6 +23,7 @@ static void usage(FILE *out)
           "  run     profile a program:  memflow run [-o DIR] -- CMD [ARGS...]\n"
           "  stats   statistics of logs: memflow stats LOG... [--format table|json]\n"
           "  render  draw logs:          memflow render LOG... [-o DIR] [--formats LIST]\n"
+          "  serve   answer requests about a log being written: memflow serve LOG\n"
           "\n"
           "'memflow COMMAND --help' describes a command; 'memflow --version' the version.\n",
           out);
@@ -48,7 +50,9 @@ int main(int argc, char **argv)
         return cmd_stats(argc - 1, argv + 1);
     if (strcmp(cmd, "render") == 0)
         return cmd_render(argc - 1, argv + 1);
-    fprintf(stderr, "memflow: unknown command '%s'; commands: run, stats, render "
+    if (strcmp(cmd, "serve") == 0)
+        return cmd_serve(argc - 1, argv + 1);
+    fprintf(stderr, "memflow: unknown command '%s'; commands: run, stats, render, serve "
             "(see 'memflow --help')\n", cmd);
     return 2;
 }

@@ -17,14 +17,17 @@ tests_check_model_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_check_model_LDADD = libmemflow-render.la libmemflow.la $(CHECK_LIBS)
 tests_check_model_LDFLAGS = $(TEST_LINK_FLAGS)
 endif
-check_PROGRAMS += tests/render_gen tests/proc_workload
+check_PROGRAMS += tests/render_gen tests/proc_workload tests/serve_feed
 tests_proc_workload_SOURCES = tests/proc_workload.c
+tests_serve_feed_SOURCES = tests/serve_feed.c
+tests_serve_feed_LDADD = libmemflow.la
+tests_serve_feed_LDFLAGS = $(TEST_LINK_FLAGS)
 tests_render_gen_SOURCES = tests/render_gen.c
 tests_render_gen_LDADD = libmemflow-render.la libmemflow.la
 tests_render_gen_LDFLAGS = $(TEST_LINK_FLAGS)
 TESTS += tests/render_cli.sh
 EXTRA_DIST += tests/render_cli.sh
 TESTS += tests/render_escape.sh tests/render_damage.sh tests/render_big.sh tests/render_safety.sh \
-	tests/render_processes.sh
+	tests/render_processes.sh tests/serve.sh
 EXTRA_DIST += tests/render_escape.sh tests/render_damage.sh tests/render_big.sh \
-	tests/render_safety.sh tests/render_processes.sh
+	tests/render_safety.sh tests/render_processes.sh tests/serve.sh
