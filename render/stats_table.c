@@ -74,17 +74,13 @@ static void header(const mf_stats *s, mf_sink *out)
 static void device_info(const mf_stats *s, mf_sink *out, const mf_device_model *d)
 {
     const mf_device_info *info = &d->info;
-    char dev[16], total[32];
+    char dev[16], text[512];
     if (!info->known)
         return;
     mf_sink_printf(out, "%s: ", mf_model_device_name(d->device, dev, sizeof dev));
-    mf_escape_text(out, mf_model_string(s->model, info->name), MF_ESCAPE_WHOLE);
-    mf_sink_printf(out, ", GPU-%02x%02x%02x%02x", info->uuid[0], info->uuid[1], info->uuid[2],
-                   info->uuid[3]);
-    if (info->mig != UINT32_MAX)
-        mf_sink_printf(out, ", MIG %u/%u", info->mig >> 16, info->mig & 0xffff);
-    if (info->total_bytes)
-        mf_sink_printf(out, ", %s", mf_format_bytes(info->total_bytes, total, sizeof total));
+    mf_format_device_info(mf_model_string(s->model, info->name), info->uuid, info->mig,
+                          info->total_bytes, text, sizeof text);
+    mf_escape_text(out, text, MF_ESCAPE_WHOLE);
     mf_sink_putc(out, '\n');
 }
 

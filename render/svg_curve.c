@@ -189,8 +189,18 @@ static void draw_device_line(cairo_t *cr, const mf_svg_panel *panel)
                                                           : 0;
     mf_svg_colored_text(cr, mf_svg_text_color, 12, y, MF_SVG_LEFT, 13, 1,
                         mf_device_name(dev->device, device, sizeof device));
-    process_prefix(panel, line, sizeof line);
+    line[0] = '\0';
+    const mf_device_info *info = &panel->device->info;
+    if (info->known) {
+        char text[256];
+        mf_format_device_info(mf_model_string(panel->model, info->name), info->uuid, info->mig,
+                              info->total_bytes, text, sizeof text);
+        mf_clean_text(text, 60, line, sizeof line - 8);
+        strcat(line, ":   ");
+    }
     size_t used = strlen(line);
+    process_prefix(panel, line + used, sizeof line - used);
+    used = strlen(line);
     snprintf(line + used, sizeof line - used,
              "%s allocations, %s frees, %s allocated in all   |   peak %s at %s   |   "
              "live at end: %s in %s block%s",

@@ -59,3 +59,17 @@ char *mf_format_count(uint64_t count, char *out, size_t outlen)
     out[o] = '\0';
     return out;
 }
+
+char *mf_format_device_info(const char *name, const uint8_t uuid[16], uint32_t mig,
+                            uint64_t total_bytes, char *out, size_t outlen)
+{
+    char total[32];
+    int n = snprintf(out, outlen, "%s, GPU-%02x%02x%02x%02x", name, uuid[0], uuid[1], uuid[2],
+                     uuid[3]);
+    if (n >= 0 && (size_t)n < outlen && mig != UINT32_MAX)
+        n += snprintf(out + n, outlen - (size_t)n, ", MIG %u/%u", mig >> 16, mig & 0xffff);
+    if (n >= 0 && (size_t)n < outlen && total_bytes)
+        snprintf(out + n, outlen - (size_t)n, ", %s",
+                 mf_format_bytes(total_bytes, total, sizeof total));
+    return out;
+}

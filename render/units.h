@@ -21,4 +21,11 @@ MF_EXPORT char *mf_format_time(uint64_t ns, char *out, size_t outlen);
 /* "1,234,567" into out. */
 MF_EXPORT char *mf_format_count(uint64_t count, char *out, size_t outlen);
 
+/* What a GPU is, for people: "NVIDIA H100 80GB HBM3, GPU-1a2b3c4d, MIG 1/0,
+ * 74.5 GiB" (model as given, the short UUID, the MIG instance when there is
+ * one, the memory) into out; name is the model's text (raw: escape it for
+ * the output). */
+MF_EXPORT char *mf_format_device_info(const char *name, const uint8_t uuid[16], uint32_t mig,
+                                      uint64_t total_bytes, char *out, size_t outlen);
+
 #endif /* MEMFLOW_UNITS_H */

@@ -24,10 +24,10 @@ tests_serve_feed_LDADD = libmemflow.la
 tests_serve_feed_LDFLAGS = $(TEST_LINK_FLAGS)
 tests_render_gen_SOURCES = tests/render_gen.c
 tests_render_gen_LDADD = libmemflow-render.la libmemflow.la
-tests_render_gen_LDFLAGS = $(TEST_LINK_FLAGS)
+tests_render_gen_LDFLAGS = $(TEST_LINK_FLAGS) -pthread
 TESTS += tests/render_cli.sh
 EXTRA_DIST += tests/render_cli.sh
 TESTS += tests/render_escape.sh tests/render_damage.sh tests/render_big.sh tests/render_safety.sh \
-	tests/render_processes.sh tests/serve.sh
+	tests/render_processes.sh tests/serve.sh tests/render_trace.sh
 EXTRA_DIST += tests/render_escape.sh tests/render_damage.sh tests/render_big.sh \
-	tests/render_safety.sh tests/render_processes.sh tests/serve.sh
+	tests/render_safety.sh tests/render_processes.sh tests/serve.sh tests/render_trace.sh
