@@ -309,9 +309,56 @@ START_TEST(test_gpu_samples_off_scale)
 }
 END_TEST
 
+/* Whether pixel (x, y) is within tol of rgb on every channel (antialiased
+ * lines). */
+static int pixel_near(cairo_surface_t *image, int x, int y, unsigned rgb, int tol)
+{
+    unsigned got = pixel(image, x, y);
+    for (int shift = 0; shift < 24; shift += 8) {
+        int d = (int)(got >> shift & 0xff) - (int)(rgb >> shift & 0xff);
+        if (d > tol || d < -tol)
+            return 0;
+    }
+    return 1;
+}
+
+/* The allocator's samples (basic scene: 400 KiB at 150 ms, 1800 KiB at 350
+ * ms, 1400 KiB at 700 ms) are drawn as samples: a step at 400 KiB from 150
+ * ms that stops at 350 ms, and no line joining it to the next sample (half
+ * way up between the two values at 350 ms, no sample colour). */
+START_TEST(test_samples_as_steps)
+{
+    mf_model *m = svgt_model_basic();
+    const char *path = out_path("samples.png");
+    write_or_fail(m, path, &scope_opt);
+    cairo_surface_t *image = cairo_image_surface_create_from_png(path);
+    mf_svg_panel_box box;
+    double fx250, fx350;
+    ck_assert_int_eq(mf_svg_locate(m, &scope_opt, cpu0, 0, SVGT_T0 + 250 * SVGT_MS, 0, &fx250,
+                                   NULL, &box), 0);
+    ck_assert_int_eq(mf_svg_locate(m, &scope_opt, cpu0, 0, SVGT_T0 + 350 * SVGT_MS, 0, &fx350,
+                                   NULL, NULL), 0);
+    /* the curve's top is 10% over the highest sample (above the events) */
+    double max = 1800 * 1024 + 1800 * 1024 / 10, h = box.curve_bottom - box.curve_top;
+    double y400 = box.curve_bottom - 400 * 1024 / max * h;
+    double y1800 = box.curve_bottom - 1800 * 1024 / max * h;
+    unsigned orange = (unsigned)mf_svg_sample_color.r << 16 | (unsigned)mf_svg_sample_color.g << 8 |
+                      mf_svg_sample_color.b;
+    int on_step = 0;
+    for (int y = (int)y400 - 1; y <= (int)y400 + 1; y++)
+        on_step |= pixel_near(image, (int)fx250, y, orange, 48);
+    ck_assert_msg(on_step, "no sample step at 400 KiB at 250 ms (x %d, y %.1f)", (int)fx250, y400);
+    for (int x = (int)fx350 - 1; x <= (int)fx350 + 1; x++)
+        ck_assert_msg(!pixel_near(image, x, (int)((y400 + y1800) / 2), orange, 96),
+                      "a line joins two samples at 350 ms (x %d)", x);
+    cairo_surface_destroy(image);
+    svgt_model_free(m);
+}
+END_TEST
+
 /* Two processes (a fork) with blocks at the same addresses on cpu/0: one
  * panel each, so neither hides the other; ten processes: seven panels of
- * their own and one for the other three. */
+ * their own (the seven largest peaks) and one for the other three. */
 START_TEST(test_processes_apart)
 {
     svgt_scene *s = svgt_model_new(1000 * SVGT_MS, "parent");
@@ -341,7 +388,8 @@ START_TEST(test_processes_apart)
 
     s = svgt_model_new(1000 * SVGT_MS, "ranks");
     for (uint32_t pid = 1; pid <= 10; pid++) {
-        svgt_block(s, cpu0, "rank:", "r", 0x1000, 64, 64, pid * SVGT_MS, 500 * SVGT_MS, pid);
+        uint64_t size = 4096ull * pid;
+        svgt_block(s, cpu0, "rank:", "r", 0x100000, size, size, pid * SVGT_MS, 500 * SVGT_MS, pid);
         svgt_last_block(s)->pid = pid;
     }
     m = svgt_finish(s);
@@ -350,8 +398,11 @@ START_TEST(test_processes_apart)
     image = rsvg_render(path);
     ck_assert_int_eq(cairo_image_surface_get_height(image), (int)mf_svg_page_height(8));
     cairo_surface_destroy(image);
-    ck_assert_int_eq(mf_svg_locate(m, &scope_opt, cpu0, 7, SVGT_T0, 0x1000, NULL, NULL, NULL), 0);
-    ck_assert_int_eq(mf_svg_locate(m, &scope_opt, cpu0, 8, SVGT_T0, 0x1000, NULL, NULL, NULL), -1);
+    /* the panels go to the largest peaks (pids 4..10), not the lowest pids */
+    for (uint32_t pid = 1; pid <= 10; pid++)
+        ck_assert_int_eq(mf_svg_locate(m, &scope_opt, cpu0, pid, SVGT_T0 + 600 * SVGT_MS, 0x100000,
+                                       NULL, NULL, NULL),
+                         pid >= 4 ? 0 : -1);
     svgt_model_free(m);
 }
 END_TEST
@@ -676,6 +727,7 @@ static Suite *svg_suite(void)
     tcase_add_test(pictures, test_tiny_block_visible);
     tcase_add_test(pictures, test_peak_line);
     tcase_add_test(pictures, test_gpu_samples_off_scale);
+    tcase_add_test(pictures, test_samples_as_steps);
     tcase_add_test(pictures, test_two_devices);
     tcase_add_test(pictures, test_processes_apart);
     tcase_add_test(pictures, test_hostile_strings);
