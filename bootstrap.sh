@@ -10,7 +10,7 @@ cd "$(dirname "$0")"
 
 PACKAGES="build-essential autoconf automake libtool pkg-config \
 libjemalloc-dev libcairo2-dev librsvg2-dev check python3 \
-chromium valgrind heaptrack poppler-utils"
+chromium valgrind heaptrack poppler-utils clang libclang-rt-dev"
 
 missing=""
 for p in $PACKAGES; do

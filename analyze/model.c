@@ -481,8 +481,10 @@ static int settle_warnings(mf_model *m)
     m->warnings = malloc((m->n_warnings ? m->n_warnings : 1) * sizeof *m->warnings);
     if (!m->warnings)
         return -1;
-    memcpy(m->warnings, st->warnings, st->n_warnings * sizeof *m->warnings);
-    memcpy(m->warnings + st->n_warnings, st->derived, st->n_derived * sizeof *m->warnings);
+    if (st->n_warnings)
+        memcpy(m->warnings, st->warnings, st->n_warnings * sizeof *m->warnings);
+    if (st->n_derived)
+        memcpy(m->warnings + st->n_warnings, st->derived, st->n_derived * sizeof *m->warnings);
     return 0;
 }
 

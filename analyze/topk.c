@@ -121,7 +121,8 @@ int mf_topk_sorted(const mf_topk *k, void *out)
     copy.items = malloc(k->n * k->item_size + 1);
     if (!copy.items)
         return -1;
-    memcpy(copy.items, k->items, k->n * k->item_size);
+    if (k->n)
+        memcpy(copy.items, k->items, k->n * k->item_size);
     for (size_t i = k->n; i-- > 0;)       /* the worst goes last */
         pop_worst(&copy, (unsigned char *)out + i * k->item_size);
     free(copy.items);

@@ -34,9 +34,11 @@ MF_EXPORT void mf_sink_fd(mf_sink *s, int fd);
 
 MF_EXPORT void mf_sink_write_slow(mf_sink *s, const void *bytes, size_t n);
 
-/* Write n bytes. */
+/* Write n bytes (bytes may be NULL when n is 0). */
 static inline void mf_sink_write(mf_sink *s, const void *bytes, size_t n)
 {
+    if (MF_UNLIKELY(n == 0))
+        return;
     if (MF_LIKELY(s->cap - s->len >= n && !s->error)) {
         memcpy(s->buf + s->len, bytes, n);
         s->len += n;

@@ -31,3 +31,4 @@ TESTS += tests/render_escape.sh tests/render_damage.sh tests/render_big.sh tests
 	tests/render_processes.sh tests/serve.sh tests/render_trace.sh
 EXTRA_DIST += tests/render_escape.sh tests/render_damage.sh tests/render_big.sh \
 	tests/render_safety.sh tests/render_processes.sh tests/serve.sh tests/render_trace.sh
+include $(srcdir)/tests/fuzz/fuzz.mk

@@ -1,0 +1,19 @@
+# tests/fuzz/fuzz.mk - the libFuzzer target of the reader, the model and
+# every output (tests/fuzz/fuzz_reader.c), built with FUZZ_CC (configure)
+# from the sources of libmemflow-render (not render/dump.c, which records)
+# and the few runtime files they use, all instrumented.  fuzz.sh runs it a
+# bounded number of times in `make check`, or skips and says why.
+FUZZ_SOURCES = tests/fuzz/fuzz_reader.c $(libmemflow_render_la_SOURCES) \
+	runtime/checksum.c runtime/device.c runtime/paths.c
+TESTS += tests/fuzz/fuzz.sh
+EXTRA_DIST += tests/fuzz/fuzz.sh tests/fuzz/seeds.py tests/fuzz/fuzz_reader.c tests/fuzz/lsan.supp
+if HAVE_FUZZER
+check_SCRIPTS += tests/fuzz/fuzz_reader
+CLEANFILES += tests/fuzz/fuzz_reader
+tests/fuzz/fuzz_reader: $(FUZZ_SOURCES)
+	@$(MKDIR_P) tests/fuzz
+	$(AM_V_CCLD)srcs=; for f in $(FUZZ_SOURCES); do \
+	  case $$f in */dump.c) ;; *.c) srcs="$$srcs $(srcdir)/$$f" ;; esac; done; \
+	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined $(AM_CPPFLAGS) $(CAIRO_CFLAGS) \
+	  -o $@ $$srcs $(CAIRO_LIBS) -lm -pthread
+endif
