@@ -149,7 +149,9 @@ static void scopes(const mf_stats *s, mf_sink *out)
         bytes_cell(out, r->total, 11);
         bytes_cell(out, r->min, 11);
         bytes_cell(out, r->max, 11);
-        bytes_cell(out, (uint64_t)(r->avg + 0.5), 11);
+        /* the mean of sizes near 2^64 rounds to 2^64, past uint64_t */
+        bytes_cell(out, r->avg < 18446744073709549568.0 ? (uint64_t)(r->avg + 0.5) : UINT64_MAX,
+                   11);
         bytes_cell(out, r->scope->peak_live_bytes, 11);
         bytes_cell(out, r->scope->live_bytes_end, 12);
         mf_sink_putc(out, '\n');

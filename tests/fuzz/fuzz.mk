@@ -3,17 +3,17 @@
 # from the sources of libmemflow-render (not render/dump.c, which records)
 # and the few runtime files they use, all instrumented.  fuzz.sh runs it a
 # bounded number of times in `make check`, or skips and says why.
-FUZZ_SOURCES = tests/fuzz/fuzz_reader.c $(libmemflow_render_la_SOURCES) \
+FUZZ_READER_FILES = tests/fuzz/fuzz_reader.c $(libmemflow_render_la_SOURCES) \
 	runtime/checksum.c runtime/device.c runtime/paths.c
 TESTS += tests/fuzz/fuzz.sh
 EXTRA_DIST += tests/fuzz/fuzz.sh tests/fuzz/seeds.py tests/fuzz/fuzz_reader.c tests/fuzz/lsan.supp
 if HAVE_FUZZER
 check_SCRIPTS += tests/fuzz/fuzz_reader
 CLEANFILES += tests/fuzz/fuzz_reader
-tests/fuzz/fuzz_reader: $(FUZZ_SOURCES)
+tests/fuzz/fuzz_reader: $(FUZZ_READER_FILES)
 	@$(MKDIR_P) tests/fuzz
-	$(AM_V_CCLD)srcs=; for f in $(FUZZ_SOURCES); do \
+	$(AM_V_CCLD)srcs=; for f in $(FUZZ_READER_FILES); do \
 	  case $$f in */dump.c) ;; *.c) srcs="$$srcs $(srcdir)/$$f" ;; esac; done; \
-	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined $(AM_CPPFLAGS) $(CAIRO_CFLAGS) \
+	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(AM_CPPFLAGS) $(CAIRO_CFLAGS) \
 	  -o $@ $$srcs $(CAIRO_LIBS) -lm -pthread
 endif
