@@ -168,8 +168,8 @@ typedef struct mf_view {
                                       the largest live at the end; largest first */
     size_t n_blocks;
     int blocks_full;               /* more blocks were candidates than fit in blocks */
-    const mf_tile *tiles;          /* every other block, as cells (tiles.h) */
-    size_t n_tiles;
+    const mf_tile_strip *tiles;    /* every other block, as cells (tiles.h) */
+    size_t n_tiles;                /* strips */
     unsigned tile_gshift, tile_wshift;
     uint64_t tile_origin;
     const mf_range *ranges;        /* addresses used, by address */

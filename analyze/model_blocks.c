@@ -124,11 +124,17 @@ static int by_requested_worse(const void *pa, const void *pb)
     return a->addr > b->addr;
 }
 
+static uint64_t requested_key(const void *b)
+{
+    return ((const mf_block *)b)->requested;
+}
+
 static void keep_unfreed(mf_model *m, const mf_block *b)
 {
     struct mf_model_state *st = m->state;
     if (!st->leaks.worse)
-        mf_topk_init(&st->leaks, sizeof(mf_block), MF_MODEL_LEAKS, 0, by_requested_worse, NULL);
+        mf_topk_init(&st->leaks, sizeof(mf_block), MF_MODEL_LEAKS, 0, by_requested_worse, NULL,
+                     requested_key);
     if (mf_topk_offer(&st->leaks, b, NULL) < 0)
         st->oom = 1;
 }
@@ -367,9 +373,10 @@ static int settle_leaks(mf_model *m)
 {
     struct mf_model_state *st = m->state;
     mf_topk all;
-    mf_topk_init(&all, sizeof(mf_block), MF_MODEL_LEAKS, 0, by_requested_worse, NULL);
+    mf_topk_init(&all, sizeof(mf_block), MF_MODEL_LEAKS, 0, by_requested_worse, NULL,
+                 requested_key);
     for (size_t i = 0; i < st->leaks.n; i++)
-        if (mf_topk_offer(&all, st->leaks.items + i * sizeof(mf_block), NULL) < 0)
+        if (mf_topk_offer(&all, mf_topk_item(&st->leaks, i), NULL) < 0)
             return -1;
     for (size_t log = 0; log < st->live.n_logs; log++)
         for (uint32_t id = mf_live_first(&st->live, (uint16_t)log); id;) {

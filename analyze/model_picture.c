@@ -25,6 +25,11 @@ static int smaller_span(const void *a, const void *b)
     return mf_block_ranks_below(a, b);
 }
 
+static uint64_t span_key(const void *b)
+{
+    return mf_block_span(b);
+}
+
 /* ---- scopes of a view ----------------------------------------------------------- */
 
 static uint32_t scope_hash(uint32_t scope)
@@ -214,9 +219,9 @@ static int paint(mf_model *m, mf_view_state *v, const mf_block *b)
             return -1;
     uint64_t life = to > b->alloc_ns ? to - b->alloc_ns : 1;
     size_t before = v->tiles.n;
-    if (mf_tiles_paint(&v->tiles, b->addr, span, b->alloc_ns, to, b->scope, mf_tile_class(life),
-                       mf_tile_class(b->requested ? b->requested : 1),
-                       b->end == MF_BLOCK_PROCESS_ENDED ? MF_TILE_UNFREED : 0) < 0)
+    mf_tile value = { b->scope, mf_tile_class(life), mf_tile_class(b->requested ? b->requested : 1) };
+    if (mf_tiles_paint(&v->tiles, b->addr, span, b->alloc_ns, to, value,
+                       b->end == MF_BLOCK_PROCESS_ENDED) < 0)
         return -1;
     st->tiles_total += v->tiles.n - before;
     return keep_budget(st);
@@ -244,9 +249,11 @@ int mf_picture_retire(mf_model *m, mf_view_state *v, const mf_block *b)
     v->size_max = size > v->size_max ? size : v->size_max;
     note_life(v, b->free_ns > b->alloc_ns ? b->free_ns - b->alloc_ns : 1);
     if (!v->kept.worse)
-        mf_topk_init(&v->kept, sizeof(mf_block), m->state->kept_limit, 0, smaller_span, NULL);
-    if (mf_topk_full(&v->kept) && !smaller_span(mf_topk_worst(&v->kept), b))
-        return paint(m, v, b);            /* not among the largest */
+        mf_topk_init(&v->kept, sizeof(mf_block), m->state->kept_limit, 0, smaller_span, NULL,
+                     span_key);
+    /* not among the largest (the heap's key: no need to read the worst block) */
+    if (mf_topk_full(&v->kept) && mf_block_span(b) < v->kept.heap[0].key)
+        return paint(m, v, b);
     mf_block out;
     int rc = mf_topk_offer(&v->kept, b, &out);
     if (rc < 0)
@@ -311,9 +318,9 @@ static int offer_live(const mf_block *b, void *ctx)
 static int settle_blocks(mf_model *m, mf_view_state *v)
 {
     mf_topk all;
-    mf_topk_init(&all, sizeof(mf_block), m->state->kept_limit, 0, smaller_span, NULL);
+    mf_topk_init(&all, sizeof(mf_block), m->state->kept_limit, 0, smaller_span, NULL, span_key);
     for (size_t i = 0; i < v->kept.n; i++)
-        if (mf_topk_offer(&all, v->kept.items + i * sizeof(mf_block), NULL) < 0)
+        if (mf_topk_offer(&all, mf_topk_item(&v->kept, i), NULL) < 0)
             goto oom;
     v->pub.n_blocks = 0;      /* mf_model_each_live visits every live block now */
     live_pick pick = { m->state->t1, &all, v->life_min, v->life_max, v->size_min, v->size_max };
@@ -342,7 +349,7 @@ int mf_picture_settle(mf_model *m, mf_view_state *v)
     p->occupancy = mf_series_points(&v->occupancy, &p->n_occupancy);
     p->occupancy_points = v->occupancy.added;
     p->snapshots = mf_snapshots_items(&v->snapshots, &p->n_snapshots);
-    p->tiles = v->tiles.cells;
+    p->tiles = v->tiles.strips;
     p->n_tiles = v->tiles.n;
     p->tile_gshift = v->tiles.gshift;
     p->tile_wshift = v->tiles.wshift;

@@ -27,7 +27,7 @@
 #define MF_KEPT_BLOCKS_ALL 65536u        /* blocks kept whole, all views together */
 #define MF_KEPT_BLOCKS_MIN 512u
 #define MF_KEPT_BLOCKS_MAX 20000u
-#define MF_TILES_ALL (2u << 20)          /* tile cells, all views together */
+#define MF_TILES_ALL (256u << 10)        /* tile strips (of 16 cells), all views together */
 #define MF_SPAN_BYTES (8u << 20)         /* trace bytes of scope spans */
 #define MF_ACTIVITY_BYTES (8u << 20)     /* of GPU activities */
 #define MF_TRACE_SPAN_BYTES (8u << 20)   /* of trace objects' spans */
@@ -135,7 +135,7 @@ struct mf_model_state {
     mf_view_state **views;
     size_t n_views, cap_views;
     size_t view_points, kept_limit;  /* per-view limits for the current view count */
-    size_t tiles_total;              /* tile cells of all views */
+    size_t tiles_total;              /* tile strips of all views */
     mf_proc_state *procs;            /* by log */
     size_t n_procs;
     mf_live_table live;

@@ -39,6 +39,24 @@ static int shorter(uint64_t la, uint64_t sa, uint64_t lb, uint64_t sb)
     return la != lb ? la < lb : sa > sb;
 }
 
+static uint64_t span_length(const void *p)
+{
+    const mf_span *s = &((const kept_span *)p)->s;
+    return s->end_ns - s->begin_ns;
+}
+
+static uint64_t activity_length(const void *p)
+{
+    const mf_activity *a = &((const kept_activity *)p)->a;
+    return a->end_ns - a->start_ns;
+}
+
+static uint64_t object_length(const void *p)
+{
+    const mf_trace_span *s = &((const kept_object *)p)->s;
+    return s->end_ns - s->begin_ns;
+}
+
 static int shorter_span(const void *pa, const void *pb)
 {
     const mf_span *a = &((const kept_span *)pa)->s, *b = &((const kept_span *)pb)->s;
@@ -68,11 +86,12 @@ static uint64_t cost_of(const mf_model *m, uint32_t name)
 int mf_trace_init(mf_model *m)
 {
     struct mf_model_state *st = m->state;
-    mf_topk_init(&st->spans, sizeof(kept_span), 0, MF_SPAN_BYTES, shorter_span, cost_span);
+    mf_topk_init(&st->spans, sizeof(kept_span), 0, MF_SPAN_BYTES, shorter_span, cost_span,
+                 span_length);
     mf_topk_init(&st->activities, sizeof(kept_activity), 0, MF_ACTIVITY_BYTES, shorter_activity,
-                 cost_activity);
+                 cost_activity, activity_length);
     mf_topk_init(&st->trace_spans, sizeof(kept_object), 0, MF_TRACE_SPAN_BYTES, shorter_object,
-                 cost_object);
+                 cost_object, object_length);
     return 0;
 }
 
@@ -397,13 +416,10 @@ static int by_start(const void *pa, const void *pb)
 /* A copy of a kept selection with extra items offered (budget as kept). */
 static int select_with(const mf_topk *kept, mf_topk *all)
 {
-    *all = *kept;
-    all->items = NULL;
-    all->n = all->cap = 0;
-    all->used = 0;
+    mf_topk_init_like(all, kept);
     all->dropped = kept->dropped;
     for (size_t i = 0; i < kept->n; i++)
-        if (mf_topk_offer(all, kept->items + i * kept->item_size, NULL) < 0)
+        if (mf_topk_offer(all, mf_topk_item(kept, i), NULL) < 0)
             return -1;
     return 0;
 }

@@ -72,10 +72,18 @@ static void paint_tiles(raster *r, const mf_view *v)
     const mf_svg_panel *panel = r->panel;
     mf_svg_rect rect, edge;
     for (size_t i = 0; i < v->n_tiles; i++) {
-        const mf_tile *t = &v->tiles[i];
-        mf_svg_tile_rect(&panel->time, &panel->addr, v, t, &rect);
-        fill(r, &rect, argb(panel->colors.table[mf_svg_tile_color(&panel->colors, t)]));
-        if (t->flags & MF_TILE_UNFREED) {
+        const mf_tile_strip *s = &v->tiles[i];
+        unsigned k = 0, first, n;
+        while ((n = mf_tile_run(s, &k, &first)) > 0) {   /* cells painted alike: one rect */
+            mf_svg_tile_rect(&panel->time, &panel->addr, v, s->granule, s->first_col + first, n,
+                             &rect);
+            fill(r, &rect,
+                 argb(panel->colors.table[mf_svg_tile_color(&panel->colors, &s->cells[first])]));
+        }
+        for (k = 0; k < MF_TILE_STRIP; k++) {
+            if (!(s->unfreed >> k & 1u))
+                continue;
+            mf_svg_tile_rect(&panel->time, &panel->addr, v, s->granule, s->first_col + k, 1, &rect);
             live_edge(&rect, &edge);
             fill(r, &edge, r->live);
         }

@@ -359,13 +359,14 @@ void mf_svg_block_rect(const mf_svg_time_axis *time, const mf_svg_addr_axis *add
 }
 
 void mf_svg_tile_rect(const mf_svg_time_axis *time, const mf_svg_addr_axis *addr,
-                      const mf_view *view, const mf_tile *tile, mf_svg_rect *rect)
+                      const mf_view *view, uint64_t granule, uint64_t col, unsigned n,
+                      mf_svg_rect *rect)
 {
     unsigned w = view->tile_wshift, g = view->tile_gshift;
-    uint64_t from = view->tile_origin + ((uint64_t)tile->col << w);
-    uint64_t to = from + (UINT64_C(1) << w) - 1;
+    uint64_t from = view->tile_origin + (col << w);
+    uint64_t to = from + ((uint64_t)n << w) - 1;
     mf_block cell = {
-        .addr = g >= 64 ? 0 : tile->granule << g,
+        .addr = g >= 64 ? 0 : granule << g,
         .actual = g >= 64 ? UINT64_MAX : UINT64_C(1) << g,
         .alloc_ns = from, .free_ns = to < from ? UINT64_MAX - 1 : to,
     };

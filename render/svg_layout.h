@@ -122,9 +122,11 @@ typedef struct mf_svg_rect {
 void mf_svg_block_rect(const mf_svg_time_axis *time, const mf_svg_addr_axis *addr,
                        const mf_block *block, mf_svg_rect *rect);
 
-/* The pixel rectangle of a tile cell of a view (tiles.h), like a block's. */
+/* The pixel rectangle of n neighbouring tile cells of a view (tiles.h)
+ * from column col of granule, like a block's. */
 void mf_svg_tile_rect(const mf_svg_time_axis *time, const mf_svg_addr_axis *addr,
-                      const mf_view *view, const mf_tile *tile, mf_svg_rect *rect);
+                      const mf_view *view, uint64_t granule, uint64_t col, unsigned n,
+                      mf_svg_rect *rect);
 
 /*
  * Where mf_svg_write (with the same model and opt) draws device's memory at
