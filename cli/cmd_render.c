@@ -230,6 +230,11 @@ int cmd_render(int argc, char **argv)
     int rc = 2;
     if (parse(argc, argv, &a) == 0) {
         cli_load_options lo = { .until_ns = a.at_ns, .merge_runs = a.merge_runs };
+        if (a.formats) {      /* build only what the outputs asked for need */
+            lo.no_picture = !strstr(a.formats, "memory_flow.");
+            lo.no_trace = !strstr(a.formats, "profile.json") &&
+                          !strstr(a.formats, "chrome_timeline.json");
+        }
         mf_model *m = cli_load(a.n_logs, a.logs, &lo, &rc);
         if (m)
             rc = render(&a, m);

@@ -90,7 +90,8 @@ int cmd_stats(int argc, char **argv)
         free(logs);
         return 2;
     }
-    cli_load_options lo = { .until_ns = (unsigned long long)-1, .merge_runs = merge_runs };
+    cli_load_options lo = { .until_ns = (unsigned long long)-1, .merge_runs = merge_runs,
+                            .no_picture = 1, .no_trace = 1 };
     mf_model *m = cli_load(n_logs, logs, &lo, &code);
     free(logs);
     if (!m)

@@ -18,6 +18,7 @@ int cmd_serve(int argc, char **argv);   /* cli/cmd_serve.c */
 typedef struct cli_load_options {
     unsigned long long until_ns; /* ns since the earliest event; ULLONG_MAX: all */
     int merge_runs;              /* merge logs of different runs */
+    int no_picture, no_trace;    /* the outputs need no memory_flow / no trace */
 } cli_load_options;
 
 /* Read every log of paths into a model (shared by run, stats and render).
