@@ -13,14 +13,19 @@
  *       write the outputs (FORMATS as the formats key; empty: the default)
  *       into DIR;
  *   status
- *       what was read so far: "records_scanned N\nevents_decoded N\n"
- *       "events_fed N\n" (for tests of the incremental cost).
+ *       what the statistics' reader read so far: "records_scanned N\n"
+ *       "events_decoded N\nevents_fed N\n" (for tests of the incremental
+ *       cost).
  * Each answer is one line "ok<TAB>N" or "error<TAB>N", then exactly N bytes:
  * the statistics text, nothing for render, the status, or the error message.
  *
- * Data flow: reader (refreshed before each request: new chunks, grown
- * chunks, end marks) -> two models fed the same new events: one whole (the
- * outputs) and one for the statistics since the last reset.
+ * Data flow: a reader (refreshed before each request: new chunks, grown
+ * chunks, end marks) -> the model of the statistics since the last reset
+ * (counts only: no picture, no trace).  The outputs need the whole log with
+ * its picture and trace: that model is built at the first render request,
+ * by a second reader from the log's start, and from then on both readers
+ * and models take the new events at each request.  A program that only asks
+ * for statistics (MXNet's dumps) never pays for a picture.
  */
 #include <errno.h>
 #include <signal.h>
@@ -41,11 +46,12 @@
 
 typedef struct server {
     const char *path;
-    mf_reader *reader;
-    mf_model *whole;         /* everything: the outputs */
+    mf_reader *reader;       /* feeds since */
+    mf_strings *pool;        /* its strings */
     mf_model *since;         /* the statistics since the last reset */
-    mf_strings *pool;        /* the reader's strings (the whole model's) */
-    uint64_t fed;            /* events fed */
+    mf_reader *whole_reader; /* feeds whole (its strings are whole's); NULL until */
+    mf_model *whole;         /* everything: the outputs; built at the first render */
+    uint64_t fed;            /* events fed to since */
     uint64_t last_ns;        /* the latest event time fed */
     size_t *told_whole;      /* per log: damage lines already warned about, */
     size_t *told_since;      /* in each model */
@@ -109,7 +115,8 @@ static mf_model *new_since_model(uint64_t since_ns)
     return mf_model_new(&opt, err, sizeof err);
 }
 
-/* The since-reset model has its own string pool: it gets the texts. */
+/* The since-reset model has its own string pool: it gets the texts of the
+ * reader's ids. */
 static void copy_ids(server *s, mf_event *e)
 {
     mf_strings *to = s->since->strings;
@@ -133,50 +140,79 @@ static void tell_damage(mf_model *m, const mf_log_info *info, size_t *told)
     }
 }
 
-/* Describe every log to both models. */
-static int describe_logs(server *s)
+/* Describe every log of r to model m (damage lines not told yet become
+ * warnings). */
+static int describe_logs(mf_reader *r, mf_model *m, size_t *told)
 {
-    size_t n = mf_reader_n_logs(s->reader);
+    size_t n = mf_reader_n_logs(r);
     for (size_t i = 0; i < n; i++) {
-        const mf_log_info *info = mf_reader_log(s->reader, i);
-        if (mf_model_set_process(s->whole, (uint32_t)i, info) < 0 ||
-            mf_model_set_process(s->since, (uint32_t)i, info) < 0)
+        const mf_log_info *info = mf_reader_log(r, i);
+        if (mf_model_set_process(m, (uint32_t)i, info) < 0)
             return -1;
-        tell_damage(s->whole, info, &s->told_whole[i]);
-        tell_damage(s->since, info, &s->told_since[i]);
+        tell_damage(m, info, &told[i]);
     }
     return 0;
 }
 
-/* Look again at the log and feed what it gained to both models. */
-static int catch_up(server *s, char *err, size_t errlen)
+/* Look again at the log with reader r and feed what it gained to m; the
+ * since model's events get its own string ids (copy) and move last_ns. */
+static int feed(server *s, mf_reader *r, mf_model *m, size_t *told, int since, char *err,
+                size_t errlen)
 {
-    if (mf_reader_refresh(s->reader, err, errlen) < 0)
+    if (mf_reader_refresh(r, err, errlen) < 0)
         return -1;
-    if (describe_logs(s) < 0) {
+    if (describe_logs(r, m, told) < 0) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
     long n;
-    while ((n = mf_reader_next(s->reader, s->batch, s->samples, BATCH, UINT64_MAX, err,
-                               errlen)) > 0) {
-        if (mf_model_feed(s->whole, s->batch, (size_t)n, s->samples) < 0) {
-            snprintf(err, errlen, "out of memory");
-            return -1;
-        }
-        for (long i = 0; i < n; i++) {
+    while ((n = mf_reader_next(r, s->batch, s->samples, BATCH, UINT64_MAX, err, errlen)) > 0) {
+        for (long i = 0; since && i < n; i++) {
             mf_event *e = &s->batch[i];
             if (e->type != MF_REC_THREAD && e->type != MF_REC_DEVICE && e->time_ns > s->last_ns)
                 s->last_ns = e->time_ns;
             copy_ids(s, e);
         }
-        if (mf_model_feed(s->since, s->batch, (size_t)n, s->samples) < 0) {
+        if (mf_model_feed(m, s->batch, (size_t)n, s->samples) < 0) {
             snprintf(err, errlen, "out of memory");
             return -1;
         }
-        s->fed += (uint64_t)n;
+        if (since)
+            s->fed += (uint64_t)n;
     }
     return n < 0 ? -1 : 0;
+}
+
+/* Bring the models up to the log as it stands now. */
+static int catch_up(server *s, char *err, size_t errlen)
+{
+    if (feed(s, s->reader, s->since, s->told_since, 1, err, errlen) < 0)
+        return -1;
+    return s->whole ? feed(s, s->whole_reader, s->whole, s->told_whole, 0, err, errlen) : 0;
+}
+
+/* The whole model, built from the log's start at the first render. */
+static int build_whole(server *s, char *err, size_t errlen)
+{
+    if (s->whole)
+        return 0;
+    mf_reader_options ro = { .merge_runs = 1 };
+    s->whole = mf_model_new(NULL, err, errlen);
+    if (s->whole &&
+        mf_reader_open(&s->whole_reader, &s->path, 1, s->whole->strings, &ro, err, errlen) == 0) {
+        s->told_whole = calloc(mf_reader_n_logs(s->whole_reader) + 1, sizeof *s->told_whole);
+        if (!s->told_whole)
+            snprintf(err, errlen, "out of memory");
+        else if (feed(s, s->whole_reader, s->whole, s->told_whole, 0, err, errlen) == 0)
+            return 0;
+    }
+    mf_reader_close(s->whole_reader);     /* try again at the next render */
+    s->whole_reader = NULL;
+    mf_model_free(s->whole);
+    s->whole = NULL;
+    free(s->told_whole);
+    s->told_whole = NULL;
+    return -1;
 }
 
 /* ---- requests -------------------------------------------------------------------- */
@@ -223,7 +259,7 @@ static int do_stats(server *s, char **f, size_t n)
         mf_model_free(s->since);
         s->since = fresh;
         memset(s->told_since, 0, mf_reader_n_logs(s->reader) * sizeof *s->told_since);
-        if (describe_logs(s) < 0)
+        if (describe_logs(s->reader, s->since, s->told_since) < 0)
             return -1;
     }
     return rc;
@@ -236,6 +272,9 @@ static int do_render(server *s, char **f, size_t n)
                     "(got %zu)", n - 1);
     if (!*f[1])
         return fail("render: no output folder");
+    char err[4096];
+    if (build_whole(s, err, sizeof err) < 0)
+        return fail("render: %s", err);
     if (mf_model_settle(s->whole) < 0)
         return fail("render: out of memory");
     char formats[4096];
@@ -245,7 +284,6 @@ static int do_render(server *s, char **f, size_t n)
         .csv_prefix = *f[4] ? f[4] : "gpu_memory_profile",
         .svg = { .color_by = MF_COLOR_BY_SCOPE, .only_device = -1, .title = NULL },
     };
-    char err[4096];
     if (mf_outputs_write(s->whole, f[1], &out, err, sizeof err) < 0)
         return fail("%s", err);
     return answer("ok", "", 0);
@@ -283,32 +321,30 @@ static int open_server(server *s, const char *path)
     char err[2048];
     memset(s, 0, sizeof *s);
     s->path = path;
-    s->whole = mf_model_new(NULL, err, sizeof err);
+    s->pool = mf_strings_new();
     s->since = new_since_model(0);
     s->batch = malloc(BATCH * sizeof *s->batch);
     s->samples = malloc(BATCH * sizeof *s->samples);
-    if (!s->whole || !s->since || !s->batch || !s->samples) {
+    if (!s->pool || !s->since || !s->batch || !s->samples) {
         fprintf(stderr, "memflow serve: out of memory\n");
         return -1;
     }
-    s->pool = s->whole->strings;
     mf_reader_options ro = { .merge_runs = 1 };
     if (mf_reader_open(&s->reader, &path, 1, s->pool, &ro, err, sizeof err) != 0) {
         fprintf(stderr, "memflow serve: %s\n", err);
         return -1;
     }
-    s->told_whole = calloc(mf_reader_n_logs(s->reader) + 1, sizeof *s->told_whole);
     s->told_since = calloc(mf_reader_n_logs(s->reader) + 1, sizeof *s->told_since);
-    if (!s->told_whole || !s->told_since)
-        return -1;
-    return 0;
+    return s->told_since ? 0 : -1;
 }
 
 static void close_server(server *s)
 {
     mf_reader_close(s->reader);
+    mf_reader_close(s->whole_reader);
     mf_model_free(s->whole);
     mf_model_free(s->since);
+    mf_strings_free(s->pool);
     free(s->told_whole);
     free(s->told_since);
     free(s->batch);

@@ -20,7 +20,9 @@ tests_check_model_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_check_model_LDADD = libmemflow-render.la libmemflow.la $(CHECK_LIBS)
 tests_check_model_LDFLAGS = $(TEST_LINK_FLAGS)
 endif
-check_PROGRAMS += tests/render_gen tests/proc_workload tests/serve_feed
+check_PROGRAMS += tests/render_gen tests/proc_workload
+# built by make: bench/run.sh's serve part uses it too
+noinst_PROGRAMS += tests/serve_feed
 tests_proc_workload_SOURCES = tests/proc_workload.c
 tests_serve_feed_SOURCES = tests/serve_feed.c
 tests_serve_feed_LDADD = libmemflow.la
@@ -33,5 +35,6 @@ EXTRA_DIST += tests/render_cli.sh
 TESTS += tests/render_escape.sh tests/render_damage.sh tests/render_big.sh tests/render_safety.sh \
 	tests/render_processes.sh tests/serve.sh tests/render_trace.sh
 EXTRA_DIST += tests/render_escape.sh tests/render_damage.sh tests/render_big.sh \
-	tests/render_safety.sh tests/render_processes.sh tests/serve.sh tests/render_trace.sh
+	tests/render_safety.sh tests/render_processes.sh tests/serve.sh tests/serve_client.py \
+	tests/render_trace.sh
 include $(srcdir)/tests/fuzz/fuzz.mk

@@ -2,38 +2,21 @@
 # serve.sh - `memflow serve` on a log that a real program keeps writing:
 # requests are answered in the protocol's framing (ok/error, a byte count,
 # exactly that many bytes), every answer sees what was recorded before it,
-# RESET starts the statistics afresh, render writes the outputs, and the
+# RESET starts the statistics afresh, render writes the outputs (of the
+# whole log, built at the first render and kept up after), and the
 # cost of a request follows what the log gained since the last one: the
 # records read by the second request are exactly the records added.
 . "$top_srcdir/tests/lib.sh"
-"$PYTHON3" - "$MEMFLOW" "$top_builddir/tests/serve_feed" "$SCRATCH" <<'PY' || fail "serve (see above)"
-import json, os, subprocess, sys
+"$PYTHON3" - "$MEMFLOW" "$top_builddir/tests/serve_feed" "$SCRATCH" "$top_srcdir" <<'PY' || fail "serve (see above)"
+import json, os, sys
 
-memflow, feed_prog, scratch = sys.argv[1:4]
-feed = subprocess.Popen([feed_prog, scratch], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-log = feed.stdout.readline().decode().strip()
+memflow, feed_prog, scratch, srcdir = sys.argv[1:5]
+sys.dont_write_bytecode = True      # nothing written into the source tree
+sys.path.insert(0, os.path.join(srcdir, "tests"))
+from serve_client import Session
 
-def record(command):
-    feed.stdin.write((command + "\n").encode())
-    feed.stdin.flush()
-    assert feed.stdout.readline() == b"done\n"
-
-serve = subprocess.Popen([memflow, "serve", log], stdin=subprocess.PIPE,
-                         stdout=subprocess.PIPE)
-
-def ask(*fields):
-    serve.stdin.write(("\t".join(fields) + "\n").encode())
-    serve.stdin.flush()
-    head = serve.stdout.readline().decode()
-    status, n = head.rstrip("\n").split("\t")
-    body = serve.stdout.read(int(n))
-    assert len(body) == int(n), (head, body)
-    return status, body.decode()
-
-def counts():
-    status, body = ask("status")
-    assert status == "ok", body
-    return {k: int(v) for k, v in (line.split() for line in body.splitlines())}
+session = Session([memflow], feed_prog, scratch)
+record, ask, counts = session.record, session.ask, session.counts
 
 def stats():
     status, body = ask("stats", "json", "total", "0", "0")
@@ -81,6 +64,13 @@ assert (status, body) == ("ok", ""), (status, body)
 s = json.load(open(os.path.join(out, "stats.json")))
 assert cpu(s)["alloc_count"] == 1507 and cpu(s)["free_count"] == 1507, cpu(s)
 json.load(open(os.path.join(out, "trace.json")))
+# the whole model (built at the first render) keeps up from then on
+record("alloc 3")
+out2 = os.path.join(scratch, "out2")
+status, body = ask("render", out2, "stats.json", "", "")
+assert (status, body) == ("ok", ""), (status, body)
+s = json.load(open(os.path.join(out2, "stats.json")))
+assert cpu(s)["alloc_count"] == 1510 and cpu(s)["live_bytes_end"] == 300, cpu(s)
 
 # errors come framed too, and the server goes on
 status, body = ask("stats", "xml", "total", "0", "0")
@@ -92,10 +82,6 @@ assert status == "error" and "unknown output 'bogus.txt'" in body, body
 assert stats()["processes"][0]["pid"] > 0
 
 # EOF ends the server
-serve.stdin.close()
-assert serve.wait(timeout=60) == 0
-feed.stdin.write(b"quit\n")
-feed.stdin.close()
-assert feed.wait(timeout=60) == 0
+session.close()
 PY
 echo "serve: ok"
