@@ -38,3 +38,4 @@ EXTRA_DIST += tests/render_escape.sh tests/render_damage.sh tests/render_big.sh 
 	tests/render_safety.sh tests/render_processes.sh tests/serve.sh tests/serve_client.py \
 	tests/render_trace.sh
 include $(srcdir)/tests/fuzz/fuzz.mk
+include $(srcdir)/tests/sanitize.mk

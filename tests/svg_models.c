@@ -144,17 +144,20 @@ mf_model *svgt_finish(svgt_scene *s)
         const mf_block *b = &s->blocks[i];
         uint16_t log = log_of(pids, &n_pids, b->pid);
         uint32_t scope = b->scope < n_texts ? ids[b->scope] : b->scope;
-        ev[n++] = (timed){ .e = { .type = MF_REC_ALLOC, .time_ns = b->alloc_ns, .addr = b->addr,
-                                  .size = b->requested, .actual = b->actual, .tid = b->tid,
-                                  .scope = scope,
-                                  .name = ids[b->name],
-                                  .device = b->device, .flags = b->flags, .log = log },
-                           .order = n };
-        if (b->free_ns != MF_LIVE_AT_END)
-            ev[n++] = (timed){ .e = { .type = MF_REC_FREE, .time_ns = b->free_ns,
-                                      .addr = b->addr, .device = b->device, .flags = b->flags,
-                                      .log = log },
-                               .order = n };
+        ev[n] = (timed){ .e = { .type = MF_REC_ALLOC, .time_ns = b->alloc_ns, .addr = b->addr,
+                                .size = b->requested, .actual = b->actual, .tid = b->tid,
+                                .scope = scope,
+                                .name = ids[b->name],
+                                .device = b->device, .flags = b->flags, .log = log },
+                         .order = n };
+        n++;
+        if (b->free_ns != MF_LIVE_AT_END) {
+            ev[n] = (timed){ .e = { .type = MF_REC_FREE, .time_ns = b->free_ns,
+                                    .addr = b->addr, .device = b->device, .flags = b->flags,
+                                    .log = log },
+                             .order = n };
+            n++;
+        }
     }
     for (size_t i = 0; i < s->n_samples; i++) {
         timed *t = &ev[n];
@@ -167,8 +170,9 @@ mf_model *svgt_finish(svgt_scene *s)
     }
     /* the scene's start and end: events the model keeps only as times */
     ev[n++] = (timed){ .e = { .type = MF_REC_STATE, .time_ns = SVGT_T0 }, .order = 0 };
-    ev[n++] = (timed){ .e = { .type = MF_REC_STATE, .time_ns = SVGT_T0 + s->duration },
-                       .order = n };
+    ev[n] = (timed){ .e = { .type = MF_REC_STATE, .time_ns = SVGT_T0 + s->duration },
+                     .order = n };
+    n++;
     qsort(ev, n, sizeof *ev, by_time);
     for (size_t i = 0; i < n_pids; i++) {
         mf_log_info info = { .path = "scene.mfl", .program = s->program, .parent = -1,
