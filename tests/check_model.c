@@ -1,10 +1,11 @@
 /*
- * check_model.c - the model (render/model.c), statistics (render/stats.c),
- * CSV (render/csv.c) and memflow_dump/dumps (render/dump.c) on REAL logs:
+ * check_model.c - the model (analyze/model*.c), statistics
+ * (analyze/statistics.c, render/stats*.c), CSV (render/csv.c) and
+ * memflow_dump/dumps (render/dump.c) on REAL logs:
  * each test starts the real recorder into a scratch folder, records known
  * blocks through the public API (memflow_scope_push, memflow_record_alloc,
  * memflow_record_free) or the recorder's capture entry points, closes the
- * log, reads it back with the core reader and checks exact numbers.
+ * log, reads it back with the streaming reader and checks exact numbers.
  * Check forks each test, so every test has its own fresh recorder.
  */
 #include <check.h>
