@@ -4,7 +4,7 @@
  * the real recorder in its own forked process, closes the log, damages it
  * the way a disk, a crash or a stray write would, and reads it back.
  * Expected values are exact: event order, damage messages with offsets,
- * repaired header fields, process relations.
+ * repaired header fields, process relations, stack ids.
  */
 #include <check.h>
 #include <fcntl.h>
@@ -16,9 +16,11 @@
 #include <unistd.h>
 
 #include "checksum.h"
+#include "clock.h"
 #include "config.h"
 #include "log_reader.h"
 #include "memflow.h"
+#include "model.h"
 #include "reader.h"
 #include "recorder.h"
 
@@ -446,6 +448,117 @@ START_TEST(exec_images_chain_and_end)
 }
 END_TEST
 
+/* ---- stacks -------------------------------------------------------------- */
+
+/* Byte offset in the file where chunk index's records end (its zero word). */
+static long chunk_end(const char *path, long index)
+{
+    int fd = open(path, O_RDONLY);
+    long at = index * MF_CHUNK_SIZE + 16;
+    for (;;) {
+        uint64_t word;
+        ck_assert_int_eq(pread(fd, &word, 8, at), 8);
+        if (word == 0)
+            break;
+        at += MF_WORD_SIZE(word);
+    }
+    close(fd);
+    return at;
+}
+
+/*
+ * STACK, MODULE and CPU_ALLOC_STACK records (as `memflow run --stacks`
+ * writes them) appended to a real log's chunk: a CPU_ALLOC_STACK decodes as
+ * an allocation with its stack id, a full ALLOC keeps its stack id too; the
+ * id leads to the stack's return addresses (mf_reader_stack); the model's
+ * blocks keep it; the MODULE record is read past.
+ */
+START_TEST(stack_ids_reach_events_and_blocks)
+{
+    start_recording("stacks");
+    memflow_record_alloc("cpu/0", P(0x1000), 8, 8, NULL, 0);
+    const char *path = finish();
+    long at = chunk_end(path, 1);
+    mf_chunk_header ch;
+    int fd = open(path, O_RDONLY);
+    ck_assert_int_eq(pread(fd, &ch, sizeof ch, MF_CHUNK_SIZE), sizeof ch);
+    close(fd);
+    uint64_t t = mf_clock_now();
+    uint8_t buf[512] = { 0 };
+    size_t n = 0;
+    mf_rec_module mod = { .word = MF_RECORD_WORD(MF_REC_MODULE, sizeof mod, 1), .bias = 0x400000,
+                          .start = 0x400000, .end = 0x500000, .build_id_len = 4,
+                          .build_id = { 1, 2, 3, 4 } };
+    memcpy(buf + n, &mod, sizeof mod);
+    n += sizeof mod;
+    mf_rec_stack st = { .word = MF_RECORD_WORD(MF_REC_STACK, sizeof st + 24, 7), .depth = 3 };
+    uint64_t ips[3] = { 0x401000, 0x402000, 0x403000 };
+    memcpy(buf + n, &st, sizeof st);
+    memcpy(buf + n + sizeof st, ips, sizeof ips);
+    n += sizeof st + sizeof ips;
+    mf_rec_time tm = { .word = MF_RECORD_WORD(MF_REC_TIME, sizeof tm, 0), .time_ns = t };
+    memcpy(buf + n, &tm, sizeof tm);
+    n += sizeof tm;
+    mf_rec_cpu_alloc_stack ca = { .word = MF_RECORD_WORD(MF_REC_CPU_ALLOC_STACK, sizeof ca, 10),
+                                  .addr = 0xabc000, .requested_flags = 4096, .slack = 0,
+                                  .scope = 1, .stack = 7 };
+    memcpy(buf + n, &ca, sizeof ca);
+    n += sizeof ca;
+    mf_rec_alloc fa = { .word = MF_RECORD_WORD(MF_REC_ALLOC, sizeof fa, CPU0), .time_ns = t + 20,
+                        .addr = 0xdef000, .requested = 100, .actual = 128, .scope = 1,
+                        .tid = ch.tid, .stack = 7 };
+    memcpy(buf + n, &fa, sizeof fa);
+    n += sizeof fa;
+    write_at(path, buf, n, at);
+
+    mf_strings *pool = mf_strings_new();
+    mf_reader *r;
+    char err[512];
+    ck_assert_int_eq(mf_reader_open(&r, &path, 1, pool, NULL, err, sizeof err), 0);
+    ck_assert_uint_eq(mf_reader_log(r, 0)->damage->n, 0);
+    mf_event ev[64];
+    mf_sample_values sv[64];
+    long got;
+    uint32_t stack_a = 0, stack_b = 0;
+    while ((got = mf_reader_next(r, ev, sv, 64, UINT64_MAX, err, sizeof err)) > 0)
+        for (long i = 0; i < got; i++) {
+            if (ev[i].type != MF_REC_ALLOC)
+                continue;
+            if (ev[i].addr == 0xabc000) {
+                ck_assert_uint_eq(ev[i].time_ns, t + 10);
+                ck_assert_uint_eq(ev[i].size, 4096);
+                stack_a = ev[i].stack;
+            } else if (ev[i].addr == 0xdef000) {
+                stack_b = ev[i].stack;
+            } else {
+                ck_assert_uint_eq(ev[i].stack, 0);
+            }
+        }
+    ck_assert_uint_ne(stack_a, 0);
+    ck_assert_uint_eq(stack_b, stack_a);
+    uint64_t back[8];
+    uint32_t log = 99;
+    ck_assert_int_eq(mf_reader_stack(r, stack_a, &log, back, 8), 3);
+    ck_assert_uint_eq(log, 0);
+    ck_assert_uint_eq(back[0], 0x401000);
+    ck_assert_uint_eq(back[2], 0x403000);
+    ck_assert_int_eq(mf_reader_stack(r, stack_a + 1, &log, back, 8), -1);
+    mf_reader_close(r);
+    mf_strings_free(pool);
+
+    mf_model *m = mf_model_load(&path, 1, UINT64_MAX, err, sizeof err);
+    ck_assert_ptr_nonnull(m);
+    int seen = 0;
+    for (size_t i = 0; i < m->n_leaks; i++)
+        if (m->leaks[i].addr == 0xabc000 || m->leaks[i].addr == 0xdef000) {
+            ck_assert_uint_eq(m->leaks[i].stack, stack_a);
+            seen++;
+        }
+    ck_assert_int_eq(seen, 2);
+    mf_model_free(m);
+}
+END_TEST
+
 static Suite *reader_suite(void)
 {
     Suite *s = suite_create("reader");
@@ -464,6 +577,7 @@ static Suite *reader_suite(void)
     TCase *runs = tcase_create("runs");
     tcase_add_test(runs, logs_of_other_runs_are_refused);
     tcase_add_test(runs, exec_images_chain_and_end);
+    tcase_add_test(runs, stack_ids_reach_events_and_blocks);
     suite_add_tcase(s, runs);
     return s;
 }
