@@ -37,7 +37,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static char out_dir[64];
+static char out_dir[4096];
 
 /* The input's pieces [0, pieces) as a sparse file; its path in path. */
 static int make_log(const uint8_t *data, size_t size, size_t pieces, char *path, size_t len)
@@ -139,9 +139,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (!out_dir[0]) {
         const char *tmp = getenv("TMPDIR");
-        snprintf(out_dir, sizeof out_dir, "%.40s/memflow-fuzz-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-        if (!mkdtemp(out_dir))
-            abort();
+        int n = snprintf(out_dir, sizeof out_dir, "%s/memflow-fuzz-XXXXXX",
+                         tmp && *tmp ? tmp : "/tmp");
+        if (n < 0 || (size_t)n >= sizeof out_dir || !mkdtemp(out_dir))
+            abort();           /* never a cut path: it would land elsewhere */
     }
     char path[64];
     int fd = make_log(data, size, SIZE_MAX, path, sizeof path);
