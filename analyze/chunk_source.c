@@ -22,6 +22,18 @@
 #include "compact.h"
 #include "grow.h"
 
+/* A decoded chunk of a compact log.  The reader reads a chunk in pieces
+ * (windows of its segments, several chunks in turn), and a compact chunk
+ * is decoded whole: the last CACHED_CHUNKS decoded are kept, so each is
+ * decoded about once while a merge goes through them. */
+#define CACHED_CHUNKS 16
+typedef struct decoded {
+    size_t index;             /* chunks[] index; SIZE_MAX: empty */
+    long len;                 /* bytes the chunk holds, the rest reads zero */
+    unsigned used;            /* cache_clock at the last use */
+    uint8_t *bytes;           /* MF_CHUNK_SIZE */
+} decoded;
+
 struct mf_chunk_source {
     int fd;
     char *path;
@@ -33,6 +45,9 @@ struct mf_chunk_source {
     uint64_t *pending;        /* chunks claimed but not written when examined */
     size_t n_pending, cap_pending;
     mf_compact_source *compact; /* the compact form's reader (MF_HEADER_COMPACT) */
+    decoded *cache;           /* its recently decoded chunks (CACHED_CHUNKS) */
+    unsigned cache_clock;
+    uint64_t file_size;       /* at open or the last refresh */
 };
 
 ssize_t mf_read_full(int fd, void *buf, size_t len, uint64_t offset)
@@ -51,6 +66,16 @@ ssize_t mf_read_full(int fd, void *buf, size_t len, uint64_t offset)
     return (ssize_t)got;
 }
 
+/* Does the file start like a log?  One damaged magic byte is let through
+ * for log_header.c to judge with the header checksum. */
+static int looks_like_log(const uint8_t *bytes, size_t len)
+{
+    int differ = 0;
+    for (size_t i = 0; i < 8 && i < len; i++)
+        differ += bytes[i] != (uint8_t)MF_LOG_MAGIC[i];
+    return len >= 8 && differ <= 1;
+}
+
 static int read_header(mf_chunk_source *s, char *err, size_t errlen)
 {
     ssize_t n = mf_read_full(s->fd, s->header, MF_CHUNK_SIZE, 0);
@@ -59,24 +84,12 @@ static int read_header(mf_chunk_source *s, char *err, size_t errlen)
         return -1;
     }
     s->header_len = (size_t)n;
-    const mf_file_header *h = (const void *)s->header;
-    if (s->header_len < 16 || memcmp(h->magic, MF_LOG_MAGIC, 8) != 0) {
+    if (n == 0) {
+        snprintf(err, errlen, "%s: empty file, not a memflow log", s->path);
+        return -1;
+    }
+    if (!looks_like_log(s->header, s->header_len)) {
         snprintf(err, errlen, "%s: not a memflow log (no MEMFLOW magic at offset 0)", s->path);
-        return -1;
-    }
-    if (h->version != MF_LOG_VERSION) {
-        snprintf(err, errlen, "%s: log version %u, this memflow reads version %u", s->path,
-                 h->version, MF_LOG_VERSION);
-        return -1;
-    }
-    if (s->header_len < sizeof *h) {
-        snprintf(err, errlen, "%s: offset %zu: file ends inside the %zu-byte header", s->path,
-                 s->header_len, sizeof *h);
-        return -1;
-    }
-    if (h->chunk_size != MF_CHUNK_SIZE) {
-        snprintf(err, errlen, "%s: offset 16: chunk size %u, this memflow reads %u", s->path,
-                 h->chunk_size, MF_CHUNK_SIZE);
         return -1;
     }
     return 0;
@@ -133,6 +146,7 @@ static int scan(mf_chunk_source *s, char *err, size_t errlen)
         return -1;
     }
     uint64_t size = (uint64_t)st.st_size;
+    s->file_size = size;
     size_t n_old = s->n_pending, n_before = s->n_chunks;
     uint64_t *old = s->pending;
     s->pending = NULL;
@@ -230,18 +244,72 @@ const mf_chunk_info *mf_chunk_source_chunks(const mf_chunk_source *s, size_t *n)
     return s->chunks;
 }
 
-long mf_chunk_source_read(mf_chunk_source *s, size_t i, uint8_t *buf, char *err, size_t errlen)
+/* The cache entry holding chunk i of a compact log, decoding it into the
+ * least recently used entry if none does; NULL with err set on failure. */
+static decoded *decoded_chunk(mf_chunk_source *s, size_t i, char *err, size_t errlen)
+{
+    if (!s->cache && !(s->cache = calloc(CACHED_CHUNKS, sizeof *s->cache))) {
+        snprintf(err, errlen, "%s: out of memory", s->path);
+        return NULL;
+    }
+    decoded *victim = &s->cache[0];
+    for (int k = 0; k < CACHED_CHUNKS; k++) {
+        decoded *d = &s->cache[k];
+        if (d->bytes && d->index == i) {
+            d->used = ++s->cache_clock;
+            return d;
+        }
+        if (!d->bytes || d->used < victim->used)
+            victim = d;
+        if (!d->bytes)
+            break;
+    }
+    if (!victim->bytes && !(victim->bytes = malloc(MF_CHUNK_SIZE))) {
+        snprintf(err, errlen, "%s: out of memory", s->path);
+        return NULL;
+    }
+    victim->index = SIZE_MAX;
+    victim->len = mf_compact_source_read(s->compact, i, victim->bytes, err, errlen);
+    if (victim->len < 0)
+        return NULL;
+    victim->index = i;
+    victim->used = ++s->cache_clock;
+    return victim;
+}
+
+/* mf_chunk_source_read_at for a compact log: from the decoded chunk. */
+static long read_compact_at(mf_chunk_source *s, size_t i, uint32_t offset, uint8_t *buf,
+                            size_t len, char *err, size_t errlen)
+{
+    if (offset >= MF_CHUNK_SIZE)
+        return 0;
+    if (len > MF_CHUNK_SIZE - offset)
+        len = MF_CHUNK_SIZE - offset;
+    decoded *d = decoded_chunk(s, i, err, errlen);
+    if (!d)
+        return -1;
+    memcpy(buf, d->bytes + offset, len);
+    long held = d->len > (long)offset ? d->len - (long)offset : 0;
+    return held < (long)len ? held : (long)len;
+}
+
+long mf_chunk_source_read_at(mf_chunk_source *s, size_t i, uint32_t offset, uint8_t *buf,
+                             size_t len, char *err, size_t errlen)
 {
     if (s->compact)
-        return mf_compact_source_read(s->compact, i, buf, err, errlen);
-    uint64_t offset = s->chunks[i].file_offset;
-    ssize_t n = mf_read_full(s->fd, buf, MF_CHUNK_SIZE, offset);
+        return read_compact_at(s, i, offset, buf, len, err, errlen);
+    if (offset >= MF_CHUNK_SIZE)
+        len = 0;
+    else if (len > MF_CHUNK_SIZE - offset)
+        len = MF_CHUNK_SIZE - offset;
+    uint64_t at = s->chunks[i].file_offset + offset;
+    ssize_t n = mf_read_full(s->fd, buf, len, at);
     if (n < 0) {
         snprintf(err, errlen, "%s: offset %llu: cannot read: %s", s->path,
-                 (unsigned long long)offset, strerror(errno));
+                 (unsigned long long)at, strerror(errno));
         return -1;
     }
-    memset(buf + n, 0, MF_CHUNK_SIZE - (size_t)n);
+    memset(buf + n, 0, len - (size_t)n);
     return (long)n;
 }
 
@@ -249,6 +317,16 @@ void mf_chunk_source_prefetch(mf_chunk_source *s, size_t i)
 {
     if (s->compact)
         mf_compact_source_prefetch(s->compact, i);
+}
+
+long mf_chunk_source_read(mf_chunk_source *s, size_t i, uint8_t *buf, char *err, size_t errlen)
+{
+    return mf_chunk_source_read_at(s, i, 0, buf, MF_CHUNK_SIZE, err, errlen);
+}
+
+uint64_t mf_chunk_source_file_size(const mf_chunk_source *s)
+{
+    return s->compact ? mf_compact_source_live_size(s->compact) : s->file_size;
 }
 
 int mf_chunk_source_refresh(mf_chunk_source *s, char *err, size_t errlen)
@@ -271,6 +349,9 @@ void mf_chunk_source_close(mf_chunk_source *s)
     if (!s)
         return;
     mf_compact_source_close(s->compact);
+    for (int k = 0; s->cache && k < CACHED_CHUNKS; k++)
+        free(s->cache[k].bytes);
+    free(s->cache);
     if (s->fd >= 0)
         close(s->fd);
     free(s->path);

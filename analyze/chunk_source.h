@@ -36,7 +36,10 @@ typedef struct mf_chunk_info {
 /*
  * Open the log at path (either form).  Returns 0, or -1 with a message
  * naming the file and the reason in err ("FILE: not a memflow log", "FILE:
- * log version 9, this memflow reads version 2", "FILE: cannot open: ...").
+ * empty file, not a memflow log", "FILE: cannot open: ...").  The header's
+ * fields are not checked here (analyze/log_header.c does, and tells damage
+ * from another version); only that the file starts like a log: its magic,
+ * of which one byte may be damaged.
  */
 MF_EXPORT int mf_chunk_source_open(const char *path, mf_chunk_source **out, char *err,
                                    size_t errlen);
@@ -78,6 +81,21 @@ MF_EXPORT long mf_chunk_source_read(mf_chunk_source *s, size_t i, uint8_t *buf, 
  * order needs no hints.  A live log ignores it.
  */
 MF_EXPORT void mf_chunk_source_prefetch(mf_chunk_source *s, size_t i);
+
+/*
+ * Read len bytes of chunk chunks[i] from offset into buf: the same bytes
+ * mf_chunk_source_read gives there.  Returns how many came from the file
+ * (the rest of buf is zeroed), or -1 as mf_chunk_source_read.  A live log
+ * reads just those bytes; a compact log decodes the whole chunk (the last
+ * 16 decoded are kept, so reading chunks piece by piece, several in turn,
+ * decodes each about once).
+ */
+MF_EXPORT long mf_chunk_source_read_at(mf_chunk_source *s, size_t i, uint32_t offset, uint8_t *buf,
+                             size_t len, char *err, size_t errlen);
+
+/* The file's size in bytes when it was opened or last refreshed (a
+ * compact log: the size its live form had). */
+MF_EXPORT uint64_t mf_chunk_source_file_size(const mf_chunk_source *s);
 
 /*
  * A live log being written: look again for chunks claimed since open (and

@@ -1,6 +1,6 @@
 /*
- * grow.h - the one growable-array helper of the offline code (the log
- * reader and the model).  Not for the recorder's hot path, which never
+ * grow.h - the one growable-array helper of the offline code (reader,
+ * model, outputs).  Not for the recorder's hot path, which never
  * calls malloc.
  */
 #ifndef MEMFLOW_GROW_H

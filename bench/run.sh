@@ -8,17 +8,21 @@
 # valgrind massif; with 1 and 2 threads; rounds interleave the tools so
 # drift hits all alike.
 # Checks that memflow kept every event (`memflow stats --format json`), then
-# times `memflow render` of logs of 1 M and 10 M allocations.  The tables on
-# stdout are what docs/PERFORMANCE.md reports; progress goes to stderr.
+# times `memflow render` of logs of 1 M, 10 M and 100 M events, and what
+# `memflow serve` costs per request as a log grows.  The tables on stdout
+# are what docs/PERFORMANCE.md reports; progress goes to stderr.
 #
 # Usage: bench/run.sh [BUILDDIR]   (default $top_builddir, else .)
 #        `make bench` runs it on the build folder.  It builds nothing.
 # Knobs (environment): BENCH_RUNS (5: fast tools), BENCH_SLOW_RUNS (3:
 # heaptrack, massif), BENCH_THREADS ("1 2"), BENCH_SHM (1: also memflow
 # with its log on /dev/shm), BENCH_LONG_OPS (20000000: the long run that
-# separates per-event cost from start-up; 0 skips it), BENCH_RENDER_ALLOCS
-# ("1000000 10000000"; "" skips), BENCH_KEEP=1 keeps the scratch folder
-# BUILDDIR/bench/out (the 10 M-allocation log is ~800 MB).
+# separates per-event cost from start-up; 0 skips it), BENCH_CHURN (1; 0
+# skips the profilers' comparison: render and serve only), BENCH_RENDER_EVENTS
+# ("1000000 10000000 100000000": churn operations, one event each; "" skips),
+# BENCH_SERVE_ROUNDS (20; 0 skips) of BENCH_SERVE_EVENTS (500000) events each,
+# BENCH_KEEP=1 keeps the scratch folder BUILDDIR/bench/out (the 100 M-event
+# log is 2.4 GB; each log is deleted once timed otherwise).
 set -eu
 
 BUILD=$(cd "${1:-${top_builddir:-.}}" && pwd)
@@ -31,7 +35,12 @@ RUNS=${BENCH_RUNS:-5}
 SLOW_RUNS=${BENCH_SLOW_RUNS:-3}
 THREADS=${BENCH_THREADS:-1 2}
 LONG_OPS=${BENCH_LONG_OPS:-20000000}
-RENDER_ALLOCS=${BENCH_RENDER_ALLOCS-1000000 10000000}
+CHURN_PART=${BENCH_CHURN:-1}
+RENDER_EVENTS=${BENCH_RENDER_EVENTS-1000000 10000000 100000000}
+SERVE_ROUNDS=${BENCH_SERVE_ROUNDS:-20}
+SERVE_EVENTS=${BENCH_SERVE_EVENTS:-500000}
+SERVE_FEED=$BUILD/tests/serve_feed
+SRCDIR=$(cd "$(dirname "$0")/.." && pwd)
 JEMALLOC=libjemalloc.so.2
 TOOLS="plain jemalloc memflow memflow-stacks heaptrack massif"
 # memflow-shm: the same with the log on tmpfs (/dev/shm), to show what the
@@ -54,7 +63,7 @@ if [ -x "$BUILD/.libs/memflow" ] && [ "$(head -c 2 "$MEMFLOW")" = "#!" ]; then
     MEMFLOW_CMD=(env "LD_LIBRARY_PATH=$BUILD/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
                  "$BUILD/.libs/memflow")
 fi
-for tool in heaptrack valgrind python3; do
+for tool in python3 $([ "$CHURN_PART" = 1 ] && echo heaptrack valgrind); do
     command -v "$tool" >/dev/null || die "$tool is not installed"
 done
 rm -rf "$OUT"
@@ -183,14 +192,16 @@ machine() {
     echo "- CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) cores"
     echo "- memory: $(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)"
     echo "- kernel: $(uname -r); $(ldd --version | head -n 1)"
-    echo "- jemalloc $(pkg-config --modversion jemalloc 2>/dev/null || echo '?');" \
-        "$(heaptrack --version 2>&1 | head -n 1); $(valgrind --version)"
+    [ "$CHURN_PART" = 1 ] &&
+        echo "- jemalloc $(pkg-config --modversion jemalloc 2>/dev/null || echo '?');" \
+            "$(heaptrack --version 2>&1 | head -n 1); $(valgrind --version)"
     echo "- churn: $("$CHURN" -t 1 -n "$OPS")"
     echo "- load average before the run: $(cut -d' ' -f1-3 /proc/loadavg)"
     echo
 }
 
 machine
+if [ "$CHURN_PART" = 1 ]; then
 echo "## malloc/free churn, $OPS operations"
 echo
 echo "Median of $RUNS runs (heaptrack, massif: $SLOW_RUNS), rounds interleaved."
@@ -253,19 +264,23 @@ if [ "$LONG_OPS" != 0 ]; then
     verify_memflow 1 "$LONG_OPS"
     echo
 fi
+fi   # CHURN_PART
 
-# Render: generate a log of N allocations (churn under memflow run with 2N
-# ops), then time `memflow render` of it once.
-if [ -n "$RENDER_ALLOCS" ]; then
+# Render: a log of N events (churn under memflow run with N operations: N/2
+# mallocs, N/2 frees), then `memflow render` of it with the default outputs,
+# timed once; the log is deleted after (BENCH_KEEP=1 keeps it).
+if [ -n "$RENDER_EVENTS" ]; then
     echo "## memflow render"
     echo
-    echo "| allocations | events in log | log bytes | render wall (s) | render CPU (s) | wall s per M events | max RSS (MiB) | outputs (bytes) |"
+    echo "Default outputs (memory_flow.svg, profile.json, stats.txt); CPU = user + system."
+    echo
+    echo "| churn ops | events in log | log bytes | render wall (s) | render CPU (s) | CPU s per M events | max RSS (MiB) | outputs (bytes) |"
     echo "|---|---|---|---|---|---|---|---|"
-    for allocs in $RENDER_ALLOCS; do
-        dir="$OUT/render-$allocs"
-        note "render: generating a log of $allocs allocations"
-        "${MEMFLOW_CMD[@]}" run --no-render --no-compact -o "$dir" -- "$CHURN" -q -n $((2 * allocs)) ||
-            die "memflow run of churn -n $((2 * allocs)) failed"
+    for ops in $RENDER_EVENTS; do
+        dir="$OUT/render-$ops"
+        note "render: generating a log of $ops events"
+        "${MEMFLOW_CMD[@]}" run --no-render --no-compact -o "$dir" -- "$CHURN" -q -n "$ops" ||
+            die "memflow run of churn -n $ops failed"
         log=$(ls "$dir"/memflow-*.mfl | head -n 1)
         events=$("${MEMFLOW_CMD[@]}" stats --format json "$log" | python3 -c '
 import json, sys
@@ -276,14 +291,73 @@ print(sum(x["alloc_count"] + x["free_count"] for x in d["devices"]))')
             >"$dir/render.out" 2>"$dir/render.err" || die "memflow render failed: see $dir/render.err"
         read -r wall rss cpu <"$dir/time"
         outputs=$(cd "$dir/out" && for f in *; do printf '%s %s, ' "$f" "$(stat -c %s "$f")"; done)
-        printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$allocs" "$events" "$(stat -c %s "$log")" \
+        printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$ops" "$events" "$(stat -c %s "$log")" \
             "$(awk -v ns="$wall" 'BEGIN { printf "%.2f", ns / 1e9 }')" \
             "$(awk -v ns="$cpu" 'BEGIN { printf "%.2f", ns / 1e9 }')" \
-            "$(awk -v ns="$wall" -v e="$events" 'BEGIN { printf "%.2f", ns / 1e9 / (e / 1e6) }')" \
+            "$(awk -v ns="$cpu" -v e="$events" 'BEGIN { printf "%.3f", ns / 1e9 / (e / 1e6) }')" \
             "$(awk -v k="$rss" 'BEGIN { printf "%.0f", k / 1024 }')" \
             "${outputs%, }"
         [ "${BENCH_KEEP:-0}" = 1 ] || rm -f "$log"
     done
+    echo
+fi
+
+# Serve: a program records rounds of SERVE_EVENTS events (half allocations,
+# half frees; tests/serve_feed) into its live log while one `memflow serve`
+# answers a stats request after each round; each request is timed, with the
+# records it read (the server's status), and now and then the whole log is
+# read again by `memflow stats` (what each dump cost before serve).
+if [ "$SERVE_ROUNDS" != 0 ]; then
+    echo "## memflow serve: dumps during a long run"
+    echo
+    if [ ! -x "$SERVE_FEED" ]; then
+        echo "Skipped: $SERVE_FEED is not built (make builds it)."
+    else
+        rm -rf "$OUT/serve"
+        mkdir -p "$OUT/serve"
+        note "serve: $SERVE_ROUNDS rounds of $SERVE_EVENTS events"
+        python3 - "${MEMFLOW_CMD[@]}" -- "$SERVE_FEED" "$OUT/serve" "$SERVE_ROUNDS" \
+            "$SERVE_EVENTS" "$SRCDIR/tests" <<'PY' || die "serve benchmark failed"
+import subprocess, sys, time
+
+args = sys.argv[1:]
+memflow = args[:args.index("--")]
+feed_prog, scratch, rounds, per_round, tests = args[args.index("--") + 1:]
+rounds, half = int(rounds), int(per_round) // 2
+sys.dont_write_bytecode = True
+sys.path.insert(0, tests)
+from serve_client import Session
+
+session = Session(memflow, feed_prog, scratch)
+log = session.log
+
+def stats():
+    status, body = session.ask("stats", "table", "total", "0", "0")
+    assert status == "ok", body
+
+print("| round | events in log | stats request (ms) | records read by it | whole log again: memflow stats (ms) |")
+print("|---|---|---|---|---|")
+total = 0
+before = session.counts()["records_scanned"]
+for r in range(1, rounds + 1):
+    session.record("alloc %d" % half)
+    session.record("free %d" % half)
+    total += 2 * half
+    t = time.perf_counter()
+    stats()                                    # reads what the round added, then answers
+    ms = (time.perf_counter() - t) * 1e3
+    after = session.counts()["records_scanned"]   # (nothing new since: reads nothing)
+    read, before = after - before, after
+    again = ""
+    if r in (1, rounds // 2, rounds):
+        t = time.perf_counter()
+        subprocess.run(memflow + ["stats", log], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, check=True)
+        again = "%.0f" % ((time.perf_counter() - t) * 1e3)
+    print("| %d | %d | %.1f | %d | %s |" % (r, total, ms, read, again))
+session.close()
+PY
+    fi
     echo
 fi
 rm -rf "$SHM_DIR"

@@ -1,11 +1,13 @@
 /*
  * cmd_render.c - `memflow render LOG... [-o DIR] [--formats LIST]
- * [--color-by scope|lifetime|size] [--device cpu/0|gpu/N] [--at TIME]`:
- * read logs into one model (cli/load.c) and write its outputs
- * (render/outputs.c).  Exit: 0 ok, 1 a log cannot be read or an output
- * cannot be written, 2 bad usage, 3 outputs written from a damaged log.
+ * [--color-by scope|lifetime|size] [--device cpu/0|gpu/N] [--at TIME]
+ * [--merge-runs]`: read logs into one model (cli/load.c) and write its
+ * outputs (render/outputs.c).  Exit: 0 ok, 1 a log cannot be read or an
+ * output cannot be written, 2 bad usage, 3 outputs written from a damaged
+ * log, 4 logs of different runs (not merged without --merge-runs).
  */
 #include <limits.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +19,6 @@
 #include "config.h"
 #include "outputs.h"
 
-#define EXIT_DAMAGED 3
 #define DEFAULT_FORMATS "memory_flow.svg,profile.json,stats.txt"
 
 typedef struct render_args {
@@ -28,12 +29,13 @@ typedef struct render_args {
     mf_color_by color_by;
     int only_device;
     uint64_t at_ns;          /* UINT64_MAX: the end */
+    int merge_runs;
 } render_args;
 
 static void usage(FILE *out)
 {
     fputs("usage: memflow render LOG... [-o DIR] [--formats LIST] [--color-by MODE]\n"
-          "                      [--device DEV] [--at TIME]\n"
+          "                      [--device DEV] [--at TIME] [--merge-runs]\n"
           "\n"
           "Render memflow logs (several logs merge into one picture per device and one\n"
           "trace).\n"
@@ -49,9 +51,12 @@ static void usage(FILE *out)
           "  --at TIME         stop at TIME after the log start: a number of ns, or with\n"
           "                    a unit: 250ms, 1.5s, 20us, 100ns (the CSV lists what was\n"
           "                    live then)\n"
+          "  --merge-runs      merge logs of different runs (their header run ids differ;\n"
+          "                    refused otherwise: their processes did not run together)\n"
           "\n"
           "exit status: 0 ok, 1 a log cannot be read or an output written, 2 bad usage,\n"
-          "             3 outputs written from a damaged log (everything before the damage)\n",
+          "             3 outputs written from a damaged log (everything before the damage),\n"
+          "             4 logs of different runs (see --merge-runs)\n",
           out);
 }
 
@@ -146,6 +151,10 @@ static int parse_one(int argc, char **argv, int *i, render_args *a)
         a->only_device = d;
         return 0;
     }
+    if (!strcmp(arg, "--merge-runs")) {
+        a->merge_runs = 1;
+        return 0;
+    }
     if (cli_is_option(arg, "--at"))
         return (v = cli_option_value(argc, argv, i, "--at")) && parse_time(v, &a->at_ns) == 0
                    ? 0 : bad("--at needs a time: ns, or a number with ns, us, ms or s");
@@ -192,22 +201,26 @@ static int render(const render_args *a, mf_model *m)
         snprintf(formats, sizeof formats, "%s", a->formats);
     else
         mf_outputs_formats_for(m, DEFAULT_FORMATS, formats, sizeof formats);
+    mf_sink written = { 0 };
     mf_output_options out = {
         .formats = formats, .trace_name = "profile.json", .csv_prefix = "gpu_memory_profile",
         .svg = { .color_by = a->color_by, .only_device = a->only_device, .title = NULL },
-        .progress = isatty(2),
+        .progress = isatty(2), .report = &written,
     };
     char err[2048];
-    if (mf_outputs_write(m, dir, &out, err, sizeof err) < 0) {
+    int rc = mf_outputs_write(m, dir, &out, err, sizeof err);
+    char *list = mf_sink_take(&written);
+    if (rc < 0)
         fprintf(stderr, "memflow render: %s\n", err);
-        return 1;
-    }
-    fprintf(stderr, "memflow render: %s written into %s\n", formats, dir);
-    return 0;
+    else
+        fprintf(stderr, "memflow render: into %s: %s\n", dir, list ? list : "");
+    free(list);
+    return rc < 0 ? 1 : 0;
 }
 
 int cmd_render(int argc, char **argv)
 {
+    signal(SIGXFSZ, SIG_IGN);   /* a file size limit fails a write, not memflow */
     render_args a = { .only_device = -1, .at_ns = UINT64_MAX, .color_by = MF_COLOR_BY_SCOPE };
     a.logs = calloc((size_t)argc + 1, sizeof *a.logs);
     if (!a.logs) {
@@ -216,10 +229,17 @@ int cmd_render(int argc, char **argv)
     }
     int rc = 2;
     if (parse(argc, argv, &a) == 0) {
-        mf_model *m = cli_load_model(a.n_logs, a.logs, a.at_ns);
-        rc = m ? render(&a, m) : 1;
+        cli_load_options lo = { .until_ns = a.at_ns, .merge_runs = a.merge_runs };
+        if (a.formats) {      /* build only what the outputs asked for need */
+            lo.no_picture = !strstr(a.formats, "memory_flow.");
+            lo.no_trace = !strstr(a.formats, "profile.json") &&
+                          !strstr(a.formats, "chrome_timeline.json");
+        }
+        mf_model *m = cli_load(a.n_logs, a.logs, &lo, &rc);
+        if (m)
+            rc = render(&a, m);
         if (m && rc == 0 && m->damaged)
-            rc = EXIT_DAMAGED;
+            rc = CLI_EXIT_DAMAGED;
         mf_model_free(m);
     }
     free(a.logs);

@@ -1,10 +1,12 @@
 /*
  * cmd_stats.c - `memflow stats LOG... [--format table|json]
- * [--sort-by total|avg|min|max|count] [--ascending]`: the statistics of
- * one or more logs on stdout (render/stats.c writes them).
+ * [--sort-by total|avg|min|max|count] [--ascending] [--merge-runs]`: the
+ * statistics of one or more logs on stdout (render/stats.c writes them).
  * Exit: 0 ok, 1 a log cannot be read, 2 bad usage, 3 statistics written
- * from a damaged log (everything before the damage; message on stderr).
+ * from a damaged log (everything before the damage; message on stderr),
+ * 4 logs of different runs (not merged without --merge-runs).
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,11 +16,10 @@
 #include "model.h"
 #include "stats.h"
 
-#define EXIT_DAMAGED 3
-
 static void usage(FILE *out)
 {
     fputs("usage: memflow stats LOG... [--format table|json] [--sort-by KEY] [--ascending]\n"
+          "                     [--merge-runs]\n"
           "\n"
           "Print the statistics of memflow logs (several logs merge): MXNet's\n"
           "\"Device Storage\" table, then per scope, who held memory at each device's\n"
@@ -27,13 +28,16 @@ static void usage(FILE *out)
           "  --format table|json   text table (default) or JSON with the same content\n"
           "  --sort-by KEY         total (default), avg, min, max or count\n"
           "  --ascending           small first (default: large first)\n"
+          "  --merge-runs          merge logs of different runs (refused otherwise)\n"
           "\n"
           "exit status: 0 ok, 1 a log cannot be read, 2 bad usage,\n"
-          "             3 written from a damaged log (everything before the damage)\n",
+          "             3 written from a damaged log (everything before the damage),\n"
+          "             4 logs of different runs (see --merge-runs)\n",
           out);
 }
 
-static int parse(int argc, char **argv, mf_stats_options *opt, char **logs, int *n_logs)
+static int parse(int argc, char **argv, mf_stats_options *opt, char **logs, int *n_logs,
+                 int *merge_runs)
 {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
@@ -54,6 +58,8 @@ static int parse(int argc, char **argv, mf_stats_options *opt, char **logs, int 
             }
         } else if (!strcmp(a, "--ascending")) {
             opt->ascending = 1;
+        } else if (!strcmp(a, "--merge-runs")) {
+            *merge_runs = 1;
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "memflow stats: unknown option '%s' (see 'memflow stats --help')\n",
                     a);
@@ -71,6 +77,7 @@ static int parse(int argc, char **argv, mf_stats_options *opt, char **logs, int 
 
 int cmd_stats(int argc, char **argv)
 {
+    signal(SIGXFSZ, SIG_IGN);   /* a file size limit fails a write, not memflow */
     mf_stats_options opt = { 0 };
     char **logs = calloc((size_t)argc + 1, sizeof *logs);
     int n_logs = 0;
@@ -78,18 +85,24 @@ int cmd_stats(int argc, char **argv)
         fputs("memflow stats: out of memory\n", stderr);
         return 1;
     }
-    if (parse(argc, argv, &opt, logs, &n_logs) < 0) {
+    int merge_runs = 0, code;
+    if (parse(argc, argv, &opt, logs, &n_logs, &merge_runs) < 0) {
         free(logs);
         return 2;
     }
-    mf_model *m = cli_load_model(n_logs, logs, (unsigned long long)-1);
+    cli_load_options lo = { .until_ns = (unsigned long long)-1, .merge_runs = merge_runs,
+                            .no_picture = 1, .no_trace = 1 };
+    mf_model *m = cli_load(n_logs, logs, &lo, &code);
     free(logs);
     if (!m)
-        return 1;
-    int rc = mf_stats_write(m, stdout, &opt) < 0 || fflush(stdout) != 0;
+        return code;
+    mf_sink out;
+    mf_sink_fd(&out, 1);
+    int rc = mf_stats_write_sink(m, &out, &opt) < 0 || mf_sink_flush(&out) < 0;
+    mf_sink_free(&out);
     if (rc)
         fputs("memflow stats: cannot write the statistics to stdout\n", stderr);
     int damaged = m->damaged;
     mf_model_free(m);
-    return rc ? 1 : damaged ? EXIT_DAMAGED : 0;
+    return rc ? 1 : damaged ? CLI_EXIT_DAMAGED : 0;
 }

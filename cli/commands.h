@@ -17,11 +17,24 @@ int cmd_compact(int argc, char **argv); /* cli/cmd_compact.c */
  * is named on stderr and stays live (nothing is lost). */
 void cli_compact_run_logs(int n, char **paths);
 
+/* Exit statuses of stats, render and serve. */
+#define CLI_EXIT_DAMAGED 3       /* outputs written from a damaged log */
+#define CLI_EXIT_OTHER_RUNS 4    /* logs of different runs, not merged */
+
+typedef struct cli_load_options {
+    unsigned long long until_ns; /* ns since the earliest event; ULLONG_MAX: all */
+    int merge_runs;              /* merge logs of different runs */
+    int no_picture, no_trace;    /* the outputs need no memory_flow / no trace */
+} cli_load_options;
+
 /* Read every log of paths into a model (shared by run, stats and render).
- * until_ns: ns since the earliest event, ULLONG_MAX for everything.
  * Damage is reported on stderr and kept as model warnings; returns NULL
- * (message printed) when a log cannot be read at all. */
+ * (message printed, *exit_code 1, or CLI_EXIT_OTHER_RUNS when the logs are
+ * of different runs) when the logs cannot be read. */
 struct mf_model;
+struct mf_model *cli_load(int n, char **paths, const cli_load_options *opt, int *exit_code);
+
+/* The same with the defaults (runs not merged); until_ns as above. */
 struct mf_model *cli_load_model(int n, char **paths, unsigned long long until_ns);
 
 #endif

@@ -2,7 +2,8 @@
  * load.c - read the logs named on the command line into one model, for
  * `memflow stats`, `memflow render` and `memflow run`'s rendering at exit.
  * A damaged log still gives everything before the damage; the damage and
- * every other warning of the model are printed on stderr.
+ * every other warning of the model are printed on stderr.  Logs of
+ * different runs are refused unless the caller merges runs.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -10,21 +11,46 @@
 #include "commands.h"
 #include "escape.h"
 #include "model.h"
+#include "reader.h"
+
+/* The model's warnings on stderr, escaped for a terminal. */
+static void print_warnings(const mf_model *m)
+{
+    mf_sink err_sink;
+    mf_sink_fd(&err_sink, 2);
+    for (size_t i = 0; i < m->n_warnings; i++) {
+        mf_sink_puts(&err_sink, "memflow: warning: ");
+        mf_escape_text(&err_sink, m->warnings[i], MF_ESCAPE_WHOLE);
+        mf_sink_putc(&err_sink, '\n');
+    }
+    mf_sink_flush(&err_sink);
+    mf_sink_free(&err_sink);
+}
+
+struct mf_model *cli_load(int n, char **paths, const cli_load_options *opt, int *exit_code)
+{
+    char err[2048];
+    int rc;
+    mf_load_options lo = {
+        .until_rel_ns = opt->until_ns == (unsigned long long)-1 ? UINT64_MAX : opt->until_ns,
+        .merge_runs = opt->merge_runs,
+        .model = { .no_picture = opt->no_picture, .no_trace = opt->no_trace },
+    };
+    mf_model *m = mf_model_load_opts((const char *const *)paths, n > 0 ? (size_t)n : 0, &lo, &rc,
+                                     err, sizeof err);
+    if (!m) {
+        fprintf(stderr, "memflow: %s\n", err);
+        *exit_code = rc == MF_READER_OTHER_RUNS ? CLI_EXIT_OTHER_RUNS : 1;
+        return NULL;
+    }
+    print_warnings(m);
+    *exit_code = 0;
+    return m;
+}
 
 struct mf_model *cli_load_model(int n, char **paths, unsigned long long until_ns)
 {
-    char err[1024];
-    mf_model *m = mf_model_load((const char *const *)paths, n > 0 ? (size_t)n : 0,
-                                until_ns == (unsigned long long)-1 ? UINT64_MAX : until_ns,
-                                err, sizeof err);
-    if (!m) {
-        fprintf(stderr, "memflow: %s\n", err);
-        return NULL;
-    }
-    for (size_t i = 0; i < m->n_warnings; i++) {
-        fputs("memflow: warning: ", stderr);
-        mf_escape_text(stderr, m->warnings[i]);
-        fputc('\n', stderr);
-    }
-    return m;
+    cli_load_options opt = { .until_ns = until_ns };
+    int code;
+    return cli_load(n, paths, &opt, &code);
 }

@@ -5,7 +5,8 @@
  *   memflow stats LOG... [--format table|json] [--sort-by KEY] [--ascending]
  *   memflow render LOG... [-o DIR] [--formats LIST] [--color-by MODE] [--device DEV] [--at TIME]
  *   memflow compact LOG...
- *   memflow serve LOG     (the analysis behind memflow_dump()/memflow_dumps())
+ *   memflow serve LOG   (requests on stdin, answers on stdout: cli/cmd_serve.c;
+ *                        the analysis behind memflow_dump()/memflow_dumps())
  */
 #include <stdio.h>
 #include <string.h>
@@ -25,6 +26,7 @@ static void usage(FILE *out)
           "  stats   statistics of logs: memflow stats LOG... [--format table|json]\n"
           "  render  draw logs:          memflow render LOG... [-o DIR] [--formats LIST]\n"
           "  compact shrink finished logs: memflow compact LOG...\n"
+          "  serve   answer requests about a log being written: memflow serve LOG\n"
           "\n"
           "'memflow COMMAND --help' describes a command; 'memflow --version' the version.\n",
           out);
@@ -55,7 +57,7 @@ int main(int argc, char **argv)
         return cmd_compact(argc - 1, argv + 1);
     if (strcmp(cmd, "serve") == 0)
         return cmd_serve(argc - 1, argv + 1);
-    fprintf(stderr, "memflow: unknown command '%s'; commands: run, stats, render, compact "
+    fprintf(stderr, "memflow: unknown command '%s'; commands: run, stats, render, compact, serve "
             "(see 'memflow --help')\n", cmd);
     return 2;
 }

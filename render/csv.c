@@ -1,13 +1,16 @@
 /*
  * csv.c - MXNet's gpu_memory_profile CSV from the model: the GPU blocks of
- * one process live at the model's end, sorted by attribute name, every
- * field quoted (a quote inside doubled, invalid UTF-8 as U+FFFD).
+ * one process never freed at the model's end (still live, or held when the
+ * process ended), sorted by attribute name, every field quoted (a quote
+ * inside doubled, invalid UTF-8 as U+FFFD).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "escape.h"
+#include "outfile.h"
 #include "csv.h"
 
 /* A live GPU block with its attribute (scope + name) composed. */
@@ -44,27 +47,22 @@ static char *attribute_of(const mf_model *m, const mf_block *blk)
     return s;
 }
 
-/* The live GPU blocks of pid, sorted; NULL (and *n = 0) when out of memory. */
+/* The GPU blocks of pid never freed (live at the end, or held until the
+ * process ended), sorted; NULL (and *n = 0) when out of memory. */
 static csv_row *live_rows(const mf_model *m, uint32_t pid, size_t *n)
 {
-    size_t cap = 0, k = 0;
-    for (size_t i = 0; i < m->n_devices; i++)
-        if (is_gpu(m->devices[i].device))
-            cap += m->devices[i].live_count_end;
-    csv_row *rows = calloc(cap ? cap : 1, sizeof *rows);
+    size_t k = 0;
+    csv_row *rows = calloc(m->n_gpu_live ? m->n_gpu_live : 1, sizeof *rows);
     *n = 0;
     if (!rows)
         return NULL;
-    for (size_t i = 0; i < m->n_devices; i++) {
-        const mf_device_model *d = &m->devices[i];
-        for (size_t j = 0; is_gpu(d->device) && j < d->n_blocks && k < cap; j++) {
-            const mf_block *blk = &d->blocks[j];
-            if (blk->free_ns != MF_LIVE_AT_END || blk->pid != pid)
-                continue;
-            rows[k].block = blk;
-            if (!(rows[k++].attribute = attribute_of(m, blk)))
-                goto oom;
-        }
+    for (size_t i = 0; i < m->n_gpu_live; i++) {
+        const mf_block *blk = &m->gpu_live[i];
+        if (blk->pid != pid || !is_gpu(blk->device))
+            continue;
+        rows[k].block = blk;
+        if (!(rows[k++].attribute = attribute_of(m, blk)))
+            goto oom;
     }
     qsort(rows, k, sizeof *rows, compare_rows);
     *n = k;
@@ -76,37 +74,47 @@ oom:
     return NULL;
 }
 
-static void write_row(FILE *out, const csv_row *r)
+static void write_row(mf_sink *out, const csv_row *r)
 {
     const mf_block *blk = r->block;
-    fputc('"', out);
+    mf_sink_putc(out, '"');
     mf_escape_csv(out, r->attribute);
-    fprintf(out, "\",\"%llu\",\"%u\",\"%llu\",\"%d\"\n", (unsigned long long)blk->requested,
-            MF_DEVICE_INDEX(blk->device), (unsigned long long)blk->actual,
-            (blk->flags & MF_FLAG_REUSED) ? 1 : 0);
+    mf_sink_printf(out, "\",\"%llu\",\"%u\",\"%llu\",\"%d\"\n",
+                   (unsigned long long)blk->requested, MF_DEVICE_INDEX(blk->device),
+                   (unsigned long long)blk->actual, (blk->flags & MF_FLAG_REUSED) ? 1 : 0);
 }
 
-int mf_csv_write(const mf_model *model, uint32_t pid, FILE *out)
+int mf_csv_write_sink(const mf_model *model, uint32_t pid, mf_sink *out)
 {
     size_t n;
     csv_row *rows = live_rows(model, pid, &n);
     if (!rows)
         return -1;
-    fputs(MF_CSV_HEADER, out);
+    mf_sink_puts(out, MF_CSV_HEADER);
     for (size_t i = 0; i < n; i++) {
         write_row(out, &rows[i]);
         free(rows[i].attribute);
     }
     free(rows);
-    return ferror(out) ? -1 : 0;
+    return out->error ? -1 : 0;
+}
+
+int mf_csv_write(const mf_model *model, uint32_t pid, FILE *out)
+{
+    mf_sink sink = { 0 };
+    int rc = mf_csv_write_sink(model, pid, &sink);
+    if (rc == 0 && fwrite(sink.buf, 1, sink.len, out) != sink.len)
+        rc = -1;
+    mf_sink_free(&sink);
+    return rc;
 }
 
 int mf_csv_process_has_gpu(const mf_model *model, uint32_t pid)
 {
     for (size_t i = 0; i < model->n_devices; i++) {
         const mf_device_model *d = &model->devices[i];
-        for (size_t j = 0; is_gpu(d->device) && j < d->n_blocks; j++)
-            if (d->blocks[j].pid == pid)
+        for (size_t j = 0; is_gpu(d->device) && j < d->n_views; j++)
+            if (d->views[j]->pid == pid && d->views[j]->alloc_count)
                 return 1;
     }
     return 0;
@@ -115,18 +123,15 @@ int mf_csv_process_has_gpu(const mf_model *model, uint32_t pid)
 static int write_file(const mf_model *model, uint32_t pid, const char *path, char *err,
                       size_t errlen)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+    mf_outfile o;
+    if (mf_outfile_open(&o, path, err, errlen) < 0)
+        return -1;
+    if (mf_csv_write_sink(model, pid, &o.sink) < 0 && !o.sink.error) {
+        snprintf(err, errlen, "%s: cannot write the GPU memory CSV: out of memory", path);
+        mf_outfile_abort(&o);
         return -1;
     }
-    int rc = mf_csv_write(model, pid, f);
-    if (fclose(f) != 0)
-        rc = -1;
-    if (rc < 0)
-        snprintf(err, errlen, "%s: cannot write the GPU memory CSV: %s", path,
-                 errno ? strerror(errno) : "out of memory");
-    return rc;
+    return mf_outfile_commit(&o, err, errlen);
 }
 
 int mf_csv_write_all(const mf_model *model, const char *dir, const char *prefix, int *written,
@@ -136,7 +141,10 @@ int mf_csv_write_all(const mf_model *model, const char *dir, const char *prefix,
         *written = 0;
     for (size_t i = 0; i < model->n_processes; i++) {
         uint32_t pid = model->processes[i].pid;
-        if (!mf_csv_process_has_gpu(model, pid))
+        int seen = 0;             /* a pid's images share one file */
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = model->processes[j].pid == pid;
+        if (seen || !mf_csv_process_has_gpu(model, pid))
             continue;
         char path[4096 + 512];
         snprintf(path, sizeof path, "%s/%s-pid_%u.csv", dir,

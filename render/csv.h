@@ -2,8 +2,9 @@
  * csv.h - MXNet's GPU memory profile CSV of a model, byte for byte:
  * `<prefix>-pid_<pid>.csv`, one file per profiled process, header
  * "Attribute Name","Requested Size","Device","Actual Size","Reuse?", every
- * field double-quoted, one row per GPU block live at the end of the model
- * (the end of the log, or `--at TIME`), sorted by attribute name.
+ * field double-quoted, one row per GPU block the process held at the end of
+ * the model (the end of the log, `--at TIME`, or the process's own end),
+ * sorted by attribute name.
  */
 #ifndef MEMFLOW_CSV_H
 #define MEMFLOW_CSV_H
@@ -12,15 +13,19 @@
 #include <stdio.h>
 
 #include "model.h"
+#include "sink.h"
 
 #define MF_CSV_HEADER "\"Attribute Name\",\"Requested Size\",\"Device\",\"Actual Size\",\"Reuse?\"\n"
 
 /*
- * Write the CSV of process pid to out: the header, then every GPU block of
- * that process live at the model's end, sorted by attribute (scope + name,
+ * Write the CSV of process pid to out: the header, then every GPU block
+ * that process held at the model's end, sorted by attribute (scope + name,
  * strcmp order; equal attributes by allocation time, then address).
  * Returns 0, or -1 on out of memory or a write error.
  */
+MF_EXPORT int mf_csv_write_sink(const mf_model *model, uint32_t pid, mf_sink *out);
+
+/* The same into a FILE (for tests and tools). */
 MF_EXPORT int mf_csv_write(const mf_model *model, uint32_t pid, FILE *out);
 
 /* Whether process pid had any GPU block (live or freed) in the model. */

@@ -1,87 +1,54 @@
 /*
- * escape.h - make strings from the profiled program safe for each output.
+ * escape.h - strings from the profiled program made safe for each output,
+ * by one set of rules.
  *
- * Scope names, allocation names, thread names and kernel names come from the
- * program and may hold anything: `<"&`, newlines, control bytes, invalid
- * UTF-8.  Every writer in render/ (svg, trace, stats, csv) passes them
- * through one of these functions.  Common rules:
- *  - valid UTF-8 sequences are kept as they are;
- *  - every byte that does not start a valid UTF-8 sequence (bad lead byte,
- *    truncated or overlong sequence, surrogate, > U+10FFFF) becomes U+FFFD;
- *  - the functions write the field's content only, never the surrounding
- *    quotes or delimiters.
- * Each exists in two forms: into a FILE* (returns 0, or -1 on a write
- * error) and into a growable buffer (returns 0, or -1 when out of memory).
+ * Scope names, block names, thread names, kernel names and the program's
+ * arguments may hold anything: < " &, newlines, control bytes, invalid
+ * UTF-8.  Every writer passes them through one of these functions into its
+ * sink (sink.h):
+ *  - valid UTF-8 is kept; a byte that does not start a valid sequence
+ *    (bad lead byte, truncated or overlong sequence, surrogate, past
+ *    U+10FFFF) becomes U+FFFD;
+ *  - where a reader sees the text (a terminal table, a picture's labels and
+ *    hover titles), a newline, tab and carriage return show as \n \t \r and
+ *    other control characters as \xNN: one line, nothing invisible, the
+ *    same in every output; U+FFFE and U+FFFF (which XML forbids) become
+ *    U+FFFD;
+ *  - XML adds its entities for & < > " ';
+ *  - JSON keeps the text exact: JSON escapes for " \ and control characters;
+ *  - CSV (MXNet's file, byte for byte) doubles ", keeps the rest.
+ * The functions write the field's content only, never the quotes around it.
  */
 #ifndef MEMFLOW_ESCAPE_H
 #define MEMFLOW_ESCAPE_H
 
-#include <stdarg.h>
 #include <stddef.h>
-#include <stdio.h>
+#include <stdint.h>
 
 #include "compiler.h"
+#include "sink.h"
 
-/* A growable, always NUL-terminated byte buffer. */
-typedef struct mf_buf {
-    char *data;      /* NULL until the first append */
-    size_t len;      /* bytes used, without the NUL */
-    size_t cap;
-    int failed;      /* an append ran out of memory; data holds what fitted */
-} mf_buf;
+#define MF_ESCAPE_WHOLE SIZE_MAX   /* max_chars: no limit */
 
-#define MF_BUF_INIT { NULL, 0, 0, 0 }
+/* Text for people (tables, labels): the rules above; at most max_chars
+ * characters, then "..." if the text was longer.  Return 0, or -1 when the
+ * sink has failed. */
+MF_EXPORT int mf_escape_text(mf_sink *s, const char *text, size_t max_chars);
 
-/* Append len bytes.  Returns 0, or -1 (and sets failed) when out of memory. */
-MF_EXPORT int mf_buf_append(mf_buf *b, const char *bytes, size_t len);
+/* The same, XML-escaped, for SVG text and attribute values. */
+MF_EXPORT int mf_escape_xml(mf_sink *s, const char *text, size_t max_chars);
 
-/* Append a NUL-terminated string. */
-MF_EXPORT int mf_buf_puts(mf_buf *b, const char *s);
+/* JSON string content. */
+MF_EXPORT int mf_escape_json(mf_sink *s, const char *text);
 
-/* Append printf-formatted text. */
-MF_EXPORT int mf_buf_printf(mf_buf *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-MF_EXPORT int mf_buf_vprintf(mf_buf *b, const char *fmt, va_list ap);
-
-/* Hand the bytes over (the caller frees them; "" if empty, NULL if out of
- * memory) and reset b to empty. */
-MF_EXPORT char *mf_buf_take(mf_buf *b);
-
-/* Free the bytes and reset b to empty. */
-MF_EXPORT void mf_buf_free(mf_buf *b);
+/* CSV field content inside double quotes. */
+MF_EXPORT int mf_escape_csv(mf_sink *s, const char *text);
 
 /*
- * XML / SVG text and attribute values: & < > " ' become entities, tab,
- * newline and carriage return become &#9; &#10; &#13; (so they survive in
- * attributes), other control characters and the non-characters U+FFFE and
- * U+FFFF (not allowed in XML 1.0) become U+FFFD.
+ * mf_escape_text into out (outlen bytes, always NUL-terminated, only whole
+ * characters), for Cairo's text API; returns out.
  */
-MF_EXPORT int mf_escape_xml(FILE *f, const char *s);
-MF_EXPORT int mf_escape_xml_buf(mf_buf *b, const char *s);
-
-/*
- * JSON string content (RFC 8259): " and \ are backslash-escaped, control
- * characters become \n \t \r \b \f or \u00XX, invalid bytes become \ufffd.
- * The output is valid inside "...".
- */
-MF_EXPORT int mf_escape_json(FILE *f, const char *s);
-MF_EXPORT int mf_escape_json_buf(mf_buf *b, const char *s);
-
-/*
- * CSV field content for a double-quoted field (RFC 4180, MXNet's CSV): a "
- * is doubled; newlines and other bytes stay (legal inside quotes); invalid
- * bytes become U+FFFD.
- */
-MF_EXPORT int mf_escape_csv(FILE *f, const char *s);
-MF_EXPORT int mf_escape_csv_buf(mf_buf *b, const char *s);
-
-/*
- * Plain text for a terminal table: one line, nothing invisible.  Newline,
- * tab and carriage return become \n \t \r, a backslash stays, other control
- * characters become \xNN, invalid bytes become U+FFFD.
- */
-MF_EXPORT int mf_escape_text(FILE *f, const char *s);
-MF_EXPORT int mf_escape_text_buf(mf_buf *b, const char *s);
+MF_EXPORT char *mf_clean_text(const char *text, size_t max_chars, char *out, size_t outlen);
 
 /*
  * Length of the valid UTF-8 sequence at s (1..4 bytes, at most n), or 0 if

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "csv.h"
+#include "outfile.h"
 #include "outputs.h"
 #include "paths.h"
 #include "stats.h"
@@ -33,7 +34,7 @@ static uint64_t now_ns(void)
 static int has_gpu_blocks(const mf_model *m)
 {
     for (size_t i = 0; i < m->n_devices; i++)
-        if (MF_DEVICE_KIND(m->devices[i].device) == MF_DEVICE_GPU && m->devices[i].n_blocks)
+        if (MF_DEVICE_KIND(m->devices[i].device) == MF_DEVICE_GPU && m->devices[i].alloc_count)
             return 1;
     return 0;
 }
@@ -59,17 +60,54 @@ static void join_path(char *buf, size_t len, const char *dir, const char *name)
 static int write_stats(const mf_model *m, const char *path, int json, char *err, size_t errlen)
 {
     mf_stats_options so = { .json = json };
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+    char *text = mf_stats_string(m, &so);
+    if (!text) {
+        snprintf(err, errlen, "%s: cannot write the statistics: out of memory", path);
         return -1;
     }
-    int rc = mf_stats_write(m, f, &so);
-    if (fclose(f) != 0)
-        rc = -1;
-    if (rc < 0)
-        snprintf(err, errlen, "%s: cannot write the statistics: %s", path, strerror(errno));
+    int rc = mf_outfile_write_all(path, text, strlen(text), err, errlen);
+    free(text);
     return rc;
+}
+
+/* Add a line to the report ("NAME" written, or why not). */
+static void report(const mf_output_options *opt, const char *what)
+{
+    if (!opt->report)
+        return;
+    if (opt->report->len)
+        mf_sink_puts(opt->report, ", ");
+    mf_sink_puts(opt->report, what);
+}
+
+/* The MXNet CSV of every process that had GPU memory, or a note that there
+ * was none (then nothing is written: no file is claimed that is not there). */
+static int write_csv(const mf_model *m, const char *dir, const mf_output_options *opt,
+                     char *err, size_t errlen)
+{
+    int written = 0;
+    if (mf_csv_write_all(m, dir, opt->csv_prefix, &written, err, errlen) < 0)
+        return -1;
+    const char *prefix = opt->csv_prefix && *opt->csv_prefix ? opt->csv_prefix
+                                                              : "gpu_memory_profile";
+    if (written == 0) {
+        char note[512];
+        snprintf(note, sizeof note, "no %s-pid_N.csv (no process had GPU memory)", prefix);
+        report(opt, note);
+        return 0;
+    }
+    for (size_t i = 0; i < m->n_processes; i++) {
+        uint32_t pid = m->processes[i].pid;
+        int seen = 0;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = m->processes[j].pid == pid;
+        if (seen || !mf_csv_process_has_gpu(m, pid))
+            continue;
+        char name[512];
+        snprintf(name, sizeof name, "%s-pid_%u.csv", prefix, pid);
+        report(opt, name);
+    }
+    return 0;
 }
 
 /* Write the one output called name (len bytes of the formats list). */
@@ -77,24 +115,34 @@ static int write_one(const mf_model *m, const char *dir, const char *name,
                      const mf_output_options *opt, char *err, size_t errlen)
 {
     char path[8192];
+    int rc;
     if (strncmp(name, "memory_flow.", 12) == 0 &&
         (!strcmp(name + 12, "svg") || !strcmp(name + 12, "png") || !strcmp(name + 12, "pdf"))) {
         join_path(path, sizeof path, dir, name);
-        return mf_svg_write(m, path, &opt->svg, err, errlen);
+        rc = mf_svg_write(m, path, &opt->svg, err, errlen);
+        if (rc == 0)
+            report(opt, name);
+        return rc;
     }
     if (!strcmp(name, "profile.json") || !strcmp(name, "chrome_timeline.json")) {
         const char *file = name;
         if (!strcmp(name, "profile.json") && opt->trace_name && *opt->trace_name)
             file = opt->trace_name;
         join_path(path, sizeof path, dir, file);
-        return mf_trace_write_file(m, path, err, errlen);
+        rc = mf_trace_write_file(m, path, err, errlen);
+        if (rc == 0)
+            report(opt, file);
+        return rc;
     }
     if (!strcmp(name, "stats.txt") || !strcmp(name, "stats.json")) {
         join_path(path, sizeof path, dir, name);
-        return write_stats(m, path, name[6] == 'j', err, errlen);
+        rc = write_stats(m, path, name[6] == 'j', err, errlen);
+        if (rc == 0)
+            report(opt, name);
+        return rc;
     }
     if (!strcmp(name, "gpu_memory_profile.csv"))
-        return mf_csv_write_all(m, dir, opt->csv_prefix, NULL, err, errlen);
+        return write_csv(m, dir, opt, err, errlen);
     snprintf(err, errlen, "unknown output '%s'; accepted: memory_flow.svg, memory_flow.png, "
              "memory_flow.pdf, profile.json, chrome_timeline.json, stats.txt, stats.json, "
              "gpu_memory_profile.csv", name);

@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "model.h"
+#include "sink.h"
 #include "svg.h"
 
 typedef struct mf_output_options {
@@ -17,12 +18,16 @@ typedef struct mf_output_options {
     const char *csv_prefix;   /* gpu_memory_profile_filename_prefix */
     mf_svg_options svg;
     int progress;             /* print progress to stderr (a terminal) */
+    mf_sink *report;          /* when set: the files written, ", "-separated, and
+                                 what was not written and why */
 } mf_output_options;
 
 /*
- * Write every output named in opt->formats into dir (created if missing).
- * Returns 0, or -1 with a message naming the failing file in err; outputs
- * that were written before a failure stay written.
+ * Write every output named in opt->formats into dir (created if missing),
+ * each safely (outfile.h).  Returns 0, or -1 with a message naming the
+ * failing file in err; outputs that were written before a failure stay
+ * written.  gpu_memory_profile.csv names one file per process that had GPU
+ * memory; with none, no file is written and opt->report says so.
  */
 int mf_outputs_write(const mf_model *model, const char *dir, const mf_output_options *opt,
                      char *err, size_t errlen);

@@ -1,8 +1,10 @@
 /*
- * stats.h - the statistics of a model, as an MXNet-style text table or as
- * JSON with the same content.  Used by `memflow stats`, memflow_dumps()
- * and the stats.txt / stats.json outputs.  docs/OUTPUTS.md describes every
- * section, column and key.
+ * stats.h - the statistics of a model as text: MXNet's "Device Storage"
+ * table and the rest as a text table (stats_table.c) or as JSON with the
+ * same content (stats_json.c).  The numbers are computed once, in
+ * analyze/statistics.c; these only print them.  Used by `memflow stats`,
+ * `memflow serve`, and the stats.txt / stats.json outputs.
+ * docs/OUTPUTS.md describes every section, column and key.
  */
 #ifndef MEMFLOW_STATS_H
 #define MEMFLOW_STATS_H
@@ -11,15 +13,8 @@
 #include <stdio.h>
 
 #include "model.h"
-
-/* What rows are sorted by, as MXNet's dumps(sort_by=...). */
-typedef enum mf_stats_sort {
-    MF_SORT_TOTAL = 0,   /* total requested bytes */
-    MF_SORT_AVG = 1,     /* mean requested size */
-    MF_SORT_MIN = 2,     /* smallest requested size */
-    MF_SORT_MAX = 3,     /* largest requested size */
-    MF_SORT_COUNT = 4    /* number of allocations */
-} mf_stats_sort;
+#include "sink.h"
+#include "statistics.h"
 
 typedef struct mf_stats_options {
     int json;            /* 0: text table, 1: JSON */
@@ -30,26 +25,24 @@ typedef struct mf_stats_options {
 
 /* The accepted spellings, for messages. */
 #define MF_STATS_FORMATS "table, json"
-#define MF_STATS_SORTS "total, avg, min, max, count"
-
-/* The name of a memory kind (enum mf_memory_kind): "heap", "device",
- * "pinned", "managed", "pool", "other". */
-MF_EXPORT const char *mf_memory_kind_name(unsigned kind);
 
 /* Parse "table"/"json" into *json; 0, or -1 if text is neither. */
 MF_EXPORT int mf_stats_parse_format(const char *text, int *json);
 
-/* Parse "total", "avg", "min", "max", "count"; 0, or -1 otherwise. */
-MF_EXPORT int mf_stats_parse_sort(const char *text, mf_stats_sort *sort);
+/* Write the statistics of a settled model into out.  0, or -1 on out of
+ * memory or a write error (the sink's). */
+MF_EXPORT int mf_stats_write_sink(const mf_model *model, mf_sink *out,
+                                  const mf_stats_options *opt);
 
-/*
- * The statistics as a malloc'd NUL-terminated string (the caller frees it),
- * or NULL when out of memory.
- */
+/* The same as a malloc'd NUL-terminated string (the caller frees it), or
+ * NULL when out of memory. */
 MF_EXPORT char *mf_stats_string(const mf_model *model, const mf_stats_options *opt);
 
-/* Write the statistics to out.  Returns 0, or -1 on out of memory or a
- * write error. */
+/* The same into a FILE.  0, or -1. */
 MF_EXPORT int mf_stats_write(const mf_model *model, FILE *out, const mf_stats_options *opt);
+
+/* The two formatters. */
+void mf_stats_print_table(const mf_stats *s, mf_sink *out);
+void mf_stats_print_json(const mf_stats *s, mf_sink *out);
 
 #endif /* MEMFLOW_STATS_H */

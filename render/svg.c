@@ -2,13 +2,15 @@
  * svg.c - memory_flow: the time x address picture of a model, drawn with
  * Cairo into an SVG, PNG or PDF (by the file's extension).
  *
- * Data flow: model (render/model.h) -> layout (svg_layout.c: time axis,
- * compressed address axis per device) and colours (svg_color.c) -> drawing
- * (svg_marks.c: title, curves, axes, legend; svg_blocks.c: blocks) on a
- * Cairo surface.  For SVG, Cairo writes into memory, the hover overlay
- * (svg_overlay.c) is spliced in before </svg>, and the result must stay
- * under 10 MB: if it does not, it is drawn again with fewer blocks drawn
- * one by one (the rest become pixels), so any model fits.
+ * Data flow: model (analyze/model.h: per device, one view per process) ->
+ * panels (here: the processes with the largest peaks get a panel each, the
+ * rest share one, svg_group.c) -> layout (svg_layout.c: time axis,
+ * compressed address axis per panel) and colours (svg_color.c) -> drawing
+ * (svg_marks.c: title, axes; svg_curve.c; svg_legend.c; svg_blocks.c:
+ * blocks) on a Cairo surface.  For SVG, Cairo writes into memory, the hover
+ * overlay (svg_overlay.c) is spliced in before </svg>, and the result must
+ * stay under 10 MB: if it does not, it is drawn again with fewer blocks
+ * drawn one by one (the rest become pixels), so any model fits.
  */
 #include "svg.h"
 
@@ -21,8 +23,9 @@
 #include <strings.h>
 
 #include "compiler.h"
+#include "outfile.h"
+#include "svg_group.h"
 #include "svg_panel.h"
-#include "svg_split.h"
 
 #define SVG_MAX_BYTES (10u << 20)      /* the bound on any memory_flow.svg */
 #define VECTOR_QUOTA 20000             /* blocks drawn one by one, at most */
@@ -31,15 +34,14 @@
 
 typedef enum out_format { FORMAT_SVG, FORMAT_PNG, FORMAT_PDF } out_format;
 
-/* The laid-out picture: one panel per shown device, or per process of a
- * device whose blocks come from several processes. */
+/* The laid-out picture: one panel per process shown on each device. */
 typedef struct page {
     const mf_model *model;
     const char *title;
     mf_svg_panel *panels;
     size_t n, cap;
-    mf_svg_view **views;      /* per model device: its process views */
-    size_t *n_views;
+    mf_svg_group *groups;     /* the "other processes" panels' views */
+    size_t n_groups;
     double width, height;
 } page;
 
@@ -63,17 +65,20 @@ static void free_page(page *pg)
 {
     for (size_t i = 0; i < pg->n; i++)
         mf_svg_colors_free(&pg->panels[i].colors);
-    for (size_t d = 0; pg->views && d < pg->model->n_devices; d++)
-        mf_svg_views_free(pg->views[d], pg->n_views[d]);
-    free(pg->views);
-    free(pg->n_views);
+    for (size_t i = 0; i < pg->n_groups; i++)
+        mf_svg_group_free(&pg->groups[i]);
+    free(pg->groups);
     free(pg->panels);
     memset(pg, 0, sizeof *pg);
 }
 
-/* Lay out the next panel: dev (the device, or a view of it) of device. */
-static int layout_panel(page *pg, const mf_device_model *device, const mf_device_model *dev,
-                        const mf_svg_view *view, mf_color_by by)
+/* An empty view: a device seen only through samples or names. */
+static const mf_view empty_view;
+
+/* Lay out the next panel, drawing view (made of sources) of device. */
+static int layout_panel(page *pg, const mf_device_model *device, const mf_view *view,
+                        const mf_view *const *sources, size_t n_sources, size_t n_pids,
+                        mf_color_by by)
 {
     if (pg->n == pg->cap) {
         size_t cap = pg->cap ? 2 * pg->cap : 4;
@@ -88,17 +93,18 @@ static int layout_panel(page *pg, const mf_device_model *device, const mf_device
     memset(p, 0, sizeof *p);
     pg->n++;
     p->model = pg->model;
-    p->dev = dev;
+    p->dev = view;
+    p->sources = sources;
+    p->n_sources = n_sources;
     p->device = device;
-    p->pid = view ? view->pid : 0;
-    p->n_pids = view ? view->n_pids : 0;
+    p->pid = n_pids == 1 ? view->pid : 0;
+    p->n_pids = n_pids;
     mf_svg_panel_box_at(i, &p->box);
     mf_svg_time_axis_init(&p->time, pg->model->t0_ns, pg->model->t1_ns, MF_SVG_PLOT_X0,
                           MF_SVG_PLOT_X1);
-    if (mf_svg_addr_axis_build(&p->addr, dev->blocks, dev->n_blocks, p->box.map_top,
-                               p->box.map_bottom) != 0)
-        return -1;
-    return mf_svg_colors_build(&p->colors, pg->model, dev, by);
+    mf_svg_addr_axis_build(&p->addr, view->ranges, view->n_ranges, p->box.map_top,
+                           p->box.map_bottom);
+    return mf_svg_colors_build(&p->colors, pg->model, view, by);
 }
 
 /* How many panels one device may get for its processes: 8, fewer when
@@ -112,6 +118,30 @@ static size_t process_panels(const mf_model *model, int only)
     return share < 8 ? share : 8;
 }
 
+/* The panels of one device: its processes by peak, the largest their own;
+ * past the share, the rest in one group panel. */
+static int layout_device(page *pg, const mf_device_model *dev, size_t share, mf_color_by by)
+{
+    size_t n = dev->n_views;
+    if (n == 0)
+        return layout_panel(pg, dev, &empty_view, NULL, 0, 0, by);
+    if (n == 1)
+        return layout_panel(pg, dev, dev->views[0], (const mf_view *const *)dev->views, 1, 0,
+                            by);
+    size_t own = n <= share ? n : (share > 1 ? share - 1 : 1);
+    for (size_t v = 0; v < own; v++)
+        if (layout_panel(pg, dev, dev->views[v], (const mf_view *const *)&dev->views[v], 1, 1,
+                         by) < 0)
+            return -1;
+    if (own == n)
+        return 0;
+    mf_svg_group *g = &pg->groups[pg->n_groups];
+    if (mf_svg_group_build(g, (const mf_view *const *)&dev->views[own], n - own) < 0)
+        return -1;
+    pg->n_groups++;
+    return layout_panel(pg, dev, &g->view, g->sources, g->n_sources, n - own, by);
+}
+
 /* Lay out the devices opt asks for.  Errors name what is wrong. */
 static int layout_page(page *pg, const mf_model *model, const mf_svg_options *opt, char *err,
                        size_t errlen)
@@ -121,20 +151,13 @@ static int layout_page(page *pg, const mf_model *model, const mf_svg_options *op
     pg->title = opt ? opt->title : NULL;
     int only = opt ? opt->only_device : -1;
     mf_color_by by = opt ? opt->color_by : MF_COLOR_BY_SCOPE;
-    pg->views = calloc(model->n_devices ? model->n_devices : 1, sizeof *pg->views);
-    pg->n_views = calloc(model->n_devices ? model->n_devices : 1, sizeof *pg->n_views);
-    int ok = pg->views && pg->n_views;
+    pg->groups = calloc(model->n_devices ? model->n_devices : 1, sizeof *pg->groups);
+    int ok = pg->groups != NULL;
+    size_t share = process_panels(model, only);
     for (size_t d = 0; ok && d < model->n_devices; d++) {
         const mf_device_model *dev = &model->devices[d];
-        if (only >= 0 && dev->device != (uint16_t)only)
-            continue;
-        int n_views = mf_svg_split_processes(dev, process_panels(model, only), &pg->views[d]);
-        ok = n_views >= 0;
-        pg->n_views[d] = ok ? (size_t)n_views : 0;
-        if (ok && n_views == 0)
-            ok = layout_panel(pg, dev, dev, NULL, by) == 0;
-        for (int v = 0; ok && v < n_views; v++)
-            ok = layout_panel(pg, dev, &pg->views[d][v].dev, &pg->views[d][v], by) == 0;
+        if (only < 0 || dev->device == (uint16_t)only)
+            ok = layout_device(pg, dev, share, by) == 0;
     }
     if (!ok) {
         free_page(pg);
@@ -153,7 +176,7 @@ static int layout_page(page *pg, const mf_model *model, const mf_svg_options *op
     return 0;
 }
 
-/* Vector blocks of panel i: its share of quota by block count. */
+/* Vector blocks of panel i: its share of quota by blocks kept whole. */
 static size_t panel_quota(const page *pg, size_t i, size_t quota)
 {
     size_t total = 0;
@@ -166,7 +189,7 @@ static size_t panel_quota(const page *pg, size_t i, size_t quota)
 }
 
 /* Draw the whole picture on cr; overlay (SVG only) gets the hover layer. */
-static int draw_page(cairo_t *cr, page *pg, size_t quota, mf_svg_buf *overlay, size_t budget)
+static int draw_page(cairo_t *cr, page *pg, size_t quota, mf_sink *overlay, size_t budget)
 {
     cairo_set_source_rgb(cr, 1, 1, 1);
     cairo_paint(cr);
@@ -192,15 +215,16 @@ static int draw_page(cairo_t *cr, page *pg, size_t quota, mf_svg_buf *overlay, s
 
 static cairo_status_t write_to_buf(void *closure, const unsigned char *data, unsigned int length)
 {
-    return mf_svg_buf_append(closure, (const char *)data, length) == 0 ? CAIRO_STATUS_SUCCESS
-                                                                       : CAIRO_STATUS_WRITE_ERROR;
+    mf_sink *s = closure;
+    mf_sink_write(s, data, length);
+    return s->error ? CAIRO_STATUS_WRITE_ERROR : CAIRO_STATUS_SUCCESS;
 }
 
 /* The SVG document with quota vector blocks and its hover overlay in out. */
-static int render_svg(page *pg, size_t quota, size_t budget, mf_svg_buf *out, char *err,
+static int render_svg(page *pg, size_t quota, size_t budget, mf_sink *out, char *err,
                       size_t errlen)
 {
-    mf_svg_buf overlay = { 0 };
+    mf_sink overlay = { 0 };
     cairo_surface_t *surface =
         cairo_svg_surface_create_for_stream(write_to_buf, out, pg->width, pg->height);
     cairo_svg_surface_restrict_to_version(surface, CAIRO_SVG_VERSION_1_1);
@@ -213,7 +237,7 @@ static int render_svg(page *pg, size_t quota, size_t budget, mf_svg_buf *out, ch
     if (status == CAIRO_STATUS_SUCCESS)
         status = cairo_surface_status(surface);
     cairo_surface_destroy(surface);
-    if (rc != 0 || status != CAIRO_STATUS_SUCCESS || out->failed) {
+    if (rc != 0 || status != CAIRO_STATUS_SUCCESS || out->error) {
         snprintf(err, errlen, "drawing failed: %s",
                  status != CAIRO_STATUS_SUCCESS ? cairo_status_to_string(status) : "out of memory");
         rc = -1;
@@ -221,26 +245,8 @@ static int render_svg(page *pg, size_t quota, size_t budget, mf_svg_buf *out, ch
         snprintf(err, errlen, "out of memory adding the hover layer");
         rc = -1;
     }
-    mf_svg_buf_free(&overlay);
+    mf_sink_free(&overlay);
     return rc;
-}
-
-static int write_file(const char *path, const mf_svg_buf *buf, char *err, size_t errlen)
-{
-    FILE *f = fopen(path, "wb");
-    if (!f) {
-        snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
-        return -1;
-    }
-    errno = 0;
-    size_t wrote = fwrite(buf->data, 1, buf->len, f);
-    int write_errno = wrote == buf->len ? 0 : errno;
-    if (fclose(f) != 0 || wrote != buf->len) {
-        snprintf(err, errlen, "%s: cannot write: %s", path,
-                 strerror(write_errno ? write_errno : errno ? errno : EIO));
-        return -1;
-    }
-    return 0;
 }
 
 /* SVG: draw, and draw again with fewer vector blocks until under the bound. */
@@ -249,32 +255,35 @@ static int write_svg(page *pg, const char *path, char *err, size_t errlen)
     char why[256];
     size_t quota = VECTOR_QUOTA, budget = OVERLAY_BUDGET;
     for (;;) {
-        mf_svg_buf out = { 0 };
+        mf_sink out = { 0 };
         if (render_svg(pg, quota, budget, &out, why, sizeof why) != 0) {
-            mf_svg_buf_free(&out);
+            mf_sink_free(&out);
             snprintf(err, errlen, "%s: %s", path, why);
             return -1;
         }
         if (out.len <= SVG_MAX_BYTES || quota == 0) {
-            int rc = out.len <= SVG_MAX_BYTES ? write_file(path, &out, err, errlen) : -1;
+            int rc = out.len <= SVG_MAX_BYTES ? mf_outfile_write_all(path, out.buf, out.len, err, errlen)
+                                               : -1;
             if (out.len > SVG_MAX_BYTES)
                 snprintf(err, errlen, "%s: the picture needs %zu bytes, over the %u-byte bound",
                          path, out.len, SVG_MAX_BYTES);
-            mf_svg_buf_free(&out);
+            mf_sink_free(&out);
             return rc;
         }
-        mf_svg_buf_free(&out);
+        mf_sink_free(&out);
         quota /= 4;
         budget /= 4;
     }
 }
 
 /*
- * Draw the page on a raster or PDF surface and finish it: a PNG is written
- * from the image, a PDF is complete when its surface is finished.  One path
- * for both, so they report failures alike ("PATH: cannot write PNG: why").
+ * Draw the page on a raster or PDF surface and finish it into the output
+ * file o: a PNG is encoded from the image, a PDF is complete when its
+ * surface is finished.  One path for both, so they report failures alike
+ * ("PATH: cannot write PNG: why"); the file is renamed into place only when
+ * complete.
  */
-static int write_surface(page *pg, cairo_surface_t *surface, const char *path, const char *kind,
+static int write_surface(page *pg, cairo_surface_t *surface, mf_outfile *o, const char *kind,
                          char *err, size_t errlen)
 {
     cairo_t *cr = cairo_create(surface);
@@ -283,31 +292,41 @@ static int write_surface(page *pg, cairo_surface_t *surface, const char *path, c
     cairo_destroy(cr);
     if (rc == 0 && status == CAIRO_STATUS_SUCCESS &&
         cairo_surface_get_type(surface) == CAIRO_SURFACE_TYPE_IMAGE)
-        status = cairo_surface_write_to_png(surface, path);
+        status = cairo_surface_write_to_png_stream(surface, write_to_buf, &o->sink);
     cairo_surface_finish(surface);
     if (status == CAIRO_STATUS_SUCCESS)
         status = cairo_surface_status(surface);
     cairo_surface_destroy(surface);
     if (rc != 0 || status != CAIRO_STATUS_SUCCESS) {
-        snprintf(err, errlen, "%s: cannot write %s: %s", path, kind,
-                 status != CAIRO_STATUS_SUCCESS ? cairo_status_to_string(status) : "out of memory");
+        snprintf(err, errlen, "%s: cannot write %s: %s", o->path, kind,
+                 o->sink.error ? strerror(o->sink.error)
+                 : status != CAIRO_STATUS_SUCCESS ? cairo_status_to_string(status)
+                                                  : "out of memory");
+        mf_outfile_abort(o);
         return -1;
     }
-    return 0;
+    return mf_outfile_commit(o, err, errlen);
 }
 
 static int write_png(page *pg, const char *path, char *err, size_t errlen)
 {
+    mf_outfile o;
+    if (mf_outfile_open(&o, path, err, errlen) < 0)
+        return -1;
     return write_surface(pg,
                          cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)pg->width,
                                                     (int)pg->height),
-                         path, "PNG", err, errlen);
+                         &o, "PNG", err, errlen);
 }
 
 static int write_pdf(page *pg, const char *path, char *err, size_t errlen)
 {
-    return write_surface(pg, cairo_pdf_surface_create(path, pg->width, pg->height), path,
-                         "PDF", err, errlen);
+    mf_outfile o;
+    if (mf_outfile_open(&o, path, err, errlen) < 0)
+        return -1;
+    return write_surface(pg, cairo_pdf_surface_create_for_stream(write_to_buf, &o.sink, pg->width,
+                                                                 pg->height),
+                         &o, "PDF", err, errlen);
 }
 
 MF_EXPORT int mf_svg_write(const mf_model *model, const char *path, const mf_svg_options *opt,
@@ -346,7 +365,7 @@ MF_EXPORT int mf_svg_locate(const mf_model *model, const mf_svg_options *opt, ui
     int rc = -1;
     for (size_t i = 0; i < pg.n; i++) {
         const mf_svg_panel *p = &pg.panels[i];
-        if (p->dev->device != device || rc == 0 || (pid != 0 && p->pid != pid))
+        if (p->device->device != device || rc == 0 || (pid != 0 && p->pid != pid))
             continue;
         if (x)
             *x = mf_svg_time_x(&p->time, time_ns);

@@ -2,8 +2,8 @@
 # svg.c draws, svg_layout.c places, svg_color.c colours, svg_blocks.c draws
 # the blocks, svg_curve.c the occupancy curve, svg_legend.c the legend,
 # svg_marks.c the title and axes, svg_overlay.c the hover layer,
-# svg_text.c escapes and formats text, svg_split.c splits a device shared
-# by several processes into one view per process.
+# svg_group.c combines the processes past the panel limit into one panel.
+# Text goes through the outputs' one sink and escaping module.
 libmemflow_analysis_la_SOURCES += \
 	render/svg.c \
 	render/svg_layout.c render/svg_layout.h \
@@ -13,6 +13,6 @@ libmemflow_analysis_la_SOURCES += \
 	render/svg_curve.c \
 	render/svg_legend.c \
 	render/svg_overlay.c \
-	render/svg_split.c render/svg_split.h \
-	render/svg_panel.h \
-	render/svg_text.c render/svg_text.h
+	render/svg_group.c render/svg_group.h \
+	render/svg_panel.h
+

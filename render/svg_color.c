@@ -50,94 +50,38 @@ mf_svg_rgb mf_svg_scope_color(const char *scope)
 
 const char *mf_svg_string(const mf_model *model, uint32_t id)
 {
-    if (id < model->n_strings && model->strings && model->strings[id])
-        return model->strings[id];
-    return id == 1 ? "<unk>:" : "unknown";
+    return mf_model_string(model, id);
 }
 
-static int block_live_at(const mf_block *block, uint64_t t)
-{
-    return block->alloc_ns <= t && (block->free_ns == MF_LIVE_AT_END || block->free_ns > t);
-}
-
-/* Does scope a (at_peak, total) rank before scope b? */
-static int ranks_before(uint64_t peak_a, uint64_t total_a, uint32_t a, uint64_t peak_b,
-                        uint64_t total_b, uint32_t b)
-{
-    if (peak_a != peak_b)
-        return peak_a > peak_b;
-    if (total_a != total_b)
-        return total_a > total_b;
-    return a < b;
-}
-
-/* Insert scope s into the sorted legend if it ranks among the top. */
-static void legend_offer(mf_svg_colors *c, uint32_t s, uint64_t at_peak, uint64_t total)
-{
-    size_t n = c->n_legend;
-    if (n == MF_SVG_LEGEND_MAX) {
-        const mf_svg_legend_entry *last = &c->legend[n - 1];
-        if (!ranks_before(at_peak, total, s, last->bytes_at_peak, last->bytes_total, last->scope))
-            return;
-        n--;
-    } else {
-        c->n_legend++;
-    }
-    while (n > 0 && ranks_before(at_peak, total, s, c->legend[n - 1].bytes_at_peak,
-                                 c->legend[n - 1].bytes_total, c->legend[n - 1].scope)) {
-        c->legend[n] = c->legend[n - 1];
-        n--;
-    }
-    c->legend[n] = (mf_svg_legend_entry){ s, at_peak, total, 0 };
-}
-
-/* Legend of the top scopes; every other scope gets the "other" colour. */
-static int build_scope_colors(mf_svg_colors *c, const mf_model *model, const mf_device_model *dev)
+/* Legend of the view's top scopes (already ranked by the model: bytes at
+ * the peak, then bytes in all); every other scope gets the "other" colour. */
+static int build_scope_colors(mf_svg_colors *c, const mf_model *model, const mf_view *view)
 {
     uint32_t n_scopes = model->n_strings > 2 ? model->n_strings : 2;
-    uint64_t *at_peak = calloc(n_scopes, sizeof *at_peak);
-    uint64_t *total = calloc(n_scopes, sizeof *total);
-    uint8_t *seen = calloc(n_scopes, 1);
     c->scope_color = malloc(n_scopes);
-    if (!at_peak || !total || !seen || !c->scope_color) {
-        free(at_peak);
-        free(total);
-        free(seen);
+    if (!c->scope_color)
         return -1;
-    }
     c->n_scopes = n_scopes;
     memset(c->scope_color, MF_SVG_COLOR_OTHER, n_scopes);
-    for (size_t i = 0; i < dev->n_blocks; i++) {
-        const mf_block *b = &dev->blocks[i];
-        uint32_t s = b->scope < n_scopes ? b->scope : 0;
-        seen[s] = 1;
-        total[s] += b->requested;
-        if (dev->peak_bytes && block_live_at(b, dev->peak_time_ns))
-            at_peak[s] += b->requested;
-    }
-    for (uint32_t s = 0; s < n_scopes; s++)
-        if (seen[s])
-            legend_offer(c, s, at_peak[s], total[s]);
     int used[MF_SVG_PALETTE_SIZE] = { 0 };
-    for (size_t i = 0; i < c->n_legend; i++) {
-        uint32_t color = fnv1a(mf_svg_string(model, c->legend[i].scope)) % MF_SVG_PALETTE_SIZE;
+    for (size_t i = 0; i < view->n_scopes; i++) {
+        const mf_legend_scope *s = &view->scopes[i];
+        if (i >= MF_SVG_LEGEND_MAX || s->scope >= n_scopes) {
+            c->other_scopes++;
+            c->other_at_peak += s->bytes_at_peak;
+            continue;
+        }
+        uint32_t color = fnv1a(mf_svg_string(model, s->scope)) % MF_SVG_PALETTE_SIZE;
         while (used[color])
             color = (color + 1) % MF_SVG_PALETTE_SIZE;
         used[color] = 1;
-        c->legend[i].color = (uint8_t)color;
-        c->scope_color[c->legend[i].scope] = (uint8_t)color;
+        c->legend[c->n_legend++] = (mf_svg_legend_entry){ s->scope, s->bytes_at_peak,
+                                                          s->bytes_total, (uint8_t)color };
+        c->scope_color[s->scope] = (uint8_t)color;
     }
-    for (uint32_t s = 0; s < n_scopes; s++)
-        if (seen[s] && c->scope_color[s] == MF_SVG_COLOR_OTHER) {
-            c->other_scopes++;
-            c->other_at_peak += at_peak[s];
-        }
     memcpy(c->table, palette, sizeof palette);
     c->table[MF_SVG_COLOR_OTHER] = other_color;
     c->n_table = MF_SVG_PALETTE_SIZE + 1;
-    free(at_peak);
-    free(total);
-    free(seen);
     return 0;
 }
 
@@ -150,16 +94,12 @@ static uint64_t ramp_value(const mf_svg_colors *c, const mf_block *b)
     return end > b->alloc_ns ? end - b->alloc_ns : 1;
 }
 
-static void build_ramp(mf_svg_colors *c, const mf_device_model *dev)
+static void build_ramp(mf_svg_colors *c, const mf_view *view)
 {
-    uint64_t lo = UINT64_MAX, hi = 1;
-    for (size_t i = 0; i < dev->n_blocks; i++) {
-        uint64_t v = ramp_value(c, &dev->blocks[i]);
-        lo = v < lo ? v : lo;
-        hi = v > hi ? v : hi;
-    }
-    if (lo > hi)
-        lo = hi;
+    uint64_t lo = c->by == MF_COLOR_BY_SIZE ? view->size_min : view->life_min;
+    uint64_t hi = c->by == MF_COLOR_BY_SIZE ? view->size_max : view->life_max;
+    lo = lo ? lo : 1;
+    hi = hi > lo ? hi : lo;
     c->ramp_lo_value = lo;
     c->ramp_hi_value = hi;
     c->ramp_lo = log((double)lo);
@@ -177,29 +117,43 @@ static void build_ramp(mf_svg_colors *c, const mf_device_model *dev)
     c->n_table = MF_SVG_RAMP_STEPS;
 }
 
-int mf_svg_colors_build(mf_svg_colors *colors, const mf_model *model,
-                        const mf_device_model *dev, mf_color_by by)
+int mf_svg_colors_build(mf_svg_colors *colors, const mf_model *model, const mf_view *view,
+                        mf_color_by by)
 {
     memset(colors, 0, sizeof *colors);
     colors->by = by;
     colors->t1 = model->t1_ns;
     if (by == MF_COLOR_BY_SCOPE)
-        return build_scope_colors(colors, model, dev);
-    build_ramp(colors, dev);
+        return build_scope_colors(colors, model, view);
+    build_ramp(colors, view);
     return 0;
+}
+
+/* The ramp index of log(value). */
+static uint8_t ramp_index(const mf_svg_colors *colors, double log_value)
+{
+    double range = colors->ramp_hi - colors->ramp_lo;
+    if (range <= 0)
+        return MF_SVG_RAMP_STEPS - 1;
+    long i = lround((log_value - colors->ramp_lo) / range * (MF_SVG_RAMP_STEPS - 1));
+    return (uint8_t)(i < 0 ? 0 : i >= MF_SVG_RAMP_STEPS ? MF_SVG_RAMP_STEPS - 1 : i);
 }
 
 uint8_t mf_svg_block_color(const mf_svg_colors *colors, const mf_block *block)
 {
     if (colors->by == MF_COLOR_BY_SCOPE)
         return block->scope < colors->n_scopes ? colors->scope_color[block->scope]
-                                               : colors->scope_color[0];
-    double range = colors->ramp_hi - colors->ramp_lo;
-    if (range <= 0)
-        return MF_SVG_RAMP_STEPS - 1;
-    double f = (log((double)ramp_value(colors, block)) - colors->ramp_lo) / range;
-    long i = lround(f * (MF_SVG_RAMP_STEPS - 1));
-    return (uint8_t)(i < 0 ? 0 : i >= MF_SVG_RAMP_STEPS ? MF_SVG_RAMP_STEPS - 1 : i);
+                                               : MF_SVG_COLOR_OTHER;
+    return ramp_index(colors, log((double)ramp_value(colors, block)));
+}
+
+uint8_t mf_svg_tile_color(const mf_svg_colors *colors, const mf_tile *tile)
+{
+    if (colors->by == MF_COLOR_BY_SCOPE)
+        return tile->scope < colors->n_scopes ? colors->scope_color[tile->scope]
+                                              : MF_SVG_COLOR_OTHER;
+    uint16_t cls = colors->by == MF_COLOR_BY_SIZE ? tile->size : tile->life;
+    return ramp_index(colors, (double)cls / 256.0 * M_LN2);
 }
 
 void mf_svg_colors_free(mf_svg_colors *colors)

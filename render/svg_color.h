@@ -64,20 +64,24 @@ typedef struct mf_svg_colors {
 } mf_svg_colors;
 
 /*
- * Build the colours of device dev of model for mode by: in scope mode the
- * legend (top scopes by bytes at the peak, then by bytes allocated; legend
- * colours are distinct), otherwise the ramp's range.  O(blocks).  Returns
- * 0, or -1 when out of memory.
+ * Build the colours of view (a panel) of model for mode by: in scope mode
+ * the legend (the view's top scopes by bytes at the peak, then by bytes
+ * allocated; legend colours are distinct), otherwise the ramp's range (the
+ * view's shortest and longest lifetime, smallest and largest size).
+ * Returns 0, or -1 when out of memory.
  */
-int mf_svg_colors_build(mf_svg_colors *colors, const mf_model *model,
-                        const mf_device_model *dev, mf_color_by by);
+int mf_svg_colors_build(mf_svg_colors *colors, const mf_model *model, const mf_view *view,
+                        mf_color_by by);
 
 /* The colour index of a block (into colors->table). */
 uint8_t mf_svg_block_color(const mf_svg_colors *colors, const mf_block *block);
 
+/* The colour index of a tile cell (tiles.h). */
+uint8_t mf_svg_tile_color(const mf_svg_colors *colors, const mf_tile *tile);
+
 void mf_svg_colors_free(mf_svg_colors *colors);
 
-/* The model's string id as text: "unknown"/"<unk>:" for missing ids. */
+/* The model's string id as text ("unknown" for an id it lacks). */
 const char *mf_svg_string(const mf_model *model, uint32_t id);
 
 #endif /* MEMFLOW_SVG_COLOR_H */

@@ -77,7 +77,7 @@ static uint64_t occupancy_get(const mf_svg_panel *panel, size_t i, uint64_t *tim
 }
 
 /* Which snapshot value is the allocator's / driver's view for this device. */
-size_t mf_svg_sample_index(const mf_device_model *dev)
+size_t mf_svg_sample_index(const mf_view *dev)
 {
     if (MF_DEVICE_KIND(dev->device) == MF_DEVICE_GPU)
         return MF_SAMPLE_GPU_USED;
@@ -127,7 +127,7 @@ static void envelope_path(cairo_t *cr, const envelope *env, const curve_scale *s
 }
 
 /* The most live bytes by the events. */
-static uint64_t events_max(const mf_device_model *dev)
+static uint64_t events_max(const mf_view *dev)
 {
     uint64_t max = dev->peak_bytes;
     for (size_t i = 0; i < dev->n_occupancy; i++)
@@ -136,7 +136,7 @@ static uint64_t events_max(const mf_device_model *dev)
 }
 
 /* The highest allocator / driver sample (0 without samples). */
-uint64_t mf_svg_samples_max(const mf_device_model *dev)
+uint64_t mf_svg_samples_max(const mf_view *dev)
 {
     uint64_t max = 0;
     size_t k = mf_svg_sample_index(dev);
@@ -149,14 +149,14 @@ uint64_t mf_svg_samples_max(const mf_device_model *dev)
  * context, another process) go off scale rather than flatten the events. */
 #define OFF_SCALE_FACTOR 4
 
-int mf_svg_samples_off_scale(const mf_device_model *dev)
+int mf_svg_samples_off_scale(const mf_view *dev)
 {
     uint64_t events = events_max(dev);
     return events > 0 && mf_svg_samples_max(dev) / OFF_SCALE_FACTOR > events;
 }
 
 /* The value at the top of the curve: 10% over what is drawn on scale. */
-static uint64_t curve_max(const mf_device_model *dev)
+static uint64_t curve_max(const mf_view *dev)
 {
     uint64_t max = events_max(dev), samples = mf_svg_samples_max(dev);
     if (!mf_svg_samples_off_scale(dev) && samples > max)
@@ -164,26 +164,17 @@ static uint64_t curve_max(const mf_device_model *dev)
     return max ? max + max / 10 : 1;
 }
 
-/* The program of process pid, or NULL. */
-static const char *program_of(const mf_model *model, uint32_t pid)
-{
-    for (size_t i = 0; i < model->n_processes; i++)
-        if (model->processes[i].pid == pid)
-            return model->processes[i].program;
-    return NULL;
-}
-
 /* "pid 1234 (./prog): " or "3 other processes: " for a process view. */
 static void process_prefix(const mf_svg_panel *panel, char *out, size_t len)
 {
     char program[160];
-    const char *name = program_of(panel->model, panel->pid);
+    const char *name = mf_model_program(panel->model, panel->pid);
     out[0] = '\0';
     if (panel->n_pids > 1)
         snprintf(out, len, "%zu other processes:   ", panel->n_pids);
-    else if (panel->n_pids == 1 && name)
+    else if (panel->n_pids == 1 && *name)
         snprintf(out, len, "pid %u (%s):   ", panel->pid,
-                 mf_svg_clean_text(name, 30, program, sizeof program));
+                 mf_clean_text(name, 30, program, sizeof program));
     else if (panel->n_pids == 1)
         snprintf(out, len, "pid %u:   ", panel->pid);
 }
@@ -191,24 +182,34 @@ static void process_prefix(const mf_svg_panel *panel, char *out, size_t len)
 /* "cpu/0" and its numbers above the curve. */
 static void draw_device_line(cairo_t *cr, const mf_svg_panel *panel)
 {
-    const mf_device_model *dev = panel->dev;
+    const mf_view *dev = panel->dev;
     char device[16], line[768], a[32], b[32], c[32], d[32], e[32], f[32], g[32];
     double y = panel->box.top + 16;
     uint64_t at = dev->peak_time_ns > panel->model->t0_ns ? dev->peak_time_ns - panel->model->t0_ns
                                                           : 0;
     mf_svg_colored_text(cr, mf_svg_text_color, 12, y, MF_SVG_LEFT, 13, 1,
                         mf_device_name(dev->device, device, sizeof device));
-    process_prefix(panel, line, sizeof line);
+    line[0] = '\0';
+    const mf_device_info *info = &panel->device->info;
+    if (info->known) {
+        char text[256];
+        mf_format_device_info(mf_model_string(panel->model, info->name), info->uuid, info->mig,
+                              info->total_bytes, text, sizeof text);
+        mf_clean_text(text, 60, line, sizeof line - 8);
+        strcat(line, ":   ");
+    }
     size_t used = strlen(line);
+    process_prefix(panel, line + used, sizeof line - used);
+    used = strlen(line);
     snprintf(line + used, sizeof line - used,
              "%s allocations, %s frees, %s allocated in all   |   peak %s at %s   |   "
              "live at end: %s in %s block%s",
-             mf_svg_format_count(dev->alloc_count, a, sizeof a),
-             mf_svg_format_count(dev->free_count, b, sizeof b),
-             mf_svg_format_bytes(dev->alloc_bytes, c, sizeof c),
-             mf_svg_format_bytes(dev->peak_bytes, d, sizeof d), mf_svg_format_time(at, e, sizeof e),
-             mf_svg_format_bytes(dev->live_bytes_end, f, sizeof f),
-             mf_svg_format_count(dev->live_count_end, g, sizeof g),
+             mf_format_count(dev->alloc_count, a, sizeof a),
+             mf_format_count(dev->free_count, b, sizeof b),
+             mf_format_bytes(dev->alloc_bytes, c, sizeof c),
+             mf_format_bytes(dev->peak_bytes, d, sizeof d), mf_format_time(at, e, sizeof e),
+             mf_format_bytes(dev->live_bytes_end, f, sizeof f),
+             mf_format_count(dev->live_count_end, g, sizeof g),
              dev->live_count_end == 1 ? "" : "s");
     if (dev->unknown_frees)
         snprintf(line + strlen(line), sizeof line - strlen(line),
@@ -235,9 +236,9 @@ static void draw_curve_axis(cairo_t *cr, const mf_svg_panel *panel, const curve_
 
 /* Red dot and "peak 12.3 MiB at 1.2 s" at the device's peak. */
 static int draw_peak_marker(cairo_t *cr, const mf_svg_panel *panel, const curve_scale *s,
-                            mf_svg_buf *overlay)
+                            mf_sink *overlay)
 {
-    const mf_device_model *dev = panel->dev;
+    const mf_view *dev = panel->dev;
     if (dev->peak_bytes == 0)
         return 0;
     char label[96], bytes[32], when[32];
@@ -246,8 +247,8 @@ static int draw_peak_marker(cairo_t *cr, const mf_svg_panel *panel, const curve_
     cairo_arc(cr, x, y, 3.5, 0, 2 * M_PI);
     mf_svg_set_rgb(cr, mf_svg_peak_color);
     cairo_fill(cr);
-    snprintf(label, sizeof label, "peak %s at %s", mf_svg_format_bytes(dev->peak_bytes, bytes, sizeof bytes),
-             mf_svg_format_time(dev->peak_time_ns > panel->model->t0_ns
+    snprintf(label, sizeof label, "peak %s at %s", mf_format_bytes(dev->peak_bytes, bytes, sizeof bytes),
+             mf_format_time(dev->peak_time_ns > panel->model->t0_ns
                                     ? dev->peak_time_ns - panel->model->t0_ns : 0,
                                 when, sizeof when));
     int right_side = x < MF_SVG_PLOT_X1 - 180;
@@ -278,16 +279,49 @@ static void draw_events_curve(cairo_t *cr, const envelope *events, const curve_s
     cairo_stroke(cr);
 }
 
-/* The samples' line, clipped to the curve's box (it may go off scale). */
-static void draw_samples_curve(cairo_t *cr, const envelope *samples, const curve_scale *s)
+/*
+ * The samples as what they are: a mark at each sample and, when samples
+ * are further apart than a pixel, a step that stops where the next sample
+ * starts (no line joins two samples: between them nothing was measured).
+ * More samples than pixel columns: one mark per column from the lowest to
+ * the highest sample in it.  Clipped to the curve's box (samples may go off
+ * scale).
+ */
+static void draw_samples(cairo_t *cr, const mf_svg_panel *panel, const envelope *samples,
+                         const curve_scale *s)
 {
+    const mf_view *dev = panel->dev;
+    size_t k = mf_svg_sample_index(dev), n = dev->n_snapshots;
     cairo_save(cr);
     cairo_rectangle(cr, MF_SVG_PLOT_X0, s->top, MF_SVG_PLOT_X1 - MF_SVG_PLOT_X0, s->bottom - s->top);
     cairo_clip(cr);
-    envelope_path(cr, samples, s, 0);
     mf_svg_set_rgb(cr, mf_svg_sample_color);
+    if (n > (size_t)(MF_SVG_PLOT_X1 - MF_SVG_PLOT_X0) / 2) {
+        for (int c = samples->first; c <= samples->last; c++) {
+            double y0 = curve_y(s, samples->lo[c]), y1 = curve_y(s, samples->hi[c]);
+            cairo_rectangle(cr, MF_SVG_PLOT_X0 + c, y1 - 1, 1, y0 - y1 + 2);
+        }
+        cairo_fill(cr);
+        cairo_restore(cr);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const mf_snapshot *snap = &dev->snapshots[i];
+        double x = mf_svg_time_x(&panel->time, snap->time_ns), y = curve_y(s, snap->value[k]);
+        double next = i + 1 < n ? mf_svg_time_x(&panel->time, dev->snapshots[i + 1].time_ns) : x;
+        if (next - x >= 2) {
+            cairo_move_to(cr, x, y);
+            cairo_line_to(cr, next, y);
+        }
+    }
     cairo_set_line_width(cr, 1.5);
     cairo_stroke(cr);
+    for (size_t i = 0; i < n; i++) {
+        const mf_snapshot *snap = &dev->snapshots[i];
+        cairo_arc(cr, mf_svg_time_x(&panel->time, snap->time_ns), curve_y(s, snap->value[k]), 2,
+                  0, 2 * M_PI);
+        cairo_fill(cr);
+    }
     cairo_restore(cr);
 }
 
@@ -295,7 +329,7 @@ static void draw_samples_curve(cairo_t *cr, const envelope *samples, const curve
 
 /* "300 ms - 304 ms: live 1.50 MiB" (or "live 1.20 MiB to 1.50 MiB"),
  * then the allocator / driver sample there, for columns [c0, c1). */
-static int curve_hover(mf_svg_buf *overlay, const mf_svg_panel *panel, const envelope *events,
+static int curve_hover(mf_sink *overlay, const mf_svg_panel *panel, const envelope *events,
                        const envelope *samples, int c0, int c1, const curve_scale *s)
 {
     char from[32], to[32], lo[32], hi[32], text[192];
@@ -305,22 +339,22 @@ static int curve_hover(mf_svg_buf *overlay, const mf_svg_panel *panel, const env
         max = events->hi[c] > max ? events->hi[c] : max;
     }
     const mf_svg_time_axis *t = &panel->time;
-    mf_svg_format_time((uint64_t)(c0 / t->px_per_ns), from, sizeof from);
-    mf_svg_format_time((uint64_t)(c1 / t->px_per_ns), to, sizeof to);
-    mf_svg_format_bytes(min, lo, sizeof lo);
+    mf_format_time((uint64_t)(c0 / t->px_per_ns), from, sizeof from);
+    mf_format_time((uint64_t)(c1 / t->px_per_ns), to, sizeof to);
+    mf_format_bytes(min, lo, sizeof lo);
     int n = min == max ? snprintf(text, sizeof text, "%s - %s: live %s", from, to, lo)
                        : snprintf(text, sizeof text, "%s - %s: live %s to %s", from, to, lo,
-                                  mf_svg_format_bytes(max, hi, sizeof hi));
+                                  mf_format_bytes(max, hi, sizeof hi));
     if (samples && c1 - 1 >= samples->first && c1 - 1 <= samples->last)
         snprintf(text + n, sizeof text - (size_t)n, "; %s %s",
                  MF_DEVICE_KIND(panel->dev->device) == MF_DEVICE_GPU ? "driver used" : "allocator",
-                 mf_svg_format_bytes(samples->hi[c1 - 1], hi, sizeof hi));
+                 mf_format_bytes(samples->hi[c1 - 1], hi, sizeof hi));
     return mf_svg_overlay_note(overlay, MF_SVG_PLOT_X0 + c0, s->top, c1 - c0, s->bottom - s->top,
                                text);
 }
 
 /* Hover rectangles over the curve, HOVER_COLUMNS pixels each. */
-static int curve_hovers(mf_svg_buf *overlay, const mf_svg_panel *panel, const envelope *events,
+static int curve_hovers(mf_sink *overlay, const mf_svg_panel *panel, const envelope *events,
                         const envelope *samples, const curve_scale *s)
 {
     int w = MF_SVG_PLOT_X1 - MF_SVG_PLOT_X0;
@@ -331,9 +365,9 @@ static int curve_hovers(mf_svg_buf *overlay, const mf_svg_panel *panel, const en
     return 0;
 }
 
-int mf_svg_draw_curve(cairo_t *cr, const mf_svg_panel *panel, mf_svg_buf *overlay)
+int mf_svg_draw_curve(cairo_t *cr, const mf_svg_panel *panel, mf_sink *overlay)
 {
-    const mf_device_model *dev = panel->dev;
+    const mf_view *dev = panel->dev;
     curve_scale s = { panel->box.curve_top, panel->box.curve_bottom, curve_max(dev) };
     envelope events = { 0 }, samples = { 0 };
     int has_samples = dev->n_snapshots > 0, rc = -1;
@@ -348,7 +382,7 @@ int mf_svg_draw_curve(cairo_t *cr, const mf_svg_panel *panel, mf_svg_buf *overla
         goto out;
     draw_events_curve(cr, &events, &s);
     if (has_samples)
-        draw_samples_curve(cr, &samples, &s);
+        draw_samples(cr, panel, &samples, &s);
     cairo_rectangle(cr, MF_SVG_PLOT_X0 + 0.5, s.top + 0.5, MF_SVG_PLOT_X1 - MF_SVG_PLOT_X0 - 1,
                     s.bottom - s.top - 1);
     mf_svg_set_rgb(cr, mf_svg_frame_color);

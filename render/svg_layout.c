@@ -103,76 +103,12 @@ size_t mf_svg_time_ticks(const mf_svg_time_axis *axis, mf_svg_tick *ticks, size_
 
 /* ---- address axis ----------------------------------------------------------- */
 
-uint64_t mf_svg_block_span(const mf_block *block)
-{
-    uint64_t span = block->actual ? block->actual : block->requested;
-    return span ? span : 1;
-}
-
-typedef struct addr_range {
-    uint64_t start, end;
-} addr_range;
-
-/* Sort ranges by start: LSD radix sort on bytes, all eight histograms in
- * one pass, skipping bytes that are the same in every range (the high
- * bytes of addresses usually are). */
-static int sort_ranges(addr_range *ranges, size_t n)
-{
-    size_t (*count)[256] = calloc(8, sizeof *count);
-    addr_range *tmp = malloc(n * sizeof *tmp);
-    if (!tmp || !count) {
-        free(tmp);
-        free(count);
-        return -1;
-    }
-    for (size_t i = 0; i < n; i++)
-        for (unsigned byte = 0; byte < 8; byte++)
-            count[byte][(ranges[i].start >> (8 * byte)) & 0xff]++;
-    addr_range *from = ranges, *to = tmp;
-    for (unsigned byte = 0; byte < 8; byte++) {
-        unsigned shift = 8 * byte;
-        if (count[byte][(ranges[0].start >> shift) & 0xff] == n)
-            continue;
-        size_t sum = 0;
-        for (size_t d = 0; d < 256; d++) {
-            size_t c = count[byte][d];
-            count[byte][d] = sum;
-            sum += c;
-        }
-        for (size_t i = 0; i < n; i++)
-            to[count[byte][(from[i].start >> shift) & 0xff]++] = from[i];
-        addr_range *swap = from;
-        from = to;
-        to = swap;
-    }
-    if (from != ranges)
-        memcpy(ranges, from, n * sizeof *ranges);
-    free(tmp);
-    free(count);
-    return 0;
-}
-
-/* Merge sorted ranges in place into disjoint used regions; returns count. */
-static size_t merge_ranges(addr_range *ranges, size_t n)
-{
-    size_t m = 0;
-    for (size_t i = 1; i < n; i++) {
-        if (ranges[i].start <= ranges[m].end) {
-            if (ranges[i].end > ranges[m].end)
-                ranges[m].end = ranges[i].end;
-        } else {
-            ranges[++m] = ranges[i];
-        }
-    }
-    return n ? m + 1 : 0;
-}
-
 /*
  * The indices i (1..m-1, ascending) of the regions before which a break
  * goes: the largest gaps between regions i-1 and i that
  * exceed a quarter of the used bytes, at most MF_SVG_MAX_BREAKS.
  */
-static size_t pick_breaks(const addr_range *regions, size_t m, size_t *breaks)
+static size_t pick_breaks(const mf_range *regions, size_t m, size_t *breaks)
 {
     uint64_t used = 0;
     for (size_t i = 0; i < m; i++)
@@ -209,22 +145,21 @@ static size_t pick_breaks(const addr_range *regions, size_t m, size_t *breaks)
  * bytes, half for its share of the blocks, so a heap of many small blocks
  * next to a few huge mappings stays readable.
  */
-static void segment_weights(const mf_svg_addr_axis *axis, const mf_block *blocks, size_t n,
+static void segment_weights(const mf_svg_addr_axis *axis, const mf_range *ranges, size_t n,
                             double *weight)
 {
-    size_t count[MF_SVG_MAX_BREAKS + 1] = { 0 };
-    double used = 0;
-    for (size_t i = 0; i < n; i++) {
-        size_t s = 0;
-        while (s + 1 < axis->n && axis->seg[s + 1].start <= blocks[i].addr)
+    double count[MF_SVG_MAX_BREAKS + 1] = { 0 }, blocks = 0, used = 0;
+    for (size_t i = 0, s = 0; i < n; i++) {
+        while (s + 1 < axis->n && axis->seg[s + 1].start <= ranges[i].start)
             s++;
-        count[s]++;
+        count[s] += (double)ranges[i].blocks;
+        blocks += (double)ranges[i].blocks;
     }
     for (size_t s = 0; s < axis->n; s++)
         used += (double)(axis->seg[s].end - axis->seg[s].start);
     for (size_t s = 0; s < axis->n; s++)
         weight[s] = 0.5 * (double)(axis->seg[s].end - axis->seg[s].start) / used +
-                    0.5 * (double)count[s] / (double)n;
+                    (blocks > 0 ? 0.5 * count[s] / blocks : 0.5 / (double)axis->n);
 }
 
 /* Whole-pixel heights: proportional to weight, at least a readable
@@ -275,8 +210,8 @@ static void size_segments(mf_svg_addr_axis *axis, const double *weight, double a
     }
 }
 
-int mf_svg_addr_axis_build(mf_svg_addr_axis *axis, const mf_block *blocks, size_t n,
-                           double top, double bottom)
+void mf_svg_addr_axis_build(mf_svg_addr_axis *axis, const mf_range *ranges, size_t n,
+                            double top, double bottom)
 {
     memset(axis, 0, sizeof *axis);
     axis->top = top;
@@ -287,36 +222,21 @@ int mf_svg_addr_axis_build(mf_svg_addr_axis *axis, const mf_block *blocks, size_
     if (n == 0) {
         axis->seg[0].bottom = bottom;
         axis->seg[0].height = bottom - top;
-        return 0;
+        return;
     }
-    addr_range *ranges = malloc(n * sizeof *ranges);
-    if (!ranges)
-        return -1;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t span = mf_svg_block_span(&blocks[i]);
-        ranges[i].start = blocks[i].addr;
-        ranges[i].end = blocks[i].addr > UINT64_MAX - span ? UINT64_MAX : blocks[i].addr + span;
-    }
-    if (sort_ranges(ranges, n) != 0) {
-        free(ranges);
-        return -1;
-    }
-    size_t m = merge_ranges(ranges, n);
     size_t breaks[MF_SVG_MAX_BREAKS];
-    size_t nb = pick_breaks(ranges, m, breaks);
+    size_t nb = pick_breaks(ranges, n, breaks);
     axis->n = nb + 1;
     size_t first = 0;
     for (size_t s = 0; s <= nb; s++) {
-        size_t last = s < nb ? breaks[s] - 1 : m - 1;
+        size_t last = s < nb ? breaks[s] - 1 : n - 1;
         axis->seg[s].start = ranges[first].start;
         axis->seg[s].end = ranges[last].end;
         first = last + 1;
     }
     double weight[MF_SVG_MAX_BREAKS + 1];
-    segment_weights(axis, blocks, n, weight);
-    free(ranges);
+    segment_weights(axis, ranges, n, weight);
     size_segments(axis, weight, (bottom - top) - (double)nb * MF_SVG_BREAK_H);
-    return 0;
 }
 
 /* The segment that shows addr (the last one starting at or below it). */
@@ -422,7 +342,7 @@ void mf_svg_block_rect(const mf_svg_time_axis *time, const mf_svg_addr_axis *add
         x0 = right - 1;
     if (x1 <= x0)
         x1 = x0 + 1;
-    uint64_t span = mf_svg_block_span(block);
+    uint64_t span = mf_block_span(block);
     uint64_t end = block->addr > UINT64_MAX - span ? UINT64_MAX : block->addr + span;
     long y0 = lround(mf_svg_addr_y(addr, end));
     long y1 = lround(mf_svg_addr_y(addr, block->addr));
@@ -436,4 +356,19 @@ void mf_svg_block_rect(const mf_svg_time_axis *time, const mf_svg_addr_axis *add
     rect->y = (int)y0;
     rect->w = (int)(x1 - x0);
     rect->h = (int)(y1 - y0);
+}
+
+void mf_svg_tile_rect(const mf_svg_time_axis *time, const mf_svg_addr_axis *addr,
+                      const mf_view *view, uint64_t granule, uint64_t col, unsigned n,
+                      mf_svg_rect *rect)
+{
+    unsigned w = view->tile_wshift, g = view->tile_gshift;
+    uint64_t from = view->tile_origin + (col << w);
+    uint64_t to = from + ((uint64_t)n << w) - 1;
+    mf_block cell = {
+        .addr = g >= 64 ? 0 : granule << g,
+        .actual = g >= 64 ? UINT64_MAX : UINT64_C(1) << g,
+        .alloc_ns = from, .free_ns = to < from ? UINT64_MAX - 1 : to,
+    };
+    mf_svg_block_rect(time, addr, &cell, rect);
 }

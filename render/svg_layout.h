@@ -16,6 +16,8 @@
 #include <stdint.h>
 
 #include "model.h"
+#include "ranges.h"
+#include "tiles.h"
 #include "compiler.h"
 #include "svg.h"
 
@@ -85,19 +87,15 @@ typedef struct mf_svg_addr_axis {
     double top, bottom;       /* the map's extent */
 } mf_svg_addr_axis;
 
-/* Bytes a block covers on the address axis: actual size, or requested if
- * actual is 0, at least 1. */
-uint64_t mf_svg_block_span(const mf_block *block);
-
 /*
- * Build the axis of n blocks for a map from top to bottom: the used address
- * ranges (union of blocks), whose gaps larger than a quarter of the used
- * bytes collapse into breaks (the largest MF_SVG_MAX_BREAKS of them).  Each
- * segment gets height in proportion to its bytes but at least a readable
- * minimum.  O(n) (radix sort).  Returns 0, or -1 when out of memory.
+ * Build the axis of a map from top to bottom from the used address ranges
+ * (disjoint, by address; the model's ranges.h): gaps larger than a
+ * quarter of the used bytes collapse into breaks (the largest
+ * MF_SVG_MAX_BREAKS of them).  Each segment gets height for its bytes and
+ * for its number of blocks, at least a readable minimum.  O(n).
  */
-int mf_svg_addr_axis_build(mf_svg_addr_axis *axis, const mf_block *blocks, size_t n,
-                           double top, double bottom);
+void mf_svg_addr_axis_build(mf_svg_addr_axis *axis, const mf_range *ranges, size_t n,
+                            double top, double bottom);
 
 /* y of address addr (in or at the end of a segment; clamped otherwise). */
 double mf_svg_addr_y(const mf_svg_addr_axis *axis, uint64_t addr);
@@ -123,6 +121,12 @@ typedef struct mf_svg_rect {
  * its address range. */
 void mf_svg_block_rect(const mf_svg_time_axis *time, const mf_svg_addr_axis *addr,
                        const mf_block *block, mf_svg_rect *rect);
+
+/* The pixel rectangle of n neighbouring tile cells of a view (tiles.h)
+ * from column col of granule, like a block's. */
+void mf_svg_tile_rect(const mf_svg_time_axis *time, const mf_svg_addr_axis *addr,
+                      const mf_view *view, uint64_t granule, uint64_t col, unsigned n,
+                      mf_svg_rect *rect);
 
 /*
  * Where mf_svg_write (with the same model and opt) draws device's memory at

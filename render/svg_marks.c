@@ -24,7 +24,7 @@ void mf_svg_show_text(cairo_t *cr, double x, double y, mf_svg_align align, doubl
     char clean[1024];
     if (max_chars > 240)
         max_chars = 240;
-    mf_svg_clean_text(text, max_chars, clean, sizeof clean);
+    mf_clean_text(text, max_chars, clean, sizeof clean);
     cairo_select_font_face(cr, MF_SVG_FONT, CAIRO_FONT_SLANT_NORMAL,
                            bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
     cairo_set_font_size(cr, size);
@@ -98,7 +98,7 @@ void mf_svg_draw_title(cairo_t *cr, const mf_model *model, const mf_svg_panel *p
     mf_svg_show_text(cr, 12, 22, MF_SVG_LEFT, 16, 1, line, TITLE_MAX_CHARS);
     line[0] = '\0';
     append(line, sizeof line, "duration %s",
-           mf_svg_format_time(model->t1_ns - model->t0_ns, when, sizeof when));
+           mf_format_time(model->t1_ns - model->t0_ns, when, sizeof when));
     size_t listed = 0, devices = 0;
     for (size_t i = 0; i < n_panels; i++) {
         if (i > 0 && panels[i].device == panels[i - 1].device)
@@ -110,8 +110,8 @@ void mf_svg_draw_title(cairo_t *cr, const mf_model *model, const mf_svg_panel *p
         uint64_t at = dev->peak_time_ns > model->t0_ns ? dev->peak_time_ns - model->t0_ns : 0;
         append(line, sizeof line, "   |   %s peak %s at %s",
                mf_device_name(dev->device, device, sizeof device),
-               mf_svg_format_bytes(dev->peak_bytes, bytes, sizeof bytes),
-               mf_svg_format_time(at, when, sizeof when));
+               mf_format_bytes(dev->peak_bytes, bytes, sizeof bytes),
+               mf_format_time(at, when, sizeof when));
     }
     if (devices > listed)
         append(line, sizeof line, "   |   %zu more devices below", devices - listed);
@@ -175,7 +175,7 @@ static void draw_breaks(cairo_t *cr, const mf_svg_panel *panel)
         cairo_stroke(cr);
         char bytes[32], label[96];
         snprintf(label, sizeof label, "%s of unused addresses not shown",
-                 mf_svg_format_bytes(axis->seg[i + 1].start - axis->seg[i].end, bytes, sizeof bytes));
+                 mf_format_bytes(axis->seg[i + 1].start - axis->seg[i].end, bytes, sizeof bytes));
         mf_svg_colored_text(cr, mf_svg_muted_color, (MF_SVG_PLOT_X0 + MF_SVG_PLOT_X1) / 2.0, (upper + lower) / 2 + 3,
                      MF_SVG_CENTER, 8.5, 0, label);
     }

@@ -13,82 +13,54 @@
 
 #define HOVER_MAX_CHARS 160   /* of a scope, name or thread name in a title */
 
-static int by_pid_tid(const void *a, const void *b)
-{
-    const mf_thread_info *x = a, *y = b;
-    if (x->pid != y->pid)
-        return x->pid < y->pid ? -1 : 1;
-    return x->tid < y->tid ? -1 : x->tid > y->tid;
-}
-
-int mf_svg_threads_build(mf_svg_threads *threads, const mf_model *model)
-{
-    threads->n = model->n_threads;
-    threads->sorted = malloc((threads->n ? threads->n : 1) * sizeof *threads->sorted);
-    if (!threads->sorted)
-        return -1;
-    if (threads->n)
-        memcpy(threads->sorted, model->threads, threads->n * sizeof *threads->sorted);
-    qsort(threads->sorted, threads->n, sizeof *threads->sorted, by_pid_tid);
-    return 0;
-}
-
-void mf_svg_threads_free(mf_svg_threads *threads)
-{
-    free(threads->sorted);
-    threads->sorted = NULL;
-    threads->n = 0;
-}
-
-/* The thread's recorded name, or NULL. */
-static const char *thread_name(const mf_svg_threads *threads, const mf_model *model,
-                               uint32_t pid, uint32_t tid)
-{
-    mf_thread_info key = { .tid = tid, .pid = pid };
-    const mf_thread_info *found =
-        threads->n ? bsearch(&key, threads->sorted, threads->n, sizeof key, by_pid_tid) : NULL;
-    return found && found->name ? mf_svg_string(model, found->name) : NULL;
-}
-
 /* "5,120 B (5.00 KiB)" or "512 B". */
-static void append_size(mf_svg_buf *out, uint64_t bytes)
+static void append_size(mf_sink *out, uint64_t bytes)
 {
     char count[32], human[32];
-    mf_svg_format_count(bytes, count, sizeof count);
+    mf_format_count(bytes, count, sizeof count);
     if (bytes < 1024)
-        mf_svg_buf_printf(out, "%s B", count);
+        mf_sink_printf(out, "%s B", count);
     else
-        mf_svg_buf_printf(out, "%s B (%s)", count, mf_svg_format_bytes(bytes, human, sizeof human));
+        mf_sink_printf(out, "%s B (%s)", count, mf_format_bytes(bytes, human, sizeof human));
 }
 
-/* "allocated at 100 ms, freed at 600 ms (lived 500 ms)" or live at end. */
-static void append_times(mf_svg_buf *out, const mf_model *model, const mf_block *b)
+/* "allocated at 100 ms, freed at 600 ms (lived 500 ms)", or how else it
+ * ended: live at the end, with its process, replaced. */
+static void append_times(mf_sink *out, const mf_model *model, const mf_block *b)
 {
     char at[32], until[32], lived[32];
     uint64_t t0 = model->t0_ns;
-    mf_svg_format_time(b->alloc_ns > t0 ? b->alloc_ns - t0 : 0, at, sizeof at);
+    mf_format_time(b->alloc_ns > t0 ? b->alloc_ns - t0 : 0, at, sizeof at);
     if (b->free_ns == MF_LIVE_AT_END) {
         uint64_t held = model->t1_ns > b->alloc_ns ? model->t1_ns - b->alloc_ns : 0;
-        mf_svg_buf_printf(out, "allocated at %s, live at end (never freed; held %s)", at,
-                          mf_svg_format_time(held, lived, sizeof lived));
+        mf_sink_printf(out, "allocated at %s, live at end (never freed; held %s)", at,
+                       mf_format_time(held, lived, sizeof lived));
         return;
     }
-    uint64_t freed = b->free_ns > b->alloc_ns ? b->free_ns : b->alloc_ns;
-    mf_svg_buf_printf(out, "allocated at %s, freed at %s (lived %s)", at,
-                      mf_svg_format_time(freed > t0 ? freed - t0 : 0, until, sizeof until),
-                      mf_svg_format_time(freed - b->alloc_ns, lived, sizeof lived));
+    uint64_t end = b->free_ns > b->alloc_ns ? b->free_ns : b->alloc_ns;
+    mf_format_time(end > t0 ? end - t0 : 0, until, sizeof until);
+    mf_format_time(end - b->alloc_ns, lived, sizeof lived);
+    if (b->end == MF_BLOCK_PROCESS_ENDED)
+        mf_sink_printf(out, "allocated at %s, never freed: held until its process ended at %s "
+                       "(held %s)", at, until, lived);
+    else if (b->end == MF_BLOCK_REPLACED)
+        mf_sink_printf(out, "allocated at %s, ended at %s when its address was allocated "
+                       "again (no free was recorded; lived %s)", at, until, lived);
+    else
+        mf_sink_printf(out, "allocated at %s, freed at %s (lived %s)", at, until, lived);
 }
 
 /* "\ndevice memory, stream-ordered, reused from a pool cache": what the
  * flags say about a block, or nothing for plain CPU heap. */
-static void append_kind(mf_svg_buf *out, unsigned flags)
+static void append_kind(mf_sink *out, unsigned flags)
 {
     static const char *const kinds[] = { "heap", "device memory", "pinned host memory",
-                                         "managed memory", "memory pool", "other memory" };
+                                         "managed memory", "memory pool", "other memory",
+                                         "mapped virtual memory (cuMemMap)" };
     unsigned kind = (flags & MF_MEMKIND_MASK) >> MF_MEMKIND_SHIFT;
     const char *sep = "\n";
     if (kind != MF_MEM_HEAP) {
-        mf_svg_buf_printf(out, "%s%s", sep, kind < sizeof kinds / sizeof kinds[0] ? kinds[kind]
+        mf_sink_printf(out, "%s%s", sep, kind < sizeof kinds / sizeof kinds[0] ? kinds[kind]
                                                                                  : "unknown memory");
         sep = ", ";
     }
@@ -97,84 +69,85 @@ static void append_kind(mf_svg_buf *out, unsigned flags)
         { MF_FLAG_REUSED, "reused from a pool cache" },
         { MF_FLAG_REALLOC, "from a realloc" },
         { MF_FLAG_EXPLICIT, "reported by memflow_record_alloc" },
+        { MF_FLAG_REGISTERED, "registered host memory, not allocated" },
+        { MF_FLAG_SUBBLOCK, "a region inside another block" },
     };
     for (size_t i = 0; i < sizeof notes / sizeof notes[0]; i++)
         if (flags & notes[i].flag) {
-            mf_svg_buf_printf(out, "%s%s", sep, notes[i].text);
+            mf_sink_printf(out, "%s%s", sep, notes[i].text);
             sep = ", ";
         }
 }
 
-int mf_svg_overlay_block(mf_svg_buf *overlay, const mf_svg_panel *panel,
-                         const mf_svg_threads *threads, const mf_block *block,
+int mf_svg_overlay_block(mf_sink *overlay, const mf_svg_panel *panel, const mf_block *block,
                          const mf_svg_rect *rect)
 {
     const mf_model *model = panel->model;
     char device[16];
-    uint64_t span = mf_svg_block_span(block);
+    uint64_t span = mf_block_span(block);
     uint64_t end = block->addr > UINT64_MAX - span ? UINT64_MAX : block->addr + span;
-    mf_svg_buf_printf(overlay, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"><title>",
+    mf_sink_printf(overlay, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"><title>",
                       rect->x, rect->y, rect->w, rect->h);
-    mf_svg_buf_append(overlay, "scope: ", 7);
-    mf_svg_xml_escape(overlay, mf_svg_string(model, block->scope), HOVER_MAX_CHARS);
-    mf_svg_buf_append(overlay, "\nname: ", 7);
-    mf_svg_xml_escape(overlay, mf_svg_string(model, block->name), HOVER_MAX_CHARS);
-    mf_svg_buf_append(overlay, "\nrequested ", 11);
+    mf_sink_write(overlay, "scope: ", 7);
+    mf_escape_xml(overlay, mf_svg_string(model, block->scope), HOVER_MAX_CHARS);
+    mf_sink_write(overlay, "\nname: ", 7);
+    mf_escape_xml(overlay, mf_svg_string(model, block->name), HOVER_MAX_CHARS);
+    mf_sink_write(overlay, "\nrequested ", 11);
     append_size(overlay, block->requested);
-    mf_svg_buf_append(overlay, ", actual ", 9);
+    mf_sink_write(overlay, ", actual ", 9);
     append_size(overlay, block->actual);
-    mf_svg_buf_printf(overlay, "\naddress 0x%llx - 0x%llx on %s\n", (unsigned long long)block->addr,
+    mf_sink_printf(overlay, "\naddress 0x%llx - 0x%llx on %s\n", (unsigned long long)block->addr,
                       (unsigned long long)end, mf_device_name(block->device, device, sizeof device));
     append_times(overlay, model, block);
-    mf_svg_buf_printf(overlay, "\nthread %u", block->tid);
-    const char *name = thread_name(threads, model, block->pid, block->tid);
+    mf_sink_printf(overlay, "\nthread %u", block->tid);
+    const char *name = mf_model_thread_name(model, block->pid, block->tid);
     if (name) {
-        mf_svg_buf_append(overlay, " (", 2);
-        mf_svg_xml_escape(overlay, name, HOVER_MAX_CHARS);
-        mf_svg_buf_append(overlay, ")", 1);
+        mf_sink_write(overlay, " (", 2);
+        mf_escape_xml(overlay, name, HOVER_MAX_CHARS);
+        mf_sink_write(overlay, ")", 1);
     }
-    mf_svg_buf_printf(overlay, ", pid %u", block->pid);
+    mf_sink_printf(overlay, ", pid %u", block->pid);
     append_kind(overlay, block->flags);
-    mf_svg_buf_append(overlay, "</title></rect>\n", 16);
-    return overlay->failed ? -1 : 0;
+    mf_sink_write(overlay, "</title></rect>\n", 16);
+    return overlay->error ? -1 : 0;
 }
 
-int mf_svg_overlay_note(mf_svg_buf *overlay, double x, double y, double w, double h,
+int mf_svg_overlay_note(mf_sink *overlay, double x, double y, double w, double h,
                         const char *title)
 {
-    mf_svg_buf_printf(overlay, "<rect x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\"><title>", x, y,
+    mf_sink_printf(overlay, "<rect x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\"><title>", x, y,
                       w, h);
-    mf_svg_xml_escape(overlay, title, 4 * HOVER_MAX_CHARS);
-    mf_svg_buf_append(overlay, "</title></rect>\n", 16);
-    return overlay->failed ? -1 : 0;
+    mf_escape_xml(overlay, title, 4 * HOVER_MAX_CHARS);
+    mf_sink_write(overlay, "</title></rect>\n", 16);
+    return overlay->error ? -1 : 0;
 }
 
-int mf_svg_overlay_lines(mf_svg_buf *overlay, double x, double y, double w, double h,
+int mf_svg_overlay_lines(mf_sink *overlay, double x, double y, double w, double h,
                          const char *first, const char *second)
 {
-    mf_svg_buf_printf(overlay, "<rect x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\"><title>", x, y,
+    mf_sink_printf(overlay, "<rect x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\"><title>", x, y,
                       w, h);
-    mf_svg_xml_escape(overlay, first, 4 * HOVER_MAX_CHARS);
-    mf_svg_buf_append(overlay, "\n", 1);
-    mf_svg_xml_escape(overlay, second, 4 * HOVER_MAX_CHARS);
-    mf_svg_buf_append(overlay, "</title></rect>\n", 16);
-    return overlay->failed ? -1 : 0;
+    mf_escape_xml(overlay, first, 4 * HOVER_MAX_CHARS);
+    mf_sink_write(overlay, "\n", 1);
+    mf_escape_xml(overlay, second, 4 * HOVER_MAX_CHARS);
+    mf_sink_write(overlay, "</title></rect>\n", 16);
+    return overlay->error ? -1 : 0;
 }
 
 /* Offset of the last "</svg>" in buf, or -1. */
-static long find_closing_tag(const mf_svg_buf *buf)
+static long find_closing_tag(const mf_sink *buf)
 {
     static const char tag[] = "</svg>";
     size_t n = sizeof tag - 1;
-    if (!buf->data || buf->len < n)
+    if (!buf->buf || buf->len < n)
         return -1;
     for (size_t at = buf->len - n + 1; at-- > 0;)
-        if (memcmp(buf->data + at, tag, n) == 0)
+        if (memcmp(buf->buf + at, tag, n) == 0)
             return (long)at;
     return -1;
 }
 
-int mf_svg_overlay_splice(mf_svg_buf *svg, const mf_svg_buf *overlay)
+int mf_svg_overlay_splice(mf_sink *svg, const mf_sink *overlay)
 {
     static const char head[] =
         "<g id=\"memflow-hover\" fill=\"#000000\" fill-opacity=\"0\" stroke=\"none\" "
@@ -184,17 +157,17 @@ int mf_svg_overlay_splice(mf_svg_buf *svg, const mf_svg_buf *overlay)
     long at = find_closing_tag(svg);
     if (at < 0)
         return -1;
-    mf_svg_buf out = { 0 };
-    mf_svg_buf_append(&out, svg->data, (size_t)at);
-    mf_svg_buf_append(&out, head, sizeof head - 1);
-    mf_svg_buf_append(&out, overlay->data ? overlay->data : "", overlay->len);
-    mf_svg_buf_append(&out, tail, sizeof tail - 1);
-    mf_svg_buf_append(&out, svg->data + at, svg->len - (size_t)at);
-    if (out.failed) {
-        mf_svg_buf_free(&out);
+    mf_sink out = { 0 };
+    mf_sink_write(&out, svg->buf, (size_t)at);
+    mf_sink_write(&out, head, sizeof head - 1);
+    mf_sink_write(&out, overlay->buf, overlay->len);
+    mf_sink_write(&out, tail, sizeof tail - 1);
+    mf_sink_write(&out, svg->buf + at, svg->len - (size_t)at);
+    if (out.error) {
+        mf_sink_free(&out);
         return -1;
     }
-    mf_svg_buf_free(svg);
+    mf_sink_free(svg);
     *svg = out;
     return 0;
 }

@@ -1,13 +1,15 @@
 /*
- * svg_panel.h - one device's panel of the memory_flow picture and the
- * drawing steps svg.c runs on it: blocks (svg_blocks.c), hover overlay
- * (svg_overlay.c), occupancy curve (svg_curve.c), legend (svg_legend.c),
- * and the title, axes, breaks and peak line (svg_marks.c).
+ * svg_panel.h - one panel of the memory_flow picture and the drawing steps
+ * svg.c runs on it: blocks (svg_blocks.c), hover overlay (svg_overlay.c),
+ * occupancy curve (svg_curve.c), legend (svg_legend.c), and the title,
+ * axes, breaks and peak line (svg_marks.c).
  *
- * Data flow: svg.c lays out one mf_svg_panel per shown device (layout and
- * colours from svg_layout.c and svg_color.c), then calls these functions
- * with a Cairo context (SVG, PNG or PDF surface) and, for SVG, the overlay
- * buffer that is later spliced in before </svg>.
+ * Data flow: svg.c lays out one mf_svg_panel per process shown on a device
+ * (the model's views; the processes past the panels' limit share one
+ * panel, svg_group.c), with layout and colours from svg_layout.c and
+ * svg_color.c, then calls these functions with a Cairo context (SVG, PNG
+ * or PDF surface) and, for SVG, the overlay sink that is later spliced in
+ * before </svg>.
  */
 #ifndef MEMFLOW_SVG_PANEL_H
 #define MEMFLOW_SVG_PANEL_H
@@ -18,15 +20,20 @@
 #include "model.h"
 #include "svg_color.h"
 #include "svg_layout.h"
-#include "svg_text.h"
+#include "escape.h"
+#include "sink.h"
+#include "units.h"
 
 typedef struct mf_svg_panel {
     const mf_model *model;
-    const mf_device_model *dev;     /* what the panel draws: the device, or
-                                       one process's view of it */
+    const mf_view *dev;             /* what the panel draws: one process on the
+                                       device, or several combined */
+    const mf_view *const *sources;  /* the views it draws (1, or the group's) */
+    size_t n_sources;
     const mf_device_model *device;  /* the whole device (title numbers) */
-    uint32_t pid;             /* dev is this process's view (0: see n_pids) */
-    size_t n_pids;            /* 0: the whole device; >1: other processes */
+    uint32_t pid;             /* the process (0 for a group) */
+    size_t n_pids;            /* 0: the device's only process; 1: one of several;
+                                 >1: a group of other processes */
     mf_svg_panel_box box;
     mf_svg_time_axis time;    /* shared by all panels */
     mf_svg_addr_axis addr;
@@ -39,47 +46,37 @@ typedef struct mf_svg_panel {
 /* ---- svg_blocks.c ---- */
 
 /*
- * Draw the panel's blocks into its map: the largest (by address span) up
- * to quota one by one as vector rectangles, the rest as pixels of one
- * image painted into the map, then the dark edge of blocks live at end.
- * With overlay non-NULL a hover entry is appended for every vector block,
- * and vector blocks stop early once overlay->len would pass
- * overlay_budget (the rest become pixels).  Sets n_vector and n_raster.
- * Returns 0, or -1 when out of memory.
+ * Draw the panel's blocks into its map: of the blocks the model kept whole
+ * (the largest by address span), up to quota one by one as vector
+ * rectangles, every other block as pixels of one image painted into the
+ * map, with the dark edge of blocks never freed.  With overlay non-NULL a
+ * hover entry is appended for every vector block, and vector blocks stop
+ * early once overlay->len would pass overlay_budget (the rest become
+ * pixels).  Sets n_vector and n_raster.  Returns 0, or -1 when out of
+ * memory.
  */
-int mf_svg_draw_blocks(cairo_t *cr, mf_svg_panel *panel, size_t quota, mf_svg_buf *overlay,
+int mf_svg_draw_blocks(cairo_t *cr, mf_svg_panel *panel, size_t quota, mf_sink *overlay,
                        size_t overlay_budget);
 
 /* ---- svg_overlay.c ---- */
 
-/* Thread names by (pid, tid), for hover text. */
-typedef struct mf_svg_threads {
-    mf_thread_info *sorted;
-    size_t n;
-} mf_svg_threads;
-
-/* Build / free the lookup of model's threads.  Returns 0 or -1 (memory). */
-int mf_svg_threads_build(mf_svg_threads *threads, const mf_model *model);
-void mf_svg_threads_free(mf_svg_threads *threads);
-
 /*
  * Append the hover entry of block drawn at rect: a transparent <rect> whose
  * <title> gives scope, name, requested/actual size, address range,
- * alloc/free time (relative to the log start), lifetime, thread and
- * process, and (when not plain CPU heap) the memory kind and flags.  Every
- * string is XML-escaped.  Returns 0 or -1 (memory).
+ * alloc/free time (relative to the log start) or how it ended, lifetime,
+ * thread and process, and (when not plain CPU heap) the memory kind and
+ * flags.  Every string is XML-escaped.  Returns 0 or -1 (memory).
  */
-int mf_svg_overlay_block(mf_svg_buf *overlay, const mf_svg_panel *panel,
-                         const mf_svg_threads *threads, const mf_block *block,
+int mf_svg_overlay_block(mf_sink *overlay, const mf_svg_panel *panel, const mf_block *block,
                          const mf_svg_rect *rect);
 
 /* Append a hover entry with a plain title over a rectangle. */
-int mf_svg_overlay_note(mf_svg_buf *overlay, double x, double y, double w, double h,
+int mf_svg_overlay_note(mf_sink *overlay, double x, double y, double w, double h,
                         const char *title);
 
 /* The same with a two-line title: first (a name from the program), then
  * second; each escaped on its own. */
-int mf_svg_overlay_lines(mf_svg_buf *overlay, double x, double y, double w, double h,
+int mf_svg_overlay_lines(mf_sink *overlay, double x, double y, double w, double h,
                          const char *first, const char *second);
 
 /*
@@ -87,7 +84,7 @@ int mf_svg_overlay_lines(mf_svg_buf *overlay, double x, double y, double w, doub
  * </svg>, wrapped in <g id="memflow-hover"> with transparent, pointer-
  * catching style.  Returns 0, or -1 if svg has no </svg> or out of memory.
  */
-int mf_svg_overlay_splice(mf_svg_buf *svg, const mf_svg_buf *overlay);
+int mf_svg_overlay_splice(mf_sink *svg, const mf_sink *overlay);
 
 /* ---- svg_marks.c: drawing helpers, title, map marks ---- */
 
@@ -123,20 +120,20 @@ void mf_svg_draw_title(cairo_t *cr, const mf_model *model, const mf_svg_panel *p
 
 /* ---- svg_curve.c: the occupancy curve ---- */
 
-/* Device line, occupancy curve (events and samples), peak marker; with
- * overlay, hover entries for the curve and the peak.  Returns 0, or -1
- * when out of memory. */
-int mf_svg_draw_curve(cairo_t *cr, const mf_svg_panel *panel, mf_svg_buf *overlay);
+/* Device line, occupancy curve (events, and samples as marks and steps),
+ * peak marker; with overlay, hover entries for the curve and the peak.
+ * Returns 0, or -1 when out of memory. */
+int mf_svg_draw_curve(cairo_t *cr, const mf_svg_panel *panel, mf_sink *overlay);
 
-/* Which mf_snapshot value is the allocator's or driver's view for dev:
+/* Which mf_snapshot value is the allocator's or driver's view for a view:
  * GPU used; CPU active (resident if active is never reported). */
-size_t mf_svg_sample_index(const mf_device_model *dev);
+size_t mf_svg_sample_index(const mf_view *dev);
 
 /* The highest such sample (0 without samples). */
-uint64_t mf_svg_samples_max(const mf_device_model *dev);
+uint64_t mf_svg_samples_max(const mf_view *dev);
 
 /* Are the samples drawn off scale (over 4 times the events' maximum)? */
-int mf_svg_samples_off_scale(const mf_device_model *dev);
+int mf_svg_samples_off_scale(const mf_view *dev);
 
 /* Map background and the map's part of the peak line, both drawn before
  * (behind) the blocks. */
@@ -150,6 +147,6 @@ void mf_svg_draw_map_marks(cairo_t *cr, const mf_svg_panel *panel);
 
 /* The legend right of the panel; with overlay, each scope row gets a hover
  * entry with the whole name.  Returns 0, or -1 when out of memory. */
-int mf_svg_draw_legend(cairo_t *cr, const mf_svg_panel *panel, mf_svg_buf *overlay);
+int mf_svg_draw_legend(cairo_t *cr, const mf_svg_panel *panel, mf_sink *overlay);
 
 #endif /* MEMFLOW_SVG_PANEL_H */

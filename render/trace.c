@@ -4,77 +4,69 @@
  * Layout of the trace:
  *  - one trace process per profiled process (pid = its pid), named by its
  *    program, with one thread track per thread holding its scope spans as
- *    "X" events (cat "scope");
+ *    "X" events (cat "scope"), its Event spans as "B"/"E" pairs, its
+ *    markers ("i") and its trace counters ("C", one series per name);
+ *    Tasks, Frames and NVTX ranges are async spans ("b"/"e" with their id,
+ *    cat = their domain);
  *  - one trace process per device (pid = MF_TRACE_DEVICE_PID_BASE + device,
- *    named "cpu/0", "gpu/0", ...) holding MXNet's counter "Memory: <dev>"
- *    (cat "Device Storage", bytes live after every alloc/free), the
- *    sample_rate snapshots as "Allocator: cpu/0" / "Driver: gpu/N"
- *    counters, for GPUs one thread track per stream with the kernels,
- *    copies and sets as "X" events, and memory pool changes as instant
- *    ("i") events.
+ *    named "cpu/0", "gpu/0 (NVIDIA ...)", ...) holding MXNet's counter
+ *    "Memory: <dev>" (cat "Device Storage", bytes held by all processes after
+ *    every alloc/free), the sample_rate snapshots as "Allocator: cpu/0" /
+ *    "Driver: gpu/N" counters, for GPUs one thread track per stream with the
+ *    kernels, copies and sets as "X" events, and memory pool changes as
+ *    instant ("i") events.
  * ts and dur are microseconds since the model's t0, printed exactly from
- * nanoseconds (no floating point, so never NaN).  Size is bounded: see
- * trace.h.
+ * nanoseconds (no floating point, so never NaN).  The model already keeps
+ * everything within the size bound (trace.h); this file writes it all.
  */
-#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "memflow.h"
 #include "escape.h"
+#include "memflow.h"
+#include "outfile.h"
 #include "trace.h"
 
-#define SNAPSHOT_POINTS 30000u           /* snapshot counter points, all devices */
-#define SPAN_BYTES (8u << 20)            /* share of the file for scope spans */
-#define ACTIVITY_BYTES (8u << 20)        /* share for GPU activities */
 #define MAX_NAMED_THREADS 20000u         /* thread_name metadata written */
-#define MAX_POOL_EVENTS 10000u           /* pool created/trimmed/destroyed events */
-#define EVENT_OVERHEAD 120u              /* bytes of an X event without its name */
+#define MAX_NAMED_STREAMS 4096u          /* stream tracks named */
 #define MAX_PROGRAM_CHARS 200            /* process names are cut here */
 
 typedef struct trace_writer {
     const mf_model *m;
-    FILE *out;
+    mf_sink *out;
     int first;              /* no event written yet (no comma needed) */
-    int failed;
-    uint64_t points_dropped, spans_dropped, activities_dropped, snapshots_dropped;
-    uint32_t *escaped_len;  /* JSON-escaped length of each model string, 0 = unknown */
 } trace_writer;
 
 /* ---- small writers ----------------------------------------------------- */
 
 static void begin_event(trace_writer *w)
 {
-    if (fputs(w->first ? "\n" : ",\n", w->out) < 0)
-        w->failed = 1;
+    mf_sink_puts(w->out, w->first ? "\n" : ",\n");
     w->first = 0;
 }
 
 static void text(trace_writer *w, const char *s)
 {
-    if (fputs(s, w->out) < 0)
-        w->failed = 1;
+    mf_sink_puts(w->out, s);
 }
 
 static void json_string(trace_writer *w, const char *s)
 {
     text(w, "\"");
-    if (mf_escape_json(w->out, s) < 0)
-        w->failed = 1;
+    mf_escape_json(w->out, s);
     text(w, "\"");
 }
 
 /* Nanoseconds since t0 as exact microseconds ("12.345"). */
 static void micros(trace_writer *w, uint64_t ns)
 {
-    uint64_t rel = ns >= w->m->t0_ns ? ns - w->m->t0_ns : 0;
-    fprintf(w->out, "%llu.%03u", (unsigned long long)(rel / 1000), (unsigned)(rel % 1000));
+    mf_sink_micros(w->out, ns >= w->m->t0_ns ? ns - w->m->t0_ns : 0);
 }
 
 static void duration(trace_writer *w, uint64_t begin, uint64_t end)
 {
-    uint64_t d = end > begin ? end - begin : 0;
-    fprintf(w->out, "%llu.%03u", (unsigned long long)(d / 1000), (unsigned)(d % 1000));
+    mf_sink_micros(w->out, end > begin ? end - begin : 0);
 }
 
 static uint32_t device_pid(uint16_t device)
@@ -82,18 +74,11 @@ static uint32_t device_pid(uint16_t device)
     return MF_TRACE_DEVICE_PID_BASE + device;
 }
 
-/* Escaped length of a model string, cached. */
-static size_t escaped_length(trace_writer *w, uint32_t id)
+/* "ts":T for an event at ns. */
+static void ts(trace_writer *w, uint64_t ns)
 {
-    if (!w->escaped_len)
-        return strlen(mf_model_string(w->m, id)) * 6;
-    if (!w->escaped_len[id]) {
-        mf_buf b = MF_BUF_INIT;
-        mf_escape_json_buf(&b, mf_model_string(w->m, id));
-        w->escaped_len[id] = (uint32_t)b.len + 1;
-        mf_buf_free(&b);
-    }
-    return w->escaped_len[id] - 1;
+    text(w, ",\"ts\":");
+    micros(w, ns);
 }
 
 /* ---- metadata ---------------------------------------------------------- */
@@ -102,9 +87,9 @@ static void metadata(trace_writer *w, const char *what, uint32_t pid, int64_t ti
                      const char *name)
 {
     begin_event(w);
-    fprintf(w->out, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%u,", what, pid);
+    mf_sink_printf(w->out, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%u,", what, pid);
     if (tid >= 0)
-        fprintf(w->out, "\"tid\":%lld,", (long long)tid);
+        mf_sink_printf(w->out, "\"tid\":%lld,", (long long)tid);
     text(w, "\"args\":{\"name\":");
     json_string(w, name);
     text(w, "}}");
@@ -114,10 +99,29 @@ static void sort_index(trace_writer *w, const char *what, uint32_t pid, int64_t 
                        long index)
 {
     begin_event(w);
-    fprintf(w->out, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%u,", what, pid);
+    mf_sink_printf(w->out, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%u,", what, pid);
     if (tid >= 0)
-        fprintf(w->out, "\"tid\":%lld,", (long long)tid);
-    fprintf(w->out, "\"args\":{\"sort_index\":%ld}}", index);
+        mf_sink_printf(w->out, "\"tid\":%lld,", (long long)tid);
+    mf_sink_printf(w->out, "\"args\":{\"sort_index\":%ld}}", index);
+}
+
+/* Has an earlier image of this pid been named already? */
+static int named_before(const mf_model *m, size_t i)
+{
+    for (size_t j = 0; j < i; j++)
+        if (m->processes[j].pid == m->processes[i].pid)
+            return 1;
+    return 0;
+}
+
+static void device_name(trace_writer *w, const mf_device_model *d, char *name, size_t len)
+{
+    char dev[16];
+    mf_model_device_name(d->device, dev, sizeof dev);
+    if (d->info.known)
+        snprintf(name, len, "%s (%s)", dev, mf_model_string(w->m, d->info.name));
+    else
+        snprintf(name, len, "%s", dev);
 }
 
 static void process_metadata(trace_writer *w)
@@ -125,34 +129,42 @@ static void process_metadata(trace_writer *w)
     const mf_model *m = w->m;
     for (size_t i = 0; i < m->n_processes; i++) {
         const mf_process_info *p = &m->processes[i];
+        if (named_before(m, i))
+            continue;
         char name[MAX_PROGRAM_CHARS + 64];
+        const char *program = mf_model_program(m, p->pid);
         snprintf(name, sizeof name, "%.*s (pid %u)", MAX_PROGRAM_CHARS,
-                 p->program && *p->program ? p->program : "program", p->pid);
+                 *program ? program : "program", p->pid);
         metadata(w, "process_name", p->pid, -1, name);
         sort_index(w, "process_sort_index", p->pid, -1, (long)i);
     }
     for (size_t i = 0; i < m->n_threads && i < MAX_NAMED_THREADS; i++) {
         const mf_thread_info *t = &m->threads[i];
-        metadata(w, "thread_name", t->pid, t->tid, mf_model_string(m, t->name));
+        char fallback[32];
+        snprintf(fallback, sizeof fallback, "thread %u", t->tid);
+        metadata(w, "thread_name", t->pid, t->tid, t->name ? mf_model_string(m, t->name) : fallback);
         sort_index(w, "thread_sort_index", t->pid, t->tid, (long)i);
     }
     for (size_t i = 0; i < m->n_devices; i++) {
-        char dev[16];
-        uint16_t d = m->devices[i].device;
-        metadata(w, "process_name", device_pid(d), -1, mf_model_device_name(d, dev, sizeof dev));
-        sort_index(w, "process_sort_index", device_pid(d), -1, 1000 + (long)d);
+        char name[512];
+        const mf_device_model *d = &m->devices[i];
+        device_name(w, d, name, sizeof name);
+        metadata(w, "process_name", device_pid(d->device), -1, name);
+        sort_index(w, "process_sort_index", device_pid(d->device), -1, 1000 + (long)d->device);
     }
 }
 
-/* ---- memory counters --------------------------------------------------- */
+/* ---- memory counters and snapshots -------------------------------------------- */
 
 static void counter_point(trace_writer *w, const char *dev, uint16_t device, const mf_point *p)
 {
     begin_event(w);
-    fprintf(w->out, "{\"ph\":\"C\",\"pid\":%u,\"name\":\"Memory: %s\",\"cat\":\"Device "
-            "Storage\",\"ts\":", device_pid(device), dev);
-    micros(w, p->time_ns);
-    fprintf(w->out, ",\"args\":{\"Memory: %s\":%llu}}", dev, (unsigned long long)p->live_bytes);
+    mf_sink_printf(w->out, "{\"ph\":\"C\",\"pid\":%u,\"name\":\"Memory: %s\",\"cat\":\"Device "
+                   "Storage\"", device_pid(device), dev);
+    ts(w, p->time_ns);
+    mf_sink_printf(w->out, ",\"args\":{\"Memory: %s\":", dev);
+    mf_sink_u64(w->out, p->live_bytes);
+    text(w, "}}");
 }
 
 /* Index of the lowest and highest point in [lo, hi) (first occurrences). */
@@ -169,12 +181,12 @@ static void bucket_extremes(const mf_point *p, size_t lo, size_t hi, size_t *min
 }
 
 /*
- * Every point when they fit in cap; otherwise buckets of consecutive points
- * each keep their lowest and highest point, in time order.  The first
- * occurrence of the peak is the highest point of its bucket, so the exact
- * peak is always kept; the last point is added when its bucket dropped it.
+ * The points the model kept (its envelope, peak and last point of any
+ * number of events) when they fit in cap; otherwise buckets of consecutive
+ * points each keep their lowest and highest, in time order, and the last
+ * point.  Returns how many were written.
  */
-static void device_counter(trace_writer *w, const mf_device_model *d, size_t cap)
+static size_t device_counter(trace_writer *w, const mf_device_model *d, size_t cap)
 {
     char dev[16];
     mf_model_device_name(d->device, dev, sizeof dev);
@@ -182,7 +194,7 @@ static void device_counter(trace_writer *w, const mf_device_model *d, size_t cap
     if (n <= cap) {
         for (size_t i = 0; i < n; i++)
             counter_point(w, dev, d->device, &d->occupancy[i]);
-        return;
+        return n;
     }
     size_t buckets = cap / 2 > 1 ? cap / 2 - 1 : 1;
     size_t size = (n + buckets - 1) / buckets, last = SIZE_MAX;
@@ -202,161 +214,101 @@ static void device_counter(trace_writer *w, const mf_device_model *d, size_t cap
         counter_point(w, dev, d->device, &d->occupancy[n - 1]);
         written++;
     }
-    w->points_dropped += n - written;
+    return written;
 }
 
-static void memory_counters(trace_writer *w)
+static uint64_t memory_counters(trace_writer *w)
 {
     const mf_model *m = w->m;
-    size_t devices = m->n_devices ? m->n_devices : 1;
-    size_t cap = MF_TRACE_COUNTER_POINTS / devices;
-    if (cap < 4)
-        cap = 4;
-    for (size_t i = 0; i < m->n_devices; i++)
-        device_counter(w, &m->devices[i], cap);
+    size_t cap = MF_TRACE_COUNTER_POINTS / (m->n_devices ? m->n_devices : 1);
+    uint64_t dropped = 0;
+    for (size_t i = 0; i < m->n_devices; i++) {
+        size_t written = device_counter(w, &m->devices[i], cap < 4 ? 4 : cap);
+        dropped += m->devices[i].occupancy_points - written;
+    }
+    return dropped;
 }
 
-/* ---- snapshots --------------------------------------------------------- */
-
-static void snapshot_point(trace_writer *w, uint16_t device, const mf_snapshot *s)
+static void snapshot_point(trace_writer *w, uint16_t device, const char *name,
+                           const mf_snapshot *s)
 {
-    char dev[16];
-    mf_model_device_name(device, dev, sizeof dev);
     int gpu = MF_DEVICE_KIND(device) == MF_DEVICE_GPU;
     begin_event(w);
-    fprintf(w->out, "{\"ph\":\"C\",\"pid\":%u,\"name\":\"%s: %s\",\"cat\":\"Device Storage\","
-            "\"ts\":", device_pid(device), gpu ? "Driver" : "Allocator", dev);
-    micros(w, s->time_ns);
+    mf_sink_printf(w->out, "{\"ph\":\"C\",\"pid\":%u,\"name\":", device_pid(device));
+    json_string(w, name);
+    text(w, ",\"cat\":\"Device Storage\"");
+    ts(w, s->time_ns);
     if (gpu)
-        fprintf(w->out, ",\"args\":{\"used\":%llu,\"events\":%llu}}",
-                (unsigned long long)s->value[MF_SAMPLE_GPU_USED],
-                (unsigned long long)s->events_live);
+        mf_sink_printf(w->out, ",\"args\":{\"used\":%llu,\"events\":%llu}}",
+                       (unsigned long long)s->value[MF_SAMPLE_GPU_USED],
+                       (unsigned long long)s->events_live);
     else
-        fprintf(w->out, ",\"args\":{\"allocated\":%llu,\"active\":%llu,\"resident\":%llu,"
-                "\"mapped\":%llu,\"rss\":%llu,\"events\":%llu}}",
-                (unsigned long long)s->value[MF_SAMPLE_ALLOCATED],
-                (unsigned long long)s->value[MF_SAMPLE_ACTIVE],
-                (unsigned long long)s->value[MF_SAMPLE_RESIDENT],
-                (unsigned long long)s->value[MF_SAMPLE_MAPPED],
-                (unsigned long long)s->value[MF_SAMPLE_RSS],
-                (unsigned long long)s->events_live);
+        mf_sink_printf(w->out, ",\"args\":{\"allocated\":%llu,\"active\":%llu,\"resident\":%llu,"
+                       "\"mapped\":%llu,\"rss\":%llu,\"events\":%llu}}",
+                       (unsigned long long)s->value[MF_SAMPLE_ALLOCATED],
+                       (unsigned long long)s->value[MF_SAMPLE_ACTIVE],
+                       (unsigned long long)s->value[MF_SAMPLE_RESIDENT],
+                       (unsigned long long)s->value[MF_SAMPLE_MAPPED],
+                       (unsigned long long)s->value[MF_SAMPLE_RSS],
+                       (unsigned long long)s->events_live);
 }
 
-/* Every snapshot, or every k-th plus the last when there are too many. */
-static void snapshot_counters(trace_writer *w)
+/* Every snapshot, or every k-th and the last when there are more than cap. */
+static size_t snapshot_series(trace_writer *w, uint16_t device, const char *name,
+                              const mf_snapshot *s, size_t n, size_t cap)
+{
+    size_t step = n > cap ? (n + cap - 1) / cap : 1, written = 0;
+    for (size_t j = 0; j < n; j++)
+        if (j % step == 0 || j + 1 == n) {
+            snapshot_point(w, device, name, &s[j]);
+            written++;
+        }
+    return written;
+}
+
+/* One series per device, or per process when several share it (each
+ * process samples its own allocator). */
+static uint64_t snapshot_counters(trace_writer *w)
 {
     const mf_model *m = w->m;
-    size_t cap = SNAPSHOT_POINTS / (m->n_devices ? m->n_devices : 1);
+    size_t cap = MF_TRACE_SNAPSHOT_POINTS / (m->n_devices ? m->n_devices : 1);
+    uint64_t dropped = 0;
     for (size_t i = 0; i < m->n_devices; i++) {
         const mf_device_model *d = &m->devices[i];
-        size_t step = d->n_snapshots > cap ? (d->n_snapshots + cap - 1) / cap : 1;
-        size_t written = 0;
-        for (size_t j = 0; j < d->n_snapshots; j++) {
-            if (j % step == 0 || j + 1 == d->n_snapshots) {
-                snapshot_point(w, d->device, &d->snapshots[j]);
-                written++;
+        char dev[16], name[96];
+        const char *what = MF_DEVICE_KIND(d->device) == MF_DEVICE_GPU ? "Driver" : "Allocator";
+        mf_model_device_name(d->device, dev, sizeof dev);
+        uint64_t written = 0;
+        if (d->n_views <= 1) {
+            snprintf(name, sizeof name, "%s: %s", what, dev);
+            written = snapshot_series(w, d->device, name, d->snapshots, d->n_snapshots, cap);
+        } else {
+            size_t share = cap / d->n_views ? cap / d->n_views : 1;
+            for (size_t v = 0; v < d->n_views; v++) {
+                const mf_view *view = d->views[v];
+                snprintf(name, sizeof name, "%s: %s (pid %u)", what, dev, view->pid);
+                written += snapshot_series(w, d->device, name, view->snapshots,
+                                           view->n_snapshots, share);
             }
         }
-        w->snapshots_dropped += d->n_snapshots - written;
+        dropped += d->snapshots_added > written ? d->snapshots_added - written : 0;
     }
+    return dropped;
 }
 
-/* ---- spans and activities (X events) ----------------------------------- */
-
-/* Which spans or activities to write: all when their bytes fit the budget,
- * else the longest that fit (item_cost and item_length describe item i). */
-typedef struct selection {
-    const mf_model *m;
-    trace_writer *w;
-    int spans;              /* 1: spans, 0: activities */
-} selection;
-
-static uint64_t item_length(const selection *s, size_t i)
-{
-    if (s->spans)
-        return s->m->spans[i].end_ns - s->m->spans[i].begin_ns;
-    return s->m->activities[i].end_ns - s->m->activities[i].start_ns;
-}
-
-static size_t item_cost(const selection *s, size_t i)
-{
-    uint32_t name = s->spans ? s->m->spans[i].scope : s->m->activities[i].name;
-    return EVENT_OVERHEAD + escaped_length(s->w, name);
-}
-
-typedef struct ranked {
-    uint64_t length;
-    size_t index;
-} ranked;
-
-/* Longest first, then in their original order. */
-static int compare_longest(const void *pa, const void *pb)
-{
-    const ranked *a = pa, *b = pb;
-    if (a->length != b->length)
-        return a->length > b->length ? -1 : 1;
-    return a->index < b->index ? -1 : a->index > b->index;
-}
-
-static unsigned char *select_items(const selection *s, size_t n, size_t budget,
-                                   uint64_t *dropped)
-{
-    unsigned char *keep = calloc(n ? n : 1, 1);
-    size_t total = 0;
-    ranked *order;
-    if (!keep)
-        return NULL;
-    for (size_t i = 0; i < n; i++)
-        total += item_cost(s, i);
-    if (total <= budget) {
-        memset(keep, 1, n);
-        return keep;
-    }
-    if (!(order = malloc(n * sizeof *order))) {
-        free(keep);
-        return NULL;
-    }
-    for (size_t i = 0; i < n; i++)
-        order[i] = (ranked){ item_length(s, i), i };
-    qsort(order, n, sizeof *order, compare_longest);
-    total = 0;
-    for (size_t i = 0; i < n; i++) {
-        size_t cost = item_cost(s, order[i].index);
-        if (total + cost > budget) {
-            (*dropped)++;
-            continue;
-        }
-        total += cost;
-        keep[order[i].index] = 1;
-    }
-    free(order);
-    return keep;
-}
+/* ---- spans and activities (X events) ------------------------------------- */
 
 static void span_event(trace_writer *w, const mf_span *sp)
 {
     begin_event(w);
-    fprintf(w->out, "{\"ph\":\"X\",\"cat\":\"scope\",\"pid\":%u,\"tid\":%u,\"ts\":", sp->pid,
-            sp->tid);
-    micros(w, sp->begin_ns);
+    mf_sink_printf(w->out, "{\"ph\":\"X\",\"cat\":\"scope\",\"pid\":%u,\"tid\":%u", sp->pid,
+                   sp->tid);
+    ts(w, sp->begin_ns);
     text(w, ",\"dur\":");
     duration(w, sp->begin_ns, sp->end_ns);
     text(w, ",\"name\":");
     json_string(w, mf_model_string(w->m, sp->scope));
-    fprintf(w->out, ",\"args\":{\"depth\":%u}}", sp->depth);
-}
-
-static int spans(trace_writer *w)
-{
-    selection s = { w->m, w, 1 };
-    unsigned char *keep = select_items(&s, w->m->n_spans, SPAN_BYTES, &w->spans_dropped);
-    if (!keep)
-        return -1;
-    for (size_t i = 0; i < w->m->n_spans; i++)
-        if (keep[i])
-            span_event(w, &w->m->spans[i]);
-    free(keep);
-    return 0;
+    mf_sink_printf(w->out, ",\"args\":{\"depth\":%u}}", sp->depth);
 }
 
 static const char *activity_category(unsigned kind)
@@ -371,66 +323,73 @@ static const char *activity_category(unsigned kind)
 
 /* Stream track of an activity: the stream, apart per profiled process
  * (process ordinal << 20 | stream: stays below 2^31 as trace viewers want). */
-static int64_t stream_tid(const mf_model *m, const mf_activity *a)
+static int64_t stream_tid(const mf_model *m, uint32_t pid, uint32_t stream)
 {
     int64_t ordinal = 0;
     for (size_t i = 0; i < m->n_processes && i < 2047; i++)
-        if (m->processes[i].pid == a->pid)
+        if (m->processes[i].pid == pid) {
             ordinal = (int64_t)i;
-    return ordinal << 20 | (a->stream & 0xfffffu);
+            break;
+        }
+    return ordinal << 20 | (stream & 0xfffffu);
 }
 
 static void activity_event(trace_writer *w, const mf_activity *a)
 {
     begin_event(w);
-    fprintf(w->out, "{\"ph\":\"X\",\"cat\":\"%s\",\"pid\":%u,\"tid\":%lld,\"ts\":",
-            activity_category(a->kind), device_pid(a->device),
-            (long long)stream_tid(w->m, a));
-    micros(w, a->start_ns);
+    mf_sink_printf(w->out, "{\"ph\":\"X\",\"cat\":\"%s\",\"pid\":%u,\"tid\":%lld",
+                   activity_category(a->kind), device_pid(a->device),
+                   (long long)stream_tid(w->m, a->pid, a->stream));
+    ts(w, a->start_ns);
     text(w, ",\"dur\":");
     duration(w, a->start_ns, a->end_ns);
     text(w, ",\"name\":");
     json_string(w, mf_model_string(w->m, a->name));
-    fprintf(w->out, ",\"args\":{\"bytes\":%llu,\"stream\":%u,\"correlation\":%u,\"pid\":%u}}",
-            (unsigned long long)a->bytes, a->stream, a->correlation, a->pid);
+    mf_sink_printf(w->out, ",\"args\":{\"bytes\":%llu,\"stream\":%u,\"correlation\":%u,\"pid\":%u}}",
+                   (unsigned long long)a->bytes, a->stream, a->correlation, a->pid);
 }
 
-/* thread_name metadata of each (device, stream) track, once. */
+typedef struct track {
+    uint16_t device;
+    uint32_t stream, pid;
+} track;
+
+static int by_track(const void *pa, const void *pb)
+{
+    const track *a = pa, *b = pb;
+    if (a->device != b->device)
+        return a->device < b->device ? -1 : 1;
+    if (a->pid != b->pid)
+        return a->pid < b->pid ? -1 : 1;
+    return a->stream < b->stream ? -1 : a->stream > b->stream;
+}
+
+/* thread_name metadata of each (device, process, stream) track, once. */
 static void stream_metadata(trace_writer *w)
 {
     const mf_model *m = w->m;
-    for (size_t i = 0; i < m->n_activities; i++) {
-        const mf_activity *a = &m->activities[i];
-        int seen = 0;
-        for (size_t j = 0; j < i && !seen; j++)
-            seen = m->activities[j].device == a->device && m->activities[j].stream == a->stream &&
-                   m->activities[j].pid == a->pid;
-        if (seen)
+    track *t = malloc((m->n_activities ? m->n_activities : 1) * sizeof *t);
+    if (!t) {
+        w->out->error = w->out->error ? w->out->error : 12;
+        return;
+    }
+    for (size_t i = 0; i < m->n_activities; i++)
+        t[i] = (track){ m->activities[i].device, m->activities[i].stream, m->activities[i].pid };
+    qsort(t, m->n_activities, sizeof *t, by_track);
+    size_t named = 0;
+    for (size_t i = 0; i < m->n_activities && named < MAX_NAMED_STREAMS; i++) {
+        if (i && by_track(&t[i - 1], &t[i]) == 0)
             continue;
         char name[64];
-        snprintf(name, sizeof name, "stream %u (pid %u)", a->stream, a->pid);
-        metadata(w, "thread_name", device_pid(a->device), stream_tid(m, a), name);
-        if (i > 4096)
-            break; /* plenty of tracks named; the rest show their number */
+        snprintf(name, sizeof name, "stream %u (pid %u)", t[i].stream, t[i].pid);
+        metadata(w, "thread_name", device_pid(t[i].device), stream_tid(m, t[i].pid, t[i].stream),
+                 name);
+        named++;
     }
+    free(t);
 }
 
-static int activities(trace_writer *w)
-{
-    selection s = { w->m, w, 0 };
-    unsigned char *keep = select_items(&s, w->m->n_activities, ACTIVITY_BYTES,
-                                       &w->activities_dropped);
-    if (!keep)
-        return -1;
-    stream_metadata(w);
-    for (size_t i = 0; i < w->m->n_activities; i++)
-        if (keep[i])
-            activity_event(w, &w->m->activities[i]);
-    free(keep);
-    return 0;
-}
-
-/* ---- GPU memory pools -------------------------------------------------- */
+/* ---- GPU memory pools ------------------------------------------------------------ */
 
 static const char *pool_op_name(unsigned op)
 {
@@ -442,61 +401,139 @@ static const char *pool_op_name(unsigned op)
     return "pool";
 }
 
-/* Instant events on the device's process (at most MAX_POOL_EVENTS). */
+/* Instant events on the device's process. */
 static void pools(trace_writer *w)
 {
-    for (size_t i = 0; i < w->m->n_pools && i < MAX_POOL_EVENTS; i++) {
+    for (size_t i = 0; i < w->m->n_pools; i++) {
         const mf_pool_event *p = &w->m->pools[i];
         begin_event(w);
-        fprintf(w->out, "{\"ph\":\"i\",\"s\":\"p\",\"cat\":\"pool\",\"name\":\"%s\","
-                "\"pid\":%u,\"tid\":0,\"ts\":", pool_op_name(p->op), device_pid(p->device));
-        micros(w, p->time_ns);
-        fprintf(w->out, ",\"args\":{\"address\":\"0x%llx\",\"size\":%llu,"
-                "\"release_threshold\":%llu,\"pid\":%u}}", (unsigned long long)p->addr,
-                (unsigned long long)p->size, (unsigned long long)p->threshold, p->pid);
+        mf_sink_printf(w->out, "{\"ph\":\"i\",\"s\":\"p\",\"cat\":\"pool\",\"name\":\"%s\","
+                       "\"pid\":%u,\"tid\":0", pool_op_name(p->op), device_pid(p->device));
+        ts(w, p->time_ns);
+        mf_sink_printf(w->out, ",\"args\":{\"address\":\"0x%llx\",\"size\":%llu,"
+                       "\"release_threshold\":%llu,\"pid\":%u}}", (unsigned long long)p->addr,
+                       (unsigned long long)p->size, (unsigned long long)p->threshold, p->pid);
     }
+}
+
+/* ---- trace objects ----------------------------------------------------------------- */
+
+/* "cat" of a trace object: its domain, or the kind of object without one. */
+static const char *object_category(const mf_model *m, uint32_t domain, unsigned kind)
+{
+    if (domain)
+        return mf_model_string(m, domain);
+    switch (kind) {
+    case MF_TRACE_TASK_BEGIN: return "task";
+    case MF_TRACE_FRAME_BEGIN: return "frame";
+    case MF_TRACE_RANGE_BEGIN: return "range";
+    }
+    return "event";
+}
+
+/* One event of a trace object: ph, its name and category, where and when. */
+static void object_event(trace_writer *w, const char *ph, const mf_trace_span *s, uint32_t tid,
+                         uint64_t time_ns, int with_id)
+{
+    begin_event(w);
+    mf_sink_printf(w->out, "{\"ph\":\"%s\",\"pid\":%u,\"tid\":%u", ph, s->pid, tid);
+    ts(w, time_ns);
+    text(w, ",\"name\":");
+    json_string(w, mf_model_string(w->m, s->name));
+    text(w, ",\"cat\":");
+    json_string(w, object_category(w->m, s->domain, s->kind));
+    if (with_id)
+        mf_sink_printf(w->out, ",\"id\":\"0x%llx\"", (unsigned long long)s->id);
+    if (s->open)
+        text(w, ",\"args\":{\"open\":true}");
+    text(w, "}");
+}
+
+static void trace_objects(trace_writer *w)
+{
+    const mf_model *m = w->m;
+    for (size_t i = 0; i < m->n_trace_spans; i++) {
+        const mf_trace_span *s = &m->trace_spans[i];
+        int async = s->kind != MF_TRACE_EVENT_BEGIN;
+        object_event(w, async ? "b" : "B", s, s->tid, s->begin_ns, async);
+        object_event(w, async ? "e" : "E", s, async ? s->end_tid : s->tid, s->end_ns, async);
+    }
+    for (size_t i = 0; i < m->n_markers; i++) {
+        const mf_trace_marker *mk = &m->markers[i];
+        static const char scope[] = "tpg";
+        begin_event(w);
+        mf_sink_printf(w->out, "{\"ph\":\"i\",\"s\":\"%c\",\"pid\":%u,\"tid\":%u",
+                       scope[mk->scope <= MF_MARKER_GLOBAL ? mk->scope : 0], mk->pid, mk->tid);
+        ts(w, mk->time_ns);
+        text(w, ",\"name\":");
+        json_string(w, mf_model_string(m, mk->name));
+        text(w, ",\"cat\":");
+        json_string(w, mk->domain ? mf_model_string(m, mk->domain) : "marker");
+        text(w, "}");
+    }
+    for (size_t i = 0; i < m->n_counters; i++) {
+        const mf_trace_counter *c = &m->counters[i];
+        for (size_t j = 0; j < c->n_points; j++) {
+            begin_event(w);
+            mf_sink_printf(w->out, "{\"ph\":\"C\",\"pid\":%u,\"name\":", c->pid);
+            json_string(w, mf_model_string(m, c->name));
+            text(w, ",\"cat\":");
+            json_string(w, c->domain ? mf_model_string(m, c->domain) : "counter");
+            ts(w, c->points[j].time_ns);
+            text(w, ",\"args\":{");
+            json_string(w, mf_model_string(m, c->name));
+            mf_sink_printf(w->out, ":%lld}}", (long long)c->points[j].live_bytes);
+        }
+    }
+}
+
+static uint64_t counter_points_dropped(const mf_model *m)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < m->n_counters; i++)
+        n += m->counters[i].added - m->counters[i].n_points;
+    return n;
 }
 
 /* ---- the whole file ---------------------------------------------------- */
 
-static void other_data(trace_writer *w)
-{
-    fprintf(w->out, "\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"generator\":"
-            "\"memflow %s\",\"t0_ns\":\"%llu\",\"counter_points_dropped\":\"%llu\","
-            "\"snapshots_dropped\":\"%llu\",\"spans_dropped\":\"%llu\","
-            "\"activities_dropped\":\"%llu\"}}\n", MEMFLOW_VERSION,
-            (unsigned long long)w->m->t0_ns, (unsigned long long)w->points_dropped,
-            (unsigned long long)w->snapshots_dropped, (unsigned long long)w->spans_dropped,
-            (unsigned long long)w->activities_dropped);
-}
-
-int mf_trace_write(const mf_model *model, FILE *out)
+int mf_trace_write(const mf_model *model, mf_sink *out)
 {
     trace_writer w = { .m = model, .out = out, .first = 1 };
-    w.escaped_len = calloc(model->n_strings ? model->n_strings : 1, sizeof *w.escaped_len);
     text(&w, "{\"traceEvents\":[");
     process_metadata(&w);
-    memory_counters(&w);
-    snapshot_counters(&w);
+    uint64_t points_dropped = memory_counters(&w);
+    uint64_t snapshots_dropped = snapshot_counters(&w);
     pools(&w);
-    int rc = spans(&w) | activities(&w);
-    other_data(&w);
-    free(w.escaped_len);
-    return rc < 0 || w.failed || ferror(out) ? -1 : 0;
+    for (size_t i = 0; i < model->n_spans; i++)
+        span_event(&w, &model->spans[i]);
+    stream_metadata(&w);
+    for (size_t i = 0; i < model->n_activities; i++)
+        activity_event(&w, &model->activities[i]);
+    trace_objects(&w);
+    mf_sink_printf(out, "\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"generator\":"
+                   "\"memflow %s\",\"t0_ns\":\"%llu\",\"counter_points_dropped\":\"%llu\","
+                   "\"snapshots_dropped\":\"%llu\",\"spans_dropped\":\"%llu\","
+                   "\"activities_dropped\":\"%llu\",\"pool_events_dropped\":\"%llu\","
+                   "\"trace_spans_dropped\":\"%llu\",\"markers_dropped\":\"%llu\","
+                   "\"trace_counter_points_dropped\":\"%llu\",\"trace_counters_dropped\":\"%llu\"}}\n",
+                   MEMFLOW_VERSION, (unsigned long long)model->t0_ns,
+                   (unsigned long long)points_dropped, (unsigned long long)snapshots_dropped,
+                   (unsigned long long)model->spans_dropped,
+                   (unsigned long long)model->activities_dropped,
+                   (unsigned long long)model->pools_dropped,
+                   (unsigned long long)model->trace_spans_dropped,
+                   (unsigned long long)model->markers_dropped,
+                   (unsigned long long)counter_points_dropped(model),
+                   (unsigned long long)model->counters_dropped);
+    return out->error ? -1 : 0;
 }
 
 int mf_trace_write_file(const mf_model *model, const char *path, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+    mf_outfile o;
+    if (mf_outfile_open(&o, path, err, errlen) < 0)
         return -1;
-    }
-    int rc = mf_trace_write(model, f);
-    int saved = errno;
-    if (fclose(f) != 0 && rc == 0)
-        rc = -1, saved = errno;
-    if (rc < 0)
-        snprintf(err, errlen, "%s: cannot write the trace: %s", path, strerror(saved));
-    return rc;
+    mf_trace_write(model, &o.sink);
+    return mf_outfile_commit(&o, err, errlen);
 }

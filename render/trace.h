@@ -2,30 +2,34 @@
  * trace.h - the Chrome trace of a model (JSON object format) for Perfetto
  * and chrome://tracing: MXNet's "Memory: <device>" counters, sample_rate
  * snapshots as counters, scope spans per thread, GPU kernels and copies per
- * device and stream.  Written as profile.json (config `filename`) or
+ * device and stream, and the trace objects (Task, Frame, Event, Counter,
+ * Marker, NVTX ranges).  Written as profile.json (config `filename`) or
  * chrome_timeline.json.  docs/OUTPUTS.md lists every event it writes.
  *
- * Bounded: whatever the log, the file stays under MF_TRACE_MAX_BYTES.  Huge
- * occupancy series are downsampled (each bucket keeps its lowest and highest
- * point; the exact peak and the last point are always kept), and when scope
- * spans or GPU activities exceed their share the longest are kept.  What was
- * left out is counted in "otherData".
+ * Bounded: whatever the log, the file stays under MF_TRACE_MAX_BYTES.  The
+ * model keeps spans, activities and trace-object spans within byte budgets
+ * (the longest), the first pool events and markers, and bounded series;
+ * here the memory counters are cut to MF_TRACE_COUNTER_POINTS in all (each
+ * bucket keeps its lowest and highest point; the exact peak and the last
+ * point are always kept) and the snapshots to MF_TRACE_SNAPSHOT_POINTS.
+ * What was left out is counted in "otherData".
  */
 #ifndef MEMFLOW_TRACE_H
 #define MEMFLOW_TRACE_H
 
 #include <stddef.h>
-#include <stdio.h>
 
 #include "model.h"
+#include "sink.h"
 
 #define MF_TRACE_MAX_BYTES (64u << 20)
 #define MF_TRACE_COUNTER_POINTS 250000u   /* memory counter points, all devices */
+#define MF_TRACE_SNAPSHOT_POINTS 30000u   /* snapshot counter points, all devices */
 #define MF_TRACE_DEVICE_PID_BASE (1u << 24) /* trace pid of a device: base + device */
 
 /* Write the trace to out.  Returns 0, or -1 on a write error or out of
  * memory. */
-MF_EXPORT int mf_trace_write(const mf_model *model, FILE *out);
+MF_EXPORT int mf_trace_write(const mf_model *model, mf_sink *out);
 
 /* Write the trace into the file path.  Returns 0, or -1 with a message
  * naming path in err. */

@@ -1,7 +1,7 @@
 /*
  * api.c - the public control API of memflow.h: configuration, state, and
  * the record_* calls for custom allocators.  memflow_dump() and
- * memflow_dumps() render outputs and live in render/dump.c.
+ * memflow_dumps() ask `memflow serve` and live in runtime/dump.c.
  */
 #include <dlfcn.h>
 #include <stdio.h>

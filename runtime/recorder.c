@@ -617,7 +617,7 @@ void mf_recorder_run_flush_hooks(void)
 
 static void update_recording(void)
 {
-    __atomic_store_n(&mf_recording, running && !paused, __ATOMIC_RELAXED);
+    atomic_store_explicit(&mf_recording, running && !paused, memory_order_relaxed);
 }
 
 /* Say once, at the end, if events were lost because the log could not grow. */
@@ -779,7 +779,7 @@ int mf_recorder_log_open(void)
 static void autostart_once(void)
 {
     const char *autostart = getenv("MEMFLOW_AUTOSTART");
-    __atomic_store_n(&mf_recording, 0, __ATOMIC_RELAXED);
+    atomic_store_explicit(&mf_recording, 0, memory_order_relaxed);
     if (!autostart || strcmp(autostart, "1") != 0)
         return;
     char err[1024];

@@ -14,6 +14,7 @@
 #ifndef MEMFLOW_RECORDER_H
 #define MEMFLOW_RECORDER_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,7 +32,7 @@ extern MF_EXPORT _Atomic int mf_recording;
 
 static inline int mf_recording_now(void)
 {
-    return __atomic_load_n(&mf_recording, __ATOMIC_RELAXED);
+    return atomic_load_explicit(&mf_recording, memory_order_relaxed);
 }
 
 /*

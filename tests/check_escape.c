@@ -1,86 +1,158 @@
 /*
- * check_escape.c - unit tests of render/escape.c: every output's escaping
- * of program strings (XML, JSON, CSV, text) and U+FFFD for invalid UTF-8.
+ * check_escape.c - unit tests of render/escape.c and render/sink.c: the one
+ * set of rules by which program strings reach every output (text, XML,
+ * JSON, CSV), U+FFFD for invalid UTF-8, and the sink they are written into.
  */
 #include <check.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include "escape.h"
+#include "sink.h"
+#include "units.h"
 
-/* Escape s with fn into a fresh buffer and compare with want. */
-static void expect_escape(int (*fn)(mf_buf *, const char *), const char *s, const char *want)
+typedef int (*escape_fn)(mf_sink *s, const char *text);
+
+static int xml(mf_sink *s, const char *t) { return mf_escape_xml(s, t, MF_ESCAPE_WHOLE); }
+static int text(mf_sink *s, const char *t) { return mf_escape_text(s, t, MF_ESCAPE_WHOLE); }
+
+/* Escape s with fn into a memory sink and compare with want. */
+static void expect_escape(escape_fn fn, const char *s, const char *want)
 {
-    mf_buf b = MF_BUF_INIT;
-    ck_assert_int_eq(fn(&b, s), 0);
-    char *got = mf_buf_take(&b);
+    mf_sink sink = { 0 };
+    ck_assert_int_eq(fn(&sink, s), 0);
+    char *got = mf_sink_take(&sink);
     ck_assert_str_eq(got, want);
     free(got);
 }
 
 START_TEST(xml_specials)
 {
-    expect_escape(mf_escape_xml_buf, "a<b>&\"c'", "a&lt;b&gt;&amp;&quot;c&#39;");
-    expect_escape(mf_escape_xml_buf, "l1\nl2\tx\r", "l1&#10;l2&#9;x&#13;");
-    expect_escape(mf_escape_xml_buf, "bell\x07", "bell\xef\xbf\xbd");
-    expect_escape(mf_escape_xml_buf, "\xef\xbf\xbe", "\xef\xbf\xbd"); /* U+FFFE */
+    expect_escape(xml, "a<b>&\"c'", "a&lt;b&gt;&amp;&quot;c&#39;");
+    expect_escape(xml, "bell\x07", "bell\\x07");
+    expect_escape(xml, "\xef\xbf\xbe", "\xef\xbf\xbd"); /* U+FFFE */
+}
+END_TEST
+
+/* A newline is "\n" to a reader in every output made for reading: the
+ * terminal table, the picture's hover titles and its labels (one rule). */
+START_TEST(newline_shows_the_same_everywhere)
+{
+    expect_escape(xml, "l1\nl2\tx\r", "l1\\nl2\\tx\\r");
+    expect_escape(text, "l1\nl2\tx\r", "l1\\nl2\\tx\\r");
+    char clean[64];
+    ck_assert_str_eq(mf_clean_text("l1\nl2\tx\r", 100, clean, sizeof clean), "l1\\nl2\\tx\\r");
 }
 END_TEST
 
 START_TEST(invalid_utf8_becomes_replacement)
 {
-    expect_escape(mf_escape_xml_buf, "s\xff\xfe:", "s\xef\xbf\xbd\xef\xbf\xbd:");
-    expect_escape(mf_escape_csv_buf, "\xc3", "\xef\xbf\xbd");          /* truncated */
-    expect_escape(mf_escape_csv_buf, "\xc0\xaf", "\xef\xbf\xbd\xef\xbf\xbd"); /* overlong */
-    expect_escape(mf_escape_csv_buf, "\xed\xa0\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
-    expect_escape(mf_escape_csv_buf, "caf\xc3\xa9 \xf0\x9f\x98\x80", "caf\xc3\xa9 \xf0\x9f\x98\x80");
+    expect_escape(xml, "s\xff\xfe:", "s\xef\xbf\xbd\xef\xbf\xbd:");
+    expect_escape(mf_escape_csv, "\xc3", "\xef\xbf\xbd");          /* truncated */
+    expect_escape(mf_escape_csv, "\xc0\xaf", "\xef\xbf\xbd\xef\xbf\xbd"); /* overlong */
+    expect_escape(mf_escape_csv, "\xed\xa0\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+    expect_escape(mf_escape_csv, "caf\xc3\xa9 \xf0\x9f\x98\x80", "caf\xc3\xa9 \xf0\x9f\x98\x80");
 }
 END_TEST
 
 START_TEST(json_specials)
 {
-    expect_escape(mf_escape_json_buf, "q\"b\\s/", "q\\\"b\\\\s/");
-    expect_escape(mf_escape_json_buf, "a\nb\tc\rd\be\ff\x01", "a\\nb\\tc\\rd\\be\\ff\\u0001");
-    expect_escape(mf_escape_json_buf, "\xff\xfe", "\\ufffd\\ufffd");
-    expect_escape(mf_escape_json_buf, "<&>", "<&>");
+    expect_escape(mf_escape_json, "q\"b\\s/", "q\\\"b\\\\s/");
+    expect_escape(mf_escape_json, "a\nb\tc\rd\be\ff\x01", "a\\nb\\tc\\rd\\be\\ff\\u0001");
+    expect_escape(mf_escape_json, "\xff\xfe", "\\ufffd\\ufffd");
+    expect_escape(mf_escape_json, "<&>", "<&>");
 }
 END_TEST
 
 START_TEST(csv_doubles_quotes)
 {
-    expect_escape(mf_escape_csv_buf, "say \"hi\"\n", "say \"\"hi\"\"\n");
-    expect_escape(mf_escape_csv_buf, NULL, "");
+    expect_escape(mf_escape_csv, "say \"hi\"\n", "say \"\"hi\"\"\n");
+    expect_escape(mf_escape_csv, NULL, "");
 }
 END_TEST
 
 START_TEST(text_shows_invisible)
 {
-    expect_escape(mf_escape_text_buf, "a\nb\x1b\x7f\\", "a\\nb\\x1b\\x7f\\");
+    expect_escape(text, "a\nb\x1b\x7f\\", "a\\nb\\x1b\\x7f\\");
 }
 END_TEST
 
-START_TEST(file_form_matches_buffer_form)
+START_TEST(cut_at_whole_characters)
 {
-    char *mem = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&mem, &len);
-    ck_assert_ptr_nonnull(f);
-    ck_assert_int_eq(mf_escape_xml(f, "<\xff>"), 0);
-    fclose(f);
-    ck_assert_str_eq(mem, "&lt;\xef\xbf\xbd&gt;");
-    free(mem);
+    mf_sink s = { 0 };
+    mf_escape_xml(&s, "abcdef", 3);
+    char *got = mf_sink_take(&s);
+    ck_assert_str_eq(got, "abc...");
+    free(got);
+    char out[64];
+    ck_assert_str_eq(mf_clean_text("a\nb\x01\xff", 10, out, sizeof out), "a\\nb\\x01\xef\xbf\xbd");
+    ck_assert_str_eq(mf_clean_text("\xe2\x82\xac\xe2\x82", 10, out, sizeof out),
+                     "\xe2\x82\xac\xef\xbf\xbd\xef\xbf\xbd");
+    ck_assert_str_eq(mf_clean_text("\xe2\x82\xac\xe2\x82\xac", 10, out, 5), "\xe2\x82\xac");
 }
 END_TEST
 
-START_TEST(buffer_printf_grows)
+START_TEST(sink_grows_counts_and_formats)
 {
-    mf_buf b = MF_BUF_INIT;
+    mf_sink s = { 0 };
     for (int i = 0; i < 1000; i++)
-        ck_assert_int_eq(mf_buf_printf(&b, "%04d,", i), 0);
-    ck_assert_uint_eq(b.len, 5000);
-    ck_assert(strncmp(b.data + 4995, "0999,", 5) == 0);
-    mf_buf_free(&b);
-    ck_assert_ptr_null(b.data);
+        mf_sink_printf(&s, "%04d,", i);
+    ck_assert_uint_eq(mf_sink_bytes(&s), 5000);
+    ck_assert(strncmp(s.buf + 4995, "0999,", 5) == 0);
+    mf_sink_free(&s);
+    mf_sink_u64(&s, 18446744073709551615ull);
+    mf_sink_putc(&s, ' ');
+    mf_sink_micros(&s, 1234567);
+    mf_sink_putc(&s, ' ');
+    mf_sink_micros(&s, 5);
+    char *got = mf_sink_take(&s);
+    ck_assert_str_eq(got, "18446744073709551615 1234.567 0.005");
+    free(got);
+}
+END_TEST
+
+/* A write the file system refuses (here a file size limit) is kept as the
+ * sink's error; nothing after it is written. */
+START_TEST(sink_keeps_the_first_error)
+{
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit small = { 100000, 100000 };
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &small), 0);
+    char path[] = "/tmp/memflow-sink-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    unlink(path);
+    mf_sink s;
+    mf_sink_fd(&s, fd);
+    for (int i = 0; i < 100000; i++)
+        mf_sink_puts(&s, "0123456789");
+    ck_assert_int_eq(mf_sink_flush(&s), -1);
+    ck_assert_int_eq(s.error, EFBIG);
+    ck_assert_uint_le(s.flushed, 100000);
+    mf_sink_free(&s);
+    close(fd);
+}
+END_TEST
+
+START_TEST(units)
+{
+    char out[64];
+    ck_assert_str_eq(mf_format_bytes(512, out, sizeof out), "512 B");
+    ck_assert_str_eq(mf_format_bytes(5120, out, sizeof out), "5.00 KiB");
+    ck_assert_str_eq(mf_format_bytes(1536 * 1024, out, sizeof out), "1.50 MiB");
+    ck_assert_str_eq(mf_format_bytes(50000000, out, sizeof out), "47.7 MiB");
+    ck_assert_str_eq(mf_format_bytes(300ull << 30, out, sizeof out), "300 GiB");
+    ck_assert_str_eq(mf_format_time(850, out, sizeof out), "850 ns");
+    ck_assert_str_eq(mf_format_time(12500, out, sizeof out), "12.5 us");
+    ck_assert_str_eq(mf_format_time(300000000, out, sizeof out), "300 ms");
+    ck_assert_str_eq(mf_format_time(4560000000ull, out, sizeof out), "4.56 s");
+    ck_assert_str_eq(mf_format_count(1234567, out, sizeof out), "1,234,567");
+    ck_assert_str_eq(mf_format_count(999, out, sizeof out), "999");
 }
 END_TEST
 
@@ -89,12 +161,15 @@ static Suite *escape_suite(void)
     Suite *s = suite_create("escape");
     TCase *tc = tcase_create("escape");
     tcase_add_test(tc, xml_specials);
+    tcase_add_test(tc, newline_shows_the_same_everywhere);
     tcase_add_test(tc, invalid_utf8_becomes_replacement);
     tcase_add_test(tc, json_specials);
     tcase_add_test(tc, csv_doubles_quotes);
     tcase_add_test(tc, text_shows_invisible);
-    tcase_add_test(tc, file_form_matches_buffer_form);
-    tcase_add_test(tc, buffer_printf_grows);
+    tcase_add_test(tc, cut_at_whole_characters);
+    tcase_add_test(tc, sink_grows_counts_and_formats);
+    tcase_add_test(tc, sink_keeps_the_first_error);
+    tcase_add_test(tc, units);
     suite_add_tcase(s, tc);
     return s;
 }

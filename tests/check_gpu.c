@@ -864,11 +864,11 @@ START_TEST(gpu_allocations_carry_the_api_calls_stack)
     ck_assert_uint_eq(count_events(log, MF_REC_ALLOC, MF_DEVICE_GPU), 2);
     const mf_event *a = nth_event(log, MF_REC_ALLOC, MF_DEVICE_GPU, 0);
     const mf_event *c = nth_event(log, MF_REC_ALLOC, MF_DEVICE_GPU, 1);
-    ck_assert_uint_ne(a->extra, 0);          /* the stack ids: two call sites */
-    ck_assert_uint_ne(c->extra, 0);
-    ck_assert_uint_ne(a->extra, c->extra);
+    ck_assert_uint_ne(a->stack, 0);          /* the stack ids: two call sites */
+    ck_assert_uint_ne(c->stack, 0);
+    ck_assert_uint_ne(a->stack, c->stack);
     for (int k = 0; k < 2; k++) {
-        const mf_stack *stack = mf_log_stack(log, (k ? c : a)->extra);
+        const mf_stack *stack = mf_log_stack(log, (k ? c : a)->stack);
         ck_assert_ptr_nonnull(stack);
         int in_caller = 0;
         for (uint32_t i = 0; i < stack->depth; i++) {

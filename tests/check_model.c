@@ -1,10 +1,11 @@
 /*
- * check_model.c - the model (render/model.c), statistics (render/stats.c),
- * CSV (render/csv.c) and memflow_dump/dumps (render/dump.c) on REAL logs:
+ * check_model.c - the model (analyze/model*.c), statistics
+ * (analyze/statistics.c, render/stats*.c), CSV (render/csv.c) and
+ * memflow_dump/dumps (runtime/dump.c, answered by memflow serve) on REAL logs:
  * each test starts the real recorder into a scratch folder, records known
  * blocks through the public API (memflow_scope_push, memflow_record_alloc,
  * memflow_record_free) or the recorder's capture entry points, closes the
- * log, reads it back with the core reader and checks exact numbers.
+ * log, reads it back with the streaming reader and checks exact numbers.
  * Check forks each test, so every test has its own fresh recorder.
  */
 #include <check.h>
@@ -54,13 +55,32 @@ static mf_model *finish_and_load(uint64_t until_rel)
     return m;
 }
 
-static const mf_block *block_at(const mf_device_model *d, uint64_t addr, int nth)
+/* The nth block (by allocation time) at addr of process pid on the device
+ * (every block of these small tests is kept whole). */
+static const mf_block *block_of(const mf_model *m, uint16_t device, uint32_t pid, uint64_t addr,
+                                int nth)
 {
-    for (size_t i = 0; i < d->n_blocks; i++)
-        if (d->blocks[i].addr == addr && nth-- == 0)
-            return &d->blocks[i];
-    ck_abort_msg("no block %d at 0x%llx", nth, (unsigned long long)addr);
-    return NULL;
+    const mf_view *v = mf_model_view(m, device, pid);
+    ck_assert_ptr_nonnull(v);
+    ck_assert_int_eq(v->blocks_full, 0);
+    const mf_block *found[16];
+    int n = 0;
+    for (size_t i = 0; i < v->n_blocks; i++)
+        if (v->blocks[i].addr == addr && n < 16) {
+            int k = n++;
+            while (k > 0 && found[k - 1]->alloc_ns > v->blocks[i].alloc_ns) {
+                found[k] = found[k - 1];
+                k--;
+            }
+            found[k] = &v->blocks[i];
+        }
+    ck_assert_msg(nth < n, "no block %d at 0x%llx", nth, (unsigned long long)addr);
+    return found[nth];
+}
+
+static const mf_block *block_at(const mf_model *m, uint16_t device, uint64_t addr, int nth)
+{
+    return block_of(m, device, (uint32_t)getpid(), addr, nth);
 }
 
 static const mf_scope_stat *scope_named(const mf_model *m, const mf_device_model *d,
@@ -97,14 +117,13 @@ START_TEST(cpu_blocks_peak_and_end)
     ck_assert_uint_eq(m->n_devices, 1);
     const mf_device_model *d = mf_model_device(m, CPU0);
     ck_assert_ptr_nonnull(d);
-    ck_assert_uint_eq(d->n_blocks, 4);
     ck_assert_uint_eq(d->alloc_count, 4);
     ck_assert_uint_eq(d->free_count, 2);
     ck_assert_uint_eq(d->unknown_frees, 1);
     ck_assert_uint_eq(d->alloc_bytes, 1450);
     ck_assert_uint_eq(d->alloc_actual_bytes, 1536);
     ck_assert_uint_eq(d->peak_bytes, 1150);
-    ck_assert_uint_eq(d->peak_time_ns, block_at(d, 0x4000, 0)->alloc_ns);
+    ck_assert_uint_eq(d->peak_time_ns, block_at(m, CPU0, 0x4000, 0)->alloc_ns);
     ck_assert_uint_eq(d->live_bytes_end, 1050);
     ck_assert_uint_eq(d->live_count_end, 2);
     ck_assert_uint_eq(d->min_size, 50);
@@ -122,17 +141,17 @@ START_TEST(cpu_blocks_peak_and_end)
     }
     ck_assert_uint_eq(d->occupancy[5].live_actual, 64 + 1024);
     /* blocks: lifetimes, scopes, names, flags */
-    const mf_block *b1 = block_at(d, 0x1000, 0), *b4 = block_at(d, 0x4000, 0);
+    const mf_block *b1 = block_at(m, CPU0, 0x1000, 0), *b4 = block_at(m, CPU0, 0x4000, 0);
     ck_assert_str_eq(mf_model_string(m, b1->scope), "net_dense0:");
     ck_assert_str_eq(mf_model_string(m, b1->name), "w");
     ck_assert_uint_gt(b1->free_ns, b4->alloc_ns);
     ck_assert_uint_eq(b4->free_ns, MF_LIVE_AT_END);
-    ck_assert_str_eq(mf_model_string(m, block_at(d, 0x2000, 0)->name), "unknown");
+    ck_assert_str_eq(mf_model_string(m, block_at(m, CPU0, 0x2000, 0)->name), "unknown");
     ck_assert_uint_eq(b4->flags & MF_FLAG_EXPLICIT, MF_FLAG_EXPLICIT);
     ck_assert_uint_eq(b4->pid, (uint32_t)getpid());
     ck_assert_uint_eq(b4->tid, mf_recorder_thread_id());
-    for (size_t i = 1; i < d->n_blocks; i++)
-        ck_assert_uint_ge(d->blocks[i].alloc_ns, d->blocks[i - 1].alloc_ns);
+    ck_assert_uint_eq(b4->end, MF_BLOCK_LIVE);        /* the process still runs */
+    ck_assert_uint_eq(b1->end, MF_BLOCK_FREED);
     mf_model_free(m);
 }
 END_TEST
@@ -179,13 +198,13 @@ START_TEST(explicit_blocks_inside_segments_do_not_collide)
     memflow_record_free("gpu/0", P(0x7000));          /* ends the sub-block only */
     mf_model *m = finish_and_load(UINT64_MAX);
     const mf_device_model *d = mf_model_device(m, GPU0);
-    ck_assert_uint_eq(d->n_blocks, 2);
+    ck_assert_uint_eq(d->alloc_count, 2);
     ck_assert_uint_eq(d->replaced_blocks, 0);
     ck_assert_uint_eq(d->unknown_frees, 0);
     ck_assert_uint_eq(d->peak_bytes, 4096 + 512);
     ck_assert_uint_eq(d->live_bytes_end, 4096);
-    ck_assert_uint_eq(block_at(d, 0x7000, 0)->free_ns, MF_LIVE_AT_END);
-    ck_assert_uint_ne(block_at(d, 0x7000, 1)->free_ns, MF_LIVE_AT_END);
+    ck_assert_uint_eq(block_at(m, GPU0, 0x7000, 0)->free_ns, MF_LIVE_AT_END);
+    ck_assert_uint_ne(block_at(m, GPU0, 0x7000, 1)->free_ns, MF_LIVE_AT_END);
     mf_model_free(m);
 }
 END_TEST
@@ -197,10 +216,11 @@ START_TEST(alloc_over_live_address_ends_old_block)
     memflow_record_alloc("cpu/0", P(0x5000), 30, 32, NULL, 0);
     mf_model *m = finish_and_load(UINT64_MAX);
     const mf_device_model *d = mf_model_device(m, CPU0);
-    ck_assert_uint_eq(d->n_blocks, 2);
+    ck_assert_uint_eq(d->alloc_count, 2);
     ck_assert_uint_eq(d->replaced_blocks, 1);
     ck_assert_uint_eq(d->free_count, 0);
-    ck_assert_uint_eq(block_at(d, 0x5000, 0)->free_ns, block_at(d, 0x5000, 1)->alloc_ns);
+    ck_assert_uint_eq(block_at(m, CPU0, 0x5000, 0)->free_ns, block_at(m, CPU0, 0x5000, 1)->alloc_ns);
+    ck_assert_uint_eq(block_at(m, CPU0, 0x5000, 0)->end, MF_BLOCK_REPLACED);
     ck_assert_uint_eq(d->live_bytes_end, 30);
     ck_assert_uint_eq(d->live_count_end, 1);
     ck_assert_uint_eq(d->peak_bytes, 30);
@@ -256,8 +276,7 @@ START_TEST(scope_spans_per_thread)
     ck_assert_uint_le(m->spans[0].end_ns, m->spans[2].begin_ns);
     ck_assert_uint_eq(m->spans[2].end_ns, m->t1_ns);
     ck_assert_uint_eq(m->spans[2].tid, mf_recorder_thread_id());
-    const mf_device_model *d = mf_model_device(m, CPU0);
-    ck_assert_str_eq(mf_model_string(m, block_at(d, 0x10, 0)->scope), "net:dense0:");
+    ck_assert_str_eq(mf_model_string(m, block_at(m, CPU0, 0x10, 0)->scope), "net:dense0:");
     /* the thread is named from /proc */
     ck_assert_uint_ge(m->n_threads, 1);
     ck_assert_uint_eq(m->processes[0].pid, (uint32_t)getpid());
@@ -285,10 +304,10 @@ START_TEST(until_cuts_the_log)
             cut = log->events[i].time_ns;
     mf_model *m = mf_model_build(&log, 1, cut + 1000000, err, sizeof err);
     const mf_device_model *d = mf_model_device(m, CPU0);
-    ck_assert_uint_eq(d->n_blocks, 2);
+    ck_assert_uint_eq(d->alloc_count, 2);
     ck_assert_uint_eq(d->live_bytes_end, 300);
     ck_assert_uint_eq(d->peak_bytes, 300);
-    ck_assert_uint_eq(block_at(d, 0x1000, 0)->free_ns, MF_LIVE_AT_END);
+    ck_assert_uint_eq(block_at(m, CPU0, 0x1000, 0)->free_ns, MF_LIVE_AT_END);
     mf_model_free(m);
     mf_log_free(log);
 }
@@ -320,15 +339,16 @@ START_TEST(two_processes_merge)
     ck_assert_uint_eq(m->processes[1].pid, (uint32_t)child);
     ck_assert_uint_eq(m->processes[1].ppid, (uint32_t)getpid());
     const mf_device_model *d = mf_model_device(m, CPU0);
-    ck_assert_uint_eq(d->n_blocks, 2);
+    ck_assert_uint_eq(d->alloc_count, 2);
     ck_assert_uint_eq(d->replaced_blocks, 0);
     ck_assert_uint_eq(d->unknown_frees, 0);
     ck_assert_uint_eq(d->live_bytes_end, 100);
     ck_assert_uint_eq(d->peak_bytes, 140);
-    const mf_block *theirs = block_at(d, 0x1000, 1);
+    ck_assert_uint_eq(d->n_views, 2);
+    const mf_block *theirs = block_of(m, CPU0, (uint32_t)child, 0x1000, 0);
     ck_assert_uint_eq(theirs->pid, (uint32_t)child);
     ck_assert_str_eq(mf_model_string(m, theirs->scope), "child:");
-    ck_assert_str_eq(mf_model_string(m, block_at(d, 0x1000, 0)->scope), "parent:");
+    ck_assert_str_eq(mf_model_string(m, block_at(m, CPU0, 0x1000, 0)->scope), "parent:");
     mf_model_free(m);
 }
 END_TEST
@@ -351,11 +371,10 @@ START_TEST(gpu_csv_matches_expected_file)
     memflow_scope_pop();
     memflow_record_alloc("cpu/0", P(0x1000), 77, 80, NULL, 0);   /* CPU: not in the CSV */
     mf_model *m = finish_and_load(UINT64_MAX);
-    char *got = NULL, want[2048];
-    size_t len = 0;
-    FILE *f = open_memstream(&got, &len);
-    ck_assert_int_eq(mf_csv_write(m, (uint32_t)getpid(), f), 0);
-    fclose(f);
+    char want[2048];
+    mf_sink sink = { 0 };
+    ck_assert_int_eq(mf_csv_write_sink(m, (uint32_t)getpid(), &sink), 0);
+    char *got = mf_sink_take(&sink);
     char path[8192];
     const char *src = getenv("top_srcdir");
     snprintf(path, sizeof path, "%s/tests/render_gpu_expected.csv", src ? src : "..");

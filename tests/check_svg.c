@@ -24,7 +24,6 @@
 #include "svg_color.h"
 #include "svg_layout.h"
 #include "svg_models.h"
-#include "svg_text.h"
 
 static const mf_svg_options scope_opt = { MF_COLOR_BY_SCOPE, -1, NULL };
 static const uint16_t cpu0 = MF_DEVICE(MF_DEVICE_CPU, 0);
@@ -238,10 +237,10 @@ END_TEST
 /* A 1-byte block living 1 ns near a 64 MiB one still gets its pixel. */
 START_TEST(test_tiny_block_visible)
 {
-    mf_model *m = svgt_model_new(1000 * SVGT_MS, "tiny");
-    svgt_block(m, cpu0, "tiny:", "t", 0x100000, 1, 1, 875 * SVGT_MS, 875 * SVGT_MS + 1, 1);
-    svgt_block(m, cpu0, "big:", "b", 0x200000, 64 << 20, 64 << 20, 0, 800 * SVGT_MS, 1);
-    svgt_finish(m);
+    svgt_scene *s = svgt_model_new(1000 * SVGT_MS, "tiny");
+    svgt_block(s, cpu0, "tiny:", "t", 0x100000, 1, 1, 875 * SVGT_MS, 875 * SVGT_MS + 1, 1);
+    svgt_block(s, cpu0, "big:", "b", 0x200000, 64 << 20, 64 << 20, 0, 800 * SVGT_MS, 1);
+    mf_model *m = svgt_finish(s);
     const char *path = out_path("tiny.svg");
     write_or_fail(m, path, &scope_opt);
     cairo_surface_t *image = rsvg_render(path);
@@ -261,11 +260,11 @@ END_TEST
  * lives, while a one-pixel block allocated at the peak stays visible. */
 START_TEST(test_peak_line)
 {
-    mf_model *m = svgt_model_new(1000 * SVGT_MS, "peak");
-    svgt_block(m, cpu0, "base:", "b", 0x100000, 4 << 20, 4 << 20, 0, 900 * SVGT_MS, 1);
-    svgt_block(m, cpu0, "spike:", "s", 0x600000, 1 << 20, 1 << 20, 500 * SVGT_MS,
+    svgt_scene *s = svgt_model_new(1000 * SVGT_MS, "peak");
+    svgt_block(s, cpu0, "base:", "b", 0x100000, 4 << 20, 4 << 20, 0, 900 * SVGT_MS, 1);
+    svgt_block(s, cpu0, "spike:", "s", 0x600000, 1 << 20, 1 << 20, 500 * SVGT_MS,
                500 * SVGT_MS + 1000, 1);
-    svgt_finish(m);
+    mf_model *m = svgt_finish(s);
     ck_assert_uint_eq(m->devices[0].peak_time_ns, SVGT_T0 + 500 * SVGT_MS);
     const char *path = out_path("peak.svg");
     write_or_fail(m, path, &scope_opt);
@@ -290,12 +289,12 @@ END_TEST
 START_TEST(test_gpu_samples_off_scale)
 {
     uint16_t gpu0 = MF_DEVICE(MF_DEVICE_GPU, 0);
-    mf_model *m = svgt_model_new(1000 * SVGT_MS, "gpu");
-    svgt_block(m, gpu0, "w:", "w", 0x7f5000000000ull, 8 << 20, 8 << 20, 375 * SVGT_MS,
+    svgt_scene *s = svgt_model_new(1000 * SVGT_MS, "gpu");
+    svgt_block(s, gpu0, "w:", "w", 0x7f5000000000ull, 8 << 20, 8 << 20, 375 * SVGT_MS,
                750 * SVGT_MS, 1);
-    svgt_snapshot(m, gpu0, 100 * SVGT_MS, 600ull << 20);
-    svgt_snapshot(m, gpu0, 500 * SVGT_MS, 608ull << 20);
-    svgt_finish(m);
+    svgt_snapshot(s, gpu0, 100 * SVGT_MS, 600ull << 20);
+    svgt_snapshot(s, gpu0, 500 * SVGT_MS, 608ull << 20);
+    mf_model *m = svgt_finish(s);
     const char *path = out_path("gpu_off_scale.png");
     write_or_fail(m, path, &scope_opt);
     cairo_surface_t *image = cairo_image_surface_create_from_png(path);
@@ -310,17 +309,64 @@ START_TEST(test_gpu_samples_off_scale)
 }
 END_TEST
 
+/* Whether pixel (x, y) is within tol of rgb on every channel (antialiased
+ * lines). */
+static int pixel_near(cairo_surface_t *image, int x, int y, unsigned rgb, int tol)
+{
+    unsigned got = pixel(image, x, y);
+    for (int shift = 0; shift < 24; shift += 8) {
+        int d = (int)(got >> shift & 0xff) - (int)(rgb >> shift & 0xff);
+        if (d > tol || d < -tol)
+            return 0;
+    }
+    return 1;
+}
+
+/* The allocator's samples (basic scene: 400 KiB at 150 ms, 1800 KiB at 350
+ * ms, 1400 KiB at 700 ms) are drawn as samples: a step at 400 KiB from 150
+ * ms that stops at 350 ms, and no line joining it to the next sample (half
+ * way up between the two values at 350 ms, no sample colour). */
+START_TEST(test_samples_as_steps)
+{
+    mf_model *m = svgt_model_basic();
+    const char *path = out_path("samples.png");
+    write_or_fail(m, path, &scope_opt);
+    cairo_surface_t *image = cairo_image_surface_create_from_png(path);
+    mf_svg_panel_box box;
+    double fx250, fx350;
+    ck_assert_int_eq(mf_svg_locate(m, &scope_opt, cpu0, 0, SVGT_T0 + 250 * SVGT_MS, 0, &fx250,
+                                   NULL, &box), 0);
+    ck_assert_int_eq(mf_svg_locate(m, &scope_opt, cpu0, 0, SVGT_T0 + 350 * SVGT_MS, 0, &fx350,
+                                   NULL, NULL), 0);
+    /* the curve's top is 10% over the highest sample (above the events) */
+    double max = 1800 * 1024 + 1800 * 1024 / 10, h = box.curve_bottom - box.curve_top;
+    double y400 = box.curve_bottom - 400 * 1024 / max * h;
+    double y1800 = box.curve_bottom - 1800 * 1024 / max * h;
+    unsigned orange = (unsigned)mf_svg_sample_color.r << 16 | (unsigned)mf_svg_sample_color.g << 8 |
+                      mf_svg_sample_color.b;
+    int on_step = 0;
+    for (int y = (int)y400 - 1; y <= (int)y400 + 1; y++)
+        on_step |= pixel_near(image, (int)fx250, y, orange, 48);
+    ck_assert_msg(on_step, "no sample step at 400 KiB at 250 ms (x %d, y %.1f)", (int)fx250, y400);
+    for (int x = (int)fx350 - 1; x <= (int)fx350 + 1; x++)
+        ck_assert_msg(!pixel_near(image, x, (int)((y400 + y1800) / 2), orange, 96),
+                      "a line joins two samples at 350 ms (x %d)", x);
+    cairo_surface_destroy(image);
+    svgt_model_free(m);
+}
+END_TEST
+
 /* Two processes (a fork) with blocks at the same addresses on cpu/0: one
  * panel each, so neither hides the other; ten processes: seven panels of
- * their own and one for the other three. */
+ * their own (the seven largest peaks) and one for the other three. */
 START_TEST(test_processes_apart)
 {
-    mf_model *m = svgt_model_new(1000 * SVGT_MS, "parent");
-    svgt_block(m, cpu0, "parent:", "p", 0x1000, 0x1000, 0x1000, 100 * SVGT_MS, 500 * SVGT_MS, 1);
-    svgt_last_block(m, cpu0)->pid = 100;
-    svgt_block(m, cpu0, "child:", "c", 0x1000, 0x1000, 0x1000, 300 * SVGT_MS, 900 * SVGT_MS, 2);
-    svgt_last_block(m, cpu0)->pid = 200;
-    svgt_finish(m);
+    svgt_scene *s = svgt_model_new(1000 * SVGT_MS, "parent");
+    svgt_block(s, cpu0, "parent:", "p", 0x1000, 0x1000, 0x1000, 100 * SVGT_MS, 500 * SVGT_MS, 1);
+    svgt_last_block(s)->pid = 100;
+    svgt_block(s, cpu0, "child:", "c", 0x1000, 0x1000, 0x1000, 300 * SVGT_MS, 900 * SVGT_MS, 2);
+    svgt_last_block(s)->pid = 200;
+    mf_model *m = svgt_finish(s);
     const char *path = out_path("fork.svg");
     write_or_fail(m, path, &scope_opt);
     cairo_surface_t *image = rsvg_render(path);
@@ -340,19 +386,23 @@ START_TEST(test_processes_apart)
     cairo_surface_destroy(image);
     svgt_model_free(m);
 
-    m = svgt_model_new(1000 * SVGT_MS, "ranks");
+    s = svgt_model_new(1000 * SVGT_MS, "ranks");
     for (uint32_t pid = 1; pid <= 10; pid++) {
-        svgt_block(m, cpu0, "rank:", "r", 0x1000, 64, 64, pid * SVGT_MS, 500 * SVGT_MS, pid);
-        svgt_last_block(m, cpu0)->pid = pid;
+        uint64_t size = 4096ull * pid;
+        svgt_block(s, cpu0, "rank:", "r", 0x100000, size, size, pid * SVGT_MS, 500 * SVGT_MS, pid);
+        svgt_last_block(s)->pid = pid;
     }
-    svgt_finish(m);
+    m = svgt_finish(s);
     path = out_path("ranks.svg");
     write_or_fail(m, path, &scope_opt);
     image = rsvg_render(path);
     ck_assert_int_eq(cairo_image_surface_get_height(image), (int)mf_svg_page_height(8));
     cairo_surface_destroy(image);
-    ck_assert_int_eq(mf_svg_locate(m, &scope_opt, cpu0, 7, SVGT_T0, 0x1000, NULL, NULL, NULL), 0);
-    ck_assert_int_eq(mf_svg_locate(m, &scope_opt, cpu0, 8, SVGT_T0, 0x1000, NULL, NULL, NULL), -1);
+    /* the panels go to the largest peaks (pids 4..10), not the lowest pids */
+    for (uint32_t pid = 1; pid <= 10; pid++)
+        ck_assert_int_eq(mf_svg_locate(m, &scope_opt, cpu0, pid, SVGT_T0 + 600 * SVGT_MS, 0x100000,
+                                       NULL, NULL, NULL),
+                         pid >= 4 ? 0 : -1);
     svgt_model_free(m);
 }
 END_TEST
@@ -360,11 +410,11 @@ END_TEST
 /* Two devices: two panels sharing the time axis, the GPU block below. */
 START_TEST(test_two_devices)
 {
-    mf_model *m = svgt_model_basic();
+    svgt_scene *s = svgt_scene_basic();
     uint16_t gpu0 = MF_DEVICE(MF_DEVICE_GPU, 0);
-    svgt_block(m, gpu0, "gpu_weights:", "w", 0x7f5000000000ull, 8 << 20, 8 << 20, 100 * SVGT_MS,
+    svgt_block(s, gpu0, "gpu_weights:", "w", 0x7f5000000000ull, 8 << 20, 8 << 20, 100 * SVGT_MS,
                700 * SVGT_MS, 101);
-    svgt_finish(m);
+    mf_model *m = svgt_finish(s);
     const char *path = out_path("two.svg");
     write_or_fail(m, path, &scope_opt);
     cairo_surface_t *image = rsvg_render(path);
@@ -403,14 +453,14 @@ START_TEST(test_hostile_strings)
         "\x01\x02\x1b[31m", "bad \xff\xfe utf8", "surrogate \xed\xa0\x80", "overlong \xc0\xaf",
         "truncated \xe2\x82", "nonchar \xef\xbf\xbe", "&amp;&#0;&#xD800;",
     };
-    mf_model *m = svgt_model_new(100 * SVGT_MS, "hostile \xff <prog>");
+    svgt_scene *s = svgt_model_new(100 * SVGT_MS, "hostile \xff <prog>");
     size_t n = sizeof hostile / sizeof hostile[0];
     for (size_t i = 0; i < n; i++) {
-        svgt_block(m, cpu0, hostile[i], hostile[(i + 1) % n], 0x10000 + i * 0x1000, 0x1000, 0x1000,
+        svgt_block(s, cpu0, hostile[i], hostile[(i + 1) % n], 0x10000 + i * 0x1000, 0x1000, 0x1000,
                    i * SVGT_MS, 50 * SVGT_MS + i * SVGT_MS, (uint32_t)(200 + i));
-        svgt_thread(m, (uint32_t)(200 + i), hostile[(i + 2) % n]);
+        svgt_thread(s, (uint32_t)(200 + i), hostile[(i + 2) % n]);
     }
-    svgt_finish(m);
+    mf_model *m = svgt_finish(s);
     const char *path = out_path("hostile.svg");
     write_or_fail(m, path, &scope_opt);
     cairo_surface_t *image = rsvg_render(path);
@@ -423,7 +473,7 @@ END_TEST
 
 START_TEST(test_empty_model)
 {
-    mf_model *m = svgt_model_new(0, "idle");
+    mf_model *m = svgt_finish(svgt_model_new(0, "idle"));
     const char *path = out_path("empty.svg");
     write_or_fail(m, path, &scope_opt);
     cairo_surface_t *image = rsvg_render(path);
@@ -463,9 +513,11 @@ START_TEST(test_million_blocks_bounded)
     ck_assert_int_le(size, 10 * 1024 * 1024);
     cairo_surface_t *image = rsvg_render(path);
     const mf_device_model *dev = &m->devices[0];
-    ck_assert_uint_eq(dev->n_blocks, 1000008);
+    ck_assert_uint_eq(dev->alloc_count, 1000008);
+    ck_assert_uint_eq(dev->n_views, 1);
+    const mf_view *view = dev->views[0];
     mf_svg_colors colors;
-    ck_assert_int_eq(mf_svg_colors_build(&colors, m, dev, MF_COLOR_BY_SCOPE), 0);
+    ck_assert_int_eq(mf_svg_colors_build(&colors, m, view, MF_COLOR_BY_SCOPE), 0);
     ck_assert_uint_eq(colors.n_legend, 6);
     ck_assert_uint_eq(colors.other_scopes, 0);
     /* The writer's axes of this panel, to find each block's pixels. */
@@ -474,12 +526,14 @@ START_TEST(test_million_blocks_bounded)
     mf_svg_time_axis time;
     mf_svg_addr_axis addr;
     mf_svg_time_axis_init(&time, m->t0_ns, m->t1_ns, MF_SVG_PLOT_X0, MF_SVG_PLOT_X1);
-    ck_assert_int_eq(mf_svg_addr_axis_build(&addr, dev->blocks, dev->n_blocks, box.map_top,
-                                            box.map_bottom), 0);
+    mf_svg_addr_axis_build(&addr, view->ranges, view->n_ranges, box.map_top, box.map_bottom);
     ck_assert_uint_eq(addr.n, 2);   /* the heap, a break, the large blocks */
-    for (size_t i = 0; i < dev->n_blocks; i += 9973) {
+    size_t n_blocks;
+    const mf_block *blocks = svgt_many_blocks(&n_blocks);
+    ck_assert_uint_eq(n_blocks, 1000008);
+    for (size_t i = 0; i < n_blocks; i += 9973) {
         mf_svg_rect r;
-        mf_svg_block_rect(&time, &addr, &dev->blocks[i], &r);
+        mf_svg_block_rect(&time, &addr, &blocks[i], &r);
         int x = r.x + r.w / 2, y = r.y + r.h / 2;
         unsigned got = pixel(image, x, y);
         int is_scope_color = 0;
@@ -501,7 +555,7 @@ END_TEST
  * specials and invalid bytes.  Still at most 10 MB, and librsvg reads it. */
 START_TEST(test_worst_case_bounded)
 {
-    mf_model *m = svgt_model_new(1000 * SVGT_MS, "worst");
+    svgt_scene *s = svgt_model_new(1000 * SVGT_MS, "worst");
     char names[64][4097];
     for (size_t k = 0; k < 64; k++) {
         for (size_t i = 0; i < 4096; i++)
@@ -511,19 +565,19 @@ START_TEST(test_worst_case_bounded)
         names[k][4096] = '\0';
     }
     for (uint32_t t = 0; t < 64; t++)
-        svgt_thread(m, t, names[(t + 7) % 64]);
+        svgt_thread(s, t, names[(t + 7) % 64]);
     uint64_t seed = 99;
     for (unsigned d = 0; d < 8; d++) {
         uint16_t dev = d == 0 ? cpu0 : MF_DEVICE(MF_DEVICE_GPU, d - 1);
         for (size_t i = 0; i < 60000; i++) {
             seed = seed * 6364136223846793005ull + 1442695040888963407ull;
             uint64_t at = (seed >> 24) % (900 * SVGT_MS);
-            svgt_block(m, dev, names[seed % 64], names[(seed >> 8) % 64],
+            svgt_block(s, dev, names[seed % 64], names[(seed >> 8) % 64],
                        (seed >> 16) << 12, 4096 + (seed >> 50), 8192, at, at + 50 * SVGT_MS,
                        (uint32_t)((seed >> 30) % 64));
         }
     }
-    svgt_finish(m);
+    mf_model *m = svgt_finish(s);
     const char *path = out_path("worst.svg");
     write_or_fail(m, path, &scope_opt);
     off_t size = file_size(path);
@@ -566,18 +620,16 @@ static uint64_t edge_value(void)
 START_TEST(test_edge_values)
 {
     for (int round = 0; round < 60; round++) {
-        mf_model *m = svgt_model_new(edge_value() % 2000000000ull, "edges");
-        if (edge_random() % 5 == 0)
-            m->t1_ns = m->t0_ns - 5;
+        svgt_scene *s = svgt_model_new(edge_value() % 2000000000ull, "edges");
         for (int d = 0, devices = 1 + (int)(edge_random() % 3); d < devices; d++) {
             uint16_t dev = d == 0 ? cpu0 : MF_DEVICE(MF_DEVICE_GPU, edge_random() % 4);
             for (int b = 0, n = (int)(edge_random() % 50); b < n; b++) {
                 char scope[8];
                 snprintf(scope, sizeof scope, "s%d", (int)(edge_random() % 20));
-                svgt_block(m, dev, scope, "n", edge_value(), edge_value(), edge_value(),
+                svgt_block(s, dev, scope, "n", edge_value(), edge_value(), edge_value(),
                            edge_value(), edge_random() % 3 ? edge_value() : MF_LIVE_AT_END,
                            (uint32_t)edge_random());
-                mf_block *blk = svgt_last_block(m, dev);
+                mf_block *blk = svgt_last_block(s);
                 blk->flags = (uint16_t)edge_random();
                 if (edge_random() % 2)
                     blk->pid = (uint32_t)(edge_random() % 12);
@@ -585,9 +637,9 @@ START_TEST(test_edge_values)
                     blk->scope = (uint32_t)edge_random();
             }
             if (edge_random() % 2)
-                svgt_snapshot(m, dev, edge_value(), edge_value());
+                svgt_snapshot(s, dev, edge_value(), edge_value());
         }
-        svgt_finish(m);
+        mf_model *m = svgt_finish(s);
         mf_svg_options opt = { (mf_color_by)(edge_random() % 3), -1, NULL };
         const char *path = out_path("edges.svg");
         write_or_fail(m, path, &opt);
@@ -629,13 +681,12 @@ END_TEST
 
 START_TEST(test_address_compression)
 {
-    mf_block blocks[4] = { 0 };
-    blocks[0] = (mf_block){ .addr = 0x555555554000, .actual = 0x1000 };
-    blocks[1] = (mf_block){ .addr = 0x555555556000, .requested = 0x2000 }; /* small gap: kept */
-    blocks[2] = (mf_block){ .addr = 0x7f0000000000, .actual = 0x10000 };
-    blocks[3] = (mf_block){ .addr = 0x7f0000008000, .actual = 0x1000 };   /* inside blocks[2] */
+    mf_range ranges[2] = {
+        { 0x555555554000, 0x555555558000, 2 },   /* two blocks with a small gap, joined */
+        { 0x7f0000000000, 0x7f0000010000, 2 },   /* one block and one inside it */
+    };
     mf_svg_addr_axis axis;
-    ck_assert_int_eq(mf_svg_addr_axis_build(&axis, blocks, 4, 100, 440), 0);
+    mf_svg_addr_axis_build(&axis, ranges, 2, 100, 440);
     ck_assert_uint_eq(axis.n, 2);
     ck_assert_uint_eq(axis.seg[0].start, 0x555555554000);
     ck_assert_uint_eq(axis.seg[0].end, 0x555555558000);
@@ -658,34 +709,9 @@ START_TEST(test_address_compression)
     one.free_ns = MF_LIVE_AT_END;
     mf_svg_block_rect(&time, &axis, &one, &r);
     ck_assert_int_eq(r.x + r.w, 1100);
-    /* No blocks: one placeholder segment over the whole map. */
-    ck_assert_int_eq(mf_svg_addr_axis_build(&axis, blocks, 0, 100, 440), 0);
+    /* No ranges: one placeholder segment over the whole map. */
+    mf_svg_addr_axis_build(&axis, ranges, 0, 100, 440);
     ck_assert_uint_eq(axis.n, 1);
-}
-END_TEST
-
-START_TEST(test_text_helpers)
-{
-    char out[64];
-    ck_assert_str_eq(mf_svg_format_bytes(512, out, sizeof out), "512 B");
-    ck_assert_str_eq(mf_svg_format_bytes(5120, out, sizeof out), "5.00 KiB");
-    ck_assert_str_eq(mf_svg_format_bytes(1536 * 1024, out, sizeof out), "1.50 MiB");
-    ck_assert_str_eq(mf_svg_format_bytes(300ull << 30, out, sizeof out), "300 GiB");
-    ck_assert_str_eq(mf_svg_format_time(850, out, sizeof out), "850 ns");
-    ck_assert_str_eq(mf_svg_format_time(12500, out, sizeof out), "12.5 us");
-    ck_assert_str_eq(mf_svg_format_time(300 * SVGT_MS, out, sizeof out), "300 ms");
-    ck_assert_str_eq(mf_svg_format_time(4560 * SVGT_MS, out, sizeof out), "4.56 s");
-    ck_assert_str_eq(mf_svg_format_count(1234567, out, sizeof out), "1,234,567");
-    ck_assert_str_eq(mf_svg_format_count(999, out, sizeof out), "999");
-    ck_assert_str_eq(mf_svg_clean_text("a\nb\x01\xff", 10, out, sizeof out),
-                     "a\\nb\\x01\xef\xbf\xbd");
-    ck_assert_str_eq(mf_svg_clean_text("abcdef", 3, out, sizeof out), "abc...");
-    ck_assert_str_eq(mf_svg_clean_text("\xe2\x82\xac\xe2\x82", 10, out, sizeof out),
-                     "\xe2\x82\xac\xef\xbf\xbd\xef\xbf\xbd");
-    mf_svg_buf buf = { 0 };
-    mf_svg_xml_escape(&buf, SVGT_WEIRD_SCOPE, 100);
-    ck_assert_str_eq(buf.data, "a&lt;b&quot;c&amp;d\\ne\xef\xbf\xbd");
-    mf_svg_buf_free(&buf);
 }
 END_TEST
 
@@ -701,6 +727,7 @@ static Suite *svg_suite(void)
     tcase_add_test(pictures, test_tiny_block_visible);
     tcase_add_test(pictures, test_peak_line);
     tcase_add_test(pictures, test_gpu_samples_off_scale);
+    tcase_add_test(pictures, test_samples_as_steps);
     tcase_add_test(pictures, test_two_devices);
     tcase_add_test(pictures, test_processes_apart);
     tcase_add_test(pictures, test_hostile_strings);
@@ -713,7 +740,6 @@ static Suite *svg_suite(void)
     TCase *helpers = tcase_create("helpers");
     tcase_add_test(helpers, test_time_ticks);
     tcase_add_test(helpers, test_address_compression);
-    tcase_add_test(helpers, test_text_helpers);
     suite_add_tcase(s, helpers);
     return s;
 }

@@ -20,12 +20,7 @@ tests_blocks_LDFLAGS = $(TEST_LINK_FLAGS)
 # python3 by default.
 AM_TESTS_ENVIRONMENT += PYTHON='$(PYTHON)'; export PYTHON;
 TESTS += tests/python_api.sh tests/python_samples.sh tests/python_torch.sh \
-	tests/python_interpreters.sh
+	tests/python_interpreters.sh tests/python_trace_chrome.sh
 EXTRA_DIST += tests/python_lib.sh tests/python_api.py tests/python_api.sh \
 	tests/python_samples.sh tests/python_torch.py tests/python_torch.sh \
-	tests/python_interpreters.sh
-
-# The trace objects in the Chrome trace need the analysis to render TRACE
-# records (the "engine" branch); the lead moves this into TESTS on merging.
-TESTS_AFTER_ENGINE = tests/python_trace_chrome.sh
-EXTRA_DIST += $(TESTS_AFTER_ENGINE)
+	tests/python_interpreters.sh tests/python_trace_chrome.sh

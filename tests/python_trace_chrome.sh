@@ -2,8 +2,7 @@
 # python_trace_chrome.sh - MXNet's profiler objects from Python, in the Chrome
 # trace: tasks and frames as async spans (b/e, cat = domain, one id per
 # object), events as B/E on their thread, counters as C series, markers as
-# instants with their scope.  Needs the analysis to render TRACE records
-# ("engine"): listed in TESTS_AFTER_ENGINE until then.
+# instants with their scope.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/python_lib.sh"
 cd "$SCRATCH"

@@ -1,7 +1,8 @@
 #!/bin/sh
 # render_damage.sh - a damaged log (truncated in the middle; a record
-# overwritten) still gives the statistics and outputs of everything before
-# the damage, exit status 3, and a message naming the file and the offset.
+# overwritten; cut exactly at a chunk boundary; a flipped bit in argv_len)
+# still gives the statistics and outputs of everything that can be trusted,
+# exit status 3, and a message naming the file and the offset.
 # The counts are checked against tests/logcheck, an independent reading of
 # the same damaged file with the reader only.
 . "$top_srcdir/tests/lib.sh"
@@ -35,6 +36,48 @@ cp "$LOG" "$SCRATCH/bad.mfl"
 printf '\377\377\377\377\377\377\377\377' |
     dd of="$SCRATCH/bad.mfl" bs=1 seek=$((2 * CHUNK + 16)) conv=notrunc 2>/dev/null
 check_damaged "$SCRATCH/bad.mfl" "$((2 * CHUNK + 16)): unknown record type"
+
+# 3. cut exactly at a chunk boundary: every record left is whole, only the
+#    header's chunks_claimed tells that chunks are missing
+cp "$LOG" "$SCRATCH/boundary.mfl"
+truncate -s $((3 * CHUNK)) "$SCRATCH/boundary.mfl"
+claimed=$("$PYTHON3" -c 'import struct,sys; print(struct.unpack_from("<Q", open(sys.argv[1], "rb").read(32), 24)[0])' "$LOG")
+[ "$claimed" -gt 3 ] || fail "the test log has only $claimed chunks"
+check_damaged "$SCRATCH/boundary.mfl" \
+    "$((3 * CHUNK)): the file ends after 3 chunks, but the header says $claimed were claimed"
+
+# 4. one flipped bit in the header's argv_len (68) of a log with a
+#    static_check: repaired by the checksum, said so, the log read whole
+cp "$LOG" "$SCRATCH/argv.mfl"
+"$PYTHON3" - "$SCRATCH/argv.mfl" <<'PY' || fail "sealing the header"
+import struct, sys
+def crc32c(data, crc=0):
+    crc ^= 0xffffffff
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xffffffff
+f = open(sys.argv[1], "r+b")
+h = bytearray(f.read(4096))
+argv_len = struct.unpack_from("<I", h, 68)[0]
+# static_check (152): CRC-32C of version..host and run_id (8..152), then argv
+struct.pack_into("<I", h, 152, crc32c(bytes(h[184:184 + argv_len]), crc32c(bytes(h[8:152]))))
+struct.pack_into("<I", h, 68, argv_len ^ 0x40)          # the flip
+f.seek(0)
+f.write(h)
+PY
+"$MEMFLOW" stats "$LOG" --format json >"$SCRATCH/whole.json" 2>/dev/null
+set +e
+"$MEMFLOW" stats "$SCRATCH/argv.mfl" --format json >"$SCRATCH/argv.json" 2>"$SCRATCH/argv.err"; rc=$?
+set -e
+expect_eq "stats exit on a repaired header" 3 "$rc"
+grep -q "argv.mfl: offset 68: argv_len says [0-9]* bytes, the program's arguments are" \
+    "$SCRATCH/argv.err" || fail "argv_len repair message: $(cat "$SCRATCH/argv.err")"
+expect_eq "program after the repair" "$(json_get "$SCRATCH/whole.json" 'd["processes"][0]["program"]')" \
+    "$(json_get "$SCRATCH/argv.json" 'd["processes"][0]["program"]')"
+expect_eq "events after the repair" "$(json_get "$SCRATCH/whole.json" 'd["devices"][0]["alloc_count"]')" \
+    "$(json_get "$SCRATCH/argv.json" 'd["devices"][0]["alloc_count"]')"
 
 # render still writes its outputs, with exit status 3
 set +e

@@ -16,7 +16,15 @@
  *   big N [scoped]  N allocations on cpu/0, each freed 1000 allocations
  *           later, and one 10 MB block at N/2 (the peak), freed right after;
  *           scoped: each allocation in its own push/pop of scope "layer"
+ *   trace   trace objects at t0 + k us (t0: the first event): task "load"
+ *           (id 7) 1..5, frame "frame" (id 1) 2..6, event "step" 2..3 on the
+ *           main thread, NVTX range "nvtx" (id 99) begun 1.5 on the main
+ *           thread and ended 4.5 on a second one, counter "loss" 10 at 2.5
+ *           and -3 at 3.5, markers "epoch" at 4 (global, thread, process);
+ *           all in domain "train"; gpu/0 named by a DEVICE record (NVIDIA
+ *           H100 80GB HBM3, uuid 1a2b3c4d..., MIG 1/0, 80 GB) with one block
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +89,47 @@ static void escape(void)
     memflow_scope_pop();
 }
 
+static uint64_t trace_t0;
+
+static void *end_range(void *arg)
+{
+    (void)arg;
+    mf_recorder_trace(MF_TRACE_RANGE_END, trace_t0 + 4500, 99, mf_recorder_intern("train", 5),
+                      mf_recorder_intern("nvtx", 4), 0);
+    return NULL;
+}
+
+static void trace(void)
+{
+    uint32_t train = mf_recorder_intern("train", 5);
+    const uint16_t gpu0 = MF_DEVICE(MF_DEVICE_GPU, 0);
+    uint8_t uuid[16] = { 0x1a, 0x2b, 0x3c, 0x4d, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
+    mf_recorder_device_info(gpu0, mf_recorder_intern("NVIDIA H100 80GB HBM3", 21), uuid,
+                            80000000000ull, 1u << 16, 0x1a00);
+    trace_t0 = mf_clock_now();
+    mf_recorder_alloc_event(gpu0, MF_MEM_DEVICE << MF_MEMKIND_SHIFT, trace_t0, 0x7f0000000000,
+                            1 << 20, 1 << 20, 0, 0, 0);
+#define AT(us) (trace_t0 + (uint64_t)((us) * 1000))
+    mf_recorder_trace(MF_TRACE_TASK_BEGIN, AT(1), 7, train, mf_recorder_intern("load", 4), 0);
+    mf_recorder_trace(MF_TRACE_RANGE_BEGIN, AT(1.5), 99, train, mf_recorder_intern("nvtx", 4), 0);
+    mf_recorder_trace(MF_TRACE_FRAME_BEGIN, AT(2), 1, train, mf_recorder_intern("frame", 5), 0);
+    mf_recorder_trace(MF_TRACE_EVENT_BEGIN, AT(2), 0, train, mf_recorder_intern("step", 4), 0);
+    mf_recorder_trace(MF_TRACE_COUNTER, AT(2.5), 10, train, mf_recorder_intern("loss", 4), 0);
+    mf_recorder_trace(MF_TRACE_EVENT_END, AT(3), 0, train, mf_recorder_intern("step", 4), 0);
+    mf_recorder_trace(MF_TRACE_COUNTER, AT(3.5), (uint64_t)-3, train,
+                      mf_recorder_intern("loss", 4), 0);
+    uint32_t epoch = mf_recorder_intern("epoch", 5);
+    mf_recorder_trace(MF_TRACE_MARKER, AT(4), 0, train, epoch, MF_MARKER_GLOBAL);
+    mf_recorder_trace(MF_TRACE_MARKER, AT(4), 0, train, epoch, MF_MARKER_THREAD);
+    mf_recorder_trace(MF_TRACE_MARKER, AT(4), 0, train, epoch, MF_MARKER_PROCESS);
+    mf_recorder_trace(MF_TRACE_TASK_END, AT(5), 7, train, mf_recorder_intern("load", 4), 0);
+    mf_recorder_trace(MF_TRACE_FRAME_END, AT(6), 1, train, mf_recorder_intern("frame", 5), 0);
+#undef AT
+    pthread_t other;
+    pthread_create(&other, NULL, end_range, NULL);
+    pthread_join(other, NULL);
+}
+
 static void big(long n, int scoped)
 {
     const uint64_t base = 0x10000000;
@@ -103,7 +152,7 @@ static void big(long n, int scoped)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: render_gen DIR basic|escape|kinds|big [N [scoped]]\n");
+        fprintf(stderr, "usage: render_gen DIR basic|escape|kinds|trace|big [N [scoped]]\n");
         return 2;
     }
     const char *key = "path";
@@ -120,6 +169,8 @@ int main(int argc, char **argv)
         escape();
     else if (strcmp(argv[2], "kinds") == 0)
         kinds();
+    else if (strcmp(argv[2], "trace") == 0)
+        trace();
     else if (strcmp(argv[2], "big") == 0)
         big(argc > 3 ? atol(argv[3]) : 1000000, argc > 4 && strcmp(argv[4], "scoped") == 0);
     else

@@ -118,8 +118,8 @@ static void print_events(const mf_log *log)
         }
         if (e->type != MF_REC_TRACE)
             continue;
-        const char *kind = e->extra < sizeof kinds / sizeof kinds[0] && kinds[e->extra]
-                               ? kinds[e->extra] : "trace";
+        const char *kind = e->flags < sizeof kinds / sizeof kinds[0] && kinds[e->flags]
+                               ? kinds[e->flags] : "trace";
         printf("%s id=%" PRIu64 " name=%s", kind, e->addr, e->name ? mf_log_string(log, e->name) : "-");
         printf(" domain=%s", e->scope ? mf_log_string(log, e->scope) : "-");
         printf(" thread=%s\n", thread_of(log, e->tid));
@@ -172,14 +172,14 @@ int main(int argc, char **argv)
         if (e->type != MF_REC_ALLOC)
             continue;
         allocs++;
-        const mf_stack *st = mf_log_stack(log, e->extra);
+        const mf_stack *st = mf_log_stack(log, e->stack);
         char *name = NULL;
         if (st) {
             with_stack++;
             int at = mf_symbols_site(sym, st->ip, st->depth);
             name = chain(sym, mf_symbols_frame(sym, st->ip[at]), where);
         }
-        site *s = site_named(name ? name : strdup("(no stack)"), st ? e->extra : 0);
+        site *s = site_named(name ? name : strdup("(no stack)"), st ? e->stack : 0);
         s->allocs++;
         s->bytes += e->size;
     }

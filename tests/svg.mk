@@ -19,7 +19,7 @@ if HAVE_RSVG
 check_PROGRAMS += tests/check_svg
 TESTS += tests/check_svg
 tests_check_svg_SOURCES = tests/check_svg.c tests/svg_models.c tests/svg_models.h \
-	render/svg_layout.c render/svg_color.c render/svg_text.c
+	render/svg_layout.c render/svg_color.c
 tests_check_svg_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(RSVG_CFLAGS) $(CAIRO_CFLAGS)
 tests_check_svg_LDADD = libmemflow-analysis.la libmemflow.la $(CHECK_LIBS) $(RSVG_LIBS) $(CAIRO_LIBS) -lm
 tests_check_svg_LDFLAGS = $(TEST_LINK_FLAGS)

@@ -49,8 +49,9 @@ def the_one(titles, needle):
 titles = hover_titles(out + "/run/memory_flow.svg")
 leak = the_one(titles, "requested 123,457 B")
 check(leak[0] == 'scope: e2e<w>&"q"\\n\ufffd:', "scope of the leak: %r" % leak[0])
-check(leak[4].startswith("allocated at ") and "live at end (never freed" in leak[4],
-      "the leak is not live at end: %r" % leak)
+check(leak[4].startswith("allocated at ") and
+      "never freed: held until its process ended at " in leak[4],
+      "the leak is not shown as never freed: %r" % leak)
 check(leak[3].startswith("address 0x") and leak[3].endswith(" on cpu/0"), "address line: %r" % leak[3])
 held = the_one(titles, "requested 54,321 B")
 check(held[0] == leak[0] and "freed at" in held[4], "the freed block: %r" % held)

@@ -39,14 +39,13 @@ int main(int argc, char **argv)
     }
     /* gpu.svg: GPU blocks whose hover names their memory kind and flags. */
     uint16_t gpu0 = MF_DEVICE(MF_DEVICE_GPU, 0);
-    mf_model *g = svgt_model_new(100 * SVGT_MS, "gpu");
-    svgt_block(g, gpu0, "net:", "w", 0x7f5000000000ull, 5120, 8192, 10 * SVGT_MS, 60 * SVGT_MS, 7);
-    svgt_last_block(g, gpu0)->flags =
-        MF_MEM_POOL << MF_MEMKIND_SHIFT | MF_FLAG_ASYNC | MF_FLAG_REUSED;
-    svgt_block(g, gpu0, "pinned:", "h", 0x7f5000002000ull, 4096, 4096, 20 * SVGT_MS,
+    svgt_scene *s = svgt_model_new(100 * SVGT_MS, "gpu");
+    svgt_block(s, gpu0, "net:", "w", 0x7f5000000000ull, 5120, 8192, 10 * SVGT_MS, 60 * SVGT_MS, 7);
+    svgt_last_block(s)->flags = MF_MEM_POOL << MF_MEMKIND_SHIFT | MF_FLAG_ASYNC | MF_FLAG_REUSED;
+    svgt_block(s, gpu0, "pinned:", "h", 0x7f5000002000ull, 4096, 4096, 20 * SVGT_MS,
                MF_LIVE_AT_END, 7);
-    svgt_last_block(g, gpu0)->flags = MF_MEM_PINNED << MF_MEMKIND_SHIFT;
-    svgt_finish(g);
+    svgt_last_block(s)->flags = MF_MEM_PINNED << MF_MEMKIND_SHIFT;
+    mf_model *g = svgt_finish(s);
     if (render(g, argv[1], "gpu.svg"))
         return 1;
     svgt_model_free(g);

@@ -1,8 +1,9 @@
 /*
- * svg_models.h - hand-built models for the memory_flow tests (check_svg.c
- * and svg_fixture.c), so the renderer is tested without the model builder:
- * blocks are placed at known addresses and times, and the derived numbers
- * (occupancy, peak, live at end) are computed here the simple way.
+ * svg_models.h - scenes for the memory_flow tests (check_svg.c and
+ * svg_fixture.c): blocks placed at known addresses and times, thread names
+ * and samples, turned into events (ALLOC, FREE, THREAD, SAMPLE) in time
+ * order and fed to the real model, so the pictures are drawn from a model
+ * built the way `memflow render` builds one.
  */
 #ifndef MEMFLOW_TESTS_SVG_MODELS_H
 #define MEMFLOW_TESTS_SVG_MODELS_H
@@ -12,37 +13,37 @@
 
 #include "model.h"
 
-#define SVGT_T0 1000000000ull             /* start of every test model (ns) */
+#define SVGT_T0 1000000000ull             /* start of every test scene (ns) */
 #define SVGT_MS 1000000ull
+#define SVGT_PID 4242u                    /* the pid of blocks unless set */
 
-/* An empty model over [SVGT_T0, SVGT_T0 + duration_ns]. */
-mf_model *svgt_model_new(uint64_t duration_ns, const char *program);
+typedef struct svgt_scene svgt_scene;
 
-/* The id of text in the model's string table (added if new). */
-uint32_t svgt_string(mf_model *model, const char *text);
-
-/* The index of device in model->devices (added if new). */
-size_t svgt_device(mf_model *model, uint16_t device);
+/* An empty scene over [SVGT_T0, SVGT_T0 + duration_ns]. */
+svgt_scene *svgt_model_new(uint64_t duration_ns, const char *program);
 
 /* Add a block; times relative to SVGT_T0; free_rel MF_LIVE_AT_END = live. */
-void svgt_block(mf_model *model, uint16_t device, const char *scope, const char *name,
+void svgt_block(svgt_scene *s, uint16_t device, const char *scope, const char *name,
                 uint64_t addr, uint64_t requested, uint64_t actual, uint64_t alloc_rel,
                 uint64_t free_rel, uint32_t tid);
 
-/* The block added last on device (to set its flags). */
-mf_block *svgt_last_block(mf_model *model, uint16_t device);
+/* The block added last (to set its flags or pid before svgt_finish). */
+mf_block *svgt_last_block(svgt_scene *s);
 
-/* Add a thread name. */
-void svgt_thread(mf_model *model, uint32_t tid, const char *name);
+/* Add a thread name (of pid SVGT_PID). */
+void svgt_thread(svgt_scene *s, uint32_t tid, const char *name);
 
-/* Add a sample_rate snapshot to device: value is the allocator's active
- * bytes (CPU) or the driver's used bytes (GPU). */
-void svgt_snapshot(mf_model *model, uint16_t device, uint64_t time_rel, uint64_t value);
+/* Add a sample_rate snapshot: value is the allocator's active bytes (CPU)
+ * or the driver's used bytes (GPU). */
+void svgt_snapshot(svgt_scene *s, uint16_t device, uint64_t time_rel, uint64_t value);
 
-/* Compute every device's occupancy, counts, peak and live-at-end numbers. */
-void svgt_finish(mf_model *model);
+/* Feed the scene to a new model, settle it and free the scene. */
+mf_model *svgt_finish(svgt_scene *s);
 
 void svgt_model_free(mf_model *model);
+
+/* The blocks of the last scene finished with svgt_model_many (n of them). */
+const mf_block *svgt_many_blocks(size_t *n);
 
 /*
  * The basic scene (times after SVGT_T0, cpu/0):
@@ -56,6 +57,7 @@ void svgt_model_free(mf_model *model);
 #define SVGT_B_ADDR 0x5555555a0000ull
 #define SVGT_C_ADDR 0x7f0000000000ull
 mf_model *svgt_model_basic(void);
+svgt_scene *svgt_scene_basic(void);   /* the same, not finished yet */
 
 /* n blocks on cpu/0 in 2,000 address slots of a heap, plus a few large
  * blocks far away; deterministic. */

@@ -1,0 +1,58 @@
+/*
+ * live_table.h - the blocks live at the moment the model has reached: the
+ * one structure of the model whose size follows the program (what it holds
+ * at once), not the log.  A block is found by (log, device, explicit or
+ * not, address) - a custom allocator's blocks (memflow_record_alloc) never
+ * collide with the CUPTI segments they sit in, nor a process's with
+ * another's - and every log's live blocks are linked, so a process's end
+ * visits exactly its own.
+ */
+#ifndef MEMFLOW_LIVE_TABLE_H
+#define MEMFLOW_LIVE_TABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct mf_live {
+    uint64_t addr, requested, actual, alloc_ns;
+    uint32_t scope, name, tid, stack;
+    uint32_t view;            /* the model's view (device, process) it counts in */
+    uint32_t prev, next;      /* the log's live blocks: index + 1, 0 = none */
+    uint16_t device, flags, log;
+} mf_live;
+
+typedef struct mf_live_table {
+    mf_live *pool;            /* entries by index; free ones chained through next */
+    size_t n_pool, cap_pool;
+    uint32_t free_head;       /* index + 1 */
+    uint64_t *slots;          /* hash << 32 | (index + 1); 0 = empty */
+    size_t n_slots, used;
+    uint32_t *log_head;       /* per log: its first live block, index + 1 */
+    size_t n_logs;
+} mf_live_table;
+
+/* The live block (index + 1) with this key, or 0. */
+uint32_t mf_live_find(const mf_live_table *t, uint16_t log, uint16_t device, unsigned flags,
+                      uint64_t addr);
+
+/* Add a block whose key is not live (b->prev/next are set here).
+ * Returns its index + 1, or 0 when out of memory. */
+uint32_t mf_live_insert(mf_live_table *t, const mf_live *b);
+
+/* Remove block index + 1 = id. */
+void mf_live_remove(mf_live_table *t, uint32_t id);
+
+static inline mf_live *mf_live_get(const mf_live_table *t, uint32_t id)
+{
+    return &t->pool[id - 1];
+}
+
+/* The first live block of log (index + 1), or 0; then follow ->next. */
+static inline uint32_t mf_live_first(const mf_live_table *t, uint16_t log)
+{
+    return log < t->n_logs ? t->log_head[log] : 0;
+}
+
+void mf_live_free(mf_live_table *t);
+
+#endif /* MEMFLOW_LIVE_TABLE_H */

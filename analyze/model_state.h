@@ -1,0 +1,236 @@
+/*
+ * model_state.h - the incremental part of the model, behind mf_model: what
+ * is built as events stream in, between settles.  Internal to the model's
+ * files: model.c (events, processes, devices, views, settling),
+ * model_blocks.c (blocks: allocation, free, end, counts, scopes, peaks),
+ * model_picture.c (per view: the largest blocks, the tiles, the address
+ * ranges, the legend) and model_trace.c (spans, GPU activities, pools,
+ * trace objects).
+ */
+#ifndef MEMFLOW_MODEL_STATE_H
+#define MEMFLOW_MODEL_STATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "live_table.h"
+#include "model.h"
+#include "topk.h"
+
+/* Budgets: what the model keeps at most, whatever the log. */
+#define MF_DEVICE_POINTS (1u << 17)      /* occupancy points per device */
+#define MF_DEVICE_SNAPSHOTS 30000u       /* samples per device */
+#define MF_VIEW_POINTS_ALL (1u << 20)    /* occupancy points, all views together */
+#define MF_VIEW_POINTS_MIN 1024u
+#define MF_VIEW_POINTS_MAX 16384u
+#define MF_VIEW_SNAPSHOTS 4096u
+#define MF_KEPT_BLOCKS_ALL 65536u        /* blocks kept whole, all views together */
+#define MF_KEPT_BLOCKS_MIN 512u
+#define MF_KEPT_BLOCKS_MAX 20000u
+#define MF_TILES_ALL (256u << 10)        /* tile strips (of 16 cells), all views together */
+#define MF_SPAN_BYTES (8u << 20)         /* trace bytes of scope spans */
+#define MF_ACTIVITY_BYTES (8u << 20)     /* of GPU activities */
+#define MF_TRACE_SPAN_BYTES (8u << 20)   /* of trace objects' spans */
+#define MF_TRACE_EVENT_BYTES 120u        /* an X event without its name */
+#define MF_POOL_EVENTS 10000u
+#define MF_MARKERS 10000u
+#define MF_COUNTERS 1024u                /* trace counter series */
+#define MF_COUNTER_POINTS 4096u          /* points per counter series */
+
+/* A scope's share of what an owner (device or view) holds, for its value
+ * at the owner's peak: when the scope changes after a peak the owner
+ * reached since its last change, its held bytes then were its bytes at the
+ * peak (the epoch says which peak). */
+typedef struct mf_scope_held {
+    uint64_t bytes, count;
+    uint64_t at_peak_bytes, at_peak_count;
+    uint64_t epoch;
+} mf_scope_held;
+
+typedef struct mf_dev_scope {
+    mf_scope_stat s;          /* live_bytes_end/count: the part ended with a process */
+    mf_scope_held held;
+} mf_dev_scope;
+
+typedef struct mf_view_scope {
+    uint32_t scope;
+    uint64_t total;
+    mf_scope_held held;
+} mf_view_scope;
+
+typedef struct mf_view_state {
+    mf_view pub;
+    uint32_t index;
+    mf_series occupancy;
+    mf_snapshots snapshots;
+    uint64_t epoch;           /* peaks reached */
+    mf_topk kept;             /* mf_block, by address span */
+    mf_tiles tiles;
+    mf_ranges ranges;
+    mf_view_scope *scopes;    /* hashed by scope */
+    uint32_t *scope_slots;    /* index + 1 */
+    size_t n_scopes, cap_scopes, n_slots;
+    uint64_t held_actual;     /* actual bytes held now */
+    uint64_t unfreed_bytes, unfreed_count;   /* ended with their process */
+    uint64_t first_ns, last_ns;
+    uint64_t life_min, life_max, size_min, size_max;
+    uint64_t paints;          /* blocks painted into the tiles */
+    uint64_t cell_bytes;      /* the address resolution worth keeping (see paint) */
+} mf_view_state;
+
+typedef struct mf_dev_state {
+    mf_device_model pub;
+    mf_series occupancy;
+    mf_snapshots snapshots;
+    uint64_t epoch;
+    mf_dev_scope *scopes;
+    size_t n_scopes, cap_scopes;
+    int32_t *scope_index;     /* by scope id: index into scopes, -1 */
+    size_t n_scope_index;
+    uint32_t *views;          /* view indices */
+    size_t n_views, cap_views;
+    uint64_t held_actual;     /* actual bytes held now */
+    uint64_t unfreed_bytes, unfreed_count;   /* ended with their process */
+} mf_dev_state;
+
+typedef struct mf_proc_state {
+    int known;                /* mf_model_set_process was called */
+    uint32_t pid;
+    int parent;               /* log it was forked from, or -1 */
+    uint64_t start_ns;
+    int ended;
+    uint32_t *view_of;        /* by device slot: view index + 1 */
+    size_t n_view_of;
+    uint32_t last_tid;        /* the thread seen last (a cache) */
+    mf_block *gpu_unfreed;    /* GPU blocks it held when it ended */
+    size_t n_gpu_unfreed, cap_gpu_unfreed;
+} mf_proc_state;
+
+/* A thread: its name and its open scope spans and trace events. */
+typedef struct mf_thread_state {
+    uint32_t pid, tid;
+    uint32_t name;
+    mf_span *open;            /* scope spans pushed, not popped (innermost last) */
+    size_t n_open, cap_open;
+    mf_trace_span *events;    /* Event begin without end (innermost last) */
+    size_t n_events, cap_events;
+} mf_thread_state;
+
+/* An async trace object begun and not ended (Task, Frame, NVTX range). */
+typedef struct mf_open_object {
+    uint64_t key;             /* log << 48 ^ kind << 40 ^ id; 0 = empty */
+    mf_trace_span span;
+} mf_open_object;
+
+typedef struct mf_counter_state {
+    uint32_t pid, domain, name;
+    mf_series points;
+} mf_counter_state;
+
+struct mf_model_state {
+    mf_model_options opt;
+    int16_t device_slot[1u << 16];   /* device -> index into devs, -1 */
+    mf_dev_state **devs;
+    size_t n_devs, cap_devs;
+    mf_view_state **views;
+    size_t n_views, cap_views;
+    size_t view_points, kept_limit;  /* per-view limits for the current view count */
+    size_t tiles_total;              /* tile strips of all views */
+    mf_proc_state *procs;            /* by log */
+    size_t n_procs;
+    mf_live_table live;
+    mf_topk leaks;                   /* mf_block never freed whose process ended */
+    mf_thread_state *threads;        /* hashed by (pid, tid) */
+    uint32_t *thread_slots;          /* index + 1 */
+    size_t n_threads, cap_threads, n_thread_slots;
+    mf_topk spans;                   /* mf_span, longest kept */
+    mf_topk activities;              /* mf_activity, longest kept */
+    size_t cap_pools;
+    mf_topk trace_spans;             /* mf_trace_span, longest kept */
+    mf_open_object *objects;         /* hashed by key */
+    size_t n_objects, n_object_slots;
+    size_t cap_markers;
+    mf_counter_state *counters;
+    size_t n_counters, cap_counters;
+    uint64_t seq;                    /* order of spans */
+    char **warnings;                 /* fed (mf_model_warn) */
+    size_t n_warnings, cap_warnings;
+    char **derived;                  /* made by the last settle from the counts */
+    size_t n_derived, cap_derived;
+    uint64_t t0, t1;                 /* UINT64_MAX, 0 before the first event */
+    int oom;
+    /* what the last settle allocated */
+    mf_view **settled_views;
+};
+
+/* ---- model.c ---- */
+
+/* The view of (device, process of log), created if new; NULL when out of memory. */
+mf_view_state *mf_model_view_of(mf_model *m, uint16_t log, uint16_t device,
+                                mf_dev_state **dev);
+
+/* The thread (pid, tid), created if new; NULL when out of memory. */
+mf_thread_state *mf_model_thread(mf_model *m, uint32_t pid, uint32_t tid);
+
+/* ---- model_blocks.c ---- */
+
+void mf_model_on_alloc(mf_model *m, const mf_event *e);
+void mf_model_on_free(mf_model *m, const mf_event *e);
+void mf_model_on_process_end(mf_model *m, const mf_event *e);
+void mf_model_on_sample(mf_model *m, const mf_event *e, const mf_sample_values *values);
+/* The device's scope statistics (with at-peak values) into pub.scopes. */
+int mf_model_settle_scopes(mf_model *m, mf_dev_state *d);
+/* Leaks, the CPU picture's live blocks and the GPU blocks never freed. */
+int mf_model_settle_blocks(mf_model *m);
+/* The block of live entry e as it stands at the model's end. */
+void mf_model_live_block(const mf_model *m, const mf_live *e, mf_block *out);
+
+/* ---- model_picture.c ---- */
+
+/* A block of view v ended (or is drawn live at the end): keep it whole or
+ * paint it. */
+int mf_picture_retire(mf_model *m, mf_view_state *v, const mf_block *b);
+/* Count an allocation's addresses and sizes for the view's picture. */
+int mf_picture_alloc(mf_model *m, mf_view_state *v, uint64_t addr, uint64_t span);
+/* The view's scope entry (created if new); NULL when out of memory. */
+mf_view_scope *mf_picture_scope(mf_view_state *v, uint32_t scope);
+/* Per-view limits after the number of views changed. */
+int mf_picture_rebalance(mf_model *m);
+/* The view's settled picture fields. */
+int mf_picture_settle(mf_model *m, mf_view_state *v);
+/* Is live block b of v among v->blocks (chosen at the last settle)? */
+int mf_picture_kept_whole(const mf_view *v, const mf_block *b);
+void mf_picture_free(mf_view_state *v);
+
+/* ---- model_trace.c ---- */
+
+void mf_trace_on_scope(mf_model *m, const mf_event *e);
+void mf_trace_on_activity(mf_model *m, const mf_event *e);
+void mf_trace_on_pool(mf_model *m, const mf_event *e);
+void mf_trace_on_object(mf_model *m, const mf_event *e);
+int mf_trace_init(mf_model *m);
+int mf_trace_settle(mf_model *m);
+void mf_trace_free(mf_model *m);
+
+/* Change a scope's held bytes, capturing its share at the owner's last peak. */
+static inline void mf_scope_held_change(mf_scope_held *s, uint64_t owner_epoch, int64_t bytes,
+                                        int64_t count)
+{
+    if (s->epoch != owner_epoch) {
+        s->at_peak_bytes = s->bytes;
+        s->at_peak_count = s->count;
+        s->epoch = owner_epoch;
+    }
+    s->bytes += (uint64_t)bytes;
+    s->count += (uint64_t)count;
+}
+
+/* Its bytes and blocks at the owner's (latest) peak. */
+static inline void mf_scope_held_at_peak(const mf_scope_held *s, uint64_t owner_epoch,
+                                         uint64_t *bytes, uint64_t *count)
+{
+    *bytes = s->epoch != owner_epoch ? s->bytes : s->at_peak_bytes;
+    *count = s->epoch != owner_epoch ? s->count : s->at_peak_count;
+}
+
+#endif /* MEMFLOW_MODEL_STATE_H */

@@ -1,0 +1,197 @@
+/*
+ * tiles.c - the cell grid of tiles.h: strips of cells in an array, found
+ * through an open-addressing table keyed by (granule, first column).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "grow.h"
+#include "tiles.h"
+
+#define STRIP_MASK ((uint64_t)MF_TILE_STRIP - 1)
+
+uint16_t mf_tile_class(uint64_t v)
+{
+    if (v <= 1)
+        return 0;
+    unsigned top = 63 - (unsigned)__builtin_clzll(v);
+    /* the 8 bits below the top bit give the fraction */
+    uint64_t frac = top >= 8 ? (v >> (top - 8)) & 0xff : (v << (8 - top)) & 0xff;
+    return (uint16_t)(top * 256 + frac);
+}
+
+static size_t strip_slot(uint64_t granule, uint32_t first_col, size_t n_slots)
+{
+    uint64_t x = granule * 0x9e3779b97f4a7c15ull ^ ((uint64_t)first_col * 0xc2b2ae3d27d4eb4full);
+    x ^= x >> 29;
+    x *= 0xbf58476d1ce4e5b9ull;
+    return (size_t)(x >> 32) & (n_slots - 1);
+}
+
+static int rehash(mf_tiles *t, size_t n_slots)
+{
+    uint32_t *slots = calloc(n_slots, sizeof *slots);
+    if (!slots)
+        return -1;
+    for (size_t c = 0; c < t->n; c++) {
+        size_t i = strip_slot(t->strips[c].granule, t->strips[c].first_col, n_slots);
+        while (slots[i])
+            i = (i + 1) & (n_slots - 1);
+        slots[i] = (uint32_t)c + 1;
+    }
+    free(t->slots);
+    t->slots = slots;
+    t->n_slots = n_slots;
+    return 0;
+}
+
+/* The strip (granule, first_col), added empty if new; NULL when out of memory. */
+static mf_tile_strip *strip(mf_tiles *t, uint64_t granule, uint32_t first_col)
+{
+    if ((t->n + 1) * 2 > t->n_slots && rehash(t, t->n_slots ? 2 * t->n_slots : 1024) < 0)
+        return NULL;
+    size_t i = strip_slot(granule, first_col, t->n_slots);
+    for (; t->slots[i]; i = (i + 1) & (t->n_slots - 1)) {
+        mf_tile_strip *s = &t->strips[t->slots[i] - 1];
+        if (s->granule == granule && s->first_col == first_col)
+            return s;
+    }
+    if (mf_grow((void **)&t->strips, &t->cap, t->n + 1, sizeof *t->strips) < 0)
+        return NULL;
+    mf_tile_strip *s = &t->strips[t->n++];
+    memset(s, 0, sizeof *s);
+    s->granule = granule;
+    s->first_col = first_col;
+    t->slots[i] = (uint32_t)t->n;
+    return s;
+}
+
+static void start(mf_tiles *t, uint64_t from)
+{
+    if (t->started)
+        return;
+    t->started = 1;
+    t->gshift = MF_TILES_FIRST_GSHIFT;
+    t->wshift = MF_TILES_FIRST_WSHIFT;
+    t->origin = from;
+}
+
+/* The column of time, at most the last column a strip can start in. */
+static uint64_t column(const mf_tiles *t, uint64_t time)
+{
+    uint64_t c = time > t->origin ? (time - t->origin) >> t->wshift : 0;
+    return c > UINT32_MAX ? UINT32_MAX : c;
+}
+
+uint64_t mf_tiles_cost(const mf_tiles *t, uint64_t addr, uint64_t span, uint64_t from,
+                       uint64_t to)
+{
+    if (!t->started)
+        return 1;
+    uint64_t last = addr + span - 1 < addr ? UINT64_MAX : addr + span - 1;
+    uint64_t rows = (last >> t->gshift) - (addr >> t->gshift) + 1;
+    uint64_t strips = column(t, to) / MF_TILE_STRIP - column(t, from) / MF_TILE_STRIP + 1;
+    return rows > UINT64_MAX / strips ? UINT64_MAX : rows * strips;
+}
+
+/* Bits lo..hi (0 <= lo <= hi < 16). */
+static uint16_t bits(unsigned lo, unsigned hi)
+{
+    return (uint16_t)(((2u << hi) - 1) & ~((1u << lo) - 1));
+}
+
+int mf_tiles_paint(mf_tiles *t, uint64_t addr, uint64_t span, uint64_t from, uint64_t to,
+                   mf_tile value, int unfreed)
+{
+    start(t, from);
+    uint64_t last = addr + span - 1 < addr ? UINT64_MAX : addr + span - 1;
+    uint64_t g0 = addr >> t->gshift, g1 = last >> t->gshift;
+    uint64_t c0 = column(t, from), c1 = column(t, to > from ? to : from);
+    if (c0 > c1)
+        c0 = c1;
+    for (uint64_t g = g0;; g++) {
+        for (uint64_t first = c0 & ~STRIP_MASK; first <= c1; first += MF_TILE_STRIP) {
+            mf_tile_strip *s = strip(t, g, (uint32_t)first);
+            if (!s)
+                return -1;
+            unsigned lo = first < c0 ? (unsigned)(c0 - first) : 0;
+            unsigned hi = c1 - first < MF_TILE_STRIP ? (unsigned)(c1 - first) : MF_TILE_STRIP - 1;
+            for (unsigned k = lo; k <= hi; k++)
+                s->cells[k] = value;
+            uint16_t painted = bits(lo, hi);
+            s->used |= painted;
+            s->unfreed &= (uint16_t)~painted;
+            if (unfreed && c1 - first < MF_TILE_STRIP)
+                s->unfreed |= (uint16_t)(1u << hi);
+        }
+        if (g == g1)
+            break;
+    }
+    return 0;
+}
+
+/* Cell k of from into cell j of to (painted over what was there). */
+static void merge_cell(mf_tile_strip *to, unsigned j, const mf_tile_strip *from, unsigned k)
+{
+    to->cells[j] = from->cells[k];
+    to->used |= (uint16_t)(1u << j);
+    to->unfreed |= (uint16_t)(((from->unfreed >> k) & 1u) << j);
+}
+
+int mf_tiles_coarsen(mf_tiles *t, int time)
+{
+    mf_tile_strip *old = t->strips;
+    size_t n = t->n;
+    t->strips = NULL;
+    t->n = t->cap = 0;
+    free(t->slots);
+    t->slots = NULL;
+    t->n_slots = 0;
+    if (time)
+        t->wshift++;
+    else
+        t->gshift++;
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        const mf_tile_strip *o = &old[i];
+        uint32_t half = o->first_col / 2;     /* a multiple of MF_TILE_STRIP / 2 */
+        mf_tile_strip *s = time ? strip(t, o->granule, half & ~(uint32_t)STRIP_MASK)
+                                : strip(t, o->granule >> 1, o->first_col);
+        if (!s) {
+            rc = -1;
+            break;
+        }
+        for (unsigned k = 0; k < MF_TILE_STRIP; k++) {
+            if (!(o->used >> k & 1u))
+                continue;
+            /* in time, k and k + 1 (k even) become one cell: the later wins */
+            merge_cell(s, time ? (half & (uint32_t)STRIP_MASK) + k / 2 : k, o, k);
+        }
+    }
+    free(old);
+    return rc;
+}
+
+unsigned mf_tile_run(const mf_tile_strip *s, unsigned *k, unsigned *first)
+{
+    while (*k < MF_TILE_STRIP && !(s->used >> *k & 1u))
+        (*k)++;
+    if (*k >= MF_TILE_STRIP)
+        return 0;
+    const mf_tile *a = &s->cells[*k];
+    unsigned n = 1;
+    *first = *k;
+    while (*k + n < MF_TILE_STRIP && (s->used >> (*k + n) & 1u) &&
+           s->cells[*k + n].scope == a->scope && s->cells[*k + n].life == a->life &&
+           s->cells[*k + n].size == a->size)
+        n++;
+    *k += n;
+    return n;
+}
+
+void mf_tiles_free(mf_tiles *t)
+{
+    free(t->strips);
+    free(t->slots);
+    memset(t, 0, sizeof *t);
+}

@@ -1,0 +1,78 @@
+/*
+ * tiles.h - the blocks of a picture panel that are not kept one by one,
+ * summarised in bounded memory: a grid of cells over (time, address),
+ * each cell the colour key of the last block painted over it (scope, and
+ * lifetime and size classes for the other colourings).  Cells are
+ * 2^wshift ns wide and 2^gshift bytes tall; when a grid holds too many
+ * cells it is coarsened (cells twice as wide or twice as tall, merged), so
+ * memory stays bounded whatever the number of blocks.  The renderer maps
+ * cells through the panel's axes into pixels.
+ *
+ * Cells are stored in strips: MF_TILE_STRIP neighbouring columns of one
+ * address granule, found through one hash lookup.  A block lives over
+ * several columns, and an address is used again and again by the blocks
+ * that follow one another there, so strips fill up; painting a block costs
+ * a lookup per row and strip it crosses, then writes its cells in a row.
+ */
+#ifndef MEMFLOW_TILES_H
+#define MEMFLOW_TILES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define MF_TILE_STRIP 16          /* columns per strip */
+#define MF_TILES_FIRST_GSHIFT 6   /* cells of 64 bytes at first */
+#define MF_TILES_FIRST_WSHIFT 12  /* and 4 us */
+
+/* What one cell shows. */
+typedef struct mf_tile {
+    uint32_t scope;           /* string id */
+    uint16_t life;            /* lifetime class: log2(ns) * 256 */
+    uint16_t size;            /* size class: log2(requested) * 256 */
+} mf_tile;
+
+/* MF_TILE_STRIP cells of one granule: columns first_col .. + MF_TILE_STRIP - 1. */
+typedef struct mf_tile_strip {
+    uint64_t granule;         /* address >> gshift */
+    uint32_t first_col;       /* (time - origin) >> wshift, a multiple of MF_TILE_STRIP */
+    uint16_t used;            /* bit k: cell k was painted */
+    uint16_t unfreed;         /* bit k: a block that was never freed ends in cell k */
+    mf_tile cells[MF_TILE_STRIP];
+} mf_tile_strip;
+
+typedef struct mf_tiles {
+    mf_tile_strip *strips;
+    size_t n, cap;            /* strips */
+    uint32_t *slots;          /* strip index + 1; 0 = empty */
+    size_t n_slots;
+    unsigned gshift, wshift;
+    uint64_t origin;          /* time of column 0 (set by the first paint, or before it) */
+    int started;
+} mf_tiles;
+
+/* The class of a value for the colour ramps: log2(v) * 256 (v >= 1). */
+uint16_t mf_tile_class(uint64_t v);
+
+/* How many strips painting [addr, addr + span) x [from, to] would touch. */
+uint64_t mf_tiles_cost(const mf_tiles *t, uint64_t addr, uint64_t span, uint64_t from,
+                       uint64_t to);
+
+/* Paint a block (unfreed: it was never freed, it ends in its last column).
+ * 0, or -1 when out of memory. */
+int mf_tiles_paint(mf_tiles *t, uint64_t addr, uint64_t span, uint64_t from, uint64_t to,
+                   mf_tile value, int unfreed);
+
+/* Make cells twice as wide (time != 0) or twice as tall, merging them (the
+ * later column wins in time; the strip painted later wins in address). */
+int mf_tiles_coarsen(mf_tiles *t, int time);
+
+/*
+ * The next run of cells of strip s from cell *k on: cells [*k, *k + n) are
+ * painted alike (n returned, 0 when no painted cell is left); *k moves past
+ * the run.  *first is the run's first cell.
+ */
+unsigned mf_tile_run(const mf_tile_strip *s, unsigned *k, unsigned *first);
+
+void mf_tiles_free(mf_tiles *t);
+
+#endif /* MEMFLOW_TILES_H */

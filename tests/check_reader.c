@@ -1,0 +1,592 @@
+/*
+ * check_reader.c - Check suite of the streaming reader (analyze/reader.c,
+ * log_scan.c, merge.c, log_header.c) on real logs: each test records with
+ * the real recorder in its own forked process, closes the log, damages it
+ * the way a disk, a crash or a stray write would, and reads it back.
+ * Expected values are exact: event order, damage messages with offsets,
+ * repaired header fields, process relations, stack ids.
+ */
+#include <check.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "checksum.h"
+#include "clock.h"
+#include "config.h"
+#include "log_reader.h"
+#include "memflow.h"
+#include "model.h"
+#include "reader.h"
+#include "recorder.h"
+
+#define CPU0 MF_DEVICE(MF_DEVICE_CPU, 0)
+#define P(x) ((const void *)(uintptr_t)(x))
+
+static char scratch[1024];
+
+static void start_recording(const char *test)
+{
+    const char *top = getenv("top_builddir");
+    char cmd[4096];
+    snprintf(scratch, sizeof scratch, "%s/tests/out/check_reader/%s", top ? top : ".", test);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", scratch, scratch);
+    ck_assert_int_eq(system(cmd), 0);
+    const char *k = "path", *v = scratch;
+    ck_assert_int_eq(memflow_set_config(1, &k, &v), 0);
+    ck_assert_int_eq(memflow_set_state(MEMFLOW_RUN), 0);
+}
+
+/* Finish the log and return its path (static storage). */
+static const char *finish(void)
+{
+    static char path[4096];
+    snprintf(path, sizeof path, "%s", mf_recorder_log_path());
+    mf_recorder_finish();
+    return path;
+}
+
+static void read_header(const char *path, mf_file_header *h)
+{
+    int fd = open(path, O_RDONLY);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(pread(fd, h, sizeof *h, 0), sizeof *h);
+    close(fd);
+}
+
+static void write_at(const char *path, const void *bytes, size_t len, long offset)
+{
+    int fd = open(path, O_WRONLY);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(pwrite(fd, bytes, len, offset), (ssize_t)len);
+    close(fd);
+}
+
+/* Give the log a static_check as the format defines it (version..host,
+ * run_id, argv bytes), and optionally a run id first. */
+static void seal_header(const char *path, const uint8_t *run_id)
+{
+    mf_file_header h;
+    read_header(path, &h);
+    if (run_id)
+        memcpy(h.run_id, run_id, 16);
+    char argv[4096];
+    int fd = open(path, O_RDONLY);
+    ck_assert_int_eq(pread(fd, argv, h.argv_len, sizeof h), h.argv_len);
+    close(fd);
+    uint32_t crc = mf_crc32c(0, (const char *)&h + 8, offsetof(mf_file_header, static_check) - 8);
+    h.static_check = mf_crc32c(crc, argv, h.argv_len);
+    write_at(path, &h, sizeof h, 0);
+}
+
+static mf_log *read_log(const char *path, int want_rc)
+{
+    mf_log *log = NULL;
+    char err[1024] = "";
+    int rc = mf_log_read(path, &log, err, sizeof err);
+    ck_assert_msg(rc == want_rc, "mf_log_read(%s) = %d, expected %d: %s %s", path, rc, want_rc,
+                  err, log ? log->damage : "");
+    return log;
+}
+
+static size_t count_type(const mf_log *log, unsigned type)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < log->n_events; i++)
+        n += log->events[i].type == type;
+    return n;
+}
+
+/* ALLOC records in chunk index of the file, counted by walking it. */
+static size_t allocs_in_chunk(const char *path, long index)
+{
+    int fd = open(path, O_RDONLY);
+    size_t n = 0;
+    for (long at = index * MF_CHUNK_SIZE + 16; at + 8 <= (index + 1) * MF_CHUNK_SIZE;) {
+        uint64_t word;
+        ck_assert_int_eq(pread(fd, &word, 8, at), 8);
+        if (word == 0)
+            break;
+        n += MF_WORD_TYPE(word) == MF_REC_ALLOC;
+        at += MF_WORD_SIZE(word);
+    }
+    close(fd);
+    return n;
+}
+
+/* ---- order ------------------------------------------------------------------ */
+
+/*
+ * One thread writes blocks at t0+10, t0+20, ...; it then writes "late"
+ * records stamped t0+15, t0+5, t0+25 (as CUPTI's thread does), so its
+ * chunk's times go back.  Read back: every event in time order, the late
+ * ones in their place.
+ */
+START_TEST(merge_orders_late_records)
+{
+    start_recording("late");
+    uint64_t t0 = mf_clock_now();
+    for (uint64_t k = 1; k <= 3; k++)
+        mf_recorder_alloc_event(CPU0, 0, t0 + 10 * k, 0x1000 * k, 8, 8, 0, 0, 0);
+    mf_recorder_alloc_event(CPU0, 0, t0 + 15, 0x15000, 8, 8, 0, 0, 0);
+    mf_recorder_alloc_event(CPU0, 0, t0 + 5, 0x5000, 8, 8, 0, 0, 0);
+    mf_recorder_alloc_event(CPU0, 0, t0 + 25, 0x25000, 8, 8, 0, 0, 0);
+    mf_log *log = read_log(finish(), 0);
+    const uint64_t want[] = { 0x5000, 0x1000, 0x15000, 0x2000, 0x25000, 0x3000 };
+    size_t k = 0;
+    for (size_t i = 0; i < log->n_events; i++) {
+        const mf_event *e = &log->events[i];
+        if (i)
+            ck_assert_uint_le(log->events[i - 1].time_ns, e->time_ns);
+        if (e->type == MF_REC_ALLOC && e->time_ns >= t0 && e->time_ns <= t0 + 30) {
+            ck_assert_uint_lt(k, 6);
+            ck_assert_uint_eq(e->addr, want[k]);
+            k++;
+        }
+    }
+    ck_assert_uint_eq(k, 6);
+    mf_log_free(log);
+}
+END_TEST
+
+/* Three logs' events interleave by time; a tie keeps the first log first. */
+START_TEST(merge_interleaves_logs)
+{
+    start_recording("logs");
+    uint64_t t0 = mf_clock_now();
+    for (int k = 0; k < 3; k++)
+        mf_recorder_alloc_event(CPU0, 0, t0 + 10 * (uint64_t)k, 0x100 + (uint64_t)k, 1, 1, 0, 0,
+                                0);
+    pid_t child = fork();
+    if (child == 0) {
+        for (int k = 0; k < 3; k++)
+            mf_recorder_alloc_event(CPU0, 0, t0 + 10 * (uint64_t)k + 5 * (k != 1),
+                                    0x200 + (uint64_t)k, 1, 1, 0, 0, 0);
+        mf_recorder_finish();
+        _exit(0);
+    }
+    int status;
+    ck_assert_int_eq(waitpid(child, &status, 0), child);
+    char child_log[2048];
+    snprintf(child_log, sizeof child_log, "%s/memflow-%d.mfl", scratch, (int)child);
+    const char *paths[2] = { finish(), child_log };
+    mf_strings *pool = mf_strings_new();
+    mf_reader *r;
+    char err[512];
+    ck_assert_int_eq(mf_reader_open(&r, paths, 2, pool, NULL, err, sizeof err), 0);
+    ck_assert_int_eq(mf_reader_log(r, 1)->parent, 0);   /* the child's image of the parent */
+    mf_event ev[64];
+    mf_sample_values sv[64];
+    uint64_t order[8];
+    size_t k = 0;
+    long n;
+    while ((n = mf_reader_next(r, ev, sv, 64, UINT64_MAX, err, sizeof err)) > 0)
+        for (long i = 0; i < n; i++)
+            if (ev[i].type == MF_REC_ALLOC && (ev[i].addr & ~0x3ffull) == 0 && k < 8)
+                order[k++] = ev[i].addr;
+    ck_assert_int_eq(n, 0);
+    /* times: 100@0 200@5 101@10 201@10 102@20 202@25 */
+    const uint64_t want[] = { 0x100, 0x200, 0x101, 0x201, 0x102, 0x202 };
+    ck_assert_uint_eq(k, 6);
+    for (size_t i = 0; i < 6; i++)
+        ck_assert_uint_eq(order[i], want[i]);
+    mf_reader_close(r);
+    mf_strings_free(pool);
+}
+END_TEST
+
+/* ---- damage ------------------------------------------------------------------ */
+
+/* Records in three chunks (each thread's first chunk, then more). */
+static const char *three_chunk_log(const char *test)
+{
+    start_recording(test);
+    for (uint64_t i = 0; i < 60000; i++)
+        mf_recorder_alloc_event(CPU0, 0, 0, 0x10000 + i * 16, 16, 16, 0, 0, 0);
+    return finish();
+}
+
+START_TEST(cut_at_chunk_boundary_is_damage)
+{
+    const char *path = three_chunk_log("cut");
+    mf_file_header h;
+    read_header(path, &h);
+    ck_assert_uint_ge(h.chunks_claimed, 4);
+    mf_log *whole = read_log(path, 0);
+    size_t all = count_type(whole, MF_REC_ALLOC);
+    mf_log_free(whole);
+    ck_assert_int_eq(truncate(path, 2 * MF_CHUNK_SIZE), 0);
+    mf_log *log = read_log(path, 1);
+    char want[4300];
+    snprintf(want, sizeof want, "%s: offset 2097152: the file ends after 2 chunks, but the "
+             "header says %llu were claimed: the log was cut short and the events of %llu "
+             "chunks are missing", path, (unsigned long long)h.chunks_claimed,
+             (unsigned long long)h.chunks_claimed - 2);
+    ck_assert_str_eq(log->damage, want);
+    /* chunk 1 is whole, nothing after it */
+    ck_assert_uint_eq(count_type(log, MF_REC_ALLOC), allocs_in_chunk(path, 1));
+    ck_assert_uint_gt(allocs_in_chunk(path, 1), 18000);
+    ck_assert_uint_lt(count_type(log, MF_REC_ALLOC), all);
+    mf_log_free(log);
+}
+END_TEST
+
+START_TEST(flipped_argv_len_is_repaired)
+{
+    const char *path = three_chunk_log("argv_len");
+    seal_header(path, NULL);
+    mf_log *good = read_log(path, 0);
+    size_t all = good->n_events;
+    mf_file_header h;
+    read_header(path, &h);
+    uint8_t flipped = (uint8_t)((h.argv_len >> 8) ^ 0x10);
+    write_at(path, &flipped, 1, offsetof(mf_file_header, argv_len) + 1);
+    mf_log *log = read_log(path, 1);
+    char want[4300];
+    snprintf(want, sizeof want, "%s: offset 68: argv_len says %u bytes, the program's arguments "
+             "are %u (the header checksum agrees with %u)", path, h.argv_len ^ 0x1000,
+             h.argv_len, h.argv_len);
+    ck_assert_str_eq(log->damage, want);
+    ck_assert_uint_eq(log->header.argv_len, h.argv_len);
+    ck_assert_int_eq(log->argc, good->argc);
+    ck_assert_str_eq(log->argv[0], good->argv[0]);
+    ck_assert_uint_eq(log->n_events, all);
+    mf_log_free(log);
+    mf_log_free(good);
+}
+END_TEST
+
+START_TEST(checksum_mismatch_is_reported_not_fatal)
+{
+    const char *path = three_chunk_log("checksum");
+    seal_header(path, NULL);
+    mf_file_header h;
+    read_header(path, &h);
+    uint8_t byte = (uint8_t)(h.pid ^ 1);
+    write_at(path, &byte, 1, offsetof(mf_file_header, pid));
+    mf_log *log = read_log(path, 1);
+    char want[4300];
+    snprintf(want, sizeof want, "%s: offset 152: the header checksum 0x%08x does not match the "
+             "header (pid, program arguments or run id may be wrong)", path, h.static_check);
+    ck_assert_str_eq(log->damage, want);
+    ck_assert_uint_eq(count_type(log, MF_REC_ALLOC), 60000);
+    mf_log_free(log);
+}
+END_TEST
+
+START_TEST(version_flip_and_other_version)
+{
+    const char *path = three_chunk_log("version");
+    seal_header(path, NULL);
+    uint32_t v = MF_LOG_VERSION ^ 1;
+    write_at(path, &v, 4, 8);
+    mf_log *log = read_log(path, 1);
+    ck_assert_ptr_nonnull(strstr(log->damage, ": offset 8: version is 3, the header checksum says 2"));
+    ck_assert_uint_eq(count_type(log, MF_REC_ALLOC), 60000);
+    mf_log_free(log);
+    v = 99;                                    /* not a flipped bit: another version */
+    write_at(path, &v, 4, 8);
+    char err[1024];
+    ck_assert_int_eq(mf_log_read(path, &log, err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "log version 99, this memflow reads version 2"));
+}
+END_TEST
+
+/* A STRING record whose id is absurd is damage and costs no memory. */
+START_TEST(absurd_string_id_costs_nothing)
+{
+    start_recording("string_id");
+    memflow_scope_push("layer", 0);
+    for (uint64_t i = 0; i < 1000; i++)
+        memflow_record_alloc("cpu/0", P(0x1000 + 64 * i), 8, 8, NULL, 0);
+    const char *path = finish();
+    /* find the STRING record of "layer:" in chunk 1 and give it id 60,000,000 (a log of 2 MiB holds at most 131,072) */
+    int fd = open(path, O_RDWR);
+    long at = MF_CHUNK_SIZE + 16;
+    for (;;) {
+        uint64_t word;
+        ck_assert_int_eq(pread(fd, &word, 8, at), 8);
+        ck_assert_uint_ne(word, 0);
+        if (MF_WORD_TYPE(word) == MF_REC_STRING) {
+            char text[8] = "";
+            ck_assert_int_eq(pread(fd, text, 6, at + 16), 6);
+            if (memcmp(text, "layer:", 6) == 0) {
+                word = MF_RECORD_WORD(MF_REC_STRING, MF_WORD_SIZE(word), 60000000u);
+                ck_assert_int_eq(pwrite(fd, &word, 8, at), 8);
+                break;
+            }
+        }
+        at += MF_WORD_SIZE(word);
+    }
+    close(fd);
+    struct rusage before, after;
+    getrusage(RUSAGE_SELF, &before);
+    mf_log *log = read_log(path, 1);
+    getrusage(RUSAGE_SELF, &after);
+    char want[4300];
+    snprintf(want, sizeof want, "%s: offset %ld: bad string record (id 60000000, length 6, "
+             "size 24)", path, at);
+    ck_assert_str_eq(log->damage, want);
+    ck_assert_int_lt(after.ru_maxrss - before.ru_maxrss, 32 * 1024);   /* KiB */
+    mf_log_free(log);
+}
+END_TEST
+
+START_TEST(dropped_events_are_counted)
+{
+    const char *path = three_chunk_log("dropped");
+    mf_file_header h;
+    read_header(path, &h);
+    h.flags |= MF_HEADER_DROPPED;
+    h.dropped_events = 7;
+    write_at(path, &h, sizeof h, 0);
+    mf_log *log = read_log(path, 1);
+    char want[4300];
+    snprintf(want, sizeof want, "%s: offset 20: the recorder could not grow the log (disk full "
+             "or file size limit): events were dropped (7 events)", path);
+    ck_assert_str_eq(log->damage, want);
+    ck_assert_uint_eq(count_type(log, MF_REC_ALLOC), 60000);
+    mf_log_free(log);
+}
+END_TEST
+
+/* ---- runs and processes ---------------------------------------------------------- */
+
+START_TEST(logs_of_other_runs_are_refused)
+{
+    start_recording("runs");
+    memflow_record_alloc("cpu/0", P(0x1000), 8, 8, NULL, 0);
+    pid_t child = fork();
+    if (child == 0) {
+        memflow_record_alloc("cpu/0", P(0x2000), 8, 8, NULL, 0);
+        mf_recorder_finish();
+        _exit(0);
+    }
+    int status;
+    ck_assert_int_eq(waitpid(child, &status, 0), child);
+    char child_log[2048];
+    snprintf(child_log, sizeof child_log, "%s/memflow-%d.mfl", scratch, (int)child);
+    const char *paths[2] = { finish(), child_log };
+    uint8_t run_a[16] = { 0xaa, 1 }, run_b[16] = { 0xbb, 2 };
+    seal_header(paths[0], run_a);
+    seal_header(paths[1], run_b);
+    mf_strings *pool = mf_strings_new();
+    mf_reader *r = NULL;
+    char err[2048], want[3000];
+    ck_assert_int_eq(mf_reader_open(&r, paths, 2, pool, NULL, err, sizeof err),
+                     MF_READER_OTHER_RUNS);
+    snprintf(want, sizeof want, "%s (run aa010000000000000000000000000000) and %s (run "
+             "bb020000000000000000000000000000) are logs of different runs", paths[0], paths[1]);
+    ck_assert_msg(strncmp(err, want, strlen(want)) == 0, "%s", err);
+    ck_assert_ptr_nonnull(strstr(err, "--merge-runs"));
+    mf_reader_options merge = { .merge_runs = 1 };
+    ck_assert_int_eq(mf_reader_open(&r, paths, 2, pool, &merge, err, sizeof err), 0);
+    mf_reader_close(r);
+    seal_header(paths[1], run_a);                  /* the same run: merged */
+    ck_assert_int_eq(mf_reader_open(&r, paths, 2, pool, NULL, err, sizeof err), 0);
+    mf_reader_close(r);
+    mf_strings_free(pool);
+}
+END_TEST
+
+/* An exec'd image follows its first image of the same pid, which ends when
+ * the next starts; the process's end mark, when written, wins. */
+START_TEST(exec_images_chain_and_end)
+{
+    start_recording("exec");
+    memflow_record_alloc("cpu/0", P(0x1000), 8, 8, NULL, 0);
+    const char *first = finish();
+    char a[4096], b[4200];
+    snprintf(a, sizeof a, "%s", first);
+    snprintf(b, sizeof b, "%s/memflow-%d-1.mfl", scratch, (int)getpid());
+    /* a second image of the same pid, 1 s later, with an end mark */
+    char cmd[9000];
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", a, b);
+    ck_assert_int_eq(system(cmd), 0);
+    mf_file_header h;
+    read_header(b, &h);
+    uint64_t start_a = h.start_mono_ns;
+    h.start_mono_ns += 1000000000ull;
+    h.end_how = MF_END_EXIT;
+    h.end_ns = h.start_mono_ns + 5;
+    h.end_status = 3;
+    write_at(b, &h, sizeof h, 0);
+    const char *paths[2] = { b, a };
+    mf_strings *pool = mf_strings_new();
+    mf_reader *r;
+    char err[512];
+    ck_assert_int_eq(mf_reader_open(&r, paths, 2, pool, NULL, err, sizeof err), 0);
+    const mf_log_info *first_image = mf_reader_log(r, 1), *second = mf_reader_log(r, 0);
+    ck_assert_int_eq(first_image->next_image, 0);
+    ck_assert_int_eq(second->prev_image, 1);
+    ck_assert_uint_eq(first_image->end_how, MF_END_EXEC);
+    ck_assert_int_eq(first_image->end_inferred, 1);
+    ck_assert_uint_eq(first_image->end_ns, start_a + 1000000000ull);
+    ck_assert_uint_eq(second->end_how, MF_END_EXIT);
+    ck_assert_int_eq(second->end_inferred, 0);
+    ck_assert_uint_eq(second->end_ns, h.end_ns > second->last_ns ? h.end_ns : second->last_ns);
+    ck_assert_int_eq(second->abnormal, 0);
+    mf_event ev[64];
+    mf_sample_values sv[64];
+    long n;
+    int ends = 0;
+    while ((n = mf_reader_next(r, ev, sv, 64, UINT64_MAX, err, sizeof err)) > 0)
+        for (long i = 0; i < n; i++)
+            if (ev[i].type == MF_EV_PROCESS_END) {
+                ck_assert_uint_eq(ev[i].log, ends == 0 ? 1 : 0);
+                ck_assert_uint_eq(ev[i].extra & 0xff,
+                                  ends == 0 ? MF_END_EXEC : MF_END_EXIT);
+                ends++;
+            }
+    ck_assert_int_eq(ends, 2);
+    mf_reader_close(r);
+    mf_strings_free(pool);
+}
+END_TEST
+
+/* ---- stacks -------------------------------------------------------------- */
+
+/* Byte offset in the file where chunk index's records end (its zero word). */
+static long chunk_end(const char *path, long index)
+{
+    int fd = open(path, O_RDONLY);
+    long at = index * MF_CHUNK_SIZE + 16;
+    for (;;) {
+        uint64_t word;
+        ck_assert_int_eq(pread(fd, &word, 8, at), 8);
+        if (word == 0)
+            break;
+        at += MF_WORD_SIZE(word);
+    }
+    close(fd);
+    return at;
+}
+
+/*
+ * STACK, MODULE and CPU_ALLOC_STACK records (as `memflow run --stacks`
+ * writes them) appended to a real log's chunk: a CPU_ALLOC_STACK decodes as
+ * an allocation with its stack id, a full ALLOC keeps its stack id too; the
+ * id leads to the stack's return addresses (mf_reader_stack); the model's
+ * blocks keep it; the MODULE record is read past.
+ */
+START_TEST(stack_ids_reach_events_and_blocks)
+{
+    start_recording("stacks");
+    memflow_record_alloc("cpu/0", P(0x1000), 8, 8, NULL, 0);
+    const char *path = finish();
+    long at = chunk_end(path, 1);
+    mf_chunk_header ch;
+    int fd = open(path, O_RDONLY);
+    ck_assert_int_eq(pread(fd, &ch, sizeof ch, MF_CHUNK_SIZE), sizeof ch);
+    close(fd);
+    uint64_t t = mf_clock_now();
+    uint8_t buf[512] = { 0 };
+    size_t n = 0;
+    mf_rec_module mod = { .word = MF_RECORD_WORD(MF_REC_MODULE, sizeof mod, 1), .bias = 0x400000,
+                          .start = 0x400000, .end = 0x500000, .build_id_len = 4,
+                          .build_id = { 1, 2, 3, 4 } };
+    memcpy(buf + n, &mod, sizeof mod);
+    n += sizeof mod;
+    mf_rec_stack st = { .word = MF_RECORD_WORD(MF_REC_STACK, sizeof st + 24, 7), .depth = 3 };
+    uint64_t ips[3] = { 0x401000, 0x402000, 0x403000 };
+    memcpy(buf + n, &st, sizeof st);
+    memcpy(buf + n + sizeof st, ips, sizeof ips);
+    n += sizeof st + sizeof ips;
+    mf_rec_time tm = { .word = MF_RECORD_WORD(MF_REC_TIME, sizeof tm, 0), .time_ns = t };
+    memcpy(buf + n, &tm, sizeof tm);
+    n += sizeof tm;
+    mf_rec_cpu_alloc_stack ca = { .word = MF_RECORD_WORD(MF_REC_CPU_ALLOC_STACK, sizeof ca, 10),
+                                  .addr = 0xabc000, .requested_flags = 4096, .slack = 0,
+                                  .scope = 1, .stack = 7 };
+    memcpy(buf + n, &ca, sizeof ca);
+    n += sizeof ca;
+    mf_rec_alloc fa = { .word = MF_RECORD_WORD(MF_REC_ALLOC, sizeof fa, CPU0), .time_ns = t + 20,
+                        .addr = 0xdef000, .requested = 100, .actual = 128, .scope = 1,
+                        .tid = ch.tid, .stack = 7 };
+    memcpy(buf + n, &fa, sizeof fa);
+    n += sizeof fa;
+    write_at(path, buf, n, at);
+
+    mf_strings *pool = mf_strings_new();
+    mf_reader *r;
+    char err[512];
+    ck_assert_int_eq(mf_reader_open(&r, &path, 1, pool, NULL, err, sizeof err), 0);
+    ck_assert_uint_eq(mf_reader_log(r, 0)->damage->n, 0);
+    mf_event ev[64];
+    mf_sample_values sv[64];
+    long got;
+    uint32_t stack_a = 0, stack_b = 0;
+    while ((got = mf_reader_next(r, ev, sv, 64, UINT64_MAX, err, sizeof err)) > 0)
+        for (long i = 0; i < got; i++) {
+            if (ev[i].type != MF_REC_ALLOC)
+                continue;
+            if (ev[i].addr == 0xabc000) {
+                ck_assert_uint_eq(ev[i].time_ns, t + 10);
+                ck_assert_uint_eq(ev[i].size, 4096);
+                stack_a = ev[i].stack;
+            } else if (ev[i].addr == 0xdef000) {
+                stack_b = ev[i].stack;
+            } else {
+                ck_assert_uint_eq(ev[i].stack, 0);
+            }
+        }
+    ck_assert_uint_ne(stack_a, 0);
+    ck_assert_uint_eq(stack_b, stack_a);
+    uint64_t back[8];
+    uint32_t log = 99;
+    ck_assert_int_eq(mf_reader_stack(r, stack_a, &log, back, 8), 3);
+    ck_assert_uint_eq(log, 0);
+    ck_assert_uint_eq(back[0], 0x401000);
+    ck_assert_uint_eq(back[2], 0x403000);
+    ck_assert_int_eq(mf_reader_stack(r, stack_a + 1, &log, back, 8), -1);
+    mf_reader_close(r);
+    mf_strings_free(pool);
+
+    mf_model *m = mf_model_load(&path, 1, UINT64_MAX, err, sizeof err);
+    ck_assert_ptr_nonnull(m);
+    int seen = 0;
+    for (size_t i = 0; i < m->n_leaks; i++)
+        if (m->leaks[i].addr == 0xabc000 || m->leaks[i].addr == 0xdef000) {
+            ck_assert_uint_eq(m->leaks[i].stack, stack_a);
+            seen++;
+        }
+    ck_assert_int_eq(seen, 2);
+    mf_model_free(m);
+}
+END_TEST
+
+static Suite *reader_suite(void)
+{
+    Suite *s = suite_create("reader");
+    TCase *order = tcase_create("order");
+    tcase_add_test(order, merge_orders_late_records);
+    tcase_add_test(order, merge_interleaves_logs);
+    suite_add_tcase(s, order);
+    TCase *damage = tcase_create("damage");
+    tcase_add_test(damage, cut_at_chunk_boundary_is_damage);
+    tcase_add_test(damage, flipped_argv_len_is_repaired);
+    tcase_add_test(damage, checksum_mismatch_is_reported_not_fatal);
+    tcase_add_test(damage, version_flip_and_other_version);
+    tcase_add_test(damage, absurd_string_id_costs_nothing);
+    tcase_add_test(damage, dropped_events_are_counted);
+    suite_add_tcase(s, damage);
+    TCase *runs = tcase_create("runs");
+    tcase_add_test(runs, logs_of_other_runs_are_refused);
+    tcase_add_test(runs, exec_images_chain_and_end);
+    tcase_add_test(runs, stack_ids_reach_events_and_blocks);
+    suite_add_tcase(s, runs);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(reader_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
