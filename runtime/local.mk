@@ -12,7 +12,7 @@ RUNTIME_SOURCES = \
 	runtime/compiler.h runtime/log_format.h \
 	runtime/checksum.c runtime/checksum.h \
 	runtime/run_id.c runtime/run_id.h \
-	runtime/clock.c runtime/clock.h \
+	runtime/clock.c runtime/clock.h runtime/clock_fast.h \
 	runtime/device.c runtime/device.h \
 	runtime/paths.c runtime/paths.h \
 	runtime/error.c runtime/error.h \

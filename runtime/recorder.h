@@ -52,7 +52,7 @@ extern MF_EXPORT __thread int mf_thread_internal
 MF_EXPORT void mf_recorder_cpu_alloc(const void *addr, size_t requested, size_t actual,
                                      unsigned flags);
 
-/* CPU hot path: record that addr was freed on cpu/0. */
+/* CPU hot path: record that addr was freed on cpu/0.  Keeps errno. */
 MF_EXPORT void mf_recorder_cpu_free(const void *addr, unsigned flags);
 
 /*

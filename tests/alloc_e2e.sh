@@ -27,6 +27,18 @@ expect_eq "fns stats json" \
     "$(json_get "$SCRATCH/fns.json" "json.dumps([{k: v for k, v in s.items() if not k.endswith('_ns') and k != 'avg_size'} for s in d['scopes'] if s['scope'] == 'fns:'][0])")"
 expect_eq "fns unknown frees" 0 "$(json_get "$SCRATCH/fns.json" "d['unknown_frees']")"
 
+# Actual sizes: every block's recorded usable size is what jemalloc says of
+# the block (malloc_usable_size looks it up), for every size class and
+# alignment: the sums agree to the byte.
+"$MEMFLOW" run --no-render -o "$SCRATCH/usable" -- "$W" usable > "$SCRATCH/usable.out" ||
+    fail "usable run exited $?"
+"$CHECK" "$SCRATCH"/usable/memflow-*.mfl > "$SCRATCH/usable.txt" || fail "usable: logcheck exited $?"
+blocks=$(sed -n 's/^blocks \([0-9]*\) usable [0-9]*$/\1/p' "$SCRATCH/usable.out")
+usable=$(sed -n 's/^blocks [0-9]* usable \([0-9]*\)$/\1/p' "$SCRATCH/usable.out")
+[ -n "$blocks" ] && [ "$blocks" -gt 20000 ] || fail "usable: $(cat "$SCRATCH/usable.out")"
+expect_eq "actual sizes" "usable: allocs=$blocks frees=$blocks actual=$usable" \
+    "$(logline "$SCRATCH/usable.txt" usable: | sed 's/ bytes=[0-9]*//')"
+
 # A realloc that fails records nothing: no phantom free + alloc, no size
 # change.  (The realloc to 200 that succeeds is one free + one alloc.)
 "$MEMFLOW" run --no-render -o "$SCRATCH/rf" -- "$W" reallocfail || fail "reallocfail run exited $?"
