@@ -26,6 +26,19 @@ typedef struct run_ident {
 } run_ident;
 
 /*
+ * The staging area (cli/run_stage.c): prepare creates it and puts it in
+ * MEMFLOW_STAGE for the program (none when MEMFLOW_STAGE=0 or the kernel
+ * has no memfd: the program then writes its log file directly); child runs
+ * in the forked child before exec and makes it that process's; start, once
+ * the program runs, starts the thread that copies full chunks into the log;
+ * finish, once the program is gone, stops it and copies what was left.
+ */
+int run_stage_prepare(void);
+void run_stage_child(void);
+void run_stage_start(void);
+void run_stage_finish(void);
+
+/*
  * Start command (searched in PATH like execvp) as a child with the current
  * environment.  Returns the child's pid; -1 with the errno of the failed
  * exec in *exec_errno (the child is then already reaped); -2 when no child

@@ -19,6 +19,7 @@ RUNTIME_SOURCES = \
 	runtime/config.c runtime/config.h \
 	runtime/intern.c runtime/intern.h \
 	runtime/log_writer.c runtime/log_writer.h \
+	runtime/stage.c runtime/stage.h \
 	runtime/recorder.c runtime/recorder.h runtime/thread_state.h \
 	runtime/cuda_seen.c runtime/cuda_seen.h \
 	runtime/scope.c runtime/scope.h \

@@ -26,6 +26,7 @@
 #include "log_writer.h"
 #include "recorder.h"
 #include "stacks.h"
+#include "stage.h"
 #include "thread_state.h"
 
 /*
@@ -171,10 +172,11 @@ static __attribute__((noinline)) void *reserve_slow(mf_thread_state *t, uint32_t
     char *limit;
     char *chunk = mf_log_writer_claim(t->tid, &limit);
     if (chunk) {
-        /* The full chunk is in the file already: unmap it, so the program's
-         * resident memory does not grow with its log. */
+        /* Done with the full chunk: a mapping of the file is unmapped, so
+         * the program's resident memory does not grow with its log; a
+         * staging slot goes to be copied into the file. */
         if (t->limit)
-            munmap(t->limit - MF_CHUNK_SIZE, MF_CHUNK_SIZE);
+            mf_log_writer_release(t->limit - MF_CHUNK_SIZE, t->cursor);
         t->cursor = chunk;
         t->limit = limit;
         t->has_base = 0;
@@ -738,6 +740,7 @@ static void finish_at_exit(int status, void *arg)
     note_lost_stacks();
     mf_cuda_seen_at_exit();
     mf_log_writer_set_end(MF_END_EXIT, status);
+    mf_log_writer_flush();
     mf_log_writer_set_finished(1);
     report_dropped();
     MF_INTERNAL_END();
@@ -745,8 +748,10 @@ static void finish_at_exit(int status, void *arg)
 
 void mf_recorder_end(unsigned how, int64_t status)
 {
-    if (mf_recorder_log_open())
-        mf_log_writer_set_end(how, status);
+    if (!mf_recorder_log_open())
+        return;
+    mf_log_writer_set_end(how, status);
+    mf_log_writer_flush(); /* what is staged reaches the file before the image goes */
 }
 
 void mf_recorder_end_cancel(void)
@@ -920,11 +925,12 @@ static void fork_child(void)
     free_lock = fresh;
     free_states = NULL;
     int was_open = log_open;
+    int was_staged = mf_stage_active(); /* the parent's stage: unmapped whole */
     mf_log_writer_forget();
     __atomic_store_n(&log_open, 0, __ATOMIC_SEQ_CST);
     mf_thread_state *t = tls_state;
     if (t) {
-        if (t->limit) /* the parent's chunk: the child never writes it */
+        if (t->limit && !was_staged) /* the parent's chunk: the child never writes it */
             munmap(t->limit - MF_CHUNK_SIZE, MF_CHUNK_SIZE);
         t->cursor = t->limit = NULL;
         t->tid = (uint32_t)syscall(SYS_gettid);

@@ -35,11 +35,19 @@ mf_thread_state *mf_thread_state_get(void);
  */
 void *mf_thread_reserve(mf_thread_state *t, uint32_t size);
 
-/* Publish a record reserved with mf_thread_reserve: store its word last. */
+/*
+ * Publish a record reserved with mf_thread_reserve (at t->cursor): a zero
+ * word after it first, then its word, last.  The zero word ends the chunk's
+ * records for any reader: a staging slot is reused without being cleared,
+ * and what lies past the zero is an older chunk's.
+ */
 static inline void mf_thread_commit(mf_thread_state *t, void *rec, uint64_t word)
 {
+    char *next = (char *)rec + ((word >> 16) & 0xffffu);
+    if (next + sizeof(uint64_t) <= t->limit)
+        *(uint64_t *)(void *)next = 0;
     __atomic_store_n((uint64_t *)rec, word, __ATOMIC_RELEASE);
-    t->cursor += (word >> 16) & 0xffffu;
+    t->cursor = next;
     /* Records stream into memory not touched for a while: ask for the line
      * a few records ahead now, for writing (prefetchw: owned, so the
      * stores then need no second trip), so the stores do not wait for it.

@@ -31,6 +31,13 @@
  *                   alignment; prints "blocks N usable U", the count and the
  *                   sum of malloc_usable_size (jemalloc's lookup of each
  *                   block), which the log's actual sizes must equal
+ *   outlive N       N malloc/free pairs of 64 bytes in scope "before:", prints
+ *                   "ready PID", waits for SIGUSR1 (60 s at most), then N
+ *                   more in "after:" and exits 0: the test kills memflow run
+ *                   meanwhile, and the program must write its log itself
+ *   dumps N         N mallocs of 100 bytes in scope "mid:", N / 2 of them
+ *                   freed, then memflow_dumps(json) mid-run; prints the
+ *                   JSON (the records still staged must be in it)
  *   reallocfail     in scope "rf:": malloc(100), a realloc to 2^62 bytes that
  *                   fails (NULL, ENOMEM, the block intact), a realloc to 200
  *                   that moves or not, then free: 2 allocs, 2 frees, 300 bytes
@@ -245,6 +252,60 @@ static void doomed(long n)
     memflow_scope_pop();
 }
 
+/* N malloc/free pairs of 64 bytes in scope. */
+static void pairs(const char *scope, long n)
+{
+    memflow_scope_push(scope, 0);
+    for (long i = 0; i < n; i++) {
+        void *p = malloc(64);
+        check(p != NULL, "malloc");
+        sink = p;
+        free(p);
+    }
+    memflow_scope_pop();
+}
+
+static volatile sig_atomic_t go_on;
+
+static void on_usr1(int sig)
+{
+    (void)sig;
+    go_on = 1;
+}
+
+/* Outlive memflow run: allocate, say so, wait for SIGUSR1, allocate more. */
+static void outlive(long n)
+{
+    signal(SIGUSR1, on_usr1);
+    alarm(60);
+    pairs("before", n);
+    printf("ready %d\n", (int)getpid());
+    fflush(stdout);
+    while (!go_on)
+        pause();
+    pairs("after", n);
+}
+
+/* The statistics mid-run, while the last records are still staged. */
+static int dumps_mid_run(long n)
+{
+    void **kept = calloc((size_t)n, sizeof *kept);
+    check(kept != NULL, "calloc");
+    memflow_scope_push("mid", 0);
+    for (long i = 0; i < n; i++)
+        check((kept[i] = malloc(100)) != NULL, "malloc");
+    for (long i = 0; i < n / 2; i++)
+        free(kept[i]);
+    memflow_scope_pop();
+    const char *json = memflow_dumps(0, "json", "total", 0);
+    if (!json) {
+        fprintf(stderr, "alloc_workload: memflow_dumps: %s\n", memflow_last_error());
+        return 1;
+    }
+    puts(json);
+    return 0;
+}
+
 /* The descriptor number of this process's memflow log, -1 if none. */
 static int log_descriptor(void)
 {
@@ -429,6 +490,10 @@ int main(int argc, char **argv)
     } else if (strcmp(mode, "quickexit") == 0) {
         every_function();
         quick_exit((int)n);
+    } else if (strcmp(mode, "outlive") == 0) {
+        outlive(n);
+    } else if (strcmp(mode, "dumps") == 0) {
+        return dumps_mid_run(n);
     } else if (strcmp(mode, "usable") == 0) {
         usable_sizes();
     } else if (strcmp(mode, "reallocfail") == 0) {

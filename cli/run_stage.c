@@ -1,0 +1,129 @@
+/*
+ * run_stage.c - memflow run's half of the staging area (runtime/stage.h):
+ * while the program runs, a thread of memflow run copies each chunk the
+ * program filled into its log file, on memflow run's own core; when the
+ * program is gone, whatever it left staged goes into the log before the
+ * logs are read.
+ *
+ * MEMFLOW_STAGE=0 in memflow run's environment turns it off: the program
+ * then maps its log file directly, as a program run without memflow run
+ * does.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run.h"
+#include "stage.h"
+
+/* How long the drain sleeps between looks: MIN_WAIT_US while the program
+ * records (its claims move, slots fill), twice as long after each look
+ * that found it idle, up to MAX_WAIT_US. */
+#define MIN_WAIT_US 1000
+#define MAX_WAIT_US 100000
+
+static mf_stage *stage;
+static pthread_t drainer;
+static int draining;           /* the thread runs */
+static int stop;               /* the program is gone: the thread ends (atomic) */
+static int reported;           /* a copy failed and was said (the drainer only) */
+static struct sigaction xfsz_before;
+
+/* Say once that staged chunks could not be copied (the program then
+ * writes them itself while it runs). */
+static void report(const char *err)
+{
+    if (!reported++)
+        fprintf(stderr, "memflow run: %s; the program writes its log itself\n", err);
+}
+
+static void *drain_loop(void *arg)
+{
+    (void)arg;
+    char err[1024];
+    int wait_us = MIN_WAIT_US;
+    while (!__atomic_load_n(&stop, __ATOMIC_ACQUIRE)) {
+        int n = mf_stage_drain(stage, 0, err, sizeof err);
+        if (n < 0)
+            report(err);
+        if (n > 0 || mf_stage_busy(stage))
+            wait_us = MIN_WAIT_US;
+        else if ((wait_us *= 2) > MAX_WAIT_US)
+            wait_us = MAX_WAIT_US;
+        mf_stage_wait(stage, wait_us);
+    }
+    return NULL;
+}
+
+/* SIGXFSZ ignored (a write beyond memflow run's file size limit is then an
+ * error, EFBIG), the disposition before it kept in xfsz_before. */
+static void ignore_xfsz(void)
+{
+    struct sigaction ignore;
+    memset(&ignore, 0, sizeof ignore);
+    ignore.sa_handler = SIG_IGN;
+    sigaction(SIGXFSZ, &ignore, &xfsz_before);
+}
+
+static void restore_xfsz(void)
+{
+    sigaction(SIGXFSZ, &xfsz_before, NULL);
+}
+
+int run_stage_prepare(void)
+{
+    const char *choice = getenv("MEMFLOW_STAGE");
+    char env[128], err[512];
+    if (choice && strcmp(choice, "0") == 0)
+        return 0;
+    /* A file size limit below the area's size: no stage (not a SIGXFSZ). */
+    ignore_xfsz();
+    stage = mf_stage_create(env, sizeof env, err, sizeof err);
+    restore_xfsz();
+    if (!stage) {
+        unsetenv("MEMFLOW_STAGE");
+        return 0; /* the program maps its log file itself */
+    }
+    setenv("MEMFLOW_STAGE", env, 1);
+    return 0;
+}
+
+void run_stage_child(void)
+{
+    if (stage)
+        mf_stage_child_owns(stage);
+}
+
+void run_stage_start(void)
+{
+    if (!stage)
+        return;
+    /* The program may grow its log up to its own file size limit: a copy
+     * beyond memflow run's is an error (EFBIG) here, never a SIGXFSZ. */
+    ignore_xfsz();
+    /* Signals stay the main thread's, which forwards them and waits. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    draining = pthread_create(&drainer, NULL, drain_loop, NULL) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+void run_stage_finish(void)
+{
+    if (!stage)
+        return;
+    if (draining) {
+        __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+        mf_stage_wake(stage);
+        pthread_join(drainer, NULL);
+    }
+    char err[1024];
+    if (mf_stage_drain(stage, 1, err, sizeof err) < 0)
+        fprintf(stderr, "memflow run: %s: the log misses what the program left staged\n", err);
+    mf_stage_destroy(stage);
+    stage = NULL;
+    restore_xfsz();
+}
