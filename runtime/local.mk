@@ -25,6 +25,7 @@ RUNTIME_SOURCES = \
 	runtime/scope.c runtime/scope.h \
 	runtime/trace.c \
 	runtime/stacks.c runtime/stacks.h \
+	runtime/unwind.c runtime/unwind.h \
 	runtime/api.c \
 	runtime/dump.c
 RUNTIME_CPPFLAGS = $(AM_CPPFLAGS) $(LIBUNWIND_CFLAGS) -DMF_LIBUNWIND_SONAME='"$(LIBUNWIND_SONAME)"'

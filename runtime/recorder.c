@@ -28,6 +28,7 @@
 #include "stacks.h"
 #include "stage.h"
 #include "thread_state.h"
+#include "unwind.h"
 
 /*
  * MF_RECORDING_UNDECIDED until the first event or the library's constructor
@@ -385,12 +386,12 @@ static inline void fill_cpu_alloc(mf_rec_cpu_alloc *r, const mf_thread_state *t,
 }
 
 /* With stacks on: capture first (it may write STACK and MODULE records),
- * then a CPU_ALLOC_STACK record. */
+ * then the time, then a CPU_ALLOC_STACK record. */
 static __attribute__((noinline)) void cpu_alloc_stack(mf_thread_state *t, const void *addr,
                                                       size_t requested, size_t actual,
                                                       unsigned flags)
 {
-    uint32_t stack = mf_stacks_capture(0);
+    uint32_t stack = mf_stacks_capture(&t->unwind, 0);
     if (!fits_compact(requested, actual)) {
         cpu_alloc_full(addr, requested, actual, flags, stack);
         return;
@@ -464,10 +465,11 @@ void mf_recorder_cpu_alloc(const void *addr, size_t requested, size_t actual, un
 {
     mf_thread_state *t = tls_state;
     uint64_t now;
-    if (MF_UNLIKELY(!t || !mf_clock_try_fast(&now)))
+    /* Stacks first: their path reads the clock after the walk. */
+    if (MF_UNLIKELY(!t || __atomic_load_n(&stack_depth, __ATOMIC_RELAXED) ||
+                    !mf_clock_try_fast(&now)))
         goto slow;
-    unsigned unusual = __atomic_load_n(&stack_depth, __ATOMIC_RELAXED) | sampling() |
-                       !fits_compact(requested, actual) |
+    unsigned unusual = sampling() | !fits_compact(requested, actual) |
                        !fits_chunk(t, sizeof(mf_rec_cpu_alloc), now);
     if (MF_UNLIKELY(unusual))
         goto slow;
@@ -536,11 +538,17 @@ void mf_recorder_alloc_event(uint16_t device, unsigned flags, uint64_t time_ns, 
                                  tid, 0);
 }
 
+void mf_recorder_code_unloaded(void)
+{
+    mf_unwind_code_changed();
+}
+
 uint32_t mf_recorder_stack(unsigned skip)
 {
     if (!__atomic_load_n(&stack_depth, __ATOMIC_RELAXED) || !mf_recording_now())
         return 0;
-    return mf_stacks_capture(skip);
+    mf_thread_state *t = mf_thread_state_get();
+    return mf_stacks_capture(t ? &t->unwind : NULL, skip);
 }
 
 void mf_recorder_alloc_with_stack(uint16_t device, unsigned flags, uint64_t time_ns,

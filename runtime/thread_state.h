@@ -10,6 +10,8 @@
 
 #include <stdint.h>
 
+#include "stacks.h"
+
 #define MF_SCOPE_DEPTH 256
 
 typedef struct mf_thread_state {
@@ -24,6 +26,7 @@ typedef struct mf_thread_state {
     uint32_t reserved;
     struct mf_thread_state *next_free;
     uint32_t stack[MF_SCOPE_DEPTH];
+    mf_unwind_memo unwind;        /* the last call stack walked (stacks on) */
 } mf_thread_state;
 
 /* The calling thread's state, created on first use (NULL if out of memory). */
