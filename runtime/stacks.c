@@ -2,12 +2,17 @@
  * stacks.c - capture, deduplicate and record the call stacks of
  * allocations (see stacks.h for the contract).
  *
- * Flow: the recorder calls mf_stacks_capture() at an allocation.  libunwind's
- * unw_backtrace() walks the stack; on x86-64 it does so from a per-thread
- * cache of frame descriptions built from each function's DWARF CFI, which
- * follows the frame pointer exactly for the functions whose CFI says they
- * keep one (and only for those: a blind frame-pointer walk would silently
- * skip the callers of -fomit-frame-pointer code).  The leading frames that
+ * Flow: the recorder calls mf_stacks_capture() at an allocation, with the
+ * thread's memo of its last walk.  memflow's own walker (unwind.c) walks
+ * the stack from each function's DWARF CFI, only down to the first frame
+ * that is as it was in the last walk, and a walk that is the same as the
+ * last keeps the last id without the table; where that walker cannot (an
+ * unusual CFI rule, a signal frame, code without CFI), libunwind's
+ * unw_backtrace() walks it all, from a per-thread cache of frame
+ * descriptions built from the same CFI.  Both follow the frame pointer
+ * exactly for the functions whose CFI says they keep one (and only for
+ * those: a blind frame-pointer walk would silently skip the callers of
+ * -fomit-frame-pointer code).  The leading frames that
  * belong to memflow (and to the unwinder) are dropped by address range, the
  * rest is hashed and looked up without a lock in an open-addressing table of
  * pointers to entries in an mmap'd arena.  A miss takes the lock, appends the
