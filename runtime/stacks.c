@@ -470,6 +470,8 @@ static int64_t capture_with_memo(mf_unwind_memo *memo, unsigned skip)
     uint32_t gen = __atomic_load_n(&generation, __ATOMIC_RELAXED);
     if (same && memo->stack_id && memo->stack_gen == gen && memo->stack_skip == skip)
         return memo->stack_id;
+    if (same)
+        n = mf_unwind_memo_ips(memo, ips);
     _Static_assert(sizeof(void *) == sizeof(uint64_t), "addresses are 64-bit");
     uint32_t id = id_of_walk((void *const *)(void *)ips, (uint32_t)n, skip);
     memo->stack_id = id;

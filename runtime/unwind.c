@@ -523,6 +523,23 @@ static uint64_t stack_word(uint64_t at, uint64_t lo, int *ok)
 }
 
 /*
+ * The common case of rest_is_same below, no CFA from j on depending on rbp:
+ * the return addresses alone.  The words lie between the stack pointer
+ * that matched frame j and the top of this thread's stack (the memo is the
+ * thread's own), so they are there to read.
+ */
+static int return_addresses_same(const mf_unwind_memo *m, uint32_t j)
+{
+    const mf_unwind_frame *f = m->frame;
+    uint32_t used = m->ended ? m->n : m->n - 1;
+    for (uint32_t k = j; k < used; k++)
+        if (f[k].ra_slot &&
+            *(const uint64_t *)(uintptr_t)f[k].ra_slot != (k + 1 < m->n ? f[k + 1].ip : 0))
+            return 0;
+    return 1;
+}
+
+/*
  * Whether the last walk's frames from j on are what a walk from st would
  * compute now: same address and stack pointer at j, every word they read
  * unchanged, rbp (live or saved) the same wherever a CFA used it.
@@ -532,6 +549,8 @@ static int rest_is_same(const mf_unwind_memo *m, uint32_t j, const walk_state *s
     const mf_unwind_frame *f = &m->frame[j];
     if (f->ip != st->ip || f->sp != st->sp)
         return 0;
+    if (!m->bp_matters)
+        return return_addresses_same(m, j);
     uint64_t bp = st->bp;
     int ok = 1;
     /* The last frame's step was not used when the walk stopped at its limit. */
@@ -626,11 +645,20 @@ __attribute__((noinline)) int mf_unwind_walk(mf_unwind_memo *m, uint64_t *ips, i
     m->n = n;
     m->gen = gen;
     m->max = (uint64_t)max;
-    if (!*same)
-        m->stack_id = m->stack_gen = m->stack_skip = 0;
-    for (uint32_t k = 1; k < n; k++)
+    m->bp_matters = 0;
+    for (uint32_t k = 0; k < n; k++)
+        m->bp_matters |= m->frame[k].uses_bp;
+    if (*same)
+        return (int)n - 1; /* the caller has what it made of it: no copy */
+    m->stack_id = m->stack_gen = m->stack_skip = 0;
+    return mf_unwind_memo_ips(m, ips);
+}
+
+int mf_unwind_memo_ips(const mf_unwind_memo *m, uint64_t *ips)
+{
+    for (uint32_t k = 1; k < m->n; k++)
         ips[k - 1] = m->frame[k].ip;
-    return (int)n - 1;
+    return m->n ? (int)m->n - 1 : 0;
 }
 
 #else /* !__x86_64__ */
@@ -640,6 +668,12 @@ int mf_unwind_walk(mf_unwind_memo *memo, uint64_t *ips, int max, int *same)
     (void)memo, (void)ips, (void)max;
     *same = 0;
     return -1;
+}
+
+int mf_unwind_memo_ips(const mf_unwind_memo *m, uint64_t *ips)
+{
+    (void)m, (void)ips;
+    return 0;
 }
 
 void mf_unwind_code_changed(void)

@@ -47,6 +47,7 @@ typedef struct mf_unwind_memo {
     uint32_t stack_id;          /* the caller's id for the whole walk; 0: none */
     uint32_t stack_gen;         /* the caller's: which log the id is good for */
     uint32_t stack_skip;        /* the caller's: frames it dropped */
+    uint32_t bp_matters;        /* some frame's CFA is rbp + offset */
     uint64_t max;               /* the frame limit of that walk */
     mf_unwind_frame frame[MF_UNWIND_FRAMES];
 } mf_unwind_memo;
@@ -57,9 +58,14 @@ typedef struct mf_unwind_memo {
  * caller).  Returns the count, or -1 when this walker cannot (the caller
  * then walks with libunwind).  *same is set when the whole walk is the same
  * as the memo's, with the same max: memo->stack_* are then the caller's as
- * it left them (else zeroed).  Call inside MF_INTERNAL_BEGIN/END.
+ * it left them, and ips is NOT filled (mf_unwind_memo_ips fills it);
+ * otherwise memo->stack_* are zeroed.  Call inside MF_INTERNAL_BEGIN/END.
  */
 int mf_unwind_walk(mf_unwind_memo *memo, uint64_t *ips, int max, int *same);
+
+/* The return addresses of the memo's walk into ips (as mf_unwind_walk
+ * gives them); their count. */
+int mf_unwind_memo_ips(const mf_unwind_memo *memo, uint64_t *ips);
 
 /*
  * Code was unloaded (dlclose): every cached frame description and memo is

@@ -42,6 +42,8 @@ static volatile int sink;
 __attribute__((noinline)) static void capture_both(capture *c)
 {
     c->n_ours = mf_unwind_walk(&memo, c->ours, MAX_FRAMES, &c->same);
+    if (c->same)
+        mf_unwind_memo_ips(&memo, c->ours);
     c->n_theirs = unw_backtrace(c->theirs, MAX_FRAMES);
     sink++; /* no tail call */
 }
