@@ -76,8 +76,7 @@ static int high_descriptor_floor(void)
     return (int)floor;
 }
 
-/* Move fd to a high number (close-on-exec); fd itself if none is free. */
-static int move_high(int fd)
+int mf_log_writer_move_high(int fd)
 {
     int high = fcntl(fd, F_DUPFD_CLOEXEC, high_descriptor_floor());
     if (high < 0)
@@ -112,7 +111,7 @@ static int ensure_descriptor(void)
         close(fd);
         return -1;
     }
-    log_fd = move_high(fd);
+    log_fd = mf_log_writer_move_high(fd);
     stats.reopens++;
     return 0;
 }
@@ -149,7 +148,7 @@ static int create_file(const char *dir, char *err, size_t errlen)
             snprintf(log_path, sizeof log_path, "%s/memflow-%d-%d.mfl", dir, pid, n);
         int fd = open(log_path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
         if (fd >= 0)
-            return move_high(fd);
+            return mf_log_writer_move_high(fd);
         if (errno != EEXIST) {
             snprintf(err, errlen, "memflow: cannot create log '%s': %s", log_path,
                      strerror(errno));

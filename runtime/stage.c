@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "log_format.h"
+#include "log_writer.h"
 #include "stage.h"
 
 #define STAGE_MAGIC "MFSTAGE"           /* 8 bytes with the NUL */
@@ -426,6 +427,8 @@ mf_stage *mf_stage_create(char *env, size_t envlen, char *err, size_t errlen)
 {
     static mf_stage handle;
     int fd = (int)syscall(SYS_memfd_create, "memflow-stage", 1u /* MFD_CLOEXEC */);
+    if (fd >= 0)
+        fd = mf_log_writer_move_high(fd); /* the program's low numbers stay free */
     struct stat st;
     if (fd < 0 || ftruncate(fd, (off_t)area_bytes()) != 0 || fstat(fd, &st) != 0) {
         snprintf(err, errlen, "no staging area (memfd): %s", strerror(errno));
