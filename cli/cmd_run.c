@@ -6,9 +6,10 @@
  * libmemflow-nvtx.so as NVTX_INJECTION64_PATH (NVTX ranges as scopes),
  * the configuration as MEMFLOW_<KEY> variables, MEMFLOW_AUTOSTART=1 (record
  * from before main()) and MEMFLOW_RUN_ID, a fresh random id that every
- * process of the run writes into its log header, and MEMFLOW_STAGE, the
- * staging area through which the process it starts hands its log chunks to
- * memflow run to write (cli/run_stage.c).  Each process (forks, execs)
+ * process of the run writes into its log header, and, when MEMFLOW_STAGE=1
+ * asks for it, MEMFLOW_STAGE, the staging area through which the process
+ * it starts hands its log chunks to memflow run to write
+ * (cli/run_stage.c).  Each process (forks, execs)
  * writes its own DIR/memflow-<pid>.mfl; when the program ends,
  * exactly the logs with this run's id are rendered into DIR unless
  * --no-render, then compacted (cli/cmd_compact.c) unless --no-compact.
@@ -363,9 +364,8 @@ int cmd_run(int argc, char **argv)
         return RUN_EXIT_OWN_ERROR;
     run_ident run = { .dir = dir };
     mf_run_id_fresh(run.id);
-    if (prepare_environment(&run) < 0)
+    if (prepare_environment(&run) < 0 || run_stage_prepare() < 0)
         return RUN_EXIT_OWN_ERROR;
-    run_stage_prepare();
     run_child_adopt_orphans();
     int exec_errno;
     pid_t pid = run_child_start(opt.command, &exec_errno);

@@ -26,9 +26,11 @@ typedef struct run_ident {
 } run_ident;
 
 /*
- * The staging area (cli/run_stage.c): prepare creates it and puts it in
- * MEMFLOW_STAGE for the program (none when MEMFLOW_STAGE=0 or the kernel
- * has no memfd: the program then writes its log file directly); child runs
+ * The staging area (cli/run_stage.c), opt-in: prepare creates it when
+ * MEMFLOW_STAGE=1 and puts it in MEMFLOW_STAGE for the program (none by
+ * default or when the kernel has no memfd: the program then writes its log
+ * file directly); returns -1 (said on stderr) for a MEMFLOW_STAGE that is
+ * neither 0 nor 1; child runs
  * in the forked child before exec and makes it that process's; start, once
  * the program runs, starts the thread that copies full chunks into the log;
  * finish, once the program is gone, stops it and copies what was left.

@@ -5,9 +5,13 @@
  * program is gone, whatever it left staged goes into the log before the
  * logs are read.
  *
- * MEMFLOW_STAGE=0 in memflow run's environment turns it off: the program
- * then maps its log file directly, as a program run without memflow run
- * does.
+ * Staging is opt-in: MEMFLOW_STAGE=1 in memflow run's environment turns it
+ * on.  By default the program maps its log file directly, as a program run
+ * without memflow run does, so that a record is in the page cache the
+ * moment its word is stored: staged records that memflow run has not yet
+ * copied are lost when the program and memflow run are killed together
+ * (an OOM kill of the whole container or cgroup, kill -9 of the process
+ * group, a batch scheduler's time limit).
  */
 #include <pthread.h>
 #include <signal.h>
@@ -72,12 +76,29 @@ static void restore_xfsz(void)
     sigaction(SIGXFSZ, &xfsz_before, NULL);
 }
 
-int run_stage_prepare(void)
+/* Whether MEMFLOW_STAGE asks for a staging area: "1" yes; unset, empty,
+ * "0" or the area of an outer memflow run ("FD:DEV:INO", which is not ours
+ * to hand on) no; anything else is an error (-1, said on stderr). */
+static int stage_wanted(void)
 {
     const char *choice = getenv("MEMFLOW_STAGE");
-    char env[128], err[512];
-    if (choice && strcmp(choice, "0") == 0)
+    if (!choice || !*choice || strcmp(choice, "0") == 0 || strchr(choice, ':'))
         return 0;
+    if (strcmp(choice, "1") == 0)
+        return 1;
+    fprintf(stderr, "memflow run: MEMFLOW_STAGE='%.40s': expected 1 (stage the log through "
+            "memflow run) or 0 (the default: the program maps its log)\n", choice);
+    return -1;
+}
+
+int run_stage_prepare(void)
+{
+    char env[128], err[512];
+    int wanted = stage_wanted();
+    if (wanted <= 0) {
+        unsetenv("MEMFLOW_STAGE"); /* the program maps its log itself */
+        return wanted;
+    }
     /* A file size limit below the area's size: no stage (not a SIGXFSZ). */
     ignore_xfsz();
     stage = mf_stage_create(env, sizeof env, err, sizeof err);

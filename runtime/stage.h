@@ -1,5 +1,6 @@
 /*
- * stage.h - the staging area: under `memflow run`, the program's threads
+ * stage.h - the staging area: under `memflow run` with MEMFLOW_STAGE=1
+ * (opt-in: see cli/run_stage.c for what it trades away), the program's threads
  * write their log chunks into memory shared with memflow run, which copies
  * each full chunk into the log file on its own core.
  *

@@ -102,20 +102,23 @@ parent_pid=$(grep -l "^parent:" "$SCRATCH"/fork.*.txt | xargs grep -h '^pid=' | 
 grep -q "ppid=$parent_pid " "$SCRATCH"/fork.*.txt || fail "fork: child log does not name parent $parent_pid"
 
 # SIGKILL: every allocation made before the kill is in the log.
-fifo="$SCRATCH/ready"
-mkfifo "$fifo"
-"$MEMFLOW" run --no-render -o "$SCRATCH/kill" -- "$W" kill 5000 > "$fifo" &
-runner=$!
-read -r word pid < "$fifo"
-expect_eq "kill handshake" ready "$word"
-kill -KILL "$pid"
-status=0
-wait "$runner" || status=$?
-expect_eq "memflow run status after SIGKILL" 137 "$status"
-"$CHECK" "$SCRATCH"/kill/memflow-*.mfl > "$SCRATCH/kill.txt"
-expect_eq "SIGKILL scope" "doomed: allocs=5000 frees=0 bytes=20000000" \
-    "$(logline "$SCRATCH/kill.txt" doomed: | sed 's/ actual=.*//')"
-grep -q "finished=0" "$SCRATCH/kill.txt" || fail "SIGKILL: log should not be marked finished"
+sigkill_loses_nothing() { # NAME
+    fifo="$SCRATCH/$1.ready"
+    mkfifo "$fifo"
+    "$MEMFLOW" run --no-render -o "$SCRATCH/$1" -- "$W" kill 5000 > "$fifo" &
+    runner=$!
+    read -r word pid < "$fifo"
+    expect_eq "$1 handshake" ready "$word"
+    kill -KILL "$pid"
+    status=0
+    wait "$runner" || status=$?
+    expect_eq "$1: memflow run status after SIGKILL" 137 "$status"
+    "$CHECK" "$SCRATCH/$1"/memflow-*.mfl > "$SCRATCH/$1.txt"
+    expect_eq "$1: SIGKILL scope" "doomed: allocs=5000 frees=0 bytes=20000000" \
+        "$(logline "$SCRATCH/$1.txt" doomed: | sed 's/ actual=.*//')"
+    grep -q "finished=0" "$SCRATCH/$1.txt" || fail "$1: log should not be marked finished"
+}
+sigkill_loses_nothing kill
 
 # abort() and _exit() lose nothing either.
 status=0
@@ -130,17 +133,24 @@ expect_eq "_exit status" 3 "$status"
 "$CHECK" "$SCRATCH"/exit/memflow-*.mfl > "$SCRATCH/exit.txt"
 expect_eq "_exit scope" "doomed: allocs=2000 frees=0 bytes=8000000" \
     "$(logline "$SCRATCH/exit.txt" doomed: | sed 's/ actual=.*//')"
-# The staging area (memflow run's, runtime/stage.h) and the log written
-# directly agree: every function once with MEMFLOW_STAGE=0 gives what the
-# staged run above gave.
-MEMFLOW_STAGE=0 "$MEMFLOW" run --no-render -o "$SCRATCH/direct" -- "$W" fns ||
-    fail "direct fns run exited $?"
-"$CHECK" "$SCRATCH"/direct/memflow-*.mfl > "$SCRATCH/direct.txt"
-expect_eq "fns, log written directly" "$(logline "$SCRATCH/fns.txt" fns:)" \
-    "$(logline "$SCRATCH/direct.txt" fns:)"
+# The staging area (opt-in, MEMFLOW_STAGE=1: runtime/stage.h) and the log
+# written directly agree: every function once staged gives what the direct
+# run above gave.
+MEMFLOW_STAGE=1 "$MEMFLOW" run --no-render -o "$SCRATCH/staged" -- "$W" fns ||
+    fail "staged fns run exited $?"
+"$CHECK" "$SCRATCH"/staged/memflow-*.mfl > "$SCRATCH/staged.txt"
+expect_eq "fns, log staged" "$(logline "$SCRATCH/fns.txt" fns:)" \
+    "$(logline "$SCRATCH/staged.txt" fns:)"
+status=0
+MEMFLOW_STAGE=yes "$MEMFLOW" run --no-render -o "$SCRATCH/badstage" -- true 2> "$SCRATCH/badstage.err" ||
+    status=$?
+expect_eq "MEMFLOW_STAGE=yes: memflow's own error" 125 "$status"
+grep -q "MEMFLOW_STAGE='yes'" "$SCRATCH/badstage.err" || fail "MEMFLOW_STAGE=yes: $(cat "$SCRATCH/badstage.err")"
 
-# More threads at once than staging slots: the threads beyond them write
-# their chunks directly; every event is kept.
+# The rest runs staged.  More threads at once than staging slots: the
+# threads beyond them write their chunks directly; every event is kept.
+export MEMFLOW_STAGE=1
+sigkill_loses_nothing kill-staged
 "$MEMFLOW" run --no-render -o "$SCRATCH/many" -- "$W" threads 48 30000 || fail "48 threads exited $?"
 "$CHECK" "$SCRATCH"/many/memflow-*.mfl > "$SCRATCH/many.txt"
 bytes=$(( 468 * (64 * 16 + 8 * 2016) + 48 * 16 + 8 * 1128 ))

@@ -56,7 +56,7 @@ expect_eq "the log stays within the limit" $((4 * 1048576)) "$(field "$SCRATCH/f
 # chunks fit first).  The program exits 0, every event is kept or counted,
 # and once space is back the log grows again without a hole (failed claims
 # used no chunk).  Twice: with the program writing its log file itself
-# (MEMFLOW_STAGE=0), and through memflow run's staging area, where memflow
+# (the default), and through memflow run's staging area (MEMFLOW_STAGE=1), where memflow
 # run reserves the log's space ahead of the program until the disk refuses
 # it too (its own calls 4 to 30), and the program then reserves its chunks
 # itself (OPS large enough to outgrow what memflow run reserved).
@@ -91,7 +91,7 @@ full_disk() { # NAME MEMFLOW_STAGE OPS
 }
 if [ -n "${STRACE:-}" ] && "$STRACE" -o /dev/null true 2> /dev/null; then
     full_disk enospc 0 300000
-    full_disk enospc-staged "" 1000000
+    full_disk enospc-staged 1 1000000
 else
     echo "log_faults: SKIP the full-disk part: no strace, or ptrace is not allowed here"
 fi
