@@ -364,7 +364,7 @@ int cmd_run(int argc, char **argv)
         return RUN_EXIT_OWN_ERROR;
     run_ident run = { .dir = dir };
     mf_run_id_fresh(run.id);
-    if (prepare_environment(&run) < 0 || run_stage_prepare() < 0)
+    if (prepare_environment(&run) < 0 || run_stage_prepare(&run) < 0)
         return RUN_EXIT_OWN_ERROR;
     run_child_adopt_orphans();
     int exec_errno;
@@ -375,6 +375,6 @@ int cmd_run(int argc, char **argv)
         return RUN_EXIT_OWN_ERROR;
     run_stage_start();
     int status = run_child_wait(pid, &run);
-    run_stage_finish();
+    run_stage_finish(pid);
     return finish(&opt, &run, status);
 }

@@ -1,7 +1,10 @@
 /*
- * run_stage.c - memflow run's half of the staging area (runtime/stage.h):
- * while the program runs, a thread of memflow run copies each chunk the
- * program filled into its log file, on memflow run's own core; when the
+ * run_stage.c - memflow run's help with the program's log, from a thread of
+ * its own while the program runs.  By default the thread keeps the next
+ * chunks of the run's logs reserved and in the page cache
+ * (cli/run_ahead.c).  With MEMFLOW_STAGE=1 it is memflow run's half of the
+ * staging area (runtime/stage.h) instead: it copies each chunk the program
+ * filled into its log file, on memflow run's own core, and when the
  * program is gone, whatever it left staged goes into the log before the
  * logs are read.
  *
@@ -29,6 +32,7 @@
 #define MAX_WAIT_US 100000
 
 static mf_stage *stage;
+static run_ahead *ahead;       /* without a stage */
 static pthread_t drainer;
 static int draining;           /* the thread runs */
 static int stop;               /* the program is gone: the thread ends (atomic) */
@@ -43,20 +47,32 @@ static void report(const char *err)
         fprintf(stderr, "memflow run: %s; the program writes its log itself\n", err);
 }
 
-static void *drain_loop(void *arg)
+/* One look: copy full slots, or keep the logs' next chunks ready.
+ * Whether the program is recording. */
+static int help_once(void)
+{
+    if (!stage)
+        return run_ahead_step(ahead, &stop);
+    char err[1024];
+    int n = mf_stage_drain(stage, 0, err, sizeof err);
+    if (n < 0)
+        report(err);
+    return n > 0 || mf_stage_busy(stage);
+}
+
+static void *help_loop(void *arg)
 {
     (void)arg;
-    char err[1024];
     int wait_us = MIN_WAIT_US;
     while (!__atomic_load_n(&stop, __ATOMIC_ACQUIRE)) {
-        int n = mf_stage_drain(stage, 0, err, sizeof err);
-        if (n < 0)
-            report(err);
-        if (n > 0 || mf_stage_busy(stage))
+        if (help_once())
             wait_us = MIN_WAIT_US;
         else if ((wait_us *= 2) > MAX_WAIT_US)
             wait_us = MAX_WAIT_US;
-        mf_stage_wait(stage, wait_us);
+        if (stage)
+            mf_stage_wait(stage, wait_us);
+        else
+            run_ahead_wait(ahead, wait_us);
     }
     return NULL;
 }
@@ -91,12 +107,13 @@ static int stage_wanted(void)
     return -1;
 }
 
-int run_stage_prepare(void)
+int run_stage_prepare(const run_ident *run)
 {
     char env[128], err[512];
     int wanted = stage_wanted();
     if (wanted <= 0) {
         unsetenv("MEMFLOW_STAGE"); /* the program maps its log itself */
+        ahead = wanted == 0 ? run_ahead_open(run) : NULL;
         return wanted;
     }
     /* A file size limit below the area's size: no stage (not a SIGXFSZ). */
@@ -119,7 +136,7 @@ void run_stage_child(void)
 
 void run_stage_start(void)
 {
-    if (!stage)
+    if (!stage && !ahead)
         return;
     /* The program may grow its log up to its own file size limit: a copy
      * beyond memflow run's is an error (EFBIG) here, never a SIGXFSZ. */
@@ -128,19 +145,28 @@ void run_stage_start(void)
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &old);
-    draining = pthread_create(&drainer, NULL, drain_loop, NULL) == 0;
+    draining = pthread_create(&drainer, NULL, help_loop, NULL) == 0;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
-void run_stage_finish(void)
+void run_stage_finish(pid_t child)
 {
-    if (!stage)
-        return;
     if (draining) {
         __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
-        mf_stage_wake(stage);
+        if (stage)
+            mf_stage_wake(stage);
+        else
+            run_ahead_wake(ahead);
         pthread_join(drainer, NULL);
+        draining = 0;
     }
+    if (ahead) {
+        run_ahead_close(ahead, child);
+        ahead = NULL;
+        restore_xfsz();
+    }
+    if (!stage)
+        return;
     char err[1024];
     if (mf_stage_drain(stage, 1, err, sizeof err) < 0)
         fprintf(stderr, "memflow run: %s: the log misses what the program left staged\n", err);

@@ -29,6 +29,23 @@ expect_eq "events after the descriptors were closed" "after: allocs=100000 frees
     "$(grep '^after: ' "$SCRATCH/fds.txt" | sed 's/ actual=.*//')"
 grep -q "finished=1" "$SCRATCH/fds.txt" || fail "closefds: log not finished"
 
+# memflow run keeps the next chunks of the log reserved and in the page cache
+# while the program runs (cli/run_ahead.c); once the program is gone the log
+# ends at its last claimed chunk again, with no disk blocks beyond it, and
+# every event is in it.
+"$MEMFLOW" run --no-render --no-compact -o "$SCRATCH/ahead" -- "$W" threads 1 300000 ||
+    fail "ahead: exited $?"
+set -- "$SCRATCH"/ahead/memflow-*.mfl
+"$HEADER" "$1" > "$SCRATCH/ahead.h" || fail "ahead: logheader exited $?"
+claimed=$(field "$SCRATCH/ahead.h" chunks_claimed)
+expect_eq "ahead: file size" $((claimed * 1048576)) "$(field "$SCRATCH/ahead.h" file_size)"
+allocated=$(field "$SCRATCH/ahead.h" allocated)
+[ "$allocated" -le $((claimed * 1048576 + 65536)) ] ||
+    fail "ahead: $allocated bytes on disk for $claimed chunks"
+"$CHECK" "$1" > "$SCRATCH/ahead.txt" || fail "ahead: logcheck exited $?"
+expect_eq "ahead: events" "t0: allocs=300000 frees=300000" \
+    "$(grep '^t0: ' "$SCRATCH/ahead.txt" | sed 's/ bytes=.*//')"
+
 # A file size limit (ulimit -f) smaller than the log: the program runs to its
 # own exit status (no SIGXFSZ), the header says DROPPED with the count, and
 # one stderr line says how many.  Every event is either in the log or counted.
