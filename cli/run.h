@@ -48,7 +48,7 @@ void run_stage_finish(pid_t child);
 /*
  * Keeping the next chunks of the run's logs ready (cli/run_ahead.c): open
  * watches run->dir (NULL when it cannot: nothing is kept ready); step
- * finds new logs of the run and reserves and populates the AHEAD chunks
+ * finds new logs of the run and reserves and reads ahead the AHEAD chunks
  * after each one's claims, returns whether a log claimed chunks since the
  * last step (stops early once *stop is set); wait sleeps until a file
  * appears, wake or timeout_us; close cuts the logs of the reaped process

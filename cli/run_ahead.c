@@ -3,16 +3,20 @@
  * ready, so that a claim finds its pages in the page cache.
  *
  * A thread that claims a chunk of its log maps it and faults its 256 pages
- * in (MADV_POPULATE_WRITE, runtime/log_writer.c); on ext4 about two thirds
- * of that is the page cache allocating and zeroing fresh pages and the file
- * system reserving their blocks, ~1 ms a chunk, on the program's time.
- * memflow run is idle while the program runs: here it watches the output
- * folder (inotify) for the run's logs (run id checked, runtime/log_format.h),
- * follows each log's chunks_claimed, and keeps chunks [claimed, claimed +
- * AHEAD) reserved (fallocate) and in the page cache, written through a
- * mapping of its own (MADV_POPULATE_WRITE on memflow run's mapping, then
- * unmapped: the pages stay).  Nothing is written into the file: populating
- * a page keeps its bytes, so a chunk the program claims meanwhile is safe.
+ * in (MADV_POPULATE_WRITE, runtime/log_writer.c); on ext4 that is ~1 ms a
+ * chunk of the program's time, part of it the page cache allocating and
+ * zeroing fresh pages.  memflow run is idle while the program runs: here
+ * it watches the output folder (inotify) for the run's logs (run id
+ * checked, runtime/log_format.h), follows each log's chunks_claimed, and
+ * keeps chunks [claimed, claimed + AHEAD) reserved (fallocate) and in the
+ * page cache (readahead: zero pages of the reserved blocks).  The claim
+ * then maps pages that exist: ~0.6 ms a chunk instead of ~0.95 ms, for
+ * ~0.3 ms of memflow run's time.  (Populating the pages writable through a
+ * mapping of memflow run's own, MADV_POPULATE_WRITE, leaves the claim
+ * ~0.4 ms but costs memflow run ~1 ms a chunk: more CPU in all, and slower
+ * when the program has no idle core beside it; see docs/PERFORMANCE.md.)
+ * Nothing is written into the file, so a chunk the program claims
+ * meanwhile is safe.
  *
  * The program is unchanged and stays correct without memflow run; its
  * records still go straight into the file's page cache (crash safety is the
@@ -41,10 +45,6 @@
 
 #include "run.h"
 
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23
-#endif
-
 #define AHEAD 8u                        /* chunks ready beyond each log's claims */
 #define MAX_LOGS 64                     /* logs followed at once */
 #define RETRY_NS 50000000ull            /* after a refused fallocate: 50 ms */
@@ -55,7 +55,7 @@ typedef struct ahead_log {
     int fd;                             /* -1: free entry */
     const mf_file_header *header;       /* NULL until the file is known to be this run's */
     uint64_t pid;                       /* the header's */
-    uint64_t ready;                     /* chunks [0, ready) reserved and populated */
+    uint64_t ready;                     /* chunks [0, ready) reserved, read ahead */
     uint64_t last_claimed;
     uint64_t moved_ns;                  /* when it last claimed a chunk */
     uint64_t retry_ns;                  /* not before this (a refused fallocate) */
@@ -67,7 +67,6 @@ struct run_ahead {
     const run_ident *run;
     int inotify;
     int wake;                           /* eventfd: run_ahead_wake */
-    int no_populate;                    /* the kernel has no MADV_POPULATE_WRITE */
     ahead_log logs[MAX_LOGS];
 };
 
@@ -160,26 +159,19 @@ static void confirm(run_ahead *a, ahead_log *l)
 
 /* Reserve chunk `index` and bring its pages into the page cache.  0, or -1
  * when the file may not grow (full disk, file size limit). */
-static int make_ready(run_ahead *a, ahead_log *l, uint64_t index)
+static int make_ready(const ahead_log *l, uint64_t index)
 {
     off_t at = (off_t)(index * MF_CHUNK_SIZE);
     if (fallocate(l->fd, 0, at, MF_CHUNK_SIZE) != 0)
         return errno == EOPNOTSUPP || errno == ENOSYS ? 0 : -1;
-    if (a->no_populate)
-        return 0;
-    void *chunk = mmap(NULL, MF_CHUNK_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, l->fd, at);
-    if (chunk == MAP_FAILED)
-        return 0;
-    if (madvise(chunk, MF_CHUNK_SIZE, MADV_POPULATE_WRITE) != 0 && errno == EINVAL)
-        a->no_populate = 1;
-    munmap(chunk, MF_CHUNK_SIZE);
+    readahead(l->fd, at, MF_CHUNK_SIZE);
     return 0;
 }
 
 /* Keep AHEAD chunks of the log ready beyond its claims; whether it claimed
  * chunks since the last look.  A chunk the program reached first is
- * skipped: it populated that one itself. */
-static int keep_ahead(run_ahead *a, ahead_log *l, const int *stop)
+ * skipped: it faulted that one in itself. */
+static int keep_ahead(ahead_log *l, const int *stop)
 {
     uint64_t claimed = __atomic_load_n(&l->header->chunks_claimed, __ATOMIC_ACQUIRE);
     int moved = claimed != l->last_claimed;
@@ -194,7 +186,7 @@ static int keep_ahead(run_ahead *a, ahead_log *l, const int *stop)
         uint64_t next = l->ready > claimed ? l->ready : claimed + 1;
         if (next >= claimed + AHEAD)
             break;
-        if (make_ready(a, l, next) < 0) {
+        if (make_ready(l, next) < 0) {
             l->retry_ns = now_ns() + RETRY_NS;
             break;
         }
@@ -214,7 +206,7 @@ int run_ahead_step(run_ahead *a, const int *stop)
             busy |= l->name[0] != 0; /* a log is starting */
         }
         if (l->header)
-            busy |= keep_ahead(a, l, stop);
+            busy |= keep_ahead(l, stop);
     }
     return busy;
 }
