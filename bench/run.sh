@@ -4,9 +4,11 @@
 # Times bench/churn (2,000,000 malloc/free operations, see bench/churn.c)
 # unprofiled (glibc), with jemalloc alone (LD_PRELOAD, for reference), under
 # `memflow run --no-render --no-compact` (the live log: bench/compact.sh
-# measures compaction; and with --stacks), under heaptrack and under
-# valgrind massif; with 1 and 2 threads; rounds interleave the tools so
-# drift hits all alike.
+# measures compaction; and with --stacks; and with MEMFLOW_STAGE=1, the
+# program handing its log to memflow run through the staging area instead
+# of writing the log file itself), under heaptrack and under valgrind
+# massif; with 1 and 2 threads; rounds interleave the tools so drift hits
+# all alike.
 # Checks that memflow kept every event (`memflow stats --format json`), then
 # times `memflow render` of logs of 1 M, 10 M and 100 M events, and what
 # `memflow serve` costs per request as a log grows.  The tables on stdout
@@ -42,12 +44,12 @@ SERVE_EVENTS=${BENCH_SERVE_EVENTS:-500000}
 SERVE_FEED=$BUILD/tests/serve_feed
 SRCDIR=$(cd "$(dirname "$0")/.." && pwd)
 JEMALLOC=libjemalloc.so.2
-TOOLS="plain jemalloc memflow memflow-stacks heaptrack massif"
+TOOLS="plain jemalloc memflow memflow-stage memflow-stacks heaptrack massif"
 # memflow-shm: the same with the log on tmpfs (/dev/shm), to show what the
 # file system's page cache costs (BENCH_SHM=0 leaves it out).
 SHM_DIR=/dev/shm/memflow-bench-$$
 if [ "${BENCH_SHM:-1}" = 1 ] && [ -d /dev/shm ]; then
-    TOOLS="plain jemalloc memflow memflow-shm memflow-stacks heaptrack massif"
+    TOOLS="plain jemalloc memflow memflow-stage memflow-shm memflow-stacks heaptrack massif"
 fi
 trap 'rm -rf "$SHM_DIR"' EXIT
 
@@ -77,6 +79,8 @@ tool_cmd() { # TOOL THREADS OPS -> sets the array CMD
     jemalloc) CMD=(env LD_PRELOAD=$JEMALLOC "${churn[@]}") ;;
     memflow) CMD=("${MEMFLOW_CMD[@]}" run --no-render --no-compact -o "$OUT/memflow" -- "${churn[@]}") ;;
     memflow-shm) CMD=("${MEMFLOW_CMD[@]}" run --no-render --no-compact -o "$SHM_DIR" -- "${churn[@]}") ;;
+    memflow-stage) CMD=(env MEMFLOW_STAGE=1 "${MEMFLOW_CMD[@]}" run --no-render --no-compact
+                         -o "$OUT/memflow-stage" -- "${churn[@]}") ;;
     memflow-stacks) CMD=("${MEMFLOW_CMD[@]}" run --no-render --no-compact --stacks -o "$OUT/memflow-stacks"
                          -- "${churn[@]}") ;;
     heaptrack) CMD=(heaptrack -o "$OUT/heaptrack/churn" "${churn[@]}") ;;
@@ -246,11 +250,11 @@ if [ "$LONG_OPS" != 0 ]; then
     table_header
     RUNS_SAVED=$RUNS
     RUNS=$SLOW_RUNS
-    bench_rounds 1 "$LONG_OPS" plain jemalloc memflow memflow-stacks heaptrack
+    bench_rounds 1 "$LONG_OPS" plain jemalloc memflow memflow-stage memflow-stacks heaptrack
     RUNS=$RUNS_SAVED
-    print_rows 1 "$LONG_OPS" plain jemalloc memflow memflow-stacks heaptrack
+    print_rows 1 "$LONG_OPS" plain jemalloc memflow memflow-stage memflow-stacks heaptrack
     echo
-    for tool in memflow memflow-stacks heaptrack; do
+    for tool in jemalloc memflow memflow-stage memflow-stacks heaptrack; do
         echo "- $tool: $(per_event "$tool" "$LONG_OPS" 1) ns wall, $(per_event "$tool" "$LONG_OPS" 3)" \
             "ns CPU per event over glibc"
     done

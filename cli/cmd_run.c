@@ -6,8 +6,11 @@
  * libmemflow-nvtx.so as NVTX_INJECTION64_PATH (NVTX ranges as scopes),
  * the configuration as MEMFLOW_<KEY> variables, MEMFLOW_AUTOSTART=1 (record
  * from before main()) and MEMFLOW_RUN_ID, a fresh random id that every
- * process of the run writes into its log header.  Each process (forks,
- * execs) writes its own DIR/memflow-<pid>.mfl; when the program ends,
+ * process of the run writes into its log header, and, when MEMFLOW_STAGE=1
+ * asks for it, MEMFLOW_STAGE, the staging area through which the process
+ * it starts hands its log chunks to memflow run to write
+ * (cli/run_stage.c).  Each process (forks, execs)
+ * writes its own DIR/memflow-<pid>.mfl; when the program ends,
  * exactly the logs with this run's id are rendered into DIR unless
  * --no-render, then compacted (cli/cmd_compact.c) unless --no-compact.
  * Signals memflow gets go to the program (cli/run_child.c).
@@ -361,7 +364,7 @@ int cmd_run(int argc, char **argv)
         return RUN_EXIT_OWN_ERROR;
     run_ident run = { .dir = dir };
     mf_run_id_fresh(run.id);
-    if (prepare_environment(&run) < 0)
+    if (prepare_environment(&run) < 0 || run_stage_prepare(&run) < 0)
         return RUN_EXIT_OWN_ERROR;
     run_child_adopt_orphans();
     int exec_errno;
@@ -370,5 +373,8 @@ int cmd_run(int argc, char **argv)
         return exec_failure(opt.command[0], exec_errno);
     if (pid < 0)
         return RUN_EXIT_OWN_ERROR;
-    return finish(&opt, &run, run_child_wait(pid, &run));
+    run_stage_start();
+    int status = run_child_wait(pid, &run);
+    run_stage_finish(pid);
+    return finish(&opt, &run, status);
 }

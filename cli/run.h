@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "log_format.h"
 #include "run_id.h"
 
 /* Exit statuses of memflow's own failures before the program runs (as env
@@ -24,6 +25,41 @@ typedef struct run_ident {
     const char *dir;                 /* absolute output folder */
     uint8_t id[MF_RUN_ID_BYTES];
 } run_ident;
+
+/*
+ * memflow run's help with the program's log (cli/run_stage.c), from a
+ * thread of its own.  prepare, before the program starts: with
+ * MEMFLOW_STAGE=1 it creates the staging area and puts it in MEMFLOW_STAGE
+ * for the program (none when the kernel has no memfd: the program then
+ * writes its log file directly); by default it unsets MEMFLOW_STAGE and
+ * watches run->dir for the run's logs, to keep their next chunks ready;
+ * returns -1 (said on stderr) for a MEMFLOW_STAGE that is neither 0 nor 1.
+ * child runs in the forked child before exec and makes the staging area
+ * that process's; start, once the program runs, starts the thread (copies
+ * full chunks into the log, or keeps chunks ready); finish, once the
+ * program `child` is gone and reaped, stops it and copies what was left
+ * staged, or cuts child's logs back to their claimed chunks.
+ */
+int run_stage_prepare(const run_ident *run);
+void run_stage_child(void);
+void run_stage_start(void);
+void run_stage_finish(pid_t child);
+
+/*
+ * Keeping the next chunks of the run's logs ready (cli/run_ahead.c): open
+ * watches run->dir (NULL when it cannot: nothing is kept ready); step
+ * finds new logs of the run and reserves and reads ahead the AHEAD chunks
+ * after each one's claims, returns whether a log claimed chunks since the
+ * last step (stops early once *stop is set); wait sleeps until a file
+ * appears, wake or timeout_us; close cuts the logs of the reaped process
+ * `gone` (0: none) back to their claimed chunks and frees everything.
+ */
+typedef struct run_ahead run_ahead;
+run_ahead *run_ahead_open(const run_ident *run);
+int run_ahead_step(run_ahead *a, const int *stop);
+void run_ahead_wait(run_ahead *a, int timeout_us);
+void run_ahead_wake(run_ahead *a);
+void run_ahead_close(run_ahead *a, pid_t gone);
 
 /*
  * Start command (searched in PATH like execvp) as a child with the current
@@ -52,6 +88,14 @@ void run_child_adopt_orphans(void);
  * array of malloc'd paths (sorted) and their count in *count.
  */
 char **run_logs_find(const run_ident *run, int *count);
+
+/*
+ * Open the file `name` in run->dir (O_NOFOLLOW, a regular file) with flags
+ * (O_RDONLY, O_RDWR) if it is a log of this run: a memflow-*.mfl whose
+ * header has the log magic, version and run->id (read into *h).  The
+ * descriptor, or -1.
+ */
+int run_logs_open(const run_ident *run, const char *name, int flags, mf_file_header *h);
 
 /* Process pid of this run was killed by signal sig: record MF_END_SIGNAL
  * in its newest log (the one its last image wrote). */

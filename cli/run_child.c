@@ -73,6 +73,7 @@ void run_child_adopt_orphans(void)
 
 static void exec_in_child(char **command, int report_fd, const sigset_t *mask)
 {
+    run_stage_child();
     sigprocmask(SIG_SETMASK, mask, NULL);
     execvp(command[0], command);
     int e = errno;

@@ -49,6 +49,20 @@ static int header_of_run(int fd, const run_ident *run, mf_file_header *h)
            memcmp(h->run_id, run->id, sizeof h->run_id) == 0;
 }
 
+int run_logs_open(const run_ident *run, const char *name, int flags, mf_file_header *h)
+{
+    char path[PATH_MAX];
+    int n = snprintf(path, sizeof path, "%s/%s", run->dir, name);
+    if (!is_log_name(name) || n < 0 || (size_t)n >= sizeof path)
+        return -1;
+    int fd = open_regular(path, flags);
+    if (fd >= 0 && !header_of_run(fd, run, h)) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
 /* Call fn(path, header, arg) for every log of this run in run->dir. */
 static void each_log(const run_ident *run,
                      void (*fn)(const char *path, const mf_file_header *h, void *arg),
@@ -60,17 +74,13 @@ static void each_log(const run_ident *run,
     struct dirent *e;
     while ((e = readdir(d))) {
         char path[PATH_MAX];
-        int n = snprintf(path, sizeof path, "%s/%s", run->dir, e->d_name);
-        if (!is_log_name(e->d_name) || n < 0 || (size_t)n >= sizeof path)
-            continue;
-        int fd = open_regular(path, O_RDONLY);
         mf_file_header h;
+        int fd = run_logs_open(run, e->d_name, O_RDONLY, &h);
         if (fd < 0)
             continue;
-        int ours = header_of_run(fd, run, &h);
         close(fd);
-        if (ours)
-            fn(path, &h, arg);
+        snprintf(path, sizeof path, "%s/%s", run->dir, e->d_name);
+        fn(path, &h, arg);
     }
     closedir(d);
 }

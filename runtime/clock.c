@@ -43,10 +43,10 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "clock_fast.h"
 
 #if defined(__x86_64__)
 #include <cpuid.h>
-#include <x86intrin.h>
 #define HAVE_TSC 1
 #endif
 
@@ -81,24 +81,12 @@ void mf_clock_calibrate(void)
 
 enum { TSC_UNKNOWN = 0, TSC_PENDING = 1, TSC_OFF = 2 };
 
-/* A CLOCK_MONOTONIC reading and the TSC at its middle; width: bracket ticks. */
-typedef struct clock_pair {
-    uint64_t mono, tsc, width;
-} clock_pair;
-
-typedef struct clock_segment {
-    uint64_t start_tsc;
-    uint64_t refine_span;              /* ticks after start_tsc: re-anchor due */
-    uint64_t start_ns;
-    uint64_t scale;                    /* ns per tick, 32.32 fixed point */
-    const struct clock_segment *prev;
-    clock_pair pair;                   /* what it was measured from */
-    uint64_t interval_ns;              /* until its re-anchoring */
-} clock_segment;
+typedef mf_clock_pair clock_pair;          /* clock_fast.h */
+typedef mf_clock_segment clock_segment;
 
 static clock_segment segments[SEGMENTS];
 static unsigned n_segments;
-static const clock_segment *newest;   /* NULL until the switch to the TSC */
+const clock_segment *mf_clock_newest;  /* NULL until the switch to the TSC */
 static int tsc_state;
 static clock_pair first_pair;          /* taken by mf_clock_calibrate */
 static int refiner;                    /* pid of the process whose thread re-anchors */
@@ -120,19 +108,12 @@ static uint64_t scale_of(uint64_t ns, uint64_t ticks)
 
 static uint64_t map(const clock_segment *s, uint64_t tsc)
 {
-    return s->start_ns + ns_of(tsc - s->start_tsc, s->scale);
+    return mf_clock_map(s, tsc);
 }
-
-static __attribute__((noinline)) uint64_t clock_slow(uint64_t tsc, const clock_segment *s);
 
 uint64_t mf_clock_now(void)
 {
-    uint64_t tsc = __rdtsc();
-    __atomic_signal_fence(__ATOMIC_SEQ_CST); /* the tick first, then the segment */
-    const clock_segment *s = __atomic_load_n(&newest, __ATOMIC_ACQUIRE);
-    if (MF_LIKELY(s != NULL) && MF_LIKELY(tsc - s->start_tsc < s->refine_span))
-        return map(s, tsc);
-    return clock_slow(tsc, s);
+    return mf_clock_fast();
 }
 
 static int tsc_is_invariant(void)
@@ -185,7 +166,7 @@ static void publish(clock_segment *s, uint64_t interval_ns)
     s->interval_ns = interval_ns;
     s->refine_span = n_segments + 1 < SEGMENTS ? ticks_of(interval_ns, s->scale) : UINT64_MAX;
     n_segments++;
-    __atomic_store_n(&newest, s, __ATOMIC_RELEASE);
+    __atomic_store_n(&mf_clock_newest, s, __ATOMIC_RELEASE);
 }
 
 /* First segment: the rate over the baseline from first_pair, starting a
@@ -243,7 +224,7 @@ static uint64_t before_tsc(void)
     if (__atomic_load_n(&tsc_state, __ATOMIC_ACQUIRE) != TSC_PENDING ||
         now - first_pair.mono < SWITCH_NS || !refine_lock())
         return now;
-    if (!__atomic_load_n(&newest, __ATOMIC_ACQUIRE) &&
+    if (!__atomic_load_n(&mf_clock_newest, __ATOMIC_ACQUIRE) &&
         __atomic_load_n(&tsc_state, __ATOMIC_ACQUIRE) == TSC_PENDING)
         switch_to_tsc();
     refine_unlock();
@@ -251,7 +232,7 @@ static uint64_t before_tsc(void)
 }
 
 /* Ticks the newest segment does not cover, or no segment yet. */
-static uint64_t clock_slow(uint64_t tsc, const clock_segment *s)
+__attribute__((noinline)) uint64_t mf_clock_slow(uint64_t tsc, const clock_segment *s)
 {
     if (!s)
         return before_tsc();
@@ -260,7 +241,7 @@ static uint64_t clock_slow(uint64_t tsc, const clock_segment *s)
     if (tsc < s->start_tsc)
         return monotonic_ns(); /* just before the first segment */
     if (tsc - s->start_tsc >= s->refine_span && refine_lock()) {
-        if (s == __atomic_load_n(&newest, __ATOMIC_ACQUIRE))
+        if (s == __atomic_load_n(&mf_clock_newest, __ATOMIC_ACQUIRE))
             re_anchor(s);
         refine_unlock();
     }

@@ -38,6 +38,7 @@
 
 #include "memflow.h"
 #include "config.h"
+#include "log_writer.h"
 #include "recorder.h"
 
 #define SERVER_FD_MIN 200   /* keep the socket out of the program's usual range */
@@ -268,6 +269,7 @@ static int request(const char *fn, const char *line, char **text)
     }
     if (request_path(fn, open_log, log, sizeof log) < 0)
         return -1;
+    mf_log_writer_flush(); /* the server reads the file: staged records first */
     for (int attempt = 0; attempt < 2; attempt++) {
         if (!server_alive()) {
             server_fd = -1;

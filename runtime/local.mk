@@ -12,18 +12,20 @@ RUNTIME_SOURCES = \
 	runtime/compiler.h runtime/log_format.h \
 	runtime/checksum.c runtime/checksum.h \
 	runtime/run_id.c runtime/run_id.h \
-	runtime/clock.c runtime/clock.h \
+	runtime/clock.c runtime/clock.h runtime/clock_fast.h \
 	runtime/device.c runtime/device.h \
 	runtime/paths.c runtime/paths.h \
 	runtime/error.c runtime/error.h \
 	runtime/config.c runtime/config.h \
 	runtime/intern.c runtime/intern.h \
 	runtime/log_writer.c runtime/log_writer.h \
+	runtime/stage.c runtime/stage.h \
 	runtime/recorder.c runtime/recorder.h runtime/thread_state.h \
 	runtime/cuda_seen.c runtime/cuda_seen.h \
 	runtime/scope.c runtime/scope.h \
 	runtime/trace.c \
 	runtime/stacks.c runtime/stacks.h \
+	runtime/unwind.c runtime/unwind.h \
 	runtime/api.c \
 	runtime/dump.c
 RUNTIME_CPPFLAGS = $(AM_CPPFLAGS) $(LIBUNWIND_CFLAGS) -DMF_LIBUNWIND_SONAME='"$(LIBUNWIND_SONAME)"'

@@ -13,6 +13,12 @@
  * or 2^k ms (at most 1 s), so a full disk costs a dropped event a counter
  * increment, not a system call.  Nothing here calls malloc.
  *
+ * Under `memflow run` with MEMFLOW_STAGE=1 (opt-in) the chunks after chunk
+ * 0 are filled in a staging area shared with memflow run, which copies each full one into the file
+ * (stage.c): a claim then numbers the chunk and reserves its disk space as
+ * above, but takes a staging slot instead of mapping the file; the header
+ * (chunk 0) stays a shared mapping of the file either way.
+ *
  * The descriptor is the program's to close: daemons close every descriptor
  * they inherited and reuse the numbers.  So the log's descriptor sits at a
  * high number, and before every use (a claim, a sync, a fork's close) the
@@ -38,6 +44,7 @@
 #include "clock.h"
 #include "paths.h"
 #include "run_id.h"
+#include "stage.h"
 
 static int log_fd = -1;
 static dev_t log_dev;                /* what log_fd must name to be the log */
@@ -69,8 +76,7 @@ static int high_descriptor_floor(void)
     return (int)floor;
 }
 
-/* Move fd to a high number (close-on-exec); fd itself if none is free. */
-static int move_high(int fd)
+int mf_log_writer_move_high(int fd)
 {
     int high = fcntl(fd, F_DUPFD_CLOEXEC, high_descriptor_floor());
     if (high < 0)
@@ -105,7 +111,7 @@ static int ensure_descriptor(void)
         close(fd);
         return -1;
     }
-    log_fd = move_high(fd);
+    log_fd = mf_log_writer_move_high(fd);
     stats.reopens++;
     return 0;
 }
@@ -142,7 +148,7 @@ static int create_file(const char *dir, char *err, size_t errlen)
             snprintf(log_path, sizeof log_path, "%s/memflow-%d-%d.mfl", dir, pid, n);
         int fd = open(log_path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
         if (fd >= 0)
-            return move_high(fd);
+            return mf_log_writer_move_high(fd);
         if (errno != EEXIST) {
             snprintf(err, errlen, "memflow: cannot create log '%s': %s", log_path,
                      strerror(errno));
@@ -200,6 +206,18 @@ static int reserve(uint64_t offset, uint64_t len)
         return -1;
     }
     return write_zeros(offset, len);
+}
+
+/* Chunk index's disk space: reserved here, or by memflow run ahead of the
+ * claims (then only this process's file size limit is checked). */
+static int reserve_chunk(uint64_t index)
+{
+    if (!mf_stage_reserved(index))
+        return reserve(index * MF_CHUNK_SIZE, MF_CHUNK_SIZE);
+    if (within_file_size_limit((index + 1) * MF_CHUNK_SIZE))
+        return 0;
+    errno = EFBIG;
+    return -1;
 }
 
 static void read_cmdline(char *dst, size_t cap, uint32_t *len)
@@ -299,6 +317,7 @@ int mf_log_writer_open(const char *dir, uint64_t ppid, char *err, size_t errlen)
     }
     write_header(map, ppid);
     __atomic_store_n(&header, (mf_file_header *)map, __ATOMIC_RELEASE);
+    mf_stage_adopt(log_path, log_dev, log_ino);
     return 0;
 }
 
@@ -324,6 +343,14 @@ const char *mf_log_writer_path(void)
 static void prefault(char *chunk)
 {
     madvise(chunk, MF_CHUNK_SIZE, MADV_POPULATE_WRITE);
+}
+
+/* Whether the open log is this process's own: a vfork child runs in its
+ * parent's memory, header included, until it execs or exits. */
+static mf_file_header *own_header(void)
+{
+    mf_file_header *h = __atomic_load_n(&header, __ATOMIC_ACQUIRE);
+    return h && h->pid == (uint64_t)getpid() ? h : NULL;
 }
 
 /*
@@ -369,17 +396,12 @@ static void backoff_reset(void)
     __atomic_store_n(&backoff.retry_at_dropped, 0, __ATOMIC_RELAXED);
 }
 
-/*
- * Grow the file by chunk `index`, map it and write its chunk header.
- * Returns the mapping or NULL.  grow_lock held.
- */
-static char *grow_by_chunk(uint64_t index, uint32_t tid)
+/* Map chunk `index` of the file and write its chunk header; NULL if it
+ * cannot be mapped.  grow_lock held. */
+static char *map_chunk(uint64_t index, uint32_t tid)
 {
-    uint64_t offset = index * MF_CHUNK_SIZE;
-    if (ensure_descriptor() < 0 || reserve(offset, MF_CHUNK_SIZE) < 0)
-        return NULL;
     char *chunk = mmap(NULL, MF_CHUNK_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, log_fd,
-                       (off_t)offset);
+                       (off_t)(index * MF_CHUNK_SIZE));
     if (chunk == MAP_FAILED)
         return NULL;
     mf_chunk_header *ch = (mf_chunk_header *)chunk;
@@ -387,6 +409,20 @@ static char *grow_by_chunk(uint64_t index, uint32_t tid)
     ch->tid = tid;
     __atomic_store_n(&ch->magic, MF_CHUNK_MAGIC, __ATOMIC_RELEASE);
     return chunk;
+}
+
+/*
+ * Grow the file by chunk `index` and give it a place to be written: a
+ * staging slot, else a mapping of the file (*direct set).  Returns the
+ * chunk's first byte or NULL.  grow_lock held.
+ */
+static char *grow_by_chunk(uint64_t index, uint32_t tid, int *direct)
+{
+    if (ensure_descriptor() < 0 || reserve_chunk(index) < 0)
+        return NULL;
+    char *chunk = mf_stage_take((uint32_t)index, tid, log_fd);
+    *direct = chunk == NULL;
+    return chunk ? chunk : map_chunk(index, tid);
 }
 
 char *mf_log_writer_claim(uint32_t tid, char **limit)
@@ -399,10 +435,12 @@ char *mf_log_writer_claim(uint32_t tid, char **limit)
     }
     pthread_mutex_lock(&grow_lock);
     uint64_t index = header->chunks_claimed;
-    char *chunk = grow_by_chunk(index, tid);
+    int direct = 0;
+    char *chunk = grow_by_chunk(index, tid, &direct);
     if (chunk) {
         __atomic_store_n(&header->chunks_claimed, index + 1, __ATOMIC_RELEASE);
         stats.claims++;
+        stats.staged_claims += !direct;
         backoff_reset();
     } else {
         stats.failed_claims++;
@@ -413,9 +451,31 @@ char *mf_log_writer_claim(uint32_t tid, char **limit)
         note_dropped();
         return NULL;
     }
-    prefault(chunk);
+    if (direct)
+        prefault(chunk);
     *limit = chunk + MF_CHUNK_SIZE;
     return chunk + sizeof(mf_chunk_header);
+}
+
+void mf_log_writer_release(char *chunk, char *end)
+{
+    if (!mf_stage_owns(chunk)) {
+        munmap(chunk, MF_CHUNK_SIZE);
+        return;
+    }
+    pthread_mutex_lock(&grow_lock);
+    mf_stage_full(chunk, (size_t)(end - chunk), ensure_descriptor() == 0 ? log_fd : -1);
+    pthread_mutex_unlock(&grow_lock);
+}
+
+void mf_log_writer_flush(void)
+{
+    if (!mf_stage_active())
+        return;
+    pthread_mutex_lock(&grow_lock);
+    if (own_header() && ensure_descriptor() == 0)
+        mf_stage_flush(log_fd);
+    pthread_mutex_unlock(&grow_lock);
 }
 
 void mf_log_writer_set_finished(int finished)
@@ -426,14 +486,6 @@ void mf_log_writer_set_finished(int finished)
         __atomic_or_fetch(&header->flags, MF_HEADER_FINISHED, __ATOMIC_RELEASE);
     else
         __atomic_and_fetch(&header->flags, ~MF_HEADER_FINISHED, __ATOMIC_RELEASE);
-}
-
-/* Whether the open log is this process's own: a vfork child runs in its
- * parent's memory, header included, until it execs or exits. */
-static mf_file_header *own_header(void)
-{
-    mf_file_header *h = __atomic_load_n(&header, __ATOMIC_ACQUIRE);
-    return h && h->pid == (uint64_t)getpid() ? h : NULL;
 }
 
 void mf_log_writer_set_end(unsigned how, int64_t status)
@@ -460,6 +512,7 @@ void mf_log_writer_sync(void)
 {
     if (!mf_log_writer_is_open())
         return;
+    mf_log_writer_flush();
     pthread_mutex_lock(&grow_lock);
     if (ensure_descriptor() == 0)
         fdatasync(log_fd);
@@ -470,6 +523,7 @@ void mf_log_writer_sync(void)
  * descriptor only if the program has not taken its number. */
 void mf_log_writer_forget(void)
 {
+    mf_stage_forget();
     if (header)
         munmap(header, MF_CHUNK_SIZE);
     header = NULL;

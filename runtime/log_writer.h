@@ -26,6 +26,10 @@
  */
 int mf_log_writer_open(const char *dir, uint64_t ppid, char *err, size_t errlen);
 
+/* Move fd to a high number (close-on-exec), out of the way of the
+ * program's own files; fd itself if none is free. */
+int mf_log_writer_move_high(int fd);
+
 /* Whether a log is open. */
 int mf_log_writer_is_open(void);
 
@@ -45,6 +49,20 @@ const char *mf_log_writer_path(void);
 char *mf_log_writer_claim(uint32_t tid, char **limit);
 
 /*
+ * The calling thread is done with its chunk (chunk: the chunk's first byte,
+ * end: the end of its records): a mapping of the file is unmapped, a
+ * staging slot handed over to be copied into the file.
+ */
+void mf_log_writer_release(char *chunk, char *end);
+
+/*
+ * Under memflow run's staging: write into the file every record stored so
+ * far, so that a reader of the file sees them (exit, exec, memflow_dump).
+ * A no-op when chunks are mapped from the file.
+ */
+void mf_log_writer_flush(void);
+
+/*
  * How the process ends, into the header: end_how (enum mf_end_how), end_ns
  * (now) and end_status, end_how stored last.  Ignored when the calling
  * process is not the log's (a vfork child borrows its parent's memory).
@@ -56,7 +74,8 @@ void mf_log_writer_clear_end(void);
 /* Set or clear the header's FINISHED flag. */
 void mf_log_writer_set_finished(int finished);
 
-/* msync everything mapped (memflow_dump); the data is safe without it. */
+/* mf_log_writer_flush, then fdatasync (memflow_dump); the data is safe
+ * without it. */
 void mf_log_writer_sync(void);
 
 /*
@@ -75,6 +94,7 @@ uint64_t mf_log_writer_dropped(void);
 /* What the writer did since the log was opened (tests, RELIABILITY.md). */
 typedef struct mf_log_writer_stats {
     uint64_t claims;          /* chunks handed out */
+    uint64_t staged_claims;   /* of them, filled in memflow run's staging area */
     uint64_t failed_claims;   /* tries to grow the file that failed */
     uint64_t reopens;         /* the program took the log's descriptor: opened again */
     uint64_t dropped_events;  /* events lost because no chunk could be had */

@@ -20,12 +20,15 @@
 
 #include "memflow.h"
 #include "config.h"
+#include "clock_fast.h"
 #include "cuda_seen.h"
 #include "intern.h"
 #include "log_writer.h"
 #include "recorder.h"
 #include "stacks.h"
+#include "stage.h"
 #include "thread_state.h"
+#include "unwind.h"
 
 /*
  * MF_RECORDING_UNDECIDED until the first event or the library's constructor
@@ -170,10 +173,11 @@ static __attribute__((noinline)) void *reserve_slow(mf_thread_state *t, uint32_t
     char *limit;
     char *chunk = mf_log_writer_claim(t->tid, &limit);
     if (chunk) {
-        /* The full chunk is in the file already: unmap it, so the program's
-         * resident memory does not grow with its log. */
+        /* Done with the full chunk: a mapping of the file is unmapped, so
+         * the program's resident memory does not grow with its log; a
+         * staging slot goes to be copied into the file. */
         if (t->limit)
-            munmap(t->limit - MF_CHUNK_SIZE, MF_CHUNK_SIZE);
+            mf_log_writer_release(t->limit - MF_CHUNK_SIZE, t->cursor);
         t->cursor = chunk;
         t->limit = limit;
         t->has_base = 0;
@@ -323,6 +327,15 @@ static __attribute__((noinline)) mf_thread_state *thread_first_event(void)
     return mf_thread_state_get();
 }
 
+/* The aux of a compact record at time now: the time since the chunk's time
+ * base, which moves to now. */
+static inline uint32_t time_delta(mf_thread_state *t, uint64_t now)
+{
+    uint32_t delta = (uint32_t)(now - t->time_base);
+    t->time_base = now;
+    return delta;
+}
+
 /*
  * Room for a compact record of `size` bytes at time now, preceded by a TIME
  * record when the chunk has no time base yet or the delta would not fit in
@@ -343,8 +356,7 @@ static inline void *reserve_timed(mf_thread_state *t, uint32_t size, uint64_t no
         t->has_base = 1;
         p = t->cursor;
     }
-    *delta = (uint32_t)(now - t->time_base);
-    t->time_base = now;
+    *delta = time_delta(t, now);
     return p;
 }
 
@@ -362,19 +374,30 @@ static __attribute__((noinline)) void cpu_alloc_full(const void *addr, size_t re
                                  requested, actual, 0, MF_STRING_UNKNOWN, 0, stack);
 }
 
+/* The payload of a CPU_ALLOC record. */
+static inline void fill_cpu_alloc(mf_rec_cpu_alloc *r, const mf_thread_state *t,
+                                  const void *addr, size_t requested, size_t actual,
+                                  unsigned flags)
+{
+    r->addr = (uintptr_t)addr;
+    r->requested_flags = requested | (uint64_t)flags << MF_CPU_SIZE_BITS;
+    r->slack = (uint32_t)(actual - requested);
+    r->scope = t->stack[t->depth];
+}
+
 /* With stacks on: capture first (it may write STACK and MODULE records),
- * then a CPU_ALLOC_STACK record. */
+ * then the time, then a CPU_ALLOC_STACK record. */
 static __attribute__((noinline)) void cpu_alloc_stack(mf_thread_state *t, const void *addr,
                                                       size_t requested, size_t actual,
                                                       unsigned flags)
 {
-    uint32_t stack = mf_stacks_capture(0);
+    uint32_t stack = mf_stacks_capture(&t->unwind, 0);
     if (!fits_compact(requested, actual)) {
         cpu_alloc_full(addr, requested, actual, flags, stack);
         return;
     }
     uint32_t delta;
-    mf_rec_cpu_alloc_stack *r = reserve_timed(t, sizeof *r, mf_clock_now(), &delta);
+    mf_rec_cpu_alloc_stack *r = reserve_timed(t, sizeof *r, mf_clock_fast(), &delta);
     if (!r)
         return;
     r->addr = (uintptr_t)addr;
@@ -388,49 +411,121 @@ static __attribute__((noinline)) void cpu_alloc_stack(mf_thread_state *t, const 
         sample_tick(MF_DEVICE(MF_DEVICE_CPU, 0));
 }
 
-void mf_recorder_cpu_alloc(const void *addr, size_t requested, size_t actual, unsigned flags)
+/* Every allocation the fast path below does not take: the thread's first
+ * event, stacks, sizes beyond the compact record, a chunk without room or
+ * time base, a time delta beyond 32 bits, sampling. */
+static __attribute__((noinline)) void cpu_alloc_slow(const void *addr, size_t requested,
+                                                     size_t actual, unsigned flags)
 {
     mf_thread_state *t = tls_state;
-    if (MF_UNLIKELY(!t) && !(t = thread_first_event()))
+    if (!t && !(t = thread_first_event()))
         return;
-    if (MF_UNLIKELY(__atomic_load_n(&stack_depth, __ATOMIC_RELAXED))) {
+    if (__atomic_load_n(&stack_depth, __ATOMIC_RELAXED)) {
         cpu_alloc_stack(t, addr, requested, actual, flags);
         return;
     }
-    if (MF_UNLIKELY(!fits_compact(requested, actual))) {
+    if (!fits_compact(requested, actual)) {
         cpu_alloc_full(addr, requested, actual, flags, 0);
         return;
     }
     uint32_t delta;
-    mf_rec_cpu_alloc *r = reserve_timed(t, sizeof *r, mf_clock_now(), &delta);
-    if (MF_UNLIKELY(!r))
+    mf_rec_cpu_alloc *r = reserve_timed(t, sizeof *r, mf_clock_fast(), &delta);
+    if (!r)
         return;
-    r->addr = (uintptr_t)addr;
-    r->requested_flags = requested | (uint64_t)flags << MF_CPU_SIZE_BITS;
-    r->slack = (uint32_t)(actual - requested);
-    r->scope = t->stack[t->depth];
+    fill_cpu_alloc(r, t, addr, requested, actual, flags);
     mf_thread_commit(t, r, MF_RECORD_WORD(MF_REC_CPU_ALLOC, sizeof *r, delta));
-    if (MF_UNLIKELY(__atomic_load_n(&sample_every, __ATOMIC_RELAXED)))
+    if (__atomic_load_n(&sample_every, __ATOMIC_RELAXED))
         sample_tick(MF_DEVICE(MF_DEVICE_CPU, 0));
+}
+
+/*
+ * Whether a compact record of size bytes goes straight into t's chunk at
+ * time now: room for it (and for the TIME record the slow path may put
+ * before it), a time base, a delta that fits in 32 bits.
+ */
+static inline unsigned fits_chunk(const mf_thread_state *t, uint32_t size, uint64_t now)
+{
+    return ((size_t)(t->limit - t->cursor) >= size + sizeof(mf_rec_time)) &
+           (t->has_base != 0) & ((now - t->time_base) >> 32 == 0);
+}
+
+/* Nonzero when sampling (sample_rate) is on: events then take the slow path. */
+static inline unsigned sampling(void)
+{
+    return __atomic_load_n(&sample_every, __ATOMIC_RELAXED) != 0;
+}
+
+/*
+ * The hot path, with no call in it: a TLS load, the TSC mapped inline
+ * (clock_fast.h), one combined test of everything unusual, the stores and
+ * the word.  Anything unusual goes to cpu_alloc_slow (a tail call), which
+ * starts over.
+ */
+void mf_recorder_cpu_alloc(const void *addr, size_t requested, size_t actual, unsigned flags)
+{
+    mf_thread_state *t = tls_state;
+    uint64_t now;
+    /* Stacks first: their path reads the clock after the walk. */
+    if (MF_UNLIKELY(!t || __atomic_load_n(&stack_depth, __ATOMIC_RELAXED) ||
+                    !mf_clock_try_fast(&now)))
+        goto slow;
+    unsigned unusual = sampling() | !fits_compact(requested, actual) |
+                       !fits_chunk(t, sizeof(mf_rec_cpu_alloc), now);
+    if (MF_UNLIKELY(unusual))
+        goto slow;
+    mf_rec_cpu_alloc *r = (mf_rec_cpu_alloc *)t->cursor;
+    fill_cpu_alloc(r, t, addr, requested, actual, flags);
+    mf_thread_commit(t, r, MF_RECORD_WORD(MF_REC_CPU_ALLOC, sizeof *r, time_delta(t, now)));
+    return;
+slow:
+    cpu_alloc_slow(addr, requested, actual, flags);
+}
+
+/* Every free the fast path below does not take (as cpu_alloc_slow). */
+static void cpu_free_unusual(const void *addr, unsigned flags)
+{
+    mf_thread_state *t = tls_state;
+    if (!t && !(t = thread_first_event()))
+        return;
+    if ((uintptr_t)addr >> MF_CPU_ADDR_BITS) {
+        mf_recorder_free_event(MF_DEVICE(MF_DEVICE_CPU, 0), flags, 0, (uintptr_t)addr);
+        return;
+    }
+    uint32_t delta;
+    mf_rec_cpu_free *r = reserve_timed(t, sizeof *r, mf_clock_fast(), &delta);
+    if (!r)
+        return;
+    r->addr_flags = (uintptr_t)addr | (uint64_t)flags << MF_CPU_ADDR_BITS;
+    mf_thread_commit(t, r, MF_RECORD_WORD(MF_REC_CPU_FREE, sizeof *r, delta));
+    if (__atomic_load_n(&sample_every, __ATOMIC_RELAXED))
+        sample_tick(MF_DEVICE(MF_DEVICE_CPU, 0));
+}
+
+/* free() must not change errno: what the slow path does may (a thread's
+ * first event reads /proc, sampling asks jemalloc). */
+static __attribute__((noinline)) void cpu_free_slow(const void *addr, unsigned flags)
+{
+    int saved_errno = errno;
+    cpu_free_unusual(addr, flags);
+    errno = saved_errno;
 }
 
 void mf_recorder_cpu_free(const void *addr, unsigned flags)
 {
     mf_thread_state *t = tls_state;
-    if (MF_UNLIKELY(!t) && !(t = thread_first_event()))
-        return;
-    if (MF_UNLIKELY((uintptr_t)addr >> MF_CPU_ADDR_BITS)) {
-        mf_recorder_free_event(MF_DEVICE(MF_DEVICE_CPU, 0), flags, 0, (uintptr_t)addr);
-        return;
-    }
-    uint32_t delta;
-    mf_rec_cpu_free *r = reserve_timed(t, sizeof *r, mf_clock_now(), &delta);
-    if (MF_UNLIKELY(!r))
-        return;
+    uint64_t now;
+    if (MF_UNLIKELY(!t || !mf_clock_try_fast(&now)))
+        goto slow;
+    unsigned unusual = ((uintptr_t)addr >> MF_CPU_ADDR_BITS != 0) | sampling() |
+                       !fits_chunk(t, sizeof(mf_rec_cpu_free), now);
+    if (MF_UNLIKELY(unusual))
+        goto slow;
+    mf_rec_cpu_free *r = (mf_rec_cpu_free *)t->cursor;
     r->addr_flags = (uintptr_t)addr | (uint64_t)flags << MF_CPU_ADDR_BITS;
-    mf_thread_commit(t, r, MF_RECORD_WORD(MF_REC_CPU_FREE, sizeof *r, delta));
-    if (MF_UNLIKELY(__atomic_load_n(&sample_every, __ATOMIC_RELAXED)))
-        sample_tick(MF_DEVICE(MF_DEVICE_CPU, 0));
+    mf_thread_commit(t, r, MF_RECORD_WORD(MF_REC_CPU_FREE, sizeof *r, time_delta(t, now)));
+    return;
+slow:
+    cpu_free_slow(addr, flags);
 }
 
 /* ---- general events ---------------------------------------------------- */
@@ -443,11 +538,17 @@ void mf_recorder_alloc_event(uint16_t device, unsigned flags, uint64_t time_ns, 
                                  tid, 0);
 }
 
+void mf_recorder_code_unloaded(void)
+{
+    mf_unwind_code_changed();
+}
+
 uint32_t mf_recorder_stack(unsigned skip)
 {
     if (!__atomic_load_n(&stack_depth, __ATOMIC_RELAXED) || !mf_recording_now())
         return 0;
-    return mf_stacks_capture(skip);
+    mf_thread_state *t = mf_thread_state_get();
+    return mf_stacks_capture(t ? &t->unwind : NULL, skip);
 }
 
 void mf_recorder_alloc_with_stack(uint16_t device, unsigned flags, uint64_t time_ns,
@@ -647,6 +748,7 @@ static void finish_at_exit(int status, void *arg)
     note_lost_stacks();
     mf_cuda_seen_at_exit();
     mf_log_writer_set_end(MF_END_EXIT, status);
+    mf_log_writer_flush();
     mf_log_writer_set_finished(1);
     report_dropped();
     MF_INTERNAL_END();
@@ -654,8 +756,10 @@ static void finish_at_exit(int status, void *arg)
 
 void mf_recorder_end(unsigned how, int64_t status)
 {
-    if (mf_recorder_log_open())
-        mf_log_writer_set_end(how, status);
+    if (!mf_recorder_log_open())
+        return;
+    mf_log_writer_set_end(how, status);
+    mf_log_writer_flush(); /* what is staged reaches the file before the image goes */
 }
 
 void mf_recorder_end_cancel(void)
@@ -829,11 +933,12 @@ static void fork_child(void)
     free_lock = fresh;
     free_states = NULL;
     int was_open = log_open;
+    int was_staged = mf_stage_active(); /* the parent's stage: unmapped whole */
     mf_log_writer_forget();
     __atomic_store_n(&log_open, 0, __ATOMIC_SEQ_CST);
     mf_thread_state *t = tls_state;
     if (t) {
-        if (t->limit) /* the parent's chunk: the child never writes it */
+        if (t->limit && !was_staged) /* the parent's chunk: the child never writes it */
             munmap(t->limit - MF_CHUNK_SIZE, MF_CHUNK_SIZE);
         t->cursor = t->limit = NULL;
         t->tid = (uint32_t)syscall(SYS_gettid);

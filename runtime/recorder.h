@@ -53,7 +53,7 @@ extern MF_EXPORT __thread int mf_thread_internal
 MF_EXPORT void mf_recorder_cpu_alloc(const void *addr, size_t requested, size_t actual,
                                      unsigned flags);
 
-/* CPU hot path: record that addr was freed on cpu/0. */
+/* CPU hot path: record that addr was freed on cpu/0.  Keeps errno. */
 MF_EXPORT void mf_recorder_cpu_free(const void *addr, unsigned flags);
 
 /*
@@ -180,6 +180,10 @@ MF_EXPORT void mf_recorder_finish(void);
  */
 MF_EXPORT void mf_recorder_end(unsigned how, int64_t status);
 MF_EXPORT void mf_recorder_end_cancel(void);
+
+/* Code was unloaded (dlclose): the stack walker's cached frame rules and
+ * each thread's last walk are not to be trusted any more (runtime/unwind.h). */
+MF_EXPORT void mf_recorder_code_unloaded(void);
 
 /* Path of the open log, or NULL if none is open. */
 MF_EXPORT const char *mf_recorder_log_path(void);

@@ -2,12 +2,17 @@
  * stacks.c - capture, deduplicate and record the call stacks of
  * allocations (see stacks.h for the contract).
  *
- * Flow: the recorder calls mf_stacks_capture() at an allocation.  libunwind's
- * unw_backtrace() walks the stack; on x86-64 it does so from a per-thread
- * cache of frame descriptions built from each function's DWARF CFI, which
- * follows the frame pointer exactly for the functions whose CFI says they
- * keep one (and only for those: a blind frame-pointer walk would silently
- * skip the callers of -fomit-frame-pointer code).  The leading frames that
+ * Flow: the recorder calls mf_stacks_capture() at an allocation, with the
+ * thread's memo of its last walk.  memflow's own walker (unwind.c) walks
+ * the stack from each function's DWARF CFI, only down to the first frame
+ * that is as it was in the last walk, and a walk that is the same as the
+ * last keeps the last id without the table; where that walker cannot (an
+ * unusual CFI rule, a signal frame, code without CFI), libunwind's
+ * unw_backtrace() walks it all, from a per-thread cache of frame
+ * descriptions built from the same CFI.  Both follow the frame pointer
+ * exactly for the functions whose CFI says they keep one (and only for
+ * those: a blind frame-pointer walk would silently skip the callers of
+ * -fomit-frame-pointer code).  The leading frames that
  * belong to memflow (and to the unwinder) are dropped by address range, the
  * rest is hashed and looked up without a lock in an open-addressing table of
  * pointers to entries in an mmap'd arena.  A miss takes the lock, appends the
@@ -47,8 +52,8 @@
 #define NAME_OF(sym) NAME_OF_(sym)
 #define NAME_OF_(sym) #sym
 
-#define OWN_FRAMES_MAX 32   /* memflow + unwinder frames above the caller */
-#define SKIP_MAX 64
+#define OWN_FRAMES_MAX MF_STACKS_OWN_MAX
+#define SKIP_MAX MF_STACKS_SKIP_MAX
 #define MAX_MODULES 4096
 #define MAX_OWN 16
 #define BUILD_ID_MAX 24     /* bytes of the MODULE record's build_id */
@@ -437,25 +442,60 @@ static uint32_t leading_own(void *const *raw, uint32_t n)
     return i;
 }
 
-uint32_t mf_stacks_capture(unsigned skip)
+static int frames_wanted(unsigned skip)
 {
-    backtrace_fn bt = unwind;
+    return (int)(max_depth + OWN_FRAMES_MAX + skip);
+}
+
+/* The id of a walk's frames (n return addresses): memflow's own dropped,
+ * then skip more, at most max_depth kept. */
+static uint32_t id_of_walk(void *const *raw, uint32_t n, unsigned skip)
+{
+    uint32_t first = leading_own(raw, n) + skip;
+    if (first >= n)
+        return 0;
+    uint32_t depth = n - first < max_depth ? n - first : max_depth;
+    return lookup(raw + first, depth);
+}
+
+/* With memflow's walker and the thread's memo; -1 where it cannot walk.  A
+ * walk the same as the last, in the same log, keeps the last id. */
+static int64_t capture_with_memo(mf_unwind_memo *memo, unsigned skip)
+{
+    uint64_t ips[MF_STACKS_RAW_MAX];
+    int same;
+    int n = mf_unwind_walk(memo, ips, frames_wanted(skip), &same);
+    if (n < 0)
+        return -1;
+    uint32_t gen = __atomic_load_n(&generation, __ATOMIC_RELAXED);
+    if (same && memo->stack_id && memo->stack_gen == gen && memo->stack_skip == skip)
+        return memo->stack_id;
+    if (same)
+        n = mf_unwind_memo_ips(memo, ips);
+    _Static_assert(sizeof(void *) == sizeof(uint64_t), "addresses are 64-bit");
+    uint32_t id = id_of_walk((void *const *)(void *)ips, (uint32_t)n, skip);
+    memo->stack_id = id;
+    memo->stack_gen = gen;
+    memo->stack_skip = skip;
+    return id;
+}
+
+uint32_t mf_stacks_capture(mf_unwind_memo *memo, unsigned skip)
+{
+    backtrace_fn bt = __atomic_load_n(&unwind, __ATOMIC_ACQUIRE);
     if (!bt)
         return 0;
-    void *raw[MF_STACK_MAX_DEPTH + OWN_FRAMES_MAX + SKIP_MAX];
     if (skip > SKIP_MAX)
         skip = SKIP_MAX;
     MF_INTERNAL_BEGIN();
-    int got = bt(raw, (int)(max_depth + OWN_FRAMES_MAX + skip));
-    uint32_t n = got > 0 ? (uint32_t)got : 0;
-    uint32_t first = leading_own(raw, n) + skip;
-    uint32_t id = 0;
-    if (first < n) {
-        uint32_t depth = n - first < max_depth ? n - first : max_depth;
-        id = lookup(raw + first, depth);
+    int64_t id = memo ? capture_with_memo(memo, skip) : -1;
+    if (id < 0) {
+        void *raw[MF_STACKS_RAW_MAX];
+        int got = bt(raw, frames_wanted(skip));
+        id = id_of_walk(raw, got > 0 ? (uint32_t)got : 0, skip);
     }
     MF_INTERNAL_END();
-    return id;
+    return (uint32_t)id;
 }
 
 /* ---- set-up ---------------------------------------------------------------- */

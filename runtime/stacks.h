@@ -23,10 +23,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "log_format.h"
+#include "unwind.h"
+
 #ifndef MF_STACKS_MAX                        /* (a test builds a small table) */
 #define MF_STACKS_MAX (1u << 20)             /* distinct stacks per process */
 #endif
 #define MF_STACKS_ARENA ((size_t)256 << 20)  /* bytes of stored stacks */
+#define MF_STACKS_OWN_MAX 32                 /* memflow + unwinder frames above the caller */
+#define MF_STACKS_SKIP_MAX 64
+/* Room for what one walk returns: the frames kept, memflow's own, skipped. */
+#define MF_STACKS_RAW_MAX (MF_STACK_MAX_DEPTH + MF_STACKS_OWN_MAX + MF_STACKS_SKIP_MAX)
+_Static_assert(MF_STACKS_RAW_MAX + 1 <= MF_UNWIND_FRAMES, "a walk fits the memo");
 
 /*
  * Load the unwinder (once) and capture up to `depth` frames from now on
@@ -42,9 +50,12 @@ int mf_stacks_enable(unsigned depth, char *err, size_t errlen);
  * the stack are dropped, then `skip` more.  ip[0] of the stored stack is
  * then the return address into the code that called memflow.  Returns 0
  * when stacks are not enabled, the stack is empty, or the table is full.
- * Must be called with no record reserved in the calling thread's chunk.
+ * memo is the calling thread's last walk (unwind.h): walked with it, a
+ * stack whose outer frames did not change costs only their check; with
+ * NULL (or where that walker cannot), libunwind walks it all.  Must be
+ * called with no record reserved in the calling thread's chunk.
  */
-uint32_t mf_stacks_capture(unsigned skip);
+uint32_t mf_stacks_capture(mf_unwind_memo *memo, unsigned skip);
 
 /* A new log was opened (the first, or a forked child's): every stack and
  * module used from now on is written to it again. */

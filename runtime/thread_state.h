@@ -10,6 +10,8 @@
 
 #include <stdint.h>
 
+#include "stacks.h"
+
 #define MF_SCOPE_DEPTH 256
 
 typedef struct mf_thread_state {
@@ -24,6 +26,7 @@ typedef struct mf_thread_state {
     uint32_t reserved;
     struct mf_thread_state *next_free;
     uint32_t stack[MF_SCOPE_DEPTH];
+    mf_unwind_memo unwind;        /* the last call stack walked (stacks on) */
 } mf_thread_state;
 
 /* The calling thread's state, created on first use (NULL if out of memory). */
@@ -35,15 +38,29 @@ mf_thread_state *mf_thread_state_get(void);
  */
 void *mf_thread_reserve(mf_thread_state *t, uint32_t size);
 
-/* Publish a record reserved with mf_thread_reserve: store its word last. */
+/*
+ * Publish a record reserved with mf_thread_reserve (at t->cursor): a zero
+ * word after it first, then its word, last.  The zero word ends the chunk's
+ * records for any reader: a staging slot is reused without being cleared,
+ * and what lies past the zero is an older chunk's.
+ */
 static inline void mf_thread_commit(mf_thread_state *t, void *rec, uint64_t word)
 {
+    char *next = (char *)rec + ((word >> 16) & 0xffffu);
+    if (next + sizeof(uint64_t) <= t->limit)
+        *(uint64_t *)(void *)next = 0;
     __atomic_store_n((uint64_t *)rec, word, __ATOMIC_RELEASE);
-    t->cursor += (word >> 16) & 0xffffu;
-    /* Records stream into fresh memory: ask for the line a few records
-     * ahead now so the stores then do not wait for it.  Prefetching past
-     * the chunk's end is harmless (a hint never faults). */
-    __builtin_prefetch(t->cursor + 512, 1, 0);
+    t->cursor = next;
+    /* Records stream into memory not touched for a while: ask for the line
+     * a few records ahead now, for writing (prefetchw: owned, so the
+     * stores then need no second trip), so the stores do not wait for it.
+     * Prefetching past the chunk's end is harmless (a hint never faults);
+     * processors without prefetchw treat it as a no-op. */
+#if defined(__x86_64__)
+    __asm__("prefetchw %0" : : "m"(*(const char *)(t->cursor + 512)));
+#else
+    __builtin_prefetch(t->cursor + 512, 1, 3);
+#endif
 }
 
 /* Write a SCOPE record (push/pop) for the calling thread. */

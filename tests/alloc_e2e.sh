@@ -27,6 +27,18 @@ expect_eq "fns stats json" \
     "$(json_get "$SCRATCH/fns.json" "json.dumps([{k: v for k, v in s.items() if not k.endswith('_ns') and k != 'avg_size'} for s in d['scopes'] if s['scope'] == 'fns:'][0])")"
 expect_eq "fns unknown frees" 0 "$(json_get "$SCRATCH/fns.json" "d['unknown_frees']")"
 
+# Actual sizes: every block's recorded usable size is what jemalloc says of
+# the block (malloc_usable_size looks it up), for every size class and
+# alignment: the sums agree to the byte.
+"$MEMFLOW" run --no-render -o "$SCRATCH/usable" -- "$W" usable > "$SCRATCH/usable.out" ||
+    fail "usable run exited $?"
+"$CHECK" "$SCRATCH"/usable/memflow-*.mfl > "$SCRATCH/usable.txt" || fail "usable: logcheck exited $?"
+blocks=$(sed -n 's/^blocks \([0-9]*\) usable [0-9]*$/\1/p' "$SCRATCH/usable.out")
+usable=$(sed -n 's/^blocks [0-9]* usable \([0-9]*\)$/\1/p' "$SCRATCH/usable.out")
+[ -n "$blocks" ] && [ "$blocks" -gt 20000 ] || fail "usable: $(cat "$SCRATCH/usable.out")"
+expect_eq "actual sizes" "usable: allocs=$blocks frees=$blocks actual=$usable" \
+    "$(logline "$SCRATCH/usable.txt" usable: | sed 's/ bytes=[0-9]*//')"
+
 # A realloc that fails records nothing: no phantom free + alloc, no size
 # change.  (The realloc to 200 that succeeds is one free + one alloc.)
 "$MEMFLOW" run --no-render -o "$SCRATCH/rf" -- "$W" reallocfail || fail "reallocfail run exited $?"
@@ -90,20 +102,23 @@ parent_pid=$(grep -l "^parent:" "$SCRATCH"/fork.*.txt | xargs grep -h '^pid=' | 
 grep -q "ppid=$parent_pid " "$SCRATCH"/fork.*.txt || fail "fork: child log does not name parent $parent_pid"
 
 # SIGKILL: every allocation made before the kill is in the log.
-fifo="$SCRATCH/ready"
-mkfifo "$fifo"
-"$MEMFLOW" run --no-render -o "$SCRATCH/kill" -- "$W" kill 5000 > "$fifo" &
-runner=$!
-read -r word pid < "$fifo"
-expect_eq "kill handshake" ready "$word"
-kill -KILL "$pid"
-status=0
-wait "$runner" || status=$?
-expect_eq "memflow run status after SIGKILL" 137 "$status"
-"$CHECK" "$SCRATCH"/kill/memflow-*.mfl > "$SCRATCH/kill.txt"
-expect_eq "SIGKILL scope" "doomed: allocs=5000 frees=0 bytes=20000000" \
-    "$(logline "$SCRATCH/kill.txt" doomed: | sed 's/ actual=.*//')"
-grep -q "finished=0" "$SCRATCH/kill.txt" || fail "SIGKILL: log should not be marked finished"
+sigkill_loses_nothing() { # NAME
+    fifo="$SCRATCH/$1.ready"
+    mkfifo "$fifo"
+    "$MEMFLOW" run --no-render -o "$SCRATCH/$1" -- "$W" kill 5000 > "$fifo" &
+    runner=$!
+    read -r word pid < "$fifo"
+    expect_eq "$1 handshake" ready "$word"
+    kill -KILL "$pid"
+    status=0
+    wait "$runner" || status=$?
+    expect_eq "$1: memflow run status after SIGKILL" 137 "$status"
+    "$CHECK" "$SCRATCH/$1"/memflow-*.mfl > "$SCRATCH/$1.txt"
+    expect_eq "$1: SIGKILL scope" "doomed: allocs=5000 frees=0 bytes=20000000" \
+        "$(logline "$SCRATCH/$1.txt" doomed: | sed 's/ actual=.*//')"
+    grep -q "finished=0" "$SCRATCH/$1.txt" || fail "$1: log should not be marked finished"
+}
+sigkill_loses_nothing kill
 
 # abort() and _exit() lose nothing either.
 status=0
@@ -118,4 +133,64 @@ expect_eq "_exit status" 3 "$status"
 "$CHECK" "$SCRATCH"/exit/memflow-*.mfl > "$SCRATCH/exit.txt"
 expect_eq "_exit scope" "doomed: allocs=2000 frees=0 bytes=8000000" \
     "$(logline "$SCRATCH/exit.txt" doomed: | sed 's/ actual=.*//')"
+# The staging area (opt-in, MEMFLOW_STAGE=1: runtime/stage.h) and the log
+# written directly agree: every function once staged gives what the direct
+# run above gave.
+MEMFLOW_STAGE=1 "$MEMFLOW" run --no-render -o "$SCRATCH/staged" -- "$W" fns ||
+    fail "staged fns run exited $?"
+"$CHECK" "$SCRATCH"/staged/memflow-*.mfl > "$SCRATCH/staged.txt"
+expect_eq "fns, log staged" "$(logline "$SCRATCH/fns.txt" fns:)" \
+    "$(logline "$SCRATCH/staged.txt" fns:)"
+status=0
+MEMFLOW_STAGE=yes "$MEMFLOW" run --no-render -o "$SCRATCH/badstage" -- true 2> "$SCRATCH/badstage.err" ||
+    status=$?
+expect_eq "MEMFLOW_STAGE=yes: memflow's own error" 125 "$status"
+grep -q "MEMFLOW_STAGE='yes'" "$SCRATCH/badstage.err" || fail "MEMFLOW_STAGE=yes: $(cat "$SCRATCH/badstage.err")"
+
+# The rest runs staged.  More threads at once than staging slots: the
+# threads beyond them write their chunks directly; every event is kept.
+export MEMFLOW_STAGE=1
+sigkill_loses_nothing kill-staged
+"$MEMFLOW" run --no-render -o "$SCRATCH/many" -- "$W" threads 48 30000 || fail "48 threads exited $?"
+"$CHECK" "$SCRATCH"/many/memflow-*.mfl > "$SCRATCH/many.txt"
+bytes=$(( 468 * (64 * 16 + 8 * 2016) + 48 * 16 + 8 * 1128 ))
+t=0
+while [ "$t" -lt 48 ]; do
+    expect_eq "48 threads, thread $t" "t$t: allocs=30000 frees=30000 bytes=$bytes" \
+        "$(logline "$SCRATCH/many.txt" "t$t:" | sed 's/ actual=.*//')"
+    t=$((t + 1))
+done
+grep -q "unknown_frees=0" "$SCRATCH/many.txt" || fail "48 threads: unknown frees: $(cat "$SCRATCH/many.txt")"
+
+# memflow_dumps() mid-run sees every record made so far, staged or not:
+# 100000 allocations in "mid:", half of them freed.
+"$MEMFLOW" run --no-render -o "$SCRATCH/dumps" -- "$W" dumps 100000 > "$SCRATCH/dumps.json" ||
+    fail "dumps run exited $?"
+expect_eq "dumps mid-run" "100000 50000 5000000" \
+    "$(json_get "$SCRATCH/dumps.json" "' '.join(str(s[k]) for s in d['scopes'] if s['scope'] == 'mid:' for k in ('alloc_count', 'free_count', 'live_bytes_end'))")"
+
+# memflow run killed while the program goes on: the program writes what it
+# staged itself, nothing is lost, and its exit is recorded.
+fifo="$SCRATCH/outlive.ready"
+mkfifo "$fifo"
+"$MEMFLOW" run --no-render --no-compact -o "$SCRATCH/outlive" -- "$W" outlive 100000 > "$fifo" &
+runner=$!
+read -r word pid < "$fifo"
+expect_eq "outlive handshake" ready "$word"
+kill -KILL "$runner"
+wait "$runner" 2>/dev/null || true
+kill -USR1 "$pid"
+n=0
+while kill -0 "$pid" 2>/dev/null; do
+    n=$((n + 1))
+    [ "$n" -lt 600 ] || fail "outlive: the program did not end"
+    sleep 0.1
+done
+"$CHECK" "$SCRATCH"/outlive/memflow-*.mfl > "$SCRATCH/outlive.txt"
+expect_eq "outlive, before" "before: allocs=100000 frees=100000 bytes=6400000" \
+    "$(logline "$SCRATCH/outlive.txt" before: | sed 's/ actual=.*//')"
+expect_eq "outlive, after" "after: allocs=100000 frees=100000 bytes=6400000" \
+    "$(logline "$SCRATCH/outlive.txt" after: | sed 's/ actual=.*//')"
+grep -q "finished=1" "$SCRATCH/outlive.txt" || fail "outlive: log not marked finished"
+
 echo "alloc_e2e: ok"

@@ -24,6 +24,20 @@
  *                   grandchild (an orphan) makes N allocations in "orphan:"
  *                   and kills itself with SIGKILL; returns 0 once the orphan
  *                   is gone (reaped), 9 if it is not reaped within 60 s
+ *   usable          in scope "usable:", one block of every size 0..20000 bytes
+ *                   from malloc, then sizes up to 64 MiB around every size
+ *                   class boundary from malloc and calloc, and aligned blocks
+ *                   (posix_memalign, aligned_alloc, memalign) of 16 B..64 KiB
+ *                   alignment; prints "blocks N usable U", the count and the
+ *                   sum of malloc_usable_size (jemalloc's lookup of each
+ *                   block), which the log's actual sizes must equal
+ *   outlive N       N malloc/free pairs of 64 bytes in scope "before:", prints
+ *                   "ready PID", waits for SIGUSR1 (60 s at most), then N
+ *                   more in "after:" and exits 0: the test kills memflow run
+ *                   meanwhile, and the program must write its log itself
+ *   dumps N         N mallocs of 100 bytes in scope "mid:", N / 2 of them
+ *                   freed, then memflow_dumps(json) mid-run; prints the
+ *                   JSON (the records still staged must be in it)
  *   reallocfail     in scope "rf:": malloc(100), a realloc to 2^62 bytes that
  *                   fails (NULL, ENOMEM, the block intact), a realloc to 200
  *                   that moves or not, then free: 2 allocs, 2 frees, 300 bytes
@@ -99,6 +113,43 @@ static void every_function(void)
     free(a); free(b); free(d); free(e); free(f); free(g); free(h); free(i); free(j);
     free(NULL);
     memflow_scope_pop();
+}
+
+/* One block: its usable size counted, then freed. */
+static void count_usable(void *p, unsigned long *blocks, unsigned long long *usable)
+{
+    check(p != NULL, "usable: allocation");
+    *usable += malloc_usable_size(p);
+    ++*blocks;
+    free(p);
+}
+
+/* Blocks of every size class, from every function that gives one. */
+static void usable_sizes(void)
+{
+    unsigned long blocks = 0;
+    unsigned long long usable = 0;
+    memflow_scope_push("usable", 0);
+    for (size_t size = 0; size <= 20000; size++)
+        count_usable(malloc(size), &blocks, &usable);
+    /* Around each power of two and its quarters: the class boundaries. */
+    for (size_t base = 16384; base <= ((size_t)64 << 20); base *= 2)
+        for (size_t q = 4; q < 8; q++)
+            for (size_t d = 0; d < 3; d++) {
+                size_t size = base / 4 * q + d - 1;
+                count_usable(malloc(size), &blocks, &usable);
+                count_usable(calloc(1, size), &blocks, &usable);
+            }
+    for (size_t align = 16; align <= 65536; align *= 2)
+        for (size_t size = 1; size <= 3 * align; size += align / 4 + 7) {
+            void *p = NULL;
+            check(posix_memalign(&p, align, size) == 0, "usable: posix_memalign");
+            count_usable(p, &blocks, &usable);
+            count_usable(aligned_alloc(align, size), &blocks, &usable);
+            count_usable(memalign(align, size), &blocks, &usable);
+        }
+    memflow_scope_pop();
+    printf("blocks %lu usable %llu\n", blocks, usable);
 }
 
 typedef struct worker { int index; long ops; } worker;
@@ -199,6 +250,60 @@ static void doomed(long n)
     for (long i = 0; i < n; i++)
         check(malloc(4000) != NULL, "malloc");
     memflow_scope_pop();
+}
+
+/* N malloc/free pairs of 64 bytes in scope. */
+static void pairs(const char *scope, long n)
+{
+    memflow_scope_push(scope, 0);
+    for (long i = 0; i < n; i++) {
+        void *p = malloc(64);
+        check(p != NULL, "malloc");
+        sink = p;
+        free(p);
+    }
+    memflow_scope_pop();
+}
+
+static volatile sig_atomic_t go_on;
+
+static void on_usr1(int sig)
+{
+    (void)sig;
+    go_on = 1;
+}
+
+/* Outlive memflow run: allocate, say so, wait for SIGUSR1, allocate more. */
+static void outlive(long n)
+{
+    signal(SIGUSR1, on_usr1);
+    alarm(60);
+    pairs("before", n);
+    printf("ready %d\n", (int)getpid());
+    fflush(stdout);
+    while (!go_on)
+        pause();
+    pairs("after", n);
+}
+
+/* The statistics mid-run, while the last records are still staged. */
+static int dumps_mid_run(long n)
+{
+    void **kept = calloc((size_t)n, sizeof *kept);
+    check(kept != NULL, "calloc");
+    memflow_scope_push("mid", 0);
+    for (long i = 0; i < n; i++)
+        check((kept[i] = malloc(100)) != NULL, "malloc");
+    for (long i = 0; i < n / 2; i++)
+        free(kept[i]);
+    memflow_scope_pop();
+    const char *json = memflow_dumps(0, "json", "total", 0);
+    if (!json) {
+        fprintf(stderr, "alloc_workload: memflow_dumps: %s\n", memflow_last_error());
+        return 1;
+    }
+    puts(json);
+    return 0;
 }
 
 /* The descriptor number of this process's memflow log, -1 if none. */
@@ -385,6 +490,12 @@ int main(int argc, char **argv)
     } else if (strcmp(mode, "quickexit") == 0) {
         every_function();
         quick_exit((int)n);
+    } else if (strcmp(mode, "outlive") == 0) {
+        outlive(n);
+    } else if (strcmp(mode, "dumps") == 0) {
+        return dumps_mid_run(n);
+    } else if (strcmp(mode, "usable") == 0) {
+        usable_sizes();
     } else if (strcmp(mode, "reallocfail") == 0) {
         realloc_fails();
     } else if (strcmp(mode, "exec") == 0) {

@@ -26,6 +26,7 @@
 #include "config.h"
 #include "log_reader.h"
 #include "log_writer.h"
+#include "stage.h"
 
 static char scratch[4096];
 
@@ -634,6 +635,192 @@ START_TEST(full_disk_then_space_gives_a_dense_log)
 }
 END_TEST
 
+/* ---- the staging area (runtime/stage.h) ----------------------------------
+ * The test process plays both parts: the program whose chunks are staged,
+ * and memflow run copying them (a drain thread, as cli/run_stage.c has). */
+
+static mf_stage *test_stage;
+static int drain_stop;
+
+/* A stage handed to this very process, as memflow run hands one to the
+ * process it starts. */
+static void use_stage(const char *name)
+{
+    char env[128], err[512];
+    use_scratch(name);
+    test_stage = mf_stage_create(env, sizeof env, err, sizeof err);
+    ck_assert_msg(test_stage != NULL, "%s", err);
+    setenv("MEMFLOW_STAGE", env, 1);
+    mf_stage_child_owns(test_stage);
+}
+
+static void *drain_loop(void *arg)
+{
+    (void)arg;
+    char err[512];
+    int failed = 0;
+    while (!__atomic_load_n(&drain_stop, __ATOMIC_ACQUIRE)) {
+        failed += mf_stage_drain(test_stage, 0, err, sizeof err) < 0;
+        mf_stage_wait(test_stage, 1000);
+    }
+    ck_assert_msg(!failed, "drain: %s", err);
+    return NULL;
+}
+
+/* The program is gone: the last drain, as memflow run's. */
+static void final_drain(void)
+{
+    char err[512];
+    ck_assert_int_ge(mf_stage_drain(test_stage, 1, err, sizeof err), 0);
+    mf_stage_destroy(test_stage);
+}
+
+/* A staged run as memflow run makes one: recording, a drain thread, the
+ * threads running fn(k) for k in 1..threads, the end, the last drain; the
+ * log writer's counters in *st. */
+static void record_staged(const char *name, int threads, void *(*fn)(void *),
+                          mf_log_writer_stats *st)
+{
+    use_stage(name);
+    ck_assert_int_eq(memflow_set_state(MEMFLOW_RUN), 0);
+    pthread_t drainer, t[64];
+    pthread_create(&drainer, NULL, drain_loop, NULL);
+    for (long i = 0; i < threads; i++)
+        pthread_create(&t[i], NULL, fn, (void *)(i + 1));
+    for (int i = 0; i < threads; i++)
+        pthread_join(t[i], NULL);
+    mf_recorder_finish();
+    __atomic_store_n(&drain_stop, 1, __ATOMIC_RELEASE);
+    mf_stage_wake(test_stage);
+    pthread_join(drainer, NULL);
+    final_drain();
+    mf_log_writer_get_stats(st);
+}
+
+static void *record_compact(void *arg)
+{
+    uintptr_t base = (uintptr_t)arg << 36;
+    for (uintptr_t i = 0; i < 300000; i++) {
+        mf_recorder_cpu_alloc((void *)(base + i * 16), 16, 16, 0);
+        mf_recorder_cpu_free((void *)(base + i * 16), 0);
+    }
+    return NULL;
+}
+
+/* Every address of record_compact(k) for k in 1..threads, once allocated
+ * and once freed, in order within each thread, times in order.  (One
+ * assertion at the end: Check notes every assertion that passes.) */
+static void check_compact_records(const mf_log *log, int threads)
+{
+    uintptr_t next_alloc[64] = { 0 }, next_free[64] = { 0 };
+    size_t out_of_order = 0, unexpected = 0;
+    for (size_t i = 0; i < log->n_events; i++) {
+        const mf_event *e = &log->events[i];
+        unsigned k = (unsigned)(e->addr >> 36);
+        out_of_order += i > 0 && log->events[i - 1].time_ns > e->time_ns;
+        if (k < 1 || k > (unsigned)threads)
+            continue;
+        uintptr_t at = (e->addr & (((uintptr_t)1 << 36) - 1)) / 16;
+        if (e->type == MF_REC_ALLOC)
+            unexpected += at != next_alloc[k]++;
+        else if (e->type == MF_REC_FREE)
+            unexpected += at != next_free[k]++;
+    }
+    size_t missing = 0;
+    for (int k = 1; k <= threads; k++)
+        missing += (next_alloc[k] != 300000) + (next_free[k] != 300000);
+    ck_assert_msg(!out_of_order && !unexpected && !missing,
+                  "%zu times out of order, %zu unexpected events, %zu threads short",
+                  out_of_order, unexpected, missing);
+}
+
+/* This process's log: undamaged, and check_compact_records. */
+static void check_own_log(int threads)
+{
+    mf_log *log = read_own_log();
+    ck_assert_int_eq(log->damaged, 0);
+    check_compact_records(log, threads);
+    mf_log_free(log);
+}
+
+/* Four threads, 2.4 M events: more chunks (about 60) than slots (32), so
+ * slots are reused without being cleared; every record reaches the log
+ * through the stage, and nothing of a slot's older chunk does. */
+START_TEST(stage_every_record_reaches_the_log)
+{
+    mf_log_writer_stats st;
+    record_staged("stage", 4, record_compact, &st);
+    ck_assert_uint_gt(st.claims, 50);
+    ck_assert_uint_eq(st.staged_claims, st.claims);
+    check_own_log(4);
+}
+END_TEST
+
+/* memflow run gone (nobody drains: the stage's memflow run is not this
+ * process's parent): the program writes every full slot itself, and at the
+ * end (mf_recorder_finish) what it still holds. */
+START_TEST(stage_without_memflow_run_the_program_writes)
+{
+    use_stage("stage-alone");
+    ck_assert_int_eq(memflow_set_state(MEMFLOW_RUN), 0);
+    record_compact((void *)1);
+    mf_recorder_finish();
+    mf_log_writer_stats st;
+    mf_log_writer_get_stats(&st);
+    ck_assert_uint_eq(st.staged_claims, st.claims);
+    check_own_log(1);
+}
+END_TEST
+
+static pthread_barrier_t all_hold_a_chunk;
+
+static void *hold_a_chunk(void *arg)
+{
+    uintptr_t base = (uintptr_t)arg << 36;
+    mf_recorder_cpu_alloc((void *)base, 16, 16, 0);
+    mf_recorder_cpu_free((void *)base, 0);
+    pthread_barrier_wait(&all_hold_a_chunk);
+    for (uintptr_t i = 1; i < 300000; i++) {
+        mf_recorder_cpu_alloc((void *)(base + i * 16), 16, 16, 0);
+        mf_recorder_cpu_free((void *)(base + i * 16), 0);
+    }
+    return NULL;
+}
+
+/* 40 threads hold a chunk at once, more than the 32 slots: the threads
+ * that find none map their chunk of the file directly; every record is
+ * kept either way. */
+START_TEST(stage_more_threads_than_slots)
+{
+    enum { THREADS = 40 };
+    pthread_barrier_init(&all_hold_a_chunk, NULL, THREADS);
+    mf_log_writer_stats st;
+    record_staged("stage-threads", THREADS, hold_a_chunk, &st);
+    ck_assert_uint_ge(st.claims - st.staged_claims, THREADS - MF_STAGE_SLOTS);
+    ck_assert_uint_gt(st.staged_claims, 0);
+    check_own_log(THREADS);
+}
+END_TEST
+
+/* mf_log_writer_flush mid-run (memflow_dump's first step) puts every record
+ * made so far into the file, though its slot is not full. */
+START_TEST(stage_flush_writes_what_is_staged)
+{
+    use_stage("stage-flush");
+    ck_assert_int_eq(memflow_set_state(MEMFLOW_RUN), 0);
+    for (uintptr_t i = 0; i < 1000; i++)
+        mf_recorder_cpu_alloc((void *)(0x7f0000000000 + i * 64), 64, 64, 0);
+    mf_log *log = read_own_log();
+    ck_assert_uint_eq(count_type(log, MF_REC_ALLOC), 0); /* all staged yet */
+    mf_log_free(log);
+    mf_log_writer_flush();
+    log = read_own_log();
+    ck_assert_uint_eq(count_type(log, MF_REC_ALLOC), 1000);
+    ck_assert_uint_eq(nth_of_type(log, MF_REC_ALLOC, 999)->addr, 0x7f0000000000 + 999 * 64);
+    mf_log_free(log);
+}
+END_TEST
+
 /* The standard CRC-32C check value, in one piece and continued in two. */
 START_TEST(crc32c_check_value)
 {
@@ -685,6 +872,13 @@ static Suite *core_suite(void)
     tcase_add_test(c, full_disk_backs_off);
     tcase_add_test(c, full_disk_then_space_gives_a_dense_log);
     suite_add_tcase(s, c);
+    c = tcase_create("stage");
+    tcase_add_test(c, stage_every_record_reaches_the_log);
+    tcase_add_test(c, stage_without_memflow_run_the_program_writes);
+    tcase_add_test(c, stage_more_threads_than_slots);
+    tcase_add_test(c, stage_flush_writes_what_is_staged);
+    suite_add_tcase(s, c);
+
     c = tcase_create("reader");
     tcase_add_test(c, truncated_log_keeps_what_came_before);
     tcase_add_test(c, corrupt_record_keeps_what_came_before);

@@ -5,10 +5,13 @@
 # them stripped.  stacks_check prints the allocations of a log per
 # symbolised site (analyze/symbols.c).
 STACKS_TEST_CFLAGS = -O2 -fomit-frame-pointer -g
-check_PROGRAMS += tests/stacks_workload tests/stacks_cxx tests/stacks_api tests/stacks_check
+check_PROGRAMS += tests/stacks_workload tests/stacks_cxx tests/stacks_api tests/stacks_check \
+	tests/stacks_paths
 tests_stacks_workload_SOURCES = tests/stacks_workload.c
 tests_stacks_workload_CFLAGS = $(AM_CFLAGS) $(STACKS_TEST_CFLAGS)
 tests_stacks_workload_LDADD = -ldl
+tests_stacks_paths_SOURCES = tests/stacks_paths.c
+tests_stacks_paths_CFLAGS = $(AM_CFLAGS) $(STACKS_TEST_CFLAGS)
 tests_stacks_cxx_SOURCES = tests/stacks_cxx.cc
 tests_stacks_cxx_CXXFLAGS = $(STACKS_TEST_CFLAGS)
 tests_stacks_api_SOURCES = tests/stacks_api.c
@@ -57,4 +60,15 @@ tests_check_stacks_SOURCES = tests/check_stacks.c $(RUNTIME_SOURCES)
 tests_check_stacks_CPPFLAGS = $(RUNTIME_CPPFLAGS) -DMF_STACKS_MAX=8
 tests_check_stacks_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) -pthread
 tests_check_stacks_LDADD = libmemflow-analysis.la $(CHECK_LIBS) -ldl -lpthread
+endif
+
+# check_unwind: the recorder's own stack walk (runtime/unwind.c) against
+# libunwind's, frame for frame, built as distributions build.
+if HAVE_CHECK
+check_PROGRAMS += tests/check_unwind
+TESTS += tests/check_unwind
+tests_check_unwind_SOURCES = tests/check_unwind.c runtime/unwind.c runtime/unwind.h
+tests_check_unwind_CPPFLAGS = $(RUNTIME_CPPFLAGS)
+tests_check_unwind_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(STACKS_TEST_CFLAGS) -pthread
+tests_check_unwind_LDADD = $(CHECK_LIBS) $(LIBUNWIND_LIBS) -lpthread
 endif

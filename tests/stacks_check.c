@@ -14,9 +14,12 @@
  * "total allocs=N with_stack=N stacks=N modules=N" and one "warning: ..."
  * line per module that could not be read.
  *
- * Usage: stacks_check [--where] [--full] [--events] LOG
+ * Usage: stacks_check [--where] [--full] [--paths] [--events] LOG
  *   --where  append " @FILE:LINE" (file base name) of the innermost frame
  *   --full   print the whole stack of each site's first allocation below it
+ *   --paths  one line per distinct stack instead of per site: every frame
+ *            from the innermost to main, "f < g < main"; a path printed
+ *            twice is one stack recorded under two ids
  *   --events instead, print the log's TRACE records (NVTX ranges, marks) as
  *            "KIND id=N name=NAME domain=DOMAIN thread=THREAD" and its NOTE
  *            records as "note CODE value=N", in time order
@@ -43,6 +46,28 @@ static const char *base_name(const char *path)
 {
     const char *slash = path ? strrchr(path, '/') : NULL;
     return slash ? slash + 1 : path;
+}
+
+/* "f < g < main" for a whole stack, up to main (inclusive); malloc'd. */
+static char *path_of(mf_symbols *sym, const mf_stack *st)
+{
+    size_t len = 0;
+    char *out = calloc(1, 1);
+    for (uint32_t i = 0; i < st->depth && out; i++) {
+        const mf_frame *f = mf_symbols_frame(sym, st->ip[i]);
+        const char *name = f->n_inlined ? f->function : mf_symbols_name(sym, f);
+        name = name ? name : "?";
+        char *grown = realloc(out, len + strlen(name) + 4);
+        if (!grown) {
+            free(out);
+            return NULL;
+        }
+        out = grown;
+        len += (size_t)sprintf(out + len, "%s%s", i ? " < " : "", name);
+        if (strcmp(name, "main") == 0)
+            break;
+    }
+    return out;
 }
 
 /* "inner < outer" for the logical frames of one address; malloc'd. */
@@ -72,10 +97,10 @@ static char *chain(mf_symbols *sym, const mf_frame *f, int where)
     return out;
 }
 
-static site *site_named(char *name, uint32_t stack)
+static site *site_named(char *name, uint32_t stack, int by_stack)
 {
     for (size_t i = 0; i < n_sites; i++)
-        if (strcmp(sites[i].name, name) == 0) {
+        if (by_stack ? sites[i].first_stack == stack : strcmp(sites[i].name, name) == 0) {
             free(name);
             return &sites[i];
         }
@@ -128,7 +153,7 @@ static void print_events(const mf_log *log)
 
 int main(int argc, char **argv)
 {
-    int where = 0, full = 0, events = 0, a = 1;
+    int where = 0, full = 0, events = 0, paths = 0, a = 1;
     for (; a < argc - 1; a++) {
         if (strcmp(argv[a], "--where") == 0)
             where = 1;
@@ -136,11 +161,13 @@ int main(int argc, char **argv)
             full = 1;
         else if (strcmp(argv[a], "--events") == 0)
             events = 1;
+        else if (strcmp(argv[a], "--paths") == 0)
+            paths = 1;
         else
             break;
     }
     if (a != argc - 1) {
-        fprintf(stderr, "usage: stacks_check [--where] [--full] [--events] LOG\n");
+        fprintf(stderr, "usage: stacks_check [--where] [--full] [--paths] [--events] LOG\n");
         return 2;
     }
     mf_log *log;
@@ -177,9 +204,9 @@ int main(int argc, char **argv)
         if (st) {
             with_stack++;
             int at = mf_symbols_site(sym, st->ip, st->depth);
-            name = chain(sym, mf_symbols_frame(sym, st->ip[at]), where);
+            name = paths ? path_of(sym, st) : chain(sym, mf_symbols_frame(sym, st->ip[at]), where);
         }
-        site *s = site_named(name ? name : strdup("(no stack)"), st ? e->stack : 0);
+        site *s = site_named(name ? name : strdup("(no stack)"), st ? e->stack : 0, paths);
         s->allocs++;
         s->bytes += e->size;
     }

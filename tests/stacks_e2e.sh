@@ -44,6 +44,23 @@ expect_eq "every allocation has a stack" "with_stack=$allocs" \
 # libraries dlopen'ed later; none of memflow's own.
 expect_eq "modules" "modules=6" "$(echo "$total" | grep -o 'modules=[0-9]*')"
 
+# The recorder walks only the frames that changed since the thread's last
+# stack (runtime/unwind.c): one function reached from two callers in turn,
+# and recursion that goes deep, unwinds and re-enters at other depths, must
+# each get exactly their own stacks, one id each, with exact counts.
+"$MEMFLOW" run --no-render --no-compact --stacks -o "$SCRATCH/paths" -- "$top_builddir/tests/stacks_paths" ||
+    fail "paths run exited $?"
+"$CHECK" --paths "$(one_log "$SCRATCH/paths")" > "$SCRATCH/paths.txt" || fail "stacks_check --paths exited $?"
+climbs() { n=$1 out=site; while [ "$n" -gt 0 ]; do out="$out < climb"; n=$((n - 1)); done; echo "$out < main"; }
+expect_eq "paths" "$(climbs 13) allocs=20 bytes=1280
+$(climbs 9) allocs=20 bytes=1280
+$(climbs 6) allocs=10 bytes=640
+$(climbs 4) allocs=10 bytes=640
+$(climbs 3) allocs=10 bytes=640
+$(climbs 1) allocs=10 bytes=640
+site < path_a < main allocs=1000 bytes=64000
+site < path_b < main allocs=1000 bytes=64000" "$(grep '^site ' "$SCRATCH/paths.txt")"
+
 # --stacks=DEPTH keeps the DEPTH innermost frames.
 "$MEMFLOW" run --no-render --stacks=2 -o "$SCRATCH/depth" -- "$W" "$LIBS" || fail "depth run exited $?"
 "$CHECK" --full "$(one_log "$SCRATCH/depth")" > "$SCRATCH/depth.txt"

@@ -1,0 +1,176 @@
+/*
+ * run_stage.c - memflow run's help with the program's log, from a thread of
+ * its own while the program runs.  By default the thread keeps the next
+ * chunks of the run's logs reserved and in the page cache
+ * (cli/run_ahead.c).  With MEMFLOW_STAGE=1 it is memflow run's half of the
+ * staging area (runtime/stage.h) instead: it copies each chunk the program
+ * filled into its log file, on memflow run's own core, and when the
+ * program is gone, whatever it left staged goes into the log before the
+ * logs are read.
+ *
+ * Staging is opt-in: MEMFLOW_STAGE=1 in memflow run's environment turns it
+ * on.  By default the program maps its log file directly, as a program run
+ * without memflow run does, so that a record is in the page cache the
+ * moment its word is stored: staged records that memflow run has not yet
+ * copied are lost when the program and memflow run are killed together
+ * (an OOM kill of the whole container or cgroup, kill -9 of the process
+ * group, a batch scheduler's time limit).
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run.h"
+#include "stage.h"
+
+/* How long the drain sleeps between looks: MIN_WAIT_US while the program
+ * records (its claims move, slots fill), twice as long after each look
+ * that found it idle, up to MAX_WAIT_US. */
+#define MIN_WAIT_US 1000
+#define MAX_WAIT_US 100000
+
+static mf_stage *stage;
+static run_ahead *ahead;       /* without a stage */
+static pthread_t drainer;
+static int draining;           /* the thread runs */
+static int stop;               /* the program is gone: the thread ends (atomic) */
+static int reported;           /* a copy failed and was said (the drainer only) */
+static struct sigaction xfsz_before;
+
+/* Say once that staged chunks could not be copied (the program then
+ * writes them itself while it runs). */
+static void report(const char *err)
+{
+    if (!reported++)
+        fprintf(stderr, "memflow run: %s; the program writes its log itself\n", err);
+}
+
+/* One look: copy full slots, or keep the logs' next chunks ready.
+ * Whether the program is recording. */
+static int help_once(void)
+{
+    if (!stage)
+        return run_ahead_step(ahead, &stop);
+    char err[1024];
+    int n = mf_stage_drain(stage, 0, err, sizeof err);
+    if (n < 0)
+        report(err);
+    return n > 0 || mf_stage_busy(stage);
+}
+
+static void *help_loop(void *arg)
+{
+    (void)arg;
+    int wait_us = MIN_WAIT_US;
+    while (!__atomic_load_n(&stop, __ATOMIC_ACQUIRE)) {
+        if (help_once())
+            wait_us = MIN_WAIT_US;
+        else if ((wait_us *= 2) > MAX_WAIT_US)
+            wait_us = MAX_WAIT_US;
+        if (stage)
+            mf_stage_wait(stage, wait_us);
+        else
+            run_ahead_wait(ahead, wait_us);
+    }
+    return NULL;
+}
+
+/* SIGXFSZ ignored (a write beyond memflow run's file size limit is then an
+ * error, EFBIG), the disposition before it kept in xfsz_before. */
+static void ignore_xfsz(void)
+{
+    struct sigaction ignore;
+    memset(&ignore, 0, sizeof ignore);
+    ignore.sa_handler = SIG_IGN;
+    sigaction(SIGXFSZ, &ignore, &xfsz_before);
+}
+
+static void restore_xfsz(void)
+{
+    sigaction(SIGXFSZ, &xfsz_before, NULL);
+}
+
+/* Whether MEMFLOW_STAGE asks for a staging area: "1" yes; unset, empty,
+ * "0" or the area of an outer memflow run ("FD:DEV:INO", which is not ours
+ * to hand on) no; anything else is an error (-1, said on stderr). */
+static int stage_wanted(void)
+{
+    const char *choice = getenv("MEMFLOW_STAGE");
+    if (!choice || !*choice || strcmp(choice, "0") == 0 || strchr(choice, ':'))
+        return 0;
+    if (strcmp(choice, "1") == 0)
+        return 1;
+    fprintf(stderr, "memflow run: MEMFLOW_STAGE='%.40s': expected 1 (stage the log through "
+            "memflow run) or 0 (the default: the program maps its log)\n", choice);
+    return -1;
+}
+
+int run_stage_prepare(const run_ident *run)
+{
+    char env[128], err[512];
+    int wanted = stage_wanted();
+    if (wanted <= 0) {
+        unsetenv("MEMFLOW_STAGE"); /* the program maps its log itself */
+        ahead = wanted == 0 ? run_ahead_open(run) : NULL;
+        return wanted;
+    }
+    /* A file size limit below the area's size: no stage (not a SIGXFSZ). */
+    ignore_xfsz();
+    stage = mf_stage_create(env, sizeof env, err, sizeof err);
+    restore_xfsz();
+    if (!stage) {
+        unsetenv("MEMFLOW_STAGE");
+        return 0; /* the program maps its log file itself */
+    }
+    setenv("MEMFLOW_STAGE", env, 1);
+    return 0;
+}
+
+void run_stage_child(void)
+{
+    if (stage)
+        mf_stage_child_owns(stage);
+}
+
+void run_stage_start(void)
+{
+    if (!stage && !ahead)
+        return;
+    /* The program may grow its log up to its own file size limit: a copy
+     * beyond memflow run's is an error (EFBIG) here, never a SIGXFSZ. */
+    ignore_xfsz();
+    /* Signals stay the main thread's, which forwards them and waits. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    draining = pthread_create(&drainer, NULL, help_loop, NULL) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+void run_stage_finish(pid_t child)
+{
+    if (draining) {
+        __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+        if (stage)
+            mf_stage_wake(stage);
+        else
+            run_ahead_wake(ahead);
+        pthread_join(drainer, NULL);
+        draining = 0;
+    }
+    if (ahead) {
+        run_ahead_close(ahead, child);
+        ahead = NULL;
+        restore_xfsz();
+    }
+    if (!stage)
+        return;
+    char err[1024];
+    if (mf_stage_drain(stage, 1, err, sizeof err) < 0)
+        fprintf(stderr, "memflow run: %s: the log misses what the program left staged\n", err);
+    mf_stage_destroy(stage);
+    stage = NULL;
+    restore_xfsz();
+}
