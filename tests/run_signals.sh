@@ -15,7 +15,10 @@ for pair in TERM:15 INT:2 HUP:1; do
     sig=${pair%:*} num=${pair#*:}
     fifo="$SCRATCH/ready-$sig"
     mkfifo "$fifo"
-    "$MEMFLOW" run -o "$SCRATCH/$sig" -- "$W" kill 100 > "$fifo" 2> "$SCRATCH/$sig.err" &
+    # every signal at its default, whatever this shell inherited (under nohup,
+    # SIGHUP is ignored, and an ignored signal stays ignored in the program)
+    env --default-signal "$MEMFLOW" run -o "$SCRATCH/$sig" -- "$W" kill 100 > "$fifo" \
+        2> "$SCRATCH/$sig.err" &
     runner=$!
     read -r word pid < "$fifo"
     expect_eq "SIG$sig: ready" ready "$word"

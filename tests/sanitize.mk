@@ -16,7 +16,8 @@ CLEANFILES += $(SAN_SUITES) tests/san/obj.stamp tests/san/obj/*.o
 tests/san/obj.stamp: $(SAN_LIB_FILES)
 	@rm -rf tests/san/obj && $(MKDIR_P) tests/san/obj
 	$(AM_V_CC)top=`cd $(srcdir) && pwd`; build=`pwd`; srcs=; for f in $(SAN_LIB_FILES); do \
-	  case "$$f $$srcs " in *.c*" $$top/$$f "*) ;; *.c*) srcs="$$srcs $$top/$$f" ;; esac; done; \
+	  case $$f in *.c) case " $$srcs " in *" $$top/$$f "*) ;; \
+	    *) srcs="$$srcs $$top/$$f" ;; esac ;; esac; done; \
 	cd tests/san/obj && $(FUZZ_CC) -c $(SAN_FLAGS) -D_GNU_SOURCE -I$$build/include -I$$top/include \
 	  -I$$top/runtime -I$$top/analyze -I$$top/render -DMEMFLOW_PKGLIBDIR='"$(pkglibdir)"' -DMEMFLOW_BINDIR='"$(bindir)"' -DMEMFLOW_PYTHONDIR='"$(pythondir)"' \
 	  -DMF_LIBUNWIND_SONAME='"$(LIBUNWIND_SONAME)"' $(LIBUNWIND_CFLAGS) \
