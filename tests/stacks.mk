@@ -34,7 +34,8 @@ tests/libstacks_hidden.so: tests/libstacks_hidden_full.so
 	$(AM_V_GEN)$(STRIP) --strip-all -o $@ tests/libstacks_hidden_full.so
 
 TESTS += tests/stacks_e2e.sh
-EXTRA_DIST += tests/stacks_e2e.sh tests/stacks_lib.c tests/stacks_hidden.c tests/log_records.py
+EXTRA_DIST += tests/stacks_e2e.sh tests/stacks_lib.c tests/stacks_hidden.c tests/log_records.py \
+	tests/stats_sites.py
 
 # NVTX: a plain C program using the NVTX v3 headers runs under memflow run;
 # its ranges must come back as scopes and trace spans.

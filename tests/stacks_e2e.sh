@@ -44,6 +44,30 @@ expect_eq "every allocation has a stack" "with_stack=$allocs" \
 # libraries dlopen'ed later; none of memflow's own.
 expect_eq "modules" "modules=6" "$(echo "$total" | grep -o 'modules=[0-9]*')"
 
+# memflow stats attributes the same allocations to the same sites, exactly:
+# counts, bytes, peak live, never freed and held at the peak (the workload
+# frees nothing it allocates), every allocation of the device in some site.
+SITES="$PYTHON3 $top_srcdir/tests/stats_sites.py"
+"$MEMFLOW" stats --format json "$log" > "$SCRATCH/c.json" || fail "stats exited $?"
+$SITES --frames "$SCRATCH/c.json" > "$SCRATCH/c.sites" || fail "stats json: $(head -c 300 "$SCRATCH/c.json")"
+for want in "direct_alloc (stacks_workload.c:28) allocs=20 bytes=20000 peak_live=20000 live_end=20000 at_peak=20000/20" \
+    "inline_buffer (stacks_workload.c:36) allocs=7 bytes=2100 peak_live=2100 live_end=2100 at_peak=2100/7" \
+    "lib_alloc (stacks_lib.c:11) allocs=5 bytes=1280 peak_live=1280 live_end=1280 at_peak=1280/5" \
+    "libstacks_hidden.so+$offset allocs=3 bytes=12288 peak_live=12288 live_end=12288 at_peak=12288/3"; do
+    name=${want%% allocs=*}
+    expect_eq "stats: $name" "$want" "$(grep -F "$name allocs=" "$SCRATCH/c.sites")"
+done
+# the inlined function is a frame of its own, then the one it is inlined in
+expect_eq "stats: inline frames" "frames inline_buffer (stacks_workload.c:36): inline_buffer@stacks_workload.c:36 < fill_inline@stacks_workload.c:44 < main@stacks_workload.c:70" \
+    "$(grep '^frames inline_buffer' "$SCRATCH/c.sites" | sed 's/ < __libc_start.*//')"
+expect_eq "stats: every allocation has a site" "total allocs=$allocs sites_allocs=$allocs" \
+    "$(grep '^total ' "$SCRATCH/c.sites")"
+! grep -q '^(no stack)\|^(other sites)' "$SCRATCH/c.sites" || fail "allocations without a site: $(cat "$SCRATCH/c.sites")"
+"$MEMFLOW" stats "$log" > "$SCRATCH/c.table" || fail "stats table exited $?"
+grep -q '^Top allocation sites (6 of 6, by total)$' "$SCRATCH/c.table" || fail "no site table: $(cat "$SCRATCH/c.table")"
+grep -Eq '^ +20000 bytes +[0-9.]+% +20 blocks  direct_alloc \(stacks_workload.c:28\)$' "$SCRATCH/c.table" ||
+    fail "no direct_alloc at the peak: $(cat "$SCRATCH/c.table")"
+
 # --stacks=DEPTH keeps the DEPTH innermost frames.
 "$MEMFLOW" run --no-render --stacks=2 -o "$SCRATCH/depth" -- "$W" "$LIBS" || fail "depth run exited $?"
 "$CHECK" --full "$(one_log "$SCRATCH/depth")" > "$SCRATCH/depth.txt"
@@ -115,6 +139,11 @@ grep -q '^12 32 ' "$SCRATCH/off.rec" || fail "no 32-byte CPU_ALLOC: $(cat "$SCRA
 grep -q '^13 16 ' "$SCRATCH/off.rec" || fail "no 16-byte CPU_FREE: $(cat "$SCRATCH/off.rec")"
 "$CHECK" "$log" > "$SCRATCH/off.txt"
 expect_eq "off: sites" "(no stack)" "$(grep -v '^total ' "$SCRATCH/off.txt" | sed 's/ allocs=.*//')"
+# ... and its statistics have no site section.
+"$MEMFLOW" stats --format json "$log" > "$SCRATCH/off.json" || fail "stats (off) exited $?"
+expect_eq "off: stats sites" "no sites" "$($SITES "$SCRATCH/off.json")"
+"$MEMFLOW" stats "$log" > "$SCRATCH/off.table"
+! grep -q 'allocation sites\|by site' "$SCRATCH/off.table" || fail "site section without stacks"
 # ... while with stacks on, allocations are CPU_ALLOC_STACK records of 40 bytes.
 "$PYTHON3" "$top_srcdir/tests/log_records.py" "$(one_log "$SCRATCH/c")" > "$SCRATCH/on.rec"
 grep -q '^16 40 ' "$SCRATCH/on.rec" || fail "no 40-byte CPU_ALLOC_STACK: $(cat "$SCRATCH/on.rec")"
