@@ -106,12 +106,21 @@ static int parse_color(const char *v, mf_color_by *c)
     return 0;
 }
 
-/* Check a formats list with the config's own rules (same message). */
+/* Check a formats list with the config's own rules (same message); the
+ * outputs of call stacks are render's own. */
 static int check_formats(const char *v)
 {
     const char *key = "formats";
-    char err[1024];
-    if (mf_config_apply(1, &key, &v, "memflow render --formats", err, sizeof err) < 0) {
+    char err[1024], rest[1200] = "";
+    for (const char *p = v; *p;) {
+        size_t len = strcspn(p, ",");
+        if (!mf_outputs_stack_format(p, len) && strlen(rest) + len + 2 < sizeof rest)
+            snprintf(rest + strlen(rest), sizeof rest - strlen(rest), "%s%.*s", *rest ? "," : "",
+                     (int)len, p);
+        p += len + (p[len] == ',');
+    }
+    const char *value = rest;
+    if (*rest && mf_config_apply(1, &key, &value, "memflow render --formats", err, sizeof err) < 0) {
         fprintf(stderr, "%s\n", err);
         return -1;
     }

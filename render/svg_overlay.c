@@ -122,16 +122,25 @@ int mf_svg_overlay_note(mf_sink *overlay, double x, double y, double w, double h
     return overlay->error ? -1 : 0;
 }
 
-int mf_svg_overlay_lines(mf_sink *overlay, double x, double y, double w, double h,
-                         const char *first, const char *second)
+int mf_svg_overlay_text(mf_sink *overlay, double x, double y, double w, double h,
+                        const char *const *lines, size_t n)
 {
     mf_sink_printf(overlay, "<rect x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\"><title>", x, y,
                       w, h);
-    mf_escape_xml(overlay, first, 4 * HOVER_MAX_CHARS);
-    mf_sink_write(overlay, "\n", 1);
-    mf_escape_xml(overlay, second, 4 * HOVER_MAX_CHARS);
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            mf_sink_write(overlay, "\n", 1);
+        mf_escape_xml(overlay, lines[i], 4 * HOVER_MAX_CHARS);
+    }
     mf_sink_write(overlay, "</title></rect>\n", 16);
     return overlay->error ? -1 : 0;
+}
+
+int mf_svg_overlay_lines(mf_sink *overlay, double x, double y, double w, double h,
+                         const char *first, const char *second)
+{
+    const char *lines[2] = { first, second };
+    return mf_svg_overlay_text(overlay, x, y, w, h, lines, 2);
 }
 
 /* Offset of the last "</svg>" in buf, or -1. */

@@ -68,6 +68,43 @@ grep -q '^Top allocation sites (6 of 6, by total)$' "$SCRATCH/c.table" || fail "
 grep -Eq '^ +20000 bytes +[0-9.]+% +20 blocks  direct_alloc \(stacks_workload.c:28\)$' "$SCRATCH/c.table" ||
     fail "no direct_alloc at the peak: $(cat "$SCRATCH/c.table")"
 
+# The folded stacks of what was live at the peak: the workload's lines from
+# main on (what lies outside main is the C library's start-up), and every
+# byte held at the peak in some line.
+"$MEMFLOW" render --formats stacks.folded,flamegraph.svg -o "$SCRATCH/flame" "$log" \
+    2> "$SCRATCH/flame.err" || fail "render stacks exited $?: $(cat "$SCRATCH/flame.err")"
+grep -q 'into .*: stacks.folded, flamegraph.svg$' "$SCRATCH/flame.err" || fail "render said: $(cat "$SCRATCH/flame.err")"
+expect_eq "folded" "main;direct_alloc 20000
+main;fill_inline;inline_buffer 2100
+main;lib_alloc 1280
+main;stripped_entry;libstacks_hidden.so+$offset 12288" \
+    "$(grep ';main;[a-z_]*alloc\|;main;fill_inline;\|;main;stripped_entry;' "$SCRATCH/flame/stacks.folded" | sed 's/^.*;main;/main;/')"
+peak=$(json_get "$SCRATCH/c.json" '[p["peak_bytes"] for p in d["at_peak"] if p["device"] == "cpu/0"][0]')
+expect_eq "folded: the peak's bytes" "$peak" "$(awk '{ s += $NF } END { print s }' "$SCRATCH/flame/stacks.folded")"
+# The flame graph: the bottom frame is every byte of the peak, direct_alloc
+# a frame as wide as its share, in its palette colour, with its title.
+"$PYTHON3" "$top_srcdir/tests/flame_frames.py" "$SCRATCH/flame/flamegraph.svg" > "$SCRATCH/flame.frames" ||
+    fail "flamegraph.svg does not parse"
+expect_eq "flame: all" "all|$("$PYTHON3" -c "print(format($peak, ','))") B" \
+    "$(grep -o '|all|[^(]*' "$SCRATCH/flame.frames" | sed 's/^|//; s/ $//')"
+frame=$(grep '|direct_alloc|' "$SCRATCH/flame.frames")
+expect_eq "flame: direct_alloc title" "direct_alloc stacks_workload.c:28 20,000 B (19.5 KiB)" \
+    "$(echo "$frame" | awk -F'|' '{ n = split($3, p, "/"); sub(/, [0-9.]*% of the peak$/, "", $4); print $2, p[n], $4 }')"
+set -- $(echo "$frame" | cut -d'|' -f1)
+expect_eq "flame: direct_alloc width" "$(awk -v p="$peak" 'BEGIN { printf "%.2f", 20000 / p * 1180 }')" \
+    "$(awk -v w="$3" 'BEGIN { printf "%.2f", w }')"
+if [ -x "$top_builddir/tests/svg_pixel" ]; then
+    x=$(awk -v x="$1" -v w="$3" 'BEGIN { printf "%d", x + w - 2 }')
+    y=$(awk -v y="$2" 'BEGIN { printf "%d", y + 8 }')
+    "$top_builddir/tests/svg_pixel" "$SCRATCH/flame/flamegraph.svg" "$x" "$y" direct_alloc \
+        > "$SCRATCH/flame.pixel" || fail "librsvg cannot read flamegraph.svg"
+    grep -q ' direct_alloc: yes ' "$SCRATCH/flame.pixel" || fail "flame pixel: $(cat "$SCRATCH/flame.pixel")"
+fi
+# By default render adds both outputs when the log has stacks.
+"$MEMFLOW" render -o "$SCRATCH/flame_default" "$log" 2> "$SCRATCH/flame_default.err" || fail "render exited $?"
+grep -q 'stats.txt, stacks.folded, flamegraph.svg$' "$SCRATCH/flame_default.err" ||
+    fail "default outputs: $(cat "$SCRATCH/flame_default.err")"
+
 # --stacks=DEPTH keeps the DEPTH innermost frames.
 "$MEMFLOW" run --no-render --stacks=2 -o "$SCRATCH/depth" -- "$W" "$LIBS" || fail "depth run exited $?"
 "$CHECK" --full "$(one_log "$SCRATCH/depth")" > "$SCRATCH/depth.txt"
@@ -144,6 +181,15 @@ expect_eq "off: sites" "(no stack)" "$(grep -v '^total ' "$SCRATCH/off.txt" | se
 expect_eq "off: stats sites" "no sites" "$($SITES "$SCRATCH/off.json")"
 "$MEMFLOW" stats "$log" > "$SCRATCH/off.table"
 ! grep -q 'allocation sites\|by site' "$SCRATCH/off.table" || fail "site section without stacks"
+# ... no folded stacks or flame graph by default, and a note when asked for.
+"$MEMFLOW" render -o "$SCRATCH/off_out" "$log" 2> "$SCRATCH/off_out.err" || fail "render (off) exited $?"
+grep -q 'into .*: memory_flow.svg, profile.json, stats.txt$' "$SCRATCH/off_out.err" ||
+    fail "default outputs without stacks: $(cat "$SCRATCH/off_out.err")"
+"$MEMFLOW" render --formats stacks.folded -o "$SCRATCH/off_out" "$log" 2> "$SCRATCH/off_out.err" ||
+    fail "render stacks.folded (off) exited $?"
+grep -q 'no stacks.folded (the log has no call stacks: record with memflow run --stacks)' \
+    "$SCRATCH/off_out.err" || fail "no note: $(cat "$SCRATCH/off_out.err")"
+[ ! -e "$SCRATCH/off_out/stacks.folded" ] || fail "stacks.folded written without stacks"
 # ... while with stacks on, allocations are CPU_ALLOC_STACK records of 40 bytes.
 "$PYTHON3" "$top_srcdir/tests/log_records.py" "$(one_log "$SCRATCH/c")" > "$SCRATCH/on.rec"
 grep -q '^16 40 ' "$SCRATCH/on.rec" || fail "no 40-byte CPU_ALLOC_STACK: $(cat "$SCRATCH/on.rec")"
