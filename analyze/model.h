@@ -350,6 +350,9 @@ typedef struct mf_model_options {
     int no_picture;           /* keep nothing for memory_flow (statistics only) */
     int no_trace;             /* keep no spans, activities or trace objects */
     uint64_t since_ns;        /* leave out events before this */
+    int tiles_by_site;        /* the picture's cells keep a block's site id (sites.h)
+                                 in mf_tile.scope, not its scope: memory_flow
+                                 coloured by site (needs stacks) */
 } mf_model_options;
 
 /* An empty model (opt may be NULL); NULL with a message in err when out of memory. */

@@ -151,6 +151,11 @@ static int layout_page(page *pg, const mf_model *model, const mf_svg_options *op
     pg->title = opt ? opt->title : NULL;
     int only = opt ? opt->only_device : -1;
     mf_color_by by = opt ? opt->color_by : MF_COLOR_BY_SCOPE;
+    if (by == MF_COLOR_BY_SITE && !model->sites) {
+        snprintf(err, errlen, "colouring by site needs call stacks: record with memflow run "
+                 "--stacks");
+        return -1;
+    }
     pg->groups = calloc(model->n_devices ? model->n_devices : 1, sizeof *pg->groups);
     int ok = pg->groups != NULL;
     size_t share = process_panels(model, only);

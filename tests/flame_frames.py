@@ -1,9 +1,10 @@
-"""flame_frames.py - the frames of a flamegraph.svg (its hover layer), one a
+"""flame_frames.py - the hover layer of a memflow SVG (the frames of
+flamegraph.svg, the blocks and legend rows of memory_flow.svg), one entry a
 line, for the call-stack tests: "X Y W H|TITLE" with the title's lines
 joined by '|'.  Reading the file with a real XML parser also proves it is
 well-formed.
 
-Usage: flame_frames.py FLAMEGRAPH.svg
+Usage: flame_frames.py FILE.svg
 """
 import sys
 import xml.etree.ElementTree as ET

@@ -105,6 +105,26 @@ fi
 grep -q 'stats.txt, stacks.folded, flamegraph.svg$' "$SCRATCH/flame_default.err" ||
     fail "default outputs: $(cat "$SCRATCH/flame_default.err")"
 
+# memory_flow: a block's hover title names its top 3 frames; coloured by
+# site, a direct_alloc block has direct_alloc's colour (read back with
+# librsvg) and the legend lists the site with what it held at the peak.
+"$MEMFLOW" render --color-by site --formats memory_flow.svg -o "$SCRATCH/by_site" "$log" \
+    2> "$SCRATCH/by_site.err" || fail "render --color-by site exited $?: $(cat "$SCRATCH/by_site.err")"
+"$PYTHON3" "$top_srcdir/tests/flame_frames.py" "$SCRATCH/by_site/memory_flow.svg" > "$SCRATCH/by_site.hover" ||
+    fail "memory_flow.svg does not parse"
+block=$(grep '|allocated in:|  direct_alloc (stacks_workload.c:28)|' "$SCRATCH/by_site.hover" | head -n 1)
+expect_eq "hover frames" "allocated in:|  direct_alloc (stacks_workload.c:28)|  main (stacks_workload.c:69)" \
+    "$(echo "$block" | grep -o 'allocated in:|[^|]*|[^|]*')"
+expect_eq "hover: three frames" 3 "$(echo "$block" | sed 's/.*allocated in://' | tr '|' '\n' | grep -c '^  ')"
+expect_eq "legend: direct_alloc" "direct_alloc (stacks_workload.c:28)|19.5 KiB held at the peak, 19.5 KiB allocated in all" \
+    "$(grep -o '|direct_alloc (stacks_workload.c:28)|.*' "$SCRATCH/by_site.hover" | sed 's/^|//')"
+if [ -x "$top_builddir/tests/svg_pixel" ]; then
+    set -- $(echo "$block" | cut -d'|' -f1)
+    "$top_builddir/tests/svg_pixel" "$SCRATCH/by_site/memory_flow.svg" $(($1 + $3 / 2)) $(($2 + $4 / 2)) \
+        "direct_alloc (stacks_workload.c:28)" > "$SCRATCH/by_site.pixel" || fail "librsvg cannot read memory_flow.svg"
+    grep -q ': yes ' "$SCRATCH/by_site.pixel" || fail "site colour: $(cat "$SCRATCH/by_site.pixel")"
+fi
+
 # --stacks=DEPTH keeps the DEPTH innermost frames.
 "$MEMFLOW" run --no-render --stacks=2 -o "$SCRATCH/depth" -- "$W" "$LIBS" || fail "depth run exited $?"
 "$CHECK" --full "$(one_log "$SCRATCH/depth")" > "$SCRATCH/depth.txt"
@@ -181,6 +201,10 @@ expect_eq "off: sites" "(no stack)" "$(grep -v '^total ' "$SCRATCH/off.txt" | se
 expect_eq "off: stats sites" "no sites" "$($SITES "$SCRATCH/off.json")"
 "$MEMFLOW" stats "$log" > "$SCRATCH/off.table"
 ! grep -q 'allocation sites\|by site' "$SCRATCH/off.table" || fail "site section without stacks"
+s=0; "$MEMFLOW" render --color-by site -o "$SCRATCH/off_site" "$log" 2> "$SCRATCH/off_site.err" || s=$?
+expect_eq "off: --color-by site status" 1 "$s"
+grep -q 'colouring by site needs call stacks: record with memflow run --stacks' "$SCRATCH/off_site.err" ||
+    fail "--color-by site without stacks: $(cat "$SCRATCH/off_site.err")"
 # ... no folded stacks or flame graph by default, and a note when asked for.
 "$MEMFLOW" render -o "$SCRATCH/off_out" "$log" 2> "$SCRATCH/off_out.err" || fail "render (off) exited $?"
 grep -q 'into .*: memory_flow.svg, profile.json, stats.txt$' "$SCRATCH/off_out.err" ||
