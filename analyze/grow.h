@@ -17,4 +17,10 @@
  */
 MF_EXPORT int mf_grow(void **array, size_t *cap, size_t need, size_t elem);
 
+/*
+ * mf_grow, the new elements (from the old *cap up) set to the byte fill:
+ * for tables indexed by id (0 or 0xff: empty).  0, or -1 when out of memory.
+ */
+MF_EXPORT int mf_grow_filled(void **array, size_t *cap, size_t need, size_t elem, int fill);
+
 #endif

@@ -30,6 +30,7 @@ libmemflow_analysis_la_SOURCES = $(RUNTIME_SHARED_SOURCES) \
 	analyze/model_blocks.c analyze/model_picture.c analyze/model_trace.c \
 	analyze/model_load.c \
 	analyze/statistics.c analyze/statistics.h \
-	analyze/symbols.c analyze/symbols.h
+	analyze/symbols.c analyze/symbols.h \
+	analyze/sites.c analyze/sites.h
 libmemflow_analysis_la_CFLAGS = $(AM_CFLAGS) $(CAIRO_CFLAGS) $(LIBDW_CFLAGS) $(ZSTD_CFLAGS)
 libmemflow_analysis_la_LIBADD = $(CAIRO_LIBS) $(LIBDW_LIBS) $(ZSTD_LIBS) -lstdc++ -lm

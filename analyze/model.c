@@ -142,6 +142,12 @@ int mf_model_set_process(mf_model *m, uint32_t log, const mf_log_info *info)
     return 0;
 }
 
+void mf_model_set_sites(mf_model *m, struct mf_sites *sites)
+{
+    mf_sites_close(m->sites);
+    m->sites = sites;
+}
+
 /* ---- devices, views, threads ----------------------------------------------------- */
 
 static mf_dev_state *device_state(mf_model *m, uint16_t device)
@@ -160,6 +166,7 @@ static mf_dev_state *device_state(mf_model *m, uint16_t device)
     d->pub.info.mig = UINT32_MAX;
     mf_series_init(&d->occupancy, MF_DEVICE_POINTS);
     mf_snapshots_init(&d->snapshots, MF_DEVICE_SNAPSHOTS);
+    d->stacks.limit = MF_STACKS_KEPT;
     st->device_slot[device] = (int16_t)st->n_devs;
     st->devs[st->n_devs++] = d;
     return d;
@@ -202,15 +209,8 @@ mf_view_state *mf_model_view_of(mf_model *m, uint16_t log, uint16_t device, mf_d
     size_t slot = (size_t)st->device_slot[device];
     if (slot < p->n_view_of && p->view_of[slot])
         return st->views[p->view_of[slot] - 1];
-    if (slot >= p->n_view_of) {
-        size_t n = slot + 1 > 4 ? slot + 1 : 4;
-        uint32_t *of = realloc(p->view_of, n * sizeof *of);
-        if (!of)
-            return NULL;
-        memset(of + p->n_view_of, 0, (n - p->n_view_of) * sizeof *of);
-        p->view_of = of;
-        p->n_view_of = n;
-    }
+    if (mf_grow_filled((void **)&p->view_of, &p->n_view_of, slot + 1, sizeof *p->view_of, 0) < 0)
+        return NULL;
     mf_view_state *v = NULL;
     for (size_t i = 0; i < d->n_views && !v; i++)    /* another image of the same pid */
         if (st->views[d->views[i]]->pub.pid == p->pid)
@@ -473,6 +473,8 @@ static int settle_warnings(mf_model *m)
                         "recording started, or not recorded)", name,
                         (unsigned long long)d->unknown_frees);
     }
+    for (size_t i = 0; m->sites && mf_sites_warning(m->sites, i); i++)
+        settle_warn(m, "%s", mf_sites_warning(m->sites, i));
     if (m->gpu_dropped)
         settle_warn(m, "GPU: %llu CUPTI activity records were dropped (their allocations are "
                     "missing)", (unsigned long long)m->gpu_dropped);
@@ -554,10 +556,13 @@ void mf_model_free(mf_model *m)
             mf_dev_state *d = st->devs[i];
             mf_series_free(&d->occupancy);
             mf_snapshots_free(&d->snapshots);
-            free(d->scopes);
-            free(d->scope_index);
+            mf_keyed_free(&d->scopes);
+            mf_keyed_free(&d->sites);
+            mf_keyed_free(&d->stacks);
             free(d->views);
             free(d->pub.scopes);
+            free(d->pub.sites);
+            free(d->pub.peak_stacks);
             free(d);
         }
         free(st->devs);
@@ -599,6 +604,7 @@ void mf_model_free(mf_model *m)
     free(m->leaks);
     free(m->gpu_live);
     free(m->warnings);
+    mf_sites_close(m->sites);
     mf_strings_free(m->strings);
     free(m);
 }
@@ -625,19 +631,30 @@ const mf_view *mf_model_view(const mf_model *model, uint16_t device, uint32_t pi
     return NULL;
 }
 
-const mf_scope_stat *mf_model_scope(const mf_device_model *dev, uint32_t scope)
+/* The entry of key in stats[0..n), sorted by key, or NULL. */
+static const mf_scope_stat *find_keyed(const mf_scope_stat *stats, size_t n, uint32_t key)
 {
-    size_t lo = 0, hi = dev->n_scopes;
+    size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (dev->scopes[mid].scope == scope)
-            return &dev->scopes[mid];
-        if (dev->scopes[mid].scope < scope)
+        if (stats[mid].scope == key)
+            return &stats[mid];
+        if (stats[mid].scope < key)
             lo = mid + 1;
         else
             hi = mid;
     }
     return NULL;
+}
+
+const mf_scope_stat *mf_model_scope(const mf_device_model *dev, uint32_t scope)
+{
+    return find_keyed(dev->scopes, dev->n_scopes, scope);
+}
+
+const mf_site_stat *mf_model_site(const mf_device_model *dev, uint32_t site)
+{
+    return find_keyed(dev->sites, dev->n_sites, site);
 }
 
 const char *mf_model_thread_name(const mf_model *model, uint32_t pid, uint32_t tid)

@@ -44,6 +44,7 @@
 #include "reader.h"
 #include "ranges.h"
 #include "series.h"
+#include "sites.h"
 #include "string_pool.h"
 #include "tiles.h"
 
@@ -135,6 +136,17 @@ typedef struct mf_scope_stat {
     uint64_t at_peak_count;
 } mf_scope_stat;
 
+/* Allocation sites (sites.h) reuse mf_scope_stat: its `scope` holds the
+ * site id.  Live at end, peak live and at-peak values mean the same. */
+typedef mf_scope_stat mf_site_stat;
+
+/* The bytes of one stack held at a device's peak. */
+typedef struct mf_stack_share {
+    uint32_t stack;           /* the reader's stack id; 0: blocks without a stack;
+                                 UINT32_MAX: stacks past the ones counted one by one */
+    uint64_t bytes, count;
+} mf_stack_share;
+
 /* What one memory kind (enum mf_memory_kind) did on one device. */
 #define MF_MODEL_KINDS 8
 typedef struct mf_kind_stat {
@@ -209,6 +221,11 @@ typedef struct mf_device_model {
     uint64_t snapshots_added;
     mf_scope_stat *scopes;         /* every scope that allocated here, by scope id */
     size_t n_scopes;
+    mf_site_stat *sites;           /* every site that allocated here, by site id (none
+                                      when the logs have no stacks) */
+    size_t n_sites;
+    mf_stack_share *peak_stacks;   /* the stacks held at the peak, by stack id */
+    size_t n_peak_stacks;
     mf_view **views;               /* its processes, largest peak first */
     size_t n_views;
 } mf_device_model;
@@ -323,6 +340,7 @@ typedef struct mf_model {
     int damaged;              /* some log was damaged (its damage is a warning) */
     uint64_t since_ns;        /* events before this were left out (0: none) */
     uint64_t until_ns;        /* events after this were left out (UINT64_MAX: none) */
+    struct mf_sites *sites;   /* allocation sites (sites.h); NULL: the logs have no stacks */
     struct mf_model_state *state;   /* the incremental part (model_state.h) */
 } mf_model;
 
@@ -332,6 +350,9 @@ typedef struct mf_model_options {
     int no_picture;           /* keep nothing for memory_flow (statistics only) */
     int no_trace;             /* keep no spans, activities or trace objects */
     uint64_t since_ns;        /* leave out events before this */
+    int tiles_by_site;        /* the picture's cells keep a block's site id (sites.h)
+                                 in mf_tile.scope, not its scope: memory_flow
+                                 coloured by site (needs stacks) */
 } mf_model_options;
 
 /* An empty model (opt may be NULL); NULL with a message in err when out of memory. */
@@ -351,6 +372,12 @@ MF_EXPORT int mf_model_set_process(mf_model *m, uint32_t log, const mf_log_info 
  */
 MF_EXPORT int mf_model_feed(mf_model *m, const mf_event *events, size_t n,
                             const mf_sample_values *samples);
+
+/*
+ * Count allocations per site and per stack from now on, through sites (the
+ * model owns it from here: mf_model_free closes it).  Call before feeding.
+ */
+MF_EXPORT void mf_model_set_sites(mf_model *m, struct mf_sites *sites);
 
 /* Add a warning line (printf format). */
 MF_EXPORT void mf_model_warn(mf_model *m, const char *fmt, ...)
@@ -412,6 +439,9 @@ MF_EXPORT const mf_view *mf_model_view(const mf_model *model, uint16_t device, u
 
 /* The scope statistics of scope on dev, or NULL if it never allocated there. */
 MF_EXPORT const mf_scope_stat *mf_model_scope(const mf_device_model *dev, uint32_t scope);
+
+/* The statistics of site on dev, or NULL if it never allocated there. */
+MF_EXPORT const mf_site_stat *mf_model_site(const mf_device_model *dev, uint32_t site);
 
 /* The name of thread (pid, tid), or NULL when none was recorded. */
 MF_EXPORT const char *mf_model_thread_name(const mf_model *model, uint32_t pid, uint32_t tid);

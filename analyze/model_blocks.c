@@ -17,36 +17,67 @@ static mf_dev_state *device_of(const mf_model *m, uint16_t device)
     return m->state->devs[m->state->device_slot[device]];
 }
 
-/* ---- scopes ------------------------------------------------------------------ */
+/* ---- scopes, sites and stacks ------------------------------------------------- */
+
+static mf_dev_scope *keyed_new(mf_model *m, mf_keyed *t, uint32_t key)
+{
+    if (mf_grow((void **)&t->items, &t->cap, t->n + 1, sizeof *t->items) < 0) {
+        m->state->oom = 1;
+        return NULL;
+    }
+    mf_dev_scope *s = &t->items[t->n++];
+    memset(s, 0, sizeof *s);
+    s->s.scope = key;
+    s->s.min_size = UINT64_MAX;
+    return s;
+}
+
+/* The entry of key, created if new (the shared one past the limit). */
+static mf_dev_scope *keyed_get(mf_model *m, mf_keyed *t, uint32_t key)
+{
+    if (key < t->n_index && t->index[key] >= 0)
+        return &t->items[t->index[key]];
+    if (t->limit && t->n >= t->limit) {
+        if (!t->other) {
+            if (!keyed_new(m, t, MF_KEY_OTHER))
+                return NULL;
+            t->other = (int32_t)t->n;   /* index + 1 */
+        }
+        return &t->items[t->other - 1];
+    }
+    if (mf_grow_filled((void **)&t->index, &t->n_index, (size_t)key + 1, sizeof *t->index,
+                       0xff) < 0) {
+        m->state->oom = 1;
+        return NULL;
+    }
+    if (!keyed_new(m, t, key))
+        return NULL;
+    t->index[key] = (int32_t)(t->n - 1);
+    return &t->items[t->n - 1];
+}
+
+void mf_keyed_free(mf_keyed *t)
+{
+    free(t->items);
+    free(t->index);
+    memset(t, 0, sizeof *t);
+}
 
 static mf_dev_scope *dev_scope(mf_model *m, mf_dev_state *d, uint32_t scope)
 {
-    if (scope >= d->n_scope_index) {
-        size_t n = d->n_scope_index ? d->n_scope_index : 64;
-        while (n <= scope)
-            n *= 2;
-        int32_t *index = realloc(d->scope_index, n * sizeof *index);
-        if (!index) {
-            m->state->oom = 1;
-            return NULL;
-        }
-        for (size_t i = d->n_scope_index; i < n; i++)
-            index[i] = -1;
-        d->scope_index = index;
-        d->n_scope_index = n;
-    }
-    if (d->scope_index[scope] < 0) {
-        if (mf_grow((void **)&d->scopes, &d->cap_scopes, d->n_scopes + 1, sizeof *d->scopes) < 0) {
-            m->state->oom = 1;
-            return NULL;
-        }
-        mf_dev_scope *s = &d->scopes[d->n_scopes];
-        memset(s, 0, sizeof *s);
-        s->s.scope = scope;
-        s->s.min_size = UINT64_MAX;
-        d->scope_index[scope] = (int32_t)d->n_scopes++;
-    }
-    return &d->scopes[d->scope_index[scope]];
+    return keyed_get(m, &d->scopes, scope);
+}
+
+/* The site and stack entries of a block's stack (NULL, NULL without sites). */
+static void dev_site(mf_model *m, mf_dev_state *d, uint32_t stack, mf_dev_scope **site,
+                     mf_dev_scope **st)
+{
+    *site = *st = NULL;
+    if (!m->sites)
+        return;
+    d->stacks.limit = MF_STACKS_KEPT;
+    *site = keyed_get(m, &d->sites, mf_sites_of_stack(m->sites, stack));
+    *st = keyed_get(m, &d->stacks, stack);
 }
 
 static void scope_alloc(mf_dev_scope *s, uint64_t epoch, uint64_t bytes, uint64_t time_ns)
@@ -154,9 +185,14 @@ static void end_block(mf_model *m, uint32_t id, unsigned how, uint64_t time_ns)
     v->pub.held_bytes -= req;
     v->pub.held_count--;
     v->held_actual -= e->actual;
-    mf_dev_scope *ds = dev_scope(m, d, e->scope);
+    mf_dev_scope *ds = dev_scope(m, d, e->scope), *site, *stack;
     if (ds)
         mf_scope_held_change(&ds->held, d->epoch, -(int64_t)req, -1);
+    dev_site(m, d, e->stack, &site, &stack);
+    if (site)
+        mf_scope_held_change(&site->held, d->epoch, -(int64_t)req, -1);
+    if (stack)
+        mf_scope_held_change(&stack->held, d->epoch, -(int64_t)req, -1);
     if (!st->opt.no_picture) {
         mf_view_scope *vs = mf_picture_scope(v, e->scope);
         if (vs)
@@ -169,6 +205,8 @@ static void end_block(mf_model *m, uint32_t id, unsigned how, uint64_t time_ns)
         v->pub.free_count++;
         if (ds)
             ds->s.free_count++;
+        if (site)
+            site->s.free_count++;
     }
     if (how == MF_BLOCK_PROCESS_ENDED) {
         d->unfreed_bytes += req;
@@ -178,6 +216,10 @@ static void end_block(mf_model *m, uint32_t id, unsigned how, uint64_t time_ns)
         if (ds) {
             ds->s.live_bytes_end += req;
             ds->s.live_count_end++;
+        }
+        if (site) {
+            site->s.live_bytes_end += req;
+            site->s.live_count_end++;
         }
     } else {
         kind_of(d, e->flags)->live_bytes_end -= req;
@@ -238,9 +280,14 @@ void mf_model_on_alloc(mf_model *m, const mf_event *e)
     k->alloc_count++;
     k->alloc_bytes += e->size;
     k->live_bytes_end += e->size;
-    mf_dev_scope *ds = dev_scope(m, d, e->scope);
+    mf_dev_scope *ds = dev_scope(m, d, e->scope), *site, *stack;
     if (ds)
         scope_alloc(ds, d->epoch, e->size, e->time_ns);
+    dev_site(m, d, e->stack, &site, &stack);
+    if (site)
+        scope_alloc(site, d->epoch, e->size, e->time_ns);
+    if (stack)
+        mf_scope_held_change(&stack->held, d->epoch, (int64_t)e->size, 1);
     if (!st->opt.no_picture) {
         mf_view_scope *vs = mf_picture_scope(v, e->scope);
         if (!vs) {
@@ -336,16 +383,15 @@ static int by_scope_id(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-int mf_model_settle_scopes(mf_model *m, mf_dev_state *d)
+/* A keyed table's statistics as the outputs read them, by key. */
+static mf_scope_stat *settle_keyed(const mf_keyed *t, const mf_dev_state *d)
 {
-    (void)m;
-    free(d->pub.scopes);
-    d->pub.scopes = malloc((d->n_scopes ? d->n_scopes : 1) * sizeof *d->pub.scopes);
-    if (!d->pub.scopes)
-        return -1;
-    for (size_t i = 0; i < d->n_scopes; i++) {
-        const mf_dev_scope *ds = &d->scopes[i];
-        mf_scope_stat *s = &d->pub.scopes[i];
+    mf_scope_stat *out = malloc((t->n ? t->n : 1) * sizeof *out);
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < t->n; i++) {
+        const mf_dev_scope *ds = &t->items[i];
+        mf_scope_stat *s = &out[i];
         *s = ds->s;
         mf_scope_held_at_peak(&ds->held, d->epoch, &s->at_peak_bytes, &s->at_peak_count);
         if (d->pub.peak_bytes == 0)
@@ -355,8 +401,46 @@ int mf_model_settle_scopes(mf_model *m, mf_dev_state *d)
         if (s->min_size == UINT64_MAX)
             s->min_size = 0;
     }
-    d->pub.n_scopes = d->n_scopes;
-    qsort(d->pub.scopes, d->pub.n_scopes, sizeof *d->pub.scopes, by_scope_id);
+    qsort(out, t->n, sizeof *out, by_scope_id);
+    return out;
+}
+
+/* The stacks that held bytes at the device's peak, by stack id. */
+static int settle_peak_stacks(mf_dev_state *d)
+{
+    free(d->pub.peak_stacks);
+    d->pub.peak_stacks = NULL;
+    d->pub.n_peak_stacks = 0;
+    mf_scope_stat *all = settle_keyed(&d->stacks, d);
+    if (!all)
+        return -1;
+    size_t n = 0;
+    for (size_t i = 0; i < d->stacks.n; i++)
+        if (all[i].at_peak_count)
+            all[n++] = all[i];
+    mf_stack_share *out = malloc((n ? n : 1) * sizeof *out);
+    for (size_t i = 0; out && i < n; i++)
+        out[i] = (mf_stack_share){ all[i].scope, all[i].at_peak_bytes, all[i].at_peak_count };
+    free(all);
+    d->pub.peak_stacks = out;
+    d->pub.n_peak_stacks = n;
+    return out ? 0 : -1;
+}
+
+int mf_model_settle_scopes(mf_model *m, mf_dev_state *d)
+{
+    free(d->pub.scopes);
+    free(d->pub.sites);
+    d->pub.sites = NULL;
+    d->pub.n_sites = 0;
+    if (!(d->pub.scopes = settle_keyed(&d->scopes, d)))
+        return -1;
+    d->pub.n_scopes = d->scopes.n;
+    if (m->sites) {
+        if (!(d->pub.sites = settle_keyed(&d->sites, d)) || settle_peak_stacks(d) < 0)
+            return -1;
+        d->pub.n_sites = d->sites.n;
+    }
     d->pub.live_bytes_end = d->unfreed_bytes + d->pub.held_bytes;
     d->pub.live_count_end = d->unfreed_count + d->pub.held_count;
     for (size_t i = 0; i < d->n_views; i++) {

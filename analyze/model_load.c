@@ -81,13 +81,26 @@ mf_model *mf_model_load_opts(const char *const *paths, size_t n, const mf_load_o
     }
     if (!ok)
         snprintf(err, errlen, "out of memory building the model");
+    /* With stacks, the sites symbolise them as they are met and keep the
+     * reader (it reads a stack's addresses when an output asks). */
+    mf_reader *owned = r;
+    if (ok && mf_reader_n_stacks(r) > 0) {
+        mf_sites *sites = mf_sites_open(r, m->strings, 1);
+        if (sites) {
+            mf_model_set_sites(m, sites);
+            owned = NULL;
+        } else {
+            snprintf(err, errlen, "out of memory building the model");
+            ok = 0;
+        }
+    }
     if (ok && feed_all(m, r, until, err, errlen) < 0)
         ok = 0;
     if (ok && mf_model_settle(m) < 0) {
         snprintf(err, errlen, "out of memory building the model");
         ok = 0;
     }
-    mf_reader_close(r);
+    mf_reader_close(owned);
     if (!ok) {
         mf_model_free(m);
         return NULL;

@@ -219,7 +219,9 @@ static int paint(mf_model *m, mf_view_state *v, const mf_block *b)
             return -1;
     uint64_t life = to > b->alloc_ns ? to - b->alloc_ns : 1;
     size_t before = v->tiles.n;
-    mf_tile value = { b->scope, mf_tile_class(life), mf_tile_class(b->requested ? b->requested : 1) };
+    uint32_t key = m->state->opt.tiles_by_site && m->sites ? mf_sites_of_stack(m->sites, b->stack)
+                                                            : b->scope;
+    mf_tile value = { key, mf_tile_class(life), mf_tile_class(b->requested ? b->requested : 1) };
     if (mf_tiles_paint(&v->tiles, b->addr, span, b->alloc_ns, to, value,
                        b->end == MF_BLOCK_PROCESS_ENDED) < 0)
         return -1;

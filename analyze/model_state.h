@@ -52,6 +52,20 @@ typedef struct mf_dev_scope {
     mf_scope_held held;
 } mf_dev_scope;
 
+/* A device's statistics by a small key: scope string id, site id or stack
+ * id.  Past `limit` keys, new keys share one entry, keyed MF_KEY_OTHER. */
+typedef struct mf_keyed {
+    mf_dev_scope *items;
+    size_t n, cap;
+    int32_t *index;           /* by key: index into items, -1 */
+    size_t n_index;
+    size_t limit;             /* 0: none */
+    int32_t other;            /* index + 1 of the shared entry; 0: none yet */
+} mf_keyed;
+
+#define MF_KEY_OTHER UINT32_MAX
+#define MF_STACKS_KEPT 65536u            /* stacks counted one by one, per device */
+
 typedef struct mf_view_scope {
     uint32_t scope;
     uint64_t total;
@@ -83,10 +97,9 @@ typedef struct mf_dev_state {
     mf_series occupancy;
     mf_snapshots snapshots;
     uint64_t epoch;
-    mf_dev_scope *scopes;
-    size_t n_scopes, cap_scopes;
-    int32_t *scope_index;     /* by scope id: index into scopes, -1 */
-    size_t n_scope_index;
+    mf_keyed scopes;          /* by scope string id */
+    mf_keyed sites;           /* by site id (sites.h), when the logs have stacks */
+    mf_keyed stacks;          /* by stack id, for the stacks live at the peak */
     uint32_t *views;          /* view indices */
     size_t n_views, cap_views;
     uint64_t held_actual;     /* actual bytes held now */
@@ -178,8 +191,11 @@ void mf_model_on_alloc(mf_model *m, const mf_event *e);
 void mf_model_on_free(mf_model *m, const mf_event *e);
 void mf_model_on_process_end(mf_model *m, const mf_event *e);
 void mf_model_on_sample(mf_model *m, const mf_event *e, const mf_sample_values *values);
-/* The device's scope statistics (with at-peak values) into pub.scopes. */
+/* The device's scope and site statistics (with at-peak values) into
+ * pub.scopes and pub.sites, and the stacks held at its peak. */
 int mf_model_settle_scopes(mf_model *m, mf_dev_state *d);
+/* Free a keyed table. */
+void mf_keyed_free(mf_keyed *t);
 /* Leaks, the CPU picture's live blocks and the GPU blocks never freed. */
 int mf_model_settle_blocks(mf_model *m);
 /* The block of live entry e as it stands at the model's end. */

@@ -100,25 +100,40 @@ static int device_rows(mf_stats *st)
     return 0;
 }
 
-static int scope_rows(mf_stats *st)
+/* A device's statistics by scope, or by site. */
+static const mf_scope_stat *keyed_stats(const mf_device_model *d, int sites, size_t *n)
+{
+    *n = sites ? d->n_sites : d->n_scopes;
+    return sites ? d->sites : d->scopes;
+}
+
+static const char *keyed_name(const mf_model *m, int sites, uint32_t key)
+{
+    return sites ? mf_sites_get(m->sites, key)->name : mf_model_string(m, key);
+}
+
+/* Every (scope or site, device), sorted. */
+static int keyed_rows(mf_stats *st, int sites, mf_stats_row **out, size_t *n_out)
 {
     const mf_model *m = st->model;
-    size_t n = 0, k = 0;
-    for (size_t i = 0; i < m->n_devices; i++)
-        n += m->devices[i].n_scopes;
-    st->scopes = calloc(n ? n : 1, sizeof *st->scopes);
-    if (!st->scopes)
+    size_t n = 0, k = 0, nd;
+    for (size_t i = 0; i < m->n_devices; i++) {
+        keyed_stats(&m->devices[i], sites, &nd);
+        n += nd;
+    }
+    mf_stats_row *rows = calloc(n ? n : 1, sizeof *rows);
+    if (!(*out = rows))
         return -1;
     for (size_t i = 0; i < m->n_devices; i++) {
         const mf_device_model *d = &m->devices[i];
-        for (size_t j = 0; j < d->n_scopes; j++) {
-            const mf_scope_stat *s = &d->scopes[j];
-            st->scopes[k++] = make_row(d, s, mf_model_string(m, s->scope), s->alloc_count,
-                                       s->alloc_bytes, s->min_size, s->max_size);
-        }
+        const mf_scope_stat *all = keyed_stats(d, sites, &nd);
+        for (size_t j = 0; j < nd; j++)
+            rows[k++] = make_row(d, &all[j], keyed_name(m, sites, all[j].scope),
+                                 all[j].alloc_count, all[j].alloc_bytes, all[j].min_size,
+                                 all[j].max_size);
     }
-    st->n_scopes = k;
-    sort_rows(st->scopes, k, st->sort_by, st->ascending);
+    *n_out = k;
+    sort_rows(rows, k, st->sort_by, st->ascending);
     return 0;
 }
 
@@ -131,6 +146,24 @@ static int compare_holders(const void *pa, const void *pb)
     return a->scope->scope < b->scope->scope ? -1 : a->scope->scope > b->scope->scope;
 }
 
+/* The scopes or sites of d that held blocks at its peak. */
+static int holders(const mf_model *m, const mf_device_model *d, int sites, mf_stats_holder **out,
+                   size_t *n_out)
+{
+    size_t nd, n = 0;
+    const mf_scope_stat *all = keyed_stats(d, sites, &nd);
+    mf_stats_holder *h = calloc(nd ? nd : 1, sizeof *h);
+    if (!(*out = h))
+        return -1;
+    for (size_t j = 0; j < nd; j++)
+        if (all[j].at_peak_count)
+            h[n++] = (mf_stats_holder){ &all[j], keyed_name(m, sites, all[j].scope),
+                                        all[j].at_peak_bytes, all[j].at_peak_count };
+    qsort(h, n, sizeof *h, compare_holders);
+    *n_out = n;
+    return 0;
+}
+
 static int peaks(mf_stats *st)
 {
     const mf_model *m = st->model;
@@ -139,18 +172,11 @@ static int peaks(mf_stats *st)
         return -1;
     st->n_peaks = m->n_devices;
     for (size_t i = 0; i < m->n_devices; i++) {
-        const mf_device_model *d = &m->devices[i];
         mf_stats_peak *p = &st->peaks[i];
-        p->dev = d;
-        p->holders = calloc(d->n_scopes ? d->n_scopes : 1, sizeof *p->holders);
-        if (!p->holders)
+        p->dev = &m->devices[i];
+        if (holders(m, p->dev, 0, &p->holders, &p->n_holders) < 0 ||
+            (st->has_sites && holders(m, p->dev, 1, &p->by_site, &p->n_by_site) < 0))
             return -1;
-        for (size_t j = 0; j < d->n_scopes; j++)
-            if (d->scopes[j].at_peak_count)
-                p->holders[p->n_holders++] = (mf_stats_holder){ &d->scopes[j],
-                                                                d->scopes[j].at_peak_bytes,
-                                                                d->scopes[j].at_peak_count };
-        qsort(p->holders, p->n_holders, sizeof *p->holders, compare_holders);
     }
     return 0;
 }
@@ -169,7 +195,10 @@ int mf_stats_compute(const mf_model *m, mf_stats_sort sort_by, int ascending, si
         out->unknown_frees += m->devices[i].unknown_frees;
         out->inherited_frees += m->devices[i].inherited_frees;
     }
-    if (device_rows(out) < 0 || scope_rows(out) < 0 || peaks(out) < 0) {
+    out->has_sites = m->sites != NULL;
+    if (device_rows(out) < 0 || keyed_rows(out, 0, &out->scopes, &out->n_scopes) < 0 ||
+        (out->has_sites && keyed_rows(out, 1, &out->sites, &out->n_sites) < 0) ||
+        peaks(out) < 0) {
         mf_stats_free(out);
         return -1;
     }
@@ -178,11 +207,14 @@ int mf_stats_compute(const mf_model *m, mf_stats_sort sort_by, int ascending, si
 
 void mf_stats_free(mf_stats *s)
 {
-    for (size_t i = 0; s->peaks && i < s->n_peaks; i++)
+    for (size_t i = 0; s->peaks && i < s->n_peaks; i++) {
         free(s->peaks[i].holders);
+        free(s->peaks[i].by_site);
+    }
     free(s->peaks);
     free(s->devices);
     free(s->scopes);
+    free(s->sites);
     free(s->device_names);
     memset(s, 0, sizeof *s);
 }

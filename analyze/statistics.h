@@ -1,7 +1,8 @@
 /*
  * statistics.h - the statistics of a model, computed once, in the order
- * they are shown: MXNet's "Device Storage" rows, the per-scope rows, who
- * held memory at each device's peak, the largest blocks never freed, and
+ * they are shown: MXNet's "Device Storage" rows, the per-scope rows, the
+ * allocation sites (with stacks), who held memory at each device's peak
+ * (by scope and by site), the largest blocks never freed, and
  * the processes that ended abnormally.  The table and JSON formatters
  * (render/stats_table.c, render/stats_json.c) only print what is here.
  */
@@ -45,16 +46,20 @@ typedef struct mf_stats_row {
     double avg;                   /* the arithmetic mean: total / count */
 } mf_stats_row;
 
-/* A scope holding memory at a device's peak. */
+/* A scope (or a site) holding memory at a device's peak. */
 typedef struct mf_stats_holder {
-    const mf_scope_stat *scope;
+    const mf_scope_stat *scope;   /* a site's mf_site_stat in by_site */
+    const char *name;             /* the scope's or site's name */
     uint64_t bytes, blocks;
 } mf_stats_holder;
 
 typedef struct mf_stats_peak {
     const mf_device_model *dev;
-    mf_stats_holder *holders;     /* most bytes first */
+    mf_stats_holder *holders;     /* by scope, most bytes first */
     size_t n_holders;
+    mf_stats_holder *by_site;     /* by allocation site, most bytes first (none
+                                     without stacks) */
+    size_t n_by_site;
 } mf_stats_peak;
 
 typedef struct mf_stats {
@@ -65,6 +70,10 @@ typedef struct mf_stats {
     size_t n_devices;
     mf_stats_row *scopes;         /* sorted; every (scope, device) */
     size_t n_scopes;
+    int has_sites;                /* the logs have stacks: sites and by_site are filled */
+    mf_stats_row *sites;          /* sorted; every (allocation site, device); `scope`
+                                     is the site's mf_site_stat */
+    size_t n_sites;
     mf_stats_peak *peaks;         /* one per device, in device order */
     size_t n_peaks;
     const mf_block *leaks;        /* the largest blocks never freed */

@@ -26,7 +26,7 @@
 
 /* What one cell shows. */
 typedef struct mf_tile {
-    uint32_t scope;           /* string id */
+    uint32_t scope;           /* string id (a site id when the model keeps tiles by site) */
     uint16_t life;            /* lifetime class: log2(ns) * 256 */
     uint16_t size;            /* size class: log2(requested) * 256 */
 } mf_tile;

@@ -43,11 +43,15 @@ static void usage(FILE *out)
           "  -o DIR            output folder (default: the folder of the first log)\n"
           "  --formats LIST    comma-separated outputs: memory_flow.svg, memory_flow.png,\n"
           "                    memory_flow.pdf, profile.json, chrome_timeline.json,\n"
-          "                    stats.txt, stats.json, gpu_memory_profile.csv (default:\n"
+          "                    stats.txt, stats.json, gpu_memory_profile.csv,\n"
+          "                    stacks.folded, flamegraph.svg (default:\n"
           "                    memory_flow.svg,profile.json,stats.txt, plus\n"
-          "                    gpu_memory_profile.csv when there are GPU blocks)\n"
-          "  --color-by MODE   scope (default), lifetime or size\n"
-          "  --device DEV      draw only cpu/0 or gpu/N\n"
+          "                    gpu_memory_profile.csv when there are GPU blocks, plus\n"
+          "                    stacks.folded,flamegraph.svg when the logs have stacks)\n"
+          "  --color-by MODE   scope (default), lifetime, size, or site (the allocating\n"
+          "                    function; logs recorded with --stacks)\n"
+          "  --device DEV      draw only cpu/0 or gpu/N (the flame graph and folded\n"
+          "                    stacks: that device's peak; default the first device)\n"
           "  --at TIME         stop at TIME after the log start: a number of ns, or with\n"
           "                    a unit: 250ms, 1.5s, 20us, 100ns (the CSV lists what was\n"
           "                    live then)\n"
@@ -101,6 +105,8 @@ static int parse_color(const char *v, mf_color_by *c)
         *c = MF_COLOR_BY_LIFETIME;
     else if (!strcmp(v, "size"))
         *c = MF_COLOR_BY_SIZE;
+    else if (!strcmp(v, "site"))
+        *c = MF_COLOR_BY_SITE;
     else
         return -1;
     return 0;
@@ -143,7 +149,7 @@ static int parse_one(int argc, char **argv, int *i, render_args *a)
     }
     if (cli_is_option(arg, "--color-by"))
         return (v = cli_option_value(argc, argv, i, "--color-by")) && parse_color(v, &a->color_by) == 0
-                   ? 0 : bad("--color-by needs one of: scope, lifetime, size");
+                   ? 0 : bad("--color-by needs one of: scope, lifetime, size, site");
     if (cli_is_option(arg, "--device")) {
         uint16_t d;
         if (!(v = cli_option_value(argc, argv, i, "--device")) || mf_model_device_parse(v, &d) < 0)
@@ -229,7 +235,8 @@ int cmd_render(int argc, char **argv)
     }
     int rc = 2;
     if (parse(argc, argv, &a) == 0) {
-        cli_load_options lo = { .until_ns = a.at_ns, .merge_runs = a.merge_runs };
+        cli_load_options lo = { .until_ns = a.at_ns, .merge_runs = a.merge_runs,
+                                .tiles_by_site = a.color_by == MF_COLOR_BY_SITE };
         if (a.formats) {      /* build only what the outputs asked for need */
             lo.no_picture = !strstr(a.formats, "memory_flow.");
             lo.no_trace = !strstr(a.formats, "profile.json") &&

@@ -10,5 +10,6 @@ libmemflow_analysis_la_SOURCES += render/svg.h render/outputs.h \
 	render/outfile.c render/outfile.h \
 	render/stats.c render/stats.h render/stats_table.c render/stats_json.c \
 	render/trace.c render/trace.h \
-	render/csv.c render/csv.h render/outputs.c
+	render/csv.c render/csv.h render/outputs.c \
+	render/flamegraph.c render/flamegraph.h
 include render/svg.mk

@@ -7,6 +7,8 @@
  *   chrome_timeline.json       -> the same trace under that name
  *   stats.txt / stats.json     -> mf_stats_write (table / JSON)
  *   gpu_memory_profile.csv     -> mf_csv_write_all: <prefix>-pid_<pid>.csv
+ *   stacks.folded              -> mf_folded_write (flamegraph.c), with stacks
+ *   flamegraph.svg             -> mf_flame_write (flamegraph.c), with stacks
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,6 +18,7 @@
 #include <time.h>
 
 #include "csv.h"
+#include "flamegraph.h"
 #include "outfile.h"
 #include "outputs.h"
 #include "paths.h"
@@ -46,6 +49,11 @@ void mf_outputs_formats_for(const mf_model *model, const char *configured, char 
     if (has_gpu_blocks(model) && !strstr(configured, "gpu_memory_profile.csv"))
         snprintf(buf + strlen(buf), len - strlen(buf), "%sgpu_memory_profile.csv",
                  *buf ? "," : "");
+    static const char *const with_stacks[] = { "stacks.folded", "flamegraph.svg" };
+    for (size_t i = 0; model->sites && i < 2; i++)
+        if (!strstr(configured, with_stacks[i]))
+            snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", *buf ? "," : "",
+                     with_stacks[i]);
 }
 
 /* dir/name, or name itself when it is an absolute path. */
@@ -110,6 +118,29 @@ static int write_csv(const mf_model *m, const char *dir, const mf_output_options
     return 0;
 }
 
+/* stacks.folded or flamegraph.svg of the device opt names (or the first
+ * with stacks), or a note that the log has no stacks to show. */
+static int write_stacks(const mf_model *m, const char *dir, const char *name,
+                        const mf_output_options *opt, char *err, size_t errlen)
+{
+    const mf_device_model *dev = mf_flame_device(m, opt->svg.only_device);
+    if (!dev) {
+        char note[512];
+        snprintf(note, sizeof note, "no %s (%s)", name,
+                 m->sites ? "no device held memory with a stack at its peak"
+                          : "the log has no call stacks: record with memflow run --stacks");
+        report(opt, note);
+        return 0;
+    }
+    char path[8192];
+    join_path(path, sizeof path, dir, name);
+    int rc = name[0] == 's' ? mf_folded_write(m, dev, path, err, errlen)
+                            : mf_flame_write(m, dev, path, err, errlen);
+    if (rc == 0)
+        report(opt, name);
+    return rc;
+}
+
 /* Write the one output called name (len bytes of the formats list). */
 static int write_one(const mf_model *m, const char *dir, const char *name,
                      const mf_output_options *opt, char *err, size_t errlen)
@@ -143,9 +174,11 @@ static int write_one(const mf_model *m, const char *dir, const char *name,
     }
     if (!strcmp(name, "gpu_memory_profile.csv"))
         return write_csv(m, dir, opt, err, errlen);
+    if (!strcmp(name, "stacks.folded") || !strcmp(name, "flamegraph.svg"))
+        return write_stacks(m, dir, name, opt, err, errlen);
     snprintf(err, errlen, "unknown output '%s'; accepted: memory_flow.svg, memory_flow.png, "
              "memory_flow.pdf, profile.json, chrome_timeline.json, stats.txt, stats.json, "
-             "gpu_memory_profile.csv", name);
+             "gpu_memory_profile.csv, stacks.folded, flamegraph.svg", name);
     return -1;
 }
 

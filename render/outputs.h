@@ -1,6 +1,7 @@
 /*
  * outputs.h - write the configured outputs of a model into a directory:
- * memory_flow.svg/.png/.pdf, the Chrome trace, statistics, GPU memory CSV.
+ * memory_flow.svg/.png/.pdf, the Chrome trace, statistics, GPU memory CSV,
+ * and with call stacks the folded stacks and flame graph of the peak.
  * Used by `memflow run`, `memflow render` and memflow_dump().
  */
 #ifndef MEMFLOW_OUTPUTS_H
@@ -35,7 +36,9 @@ int mf_outputs_write(const mf_model *model, const char *dir, const mf_output_opt
 /*
  * The formats to write by default: `configured` (a formats list), plus
  * gpu_memory_profile.csv when the model has GPU blocks and the list lacks
- * it, so that every GPU run leaves MXNet's CSV.  Writes into buf (len bytes).
+ * it, so that every GPU run leaves MXNet's CSV, plus stacks.folded and
+ * flamegraph.svg when the logs have call stacks.  Writes into buf (len
+ * bytes).
  */
 MF_EXPORT void mf_outputs_formats_for(const mf_model *model, const char *configured, char *buf,
                                       size_t len);

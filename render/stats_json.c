@@ -146,29 +146,94 @@ static void devices(const mf_stats *s, mf_sink *out)
     mf_sink_puts(out, "],\n");
 }
 
+/* The counts of a scope's or a site's row (after its name and device). */
+static void keyed_counts(const mf_stats *s, mf_sink *out, const mf_stats_row *r)
+{
+    const mf_scope_stat *sc = r->scope;
+    mf_sink_printf(out, ",\"alloc_count\":%llu,\"free_count\":%llu,\"alloc_bytes\":%llu,"
+                   "\"min_size\":%llu,\"max_size\":%llu,\"avg_size\":%.3f,"
+                   "\"peak_live_bytes\":%llu,\"peak_live_time_ns\":%llu,"
+                   "\"live_bytes_end\":%llu,\"live_count_end\":%llu",
+                   (unsigned long long)sc->alloc_count, (unsigned long long)sc->free_count,
+                   (unsigned long long)sc->alloc_bytes, (unsigned long long)sc->min_size,
+                   (unsigned long long)sc->max_size, r->avg,
+                   (unsigned long long)sc->peak_live_bytes,
+                   (unsigned long long)rel_ns(s->model, sc->peak_live_time_ns),
+                   (unsigned long long)sc->live_bytes_end,
+                   (unsigned long long)sc->live_count_end);
+}
+
 static void scopes(const mf_stats *s, mf_sink *out)
 {
     mf_sink_puts(out, "\"scopes\":[");
     for (size_t i = 0; i < s->n_scopes; i++) {
-        const mf_stats_row *r = &s->scopes[i];
-        const mf_scope_stat *sc = r->scope;
         mf_sink_puts(out, i ? ",\n{" : "\n{");
-        key_str(out, "scope", r->name);
+        key_str(out, "scope", s->scopes[i].name);
         mf_sink_putc(out, ',');
-        device_key(out, r->dev->device);
-        mf_sink_printf(out, ",\"alloc_count\":%llu,\"free_count\":%llu,\"alloc_bytes\":%llu,"
-                       "\"min_size\":%llu,\"max_size\":%llu,\"avg_size\":%.3f,"
-                       "\"peak_live_bytes\":%llu,\"peak_live_time_ns\":%llu,"
-                       "\"live_bytes_end\":%llu,\"live_count_end\":%llu}",
-                       (unsigned long long)sc->alloc_count, (unsigned long long)sc->free_count,
-                       (unsigned long long)sc->alloc_bytes, (unsigned long long)sc->min_size,
-                       (unsigned long long)sc->max_size, r->avg,
-                       (unsigned long long)sc->peak_live_bytes,
-                       (unsigned long long)rel_ns(s->model, sc->peak_live_time_ns),
-                       (unsigned long long)sc->live_bytes_end,
-                       (unsigned long long)sc->live_count_end);
+        device_key(out, s->scopes[i].dev->device);
+        keyed_counts(s, out, &s->scopes[i]);
+        mf_sink_putc(out, '}');
     }
     mf_sink_puts(out, "],\n");
+}
+
+#define JSON_SITE_FRAMES 8   /* frames of a site's first stack, from the site outward */
+
+static void frame(mf_sink *out, const mf_site_frame *f)
+{
+    mf_sink_putc(out, '{');
+    key_str(out, "function", f->function ? f->function : "?");
+    mf_sink_puts(out, ",\"file\":");
+    if (f->file)
+        str(out, f->file);
+    else
+        mf_sink_puts(out, "null");
+    mf_sink_printf(out, ",\"line\":%u,\"module\":", f->line);
+    if (f->module)
+        str(out, f->module);
+    else
+        mf_sink_puts(out, "null");
+    mf_sink_putc(out, '}');
+}
+
+static void sites(const mf_stats *s, mf_sink *out)
+{
+    if (!s->has_sites)
+        return;
+    mf_sites *all = s->model->sites;
+    mf_sink_puts(out, "\"sites\":[");
+    for (size_t i = 0; i < s->n_sites; i++) {
+        const mf_stats_row *r = &s->sites[i];
+        const mf_site *site = mf_sites_get(all, r->scope->scope);
+        mf_site_frame frames[JSON_SITE_FRAMES];
+        size_t n = mf_sites_frames(all, site->stack, frames, JSON_SITE_FRAMES);
+        mf_sink_puts(out, i ? ",\n{" : "\n{");
+        key_str(out, "site", r->name);
+        mf_sink_putc(out, ',');
+        device_key(out, r->dev->device);
+        keyed_counts(s, out, r);
+        mf_sink_puts(out, ",\"frames\":[");
+        for (size_t f = 0; f < n; f++) {
+            if (f)
+                mf_sink_putc(out, ',');
+            frame(out, &frames[f]);
+        }
+        mf_sink_puts(out, "]}");
+    }
+    mf_sink_puts(out, "],\n");
+}
+
+static void holders(mf_sink *out, const char *key, const char *what, const mf_stats_holder *h,
+                    size_t n)
+{
+    mf_sink_printf(out, ",\"%s\":[", key);
+    for (size_t j = 0; j < n; j++) {
+        mf_sink_puts(out, j ? ",{" : "{");
+        key_str(out, what, h[j].name);
+        mf_sink_printf(out, ",\"bytes\":%llu,\"blocks\":%llu}", (unsigned long long)h[j].bytes,
+                       (unsigned long long)h[j].blocks);
+    }
+    mf_sink_putc(out, ']');
 }
 
 static void at_peak(const mf_stats *s, mf_sink *out)
@@ -178,17 +243,13 @@ static void at_peak(const mf_stats *s, mf_sink *out)
         const mf_stats_peak *p = &s->peaks[i];
         mf_sink_puts(out, i ? ",\n{" : "\n{");
         device_key(out, p->dev->device);
-        mf_sink_printf(out, ",\"peak_bytes\":%llu,\"peak_time_ns\":%llu,\"holders\":[",
+        mf_sink_printf(out, ",\"peak_bytes\":%llu,\"peak_time_ns\":%llu",
                        (unsigned long long)p->dev->peak_bytes,
                        (unsigned long long)rel_ns(s->model, p->dev->peak_time_ns));
-        for (size_t j = 0; j < p->n_holders; j++) {
-            mf_sink_puts(out, j ? ",{" : "{");
-            key_str(out, "scope", mf_model_string(s->model, p->holders[j].scope->scope));
-            mf_sink_printf(out, ",\"bytes\":%llu,\"blocks\":%llu}",
-                           (unsigned long long)p->holders[j].bytes,
-                           (unsigned long long)p->holders[j].blocks);
-        }
-        mf_sink_puts(out, "]}");
+        holders(out, "holders", "scope", p->holders, p->n_holders);
+        if (s->has_sites)
+            holders(out, "by_site", "site", p->by_site, p->n_by_site);
+        mf_sink_putc(out, '}');
     }
     mf_sink_puts(out, "],\n");
 }
@@ -240,6 +301,7 @@ void mf_stats_print_json(const mf_stats *s, mf_sink *out)
     processes(s, out);
     devices(s, out);
     scopes(s, out);
+    sites(s, out);
     at_peak(s, out);
     leaks(s, out);
     notes(s, out);

@@ -1,7 +1,8 @@
 /*
  * stats_table.c - the statistics as a text table: a header (processes,
  * duration), MXNet's "Device Storage" (its column names, kB = 1000 bytes as
- * MXNet prints them, labelled), per scope, at each peak, leaks, notes.
+ * MXNet prints them, labelled), per scope, per allocation site (with
+ * stacks), at each peak (by scope and by site), leaks, notes.
  * Sizes outside MXNet's table are in binary units (units.h), like every
  * other output.  Program strings are escaped for a terminal (escape.h).
  */
@@ -12,7 +13,8 @@
 #include "stats.h"
 #include "units.h"
 
-#define MAX_TEXT_HOLDERS 20  /* scopes listed at a peak in the table; JSON has all */
+#define MAX_TEXT_HOLDERS 20  /* scopes (sites) listed at a peak in the table; JSON has all */
+#define MAX_TEXT_SITES 20    /* allocation sites listed in the table; JSON has all */
 #define KB 1000.0            /* MXNet's "kB" */
 
 static uint64_t rel_ns(const mf_model *m, uint64_t t)
@@ -133,6 +135,16 @@ static void device_storage(const mf_stats *s, mf_sink *out)
     mf_sink_putc(out, '\n');
 }
 
+/* A scope's or site's name, device and count. */
+static void row_head(mf_sink *out, const mf_stats_row *r, size_t width)
+{
+    char dev[16];
+    cell(out, r->name, width);
+    mf_sink_printf(out, "%-8s %13llu", mf_model_device_name(r->dev->device, dev, sizeof dev),
+                   (unsigned long long)r->count);
+    bytes_cell(out, r->total, 11);
+}
+
 static void scopes(const mf_stats *s, mf_sink *out)
 {
     size_t w = name_width(s->scopes, s->n_scopes, 24);
@@ -142,11 +154,7 @@ static void scopes(const mf_stats *s, mf_sink *out)
                       "   Peak Live  Never Freed\n");
     for (size_t i = 0; i < s->n_scopes; i++) {
         const mf_stats_row *r = &s->scopes[i];
-        char dev[16];
-        cell(out, r->name, w);
-        mf_sink_printf(out, "%-8s %13llu", mf_model_device_name(r->dev->device, dev, sizeof dev),
-                       (unsigned long long)r->count);
-        bytes_cell(out, r->total, 11);
+        row_head(out, r, w);
         bytes_cell(out, r->min, 11);
         bytes_cell(out, r->max, 11);
         /* the mean of sizes near 2^64 rounds to 2^64, past uint64_t */
@@ -157,6 +165,52 @@ static void scopes(const mf_stats *s, mf_sink *out)
         mf_sink_putc(out, '\n');
     }
     mf_sink_putc(out, '\n');
+}
+
+/* The allocation sites, first MAX_TEXT_SITES in the sort order. */
+static void sites(const mf_stats *s, mf_sink *out)
+{
+    if (!s->has_sites)
+        return;
+    size_t n = s->n_sites < MAX_TEXT_SITES ? s->n_sites : MAX_TEXT_SITES;
+    size_t w = name_width(s->sites, n, 24);
+    mf_sink_printf(out, "Top allocation sites (%zu of %zu, by %s)\n=================\n", n,
+                   s->n_sites, mf_stats_sort_name(s->sort_by));
+    cell(out, "Site", w);
+    mf_sink_puts(out, "Device     Total Count   Total Use   Peak Live  Never Freed\n");
+    for (size_t i = 0; i < n; i++) {
+        const mf_stats_row *r = &s->sites[i];
+        row_head(out, r, w);
+        bytes_cell(out, r->scope->peak_live_bytes, 11);
+        bytes_cell(out, r->scope->live_bytes_end, 12);
+        mf_sink_putc(out, '\n');
+    }
+    mf_sink_putc(out, '\n');
+}
+
+/* Who held a device's peak, the first MAX_TEXT_HOLDERS, then the rest summed. */
+static void holders(mf_sink *out, const mf_device_model *d, const mf_stats_holder *h, size_t n,
+                    const char *indent, const char *what)
+{
+    uint64_t other_bytes = 0, other_blocks = 0;
+    for (size_t j = 0; j < n; j++) {
+        if (j >= MAX_TEXT_HOLDERS) {
+            other_bytes += h[j].bytes;
+            other_blocks += h[j].blocks;
+            continue;
+        }
+        mf_sink_printf(out, "%s%16llu bytes %6.2f%% %8llu blocks  ", indent,
+                       (unsigned long long)h[j].bytes,
+                       100.0 * (double)h[j].bytes / (double)d->peak_bytes,
+                       (unsigned long long)h[j].blocks);
+        mf_escape_text(out, h[j].name, MF_ESCAPE_WHOLE);
+        mf_sink_putc(out, '\n');
+    }
+    if (n > MAX_TEXT_HOLDERS)
+        mf_sink_printf(out, "%s%16llu bytes %6.2f%% %8llu blocks  (%zu other %s)\n", indent,
+                       (unsigned long long)other_bytes,
+                       100.0 * (double)other_bytes / (double)d->peak_bytes,
+                       (unsigned long long)other_blocks, n - MAX_TEXT_HOLDERS, what);
 }
 
 static void at_peak(const mf_stats *s, mf_sink *out)
@@ -171,25 +225,11 @@ static void at_peak(const mf_stats *s, mf_sink *out)
                        (unsigned long long)d->peak_bytes,
                        mf_format_bytes(d->peak_bytes, human, sizeof human),
                        (double)rel_ns(s->model, d->peak_time_ns) / 1e6);
-        uint64_t other_bytes = 0, other_blocks = 0;
-        for (size_t j = 0; j < p->n_holders; j++) {
-            const mf_stats_holder *h = &p->holders[j];
-            if (j >= MAX_TEXT_HOLDERS) {
-                other_bytes += h->bytes;
-                other_blocks += h->blocks;
-                continue;
-            }
-            mf_sink_printf(out, "  %16llu bytes %6.2f%% %8llu blocks  ", (unsigned long long)h->bytes,
-                           100.0 * (double)h->bytes / (double)d->peak_bytes,
-                           (unsigned long long)h->blocks);
-            mf_escape_text(out, mf_model_string(s->model, h->scope->scope), MF_ESCAPE_WHOLE);
-            mf_sink_putc(out, '\n');
-        }
-        if (p->n_holders > MAX_TEXT_HOLDERS)
-            mf_sink_printf(out, "  %16llu bytes %6.2f%% %8llu blocks  (%zu other scopes)\n",
-                           (unsigned long long)other_bytes,
-                           100.0 * (double)other_bytes / (double)d->peak_bytes,
-                           (unsigned long long)other_blocks, p->n_holders - MAX_TEXT_HOLDERS);
+        holders(out, d, p->holders, p->n_holders, "  ", "scopes");
+        if (!s->has_sites)
+            continue;
+        mf_sink_puts(out, "  by site:\n");
+        holders(out, d, p->by_site, p->n_by_site, "    ", "sites");
     }
     mf_sink_putc(out, '\n');
 }
@@ -236,6 +276,7 @@ void mf_stats_print_table(const mf_stats *s, mf_sink *out)
     header(s, out);
     device_storage(s, out);
     scopes(s, out);
+    sites(s, out);
     at_peak(s, out);
     leaks(s, out);
     notes(s, out);

@@ -151,6 +151,11 @@ static int layout_page(page *pg, const mf_model *model, const mf_svg_options *op
     pg->title = opt ? opt->title : NULL;
     int only = opt ? opt->only_device : -1;
     mf_color_by by = opt ? opt->color_by : MF_COLOR_BY_SCOPE;
+    if (by == MF_COLOR_BY_SITE && !model->sites) {
+        snprintf(err, errlen, "colouring by site needs call stacks: record with memflow run "
+                 "--stacks");
+        return -1;
+    }
     pg->groups = calloc(model->n_devices ? model->n_devices : 1, sizeof *pg->groups);
     int ok = pg->groups != NULL;
     size_t share = process_panels(model, only);
@@ -220,17 +225,16 @@ static cairo_status_t write_to_buf(void *closure, const unsigned char *data, uns
     return s->error ? CAIRO_STATUS_WRITE_ERROR : CAIRO_STATUS_SUCCESS;
 }
 
-/* The SVG document with quota vector blocks and its hover overlay in out. */
-static int render_svg(page *pg, size_t quota, size_t budget, mf_sink *out, char *err,
-                      size_t errlen)
+int mf_svg_document(double width, double height, mf_svg_draw_fn draw, void *ctx, mf_sink *out,
+                    char *err, size_t errlen)
 {
     mf_sink overlay = { 0 };
-    cairo_surface_t *surface =
-        cairo_svg_surface_create_for_stream(write_to_buf, out, pg->width, pg->height);
+    cairo_surface_t *surface = cairo_svg_surface_create_for_stream(write_to_buf, out, width,
+                                                                   height);
     cairo_svg_surface_restrict_to_version(surface, CAIRO_SVG_VERSION_1_1);
     cairo_svg_surface_set_document_unit(surface, CAIRO_SVG_UNIT_PX);
     cairo_t *cr = cairo_create(surface);
-    int rc = draw_page(cr, pg, quota, &overlay, budget);
+    int rc = draw(cr, ctx, &overlay);
     cairo_status_t status = cairo_status(cr);
     cairo_destroy(cr);
     cairo_surface_finish(surface);
@@ -247,6 +251,25 @@ static int render_svg(page *pg, size_t quota, size_t budget, mf_sink *out, char 
     }
     mf_sink_free(&overlay);
     return rc;
+}
+
+typedef struct page_draw {
+    page *pg;
+    size_t quota, budget;
+} page_draw;
+
+static int draw_page_svg(cairo_t *cr, void *ctx, mf_sink *overlay)
+{
+    page_draw *d = ctx;
+    return draw_page(cr, d->pg, d->quota, overlay, d->budget);
+}
+
+/* The SVG document with quota vector blocks and its hover overlay in out. */
+static int render_svg(page *pg, size_t quota, size_t budget, mf_sink *out, char *err,
+                      size_t errlen)
+{
+    page_draw d = { pg, quota, budget };
+    return mf_svg_document(pg->width, pg->height, draw_page_svg, &d, out, err, errlen);
 }
 
 /* SVG: draw, and draw again with fewer vector blocks until under the bound. */

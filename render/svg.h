@@ -12,7 +12,8 @@
 typedef enum mf_color_by {
     MF_COLOR_BY_SCOPE = 0,
     MF_COLOR_BY_LIFETIME = 1,
-    MF_COLOR_BY_SIZE = 2
+    MF_COLOR_BY_SIZE = 2,
+    MF_COLOR_BY_SITE = 3      /* the allocation site (sites.h): logs with call stacks */
 } mf_color_by;
 
 typedef struct mf_svg_options {

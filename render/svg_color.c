@@ -53,16 +53,41 @@ const char *mf_svg_string(const mf_model *model, uint32_t id)
     return mf_model_string(model, id);
 }
 
+/* Every key (scope or site id below n) "other" until the legend names it;
+ * the palette as the colour table. */
+static int start_colors(mf_svg_colors *c, uint32_t n)
+{
+    c->scope_color = malloc(n ? n : 1);
+    if (!c->scope_color)
+        return -1;
+    c->n_scopes = n;
+    memset(c->scope_color, MF_SVG_COLOR_OTHER, n);
+    memcpy(c->table, palette, sizeof palette);
+    c->table[MF_SVG_COLOR_OTHER] = other_color;
+    c->n_table = MF_SVG_PALETTE_SIZE + 1;
+    return 0;
+}
+
+/* Name key (label) in the legend with its own colour: its palette colour,
+ * or the next one not used yet. */
+static void add_legend(mf_svg_colors *c, int *used, uint32_t key, const char *label,
+                       uint64_t at_peak, uint64_t total)
+{
+    uint32_t color = fnv1a(label) % MF_SVG_PALETTE_SIZE;
+    while (used[color])
+        color = (color + 1) % MF_SVG_PALETTE_SIZE;
+    used[color] = 1;
+    c->legend[c->n_legend++] = (mf_svg_legend_entry){ key, label, at_peak, total, (uint8_t)color };
+    c->scope_color[key] = (uint8_t)color;
+}
+
 /* Legend of the view's top scopes (already ranked by the model: bytes at
  * the peak, then bytes in all); every other scope gets the "other" colour. */
 static int build_scope_colors(mf_svg_colors *c, const mf_model *model, const mf_view *view)
 {
     uint32_t n_scopes = model->n_strings > 2 ? model->n_strings : 2;
-    c->scope_color = malloc(n_scopes);
-    if (!c->scope_color)
+    if (start_colors(c, n_scopes) < 0)
         return -1;
-    c->n_scopes = n_scopes;
-    memset(c->scope_color, MF_SVG_COLOR_OTHER, n_scopes);
     int used[MF_SVG_PALETTE_SIZE] = { 0 };
     for (size_t i = 0; i < view->n_scopes; i++) {
         const mf_legend_scope *s = &view->scopes[i];
@@ -71,17 +96,49 @@ static int build_scope_colors(mf_svg_colors *c, const mf_model *model, const mf_
             c->other_at_peak += s->bytes_at_peak;
             continue;
         }
-        uint32_t color = fnv1a(mf_svg_string(model, s->scope)) % MF_SVG_PALETTE_SIZE;
-        while (used[color])
-            color = (color + 1) % MF_SVG_PALETTE_SIZE;
-        used[color] = 1;
-        c->legend[c->n_legend++] = (mf_svg_legend_entry){ s->scope, s->bytes_at_peak,
-                                                          s->bytes_total, (uint8_t)color };
-        c->scope_color[s->scope] = (uint8_t)color;
+        add_legend(c, used, s->scope, mf_svg_string(model, s->scope), s->bytes_at_peak,
+                   s->bytes_total);
     }
-    memcpy(c->table, palette, sizeof palette);
-    c->table[MF_SVG_COLOR_OTHER] = other_color;
-    c->n_table = MF_SVG_PALETTE_SIZE + 1;
+    return 0;
+}
+
+/* Sites of the device: most held at its peak first, then most allocated. */
+static int site_order(const void *pa, const void *pb)
+{
+    const mf_site_stat *a = *(const mf_site_stat *const *)pa, *b = *(const mf_site_stat *const *)pb;
+    if (a->at_peak_bytes != b->at_peak_bytes)
+        return a->at_peak_bytes > b->at_peak_bytes ? -1 : 1;
+    if (a->alloc_bytes != b->alloc_bytes)
+        return a->alloc_bytes > b->alloc_bytes ? -1 : 1;
+    return a->scope < b->scope ? -1 : a->scope > b->scope;
+}
+
+/* Legend of the device's top sites; every other site gets the "other" colour. */
+static int build_site_colors(mf_svg_colors *c, const mf_model *model, const mf_view *view)
+{
+    const mf_device_model *dev = mf_model_device(model, view->device);
+    size_t n = dev ? dev->n_sites : 0;
+    uint32_t n_sites = mf_sites_count(model->sites);
+    const mf_site_stat **order = malloc((n ? n : 1) * sizeof *order);
+    if (!order || start_colors(c, n_sites) < 0) {
+        free(order);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        order[i] = &dev->sites[i];
+    qsort(order, n, sizeof *order, site_order);
+    int used[MF_SVG_PALETTE_SIZE] = { 0 };
+    for (size_t i = 0; i < n; i++) {
+        const mf_site_stat *s = order[i];
+        if (i >= MF_SVG_LEGEND_MAX || s->scope >= n_sites) {
+            c->other_scopes++;
+            c->other_at_peak += s->at_peak_bytes;
+            continue;
+        }
+        add_legend(c, used, s->scope, mf_sites_get(model->sites, s->scope)->name,
+                   s->at_peak_bytes, s->alloc_bytes);
+    }
+    free(order);
     return 0;
 }
 
@@ -123,8 +180,11 @@ int mf_svg_colors_build(mf_svg_colors *colors, const mf_model *model, const mf_v
     memset(colors, 0, sizeof *colors);
     colors->by = by;
     colors->t1 = model->t1_ns;
+    colors->sites = model->sites;
     if (by == MF_COLOR_BY_SCOPE)
         return build_scope_colors(colors, model, view);
+    if (by == MF_COLOR_BY_SITE)
+        return model->sites ? build_site_colors(colors, model, view) : -1;
     build_ramp(colors, view);
     return 0;
 }
@@ -139,19 +199,25 @@ static uint8_t ramp_index(const mf_svg_colors *colors, double log_value)
     return (uint8_t)(i < 0 ? 0 : i >= MF_SVG_RAMP_STEPS ? MF_SVG_RAMP_STEPS - 1 : i);
 }
 
+/* The colour of a scope or site id. */
+static uint8_t key_color(const mf_svg_colors *colors, uint32_t key)
+{
+    return key < colors->n_scopes ? colors->scope_color[key] : MF_SVG_COLOR_OTHER;
+}
+
 uint8_t mf_svg_block_color(const mf_svg_colors *colors, const mf_block *block)
 {
     if (colors->by == MF_COLOR_BY_SCOPE)
-        return block->scope < colors->n_scopes ? colors->scope_color[block->scope]
-                                               : MF_SVG_COLOR_OTHER;
+        return key_color(colors, block->scope);
+    if (colors->by == MF_COLOR_BY_SITE)
+        return key_color(colors, mf_sites_of_stack(colors->sites, block->stack));
     return ramp_index(colors, log((double)ramp_value(colors, block)));
 }
 
 uint8_t mf_svg_tile_color(const mf_svg_colors *colors, const mf_tile *tile)
 {
-    if (colors->by == MF_COLOR_BY_SCOPE)
-        return tile->scope < colors->n_scopes ? colors->scope_color[tile->scope]
-                                              : MF_SVG_COLOR_OTHER;
+    if (colors->by == MF_COLOR_BY_SCOPE || colors->by == MF_COLOR_BY_SITE)
+        return key_color(colors, tile->scope);   /* a site id in site mode */
     uint16_t cls = colors->by == MF_COLOR_BY_SIZE ? tile->size : tile->life;
     return ramp_index(colors, (double)cls / 256.0 * M_LN2);
 }

@@ -41,7 +41,8 @@ extern const mf_svg_rgb mf_svg_grid_color;   /* the curve's grid lines */
 mf_svg_rgb mf_svg_scope_color(const char *scope);
 
 typedef struct mf_svg_legend_entry {
-    uint32_t scope;           /* model string id */
+    uint32_t scope;           /* model string id, or the site id (site mode) */
+    const char *label;        /* the scope's text or the site's name */
     uint64_t bytes_at_peak;   /* requested bytes live at the device's peak */
     uint64_t bytes_total;     /* requested bytes allocated in all */
     uint8_t color;            /* colour index */
@@ -52,7 +53,7 @@ typedef struct mf_svg_colors {
     mf_color_by by;
     mf_svg_rgb table[MF_SVG_RAMP_STEPS];   /* index -> colour */
     size_t n_table;
-    uint8_t *scope_color;     /* by scope id (scope mode) */
+    uint8_t *scope_color;     /* by scope id (scope mode), by site id (site mode) */
     uint32_t n_scopes;
     mf_svg_legend_entry legend[MF_SVG_LEGEND_MAX];
     size_t n_legend;
@@ -61,12 +62,15 @@ typedef struct mf_svg_colors {
     double ramp_lo, ramp_hi;  /* log of the ramp's ends (lifetime ns or bytes) */
     uint64_t ramp_lo_value, ramp_hi_value;
     uint64_t t1;              /* end of the log: lifetime of live blocks */
+    struct mf_sites *sites;   /* the model's (site mode) */
 } mf_svg_colors;
 
 /*
  * Build the colours of view (a panel) of model for mode by: in scope mode
  * the legend (the view's top scopes by bytes at the peak, then by bytes
- * allocated; legend colours are distinct), otherwise the ramp's range (the
+ * allocated; legend colours are distinct), in site mode the same of the
+ * device's allocation sites (held at the device's peak; the model needs
+ * stacks and mf_model_options.tiles_by_site), otherwise the ramp's range (the
  * view's shortest and longest lifetime, smallest and largest size).
  * Returns 0, or -1 when out of memory.
  */

@@ -64,8 +64,7 @@ static double legend_curve_keys(cairo_t *cr, const mf_svg_panel *panel, double y
 }
 
 /* Hover over a legend row: the whole scope name and its bytes. */
-static int legend_hover(mf_sink *overlay, const mf_svg_panel *panel,
-                        const mf_svg_legend_entry *e, double y)
+static int legend_hover(mf_sink *overlay, const mf_svg_legend_entry *e, double y)
 {
     char peak[32], total[32], detail[128];
     if (!overlay)
@@ -74,7 +73,7 @@ static int legend_hover(mf_sink *overlay, const mf_svg_panel *panel,
              mf_format_bytes(e->bytes_at_peak, peak, sizeof peak),
              mf_format_bytes(e->bytes_total, total, sizeof total));
     return mf_svg_overlay_lines(overlay, MF_SVG_LEGEND_X, y - 11, LEGEND_RIGHT - MF_SVG_LEGEND_X,
-                                LINE_H, mf_svg_string(panel->model, e->scope), detail);
+                                LINE_H, e->label, detail);
 }
 
 /* Scope swatches with bytes at the peak, then "other". Returns next y,
@@ -83,25 +82,26 @@ static double legend_scopes(cairo_t *cr, const mf_svg_panel *panel, mf_sink *ove
                             double y)
 {
     const mf_svg_colors *c = &panel->colors;
+    const char *what = c->by == MF_COLOR_BY_SITE ? "site" : "scope";
     char bytes[32], label[64];
-    mf_svg_colored_text(cr, mf_svg_text_color, MF_SVG_LEGEND_X, y, MF_SVG_LEFT, 10.5, 1, "scope");
+    mf_svg_colored_text(cr, mf_svg_text_color, MF_SVG_LEGEND_X, y, MF_SVG_LEFT, 10.5, 1, what);
     mf_svg_colored_text(cr, mf_svg_text_color, LEGEND_RIGHT, y, MF_SVG_RIGHT, 10.5, 1,
                         panel->n_pids > 1 ? "held at their peaks" : "held at peak");
     y += LINE_H + 2;
     for (size_t i = 0; i < c->n_legend; i++) {
         swatch(cr, MF_SVG_LEGEND_X, y, c->table[c->legend[i].color]);
         mf_svg_set_rgb(cr, mf_svg_text_color);
-        mf_svg_show_text(cr, MF_SVG_LEGEND_X + 18, y, MF_SVG_LEFT, 10, 0,
-                         mf_svg_string(panel->model, c->legend[i].scope), 24);
+        mf_svg_show_text(cr, MF_SVG_LEGEND_X + 18, y, MF_SVG_LEFT, 10, 0, c->legend[i].label,
+                         24);
         mf_svg_colored_text(cr, mf_svg_muted_color, LEGEND_RIGHT, y, MF_SVG_RIGHT, 10, 0,
                      mf_format_bytes(c->legend[i].bytes_at_peak, bytes, sizeof bytes));
-        if (legend_hover(overlay, panel, &c->legend[i], y) != 0)
+        if (legend_hover(overlay, &c->legend[i], y) != 0)
             return -1;
         y += LINE_H;
     }
     if (c->other_scopes > 0) {
         swatch(cr, MF_SVG_LEGEND_X, y, c->table[MF_SVG_COLOR_OTHER]);
-        snprintf(label, sizeof label, "other (%zu scope%s)", c->other_scopes,
+        snprintf(label, sizeof label, "other (%zu %s%s)", c->other_scopes, what,
                  c->other_scopes == 1 ? "" : "s");
         mf_svg_colored_text(cr, mf_svg_text_color, MF_SVG_LEGEND_X + 18, y, MF_SVG_LEFT, 10, 0, label);
         mf_svg_colored_text(cr, mf_svg_muted_color, LEGEND_RIGHT, y, MF_SVG_RIGHT, 10, 0,
@@ -173,7 +173,7 @@ int mf_svg_draw_legend(cairo_t *cr, const mf_svg_panel *panel, mf_sink *overlay)
     double y = panel->box.curve_top + 10;
     y = legend_curve_keys(cr, panel, y);
     y += 10;
-    if (panel->colors.by == MF_COLOR_BY_SCOPE)
+    if (panel->colors.by == MF_COLOR_BY_SCOPE || panel->colors.by == MF_COLOR_BY_SITE)
         y = legend_scopes(cr, panel, overlay, y);
     else
         y = legend_ramp(cr, panel, y);

@@ -79,6 +79,30 @@ static void append_kind(mf_sink *out, unsigned flags)
         }
 }
 
+#define HOVER_FRAMES 3        /* top frames of a block's stack in its title */
+
+/* "\nallocated in:\n  make_node (tree.c:42)\n  ...": the top frames of the
+ * block's stack from its site outward, when the log has stacks. */
+static void append_frames(mf_sink *out, const mf_model *model, const mf_block *b)
+{
+    mf_site_frame frames[HOVER_FRAMES];
+    size_t n = model->sites && b->stack ? mf_sites_frames(model->sites, b->stack, frames,
+                                                          HOVER_FRAMES) : 0;
+    if (n)
+        mf_sink_write(out, "\nallocated in:", 14);
+    for (size_t i = 0; i < n; i++) {
+        const char *file = frames[i].file ? strrchr(frames[i].file, '/') : NULL;
+        file = file ? file + 1 : frames[i].file;
+        mf_sink_write(out, "\n  ", 3);
+        mf_escape_xml(out, frames[i].function, HOVER_MAX_CHARS);
+        if (file) {
+            mf_sink_write(out, " (", 2);
+            mf_escape_xml(out, file, HOVER_MAX_CHARS);
+            mf_sink_printf(out, ":%u)", frames[i].line);
+        }
+    }
+}
+
 int mf_svg_overlay_block(mf_sink *overlay, const mf_svg_panel *panel, const mf_block *block,
                          const mf_svg_rect *rect)
 {
@@ -108,6 +132,7 @@ int mf_svg_overlay_block(mf_sink *overlay, const mf_svg_panel *panel, const mf_b
     }
     mf_sink_printf(overlay, ", pid %u", block->pid);
     append_kind(overlay, block->flags);
+    append_frames(overlay, model, block);
     mf_sink_write(overlay, "</title></rect>\n", 16);
     return overlay->error ? -1 : 0;
 }
@@ -122,16 +147,25 @@ int mf_svg_overlay_note(mf_sink *overlay, double x, double y, double w, double h
     return overlay->error ? -1 : 0;
 }
 
-int mf_svg_overlay_lines(mf_sink *overlay, double x, double y, double w, double h,
-                         const char *first, const char *second)
+int mf_svg_overlay_text(mf_sink *overlay, double x, double y, double w, double h,
+                        const char *const *lines, size_t n)
 {
     mf_sink_printf(overlay, "<rect x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\"><title>", x, y,
                       w, h);
-    mf_escape_xml(overlay, first, 4 * HOVER_MAX_CHARS);
-    mf_sink_write(overlay, "\n", 1);
-    mf_escape_xml(overlay, second, 4 * HOVER_MAX_CHARS);
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            mf_sink_write(overlay, "\n", 1);
+        mf_escape_xml(overlay, lines[i], 4 * HOVER_MAX_CHARS);
+    }
     mf_sink_write(overlay, "</title></rect>\n", 16);
     return overlay->error ? -1 : 0;
+}
+
+int mf_svg_overlay_lines(mf_sink *overlay, double x, double y, double w, double h,
+                         const char *first, const char *second)
+{
+    const char *lines[2] = { first, second };
+    return mf_svg_overlay_text(overlay, x, y, w, h, lines, 2);
 }
 
 /* Offset of the last "</svg>" in buf, or -1. */

@@ -58,6 +58,18 @@ typedef struct mf_svg_panel {
 int mf_svg_draw_blocks(cairo_t *cr, mf_svg_panel *panel, size_t quota, mf_sink *overlay,
                        size_t overlay_budget);
 
+/* ---- svg.c ---- */
+
+typedef int (*mf_svg_draw_fn)(cairo_t *cr, void *ctx, mf_sink *overlay);
+
+/*
+ * An SVG document of width x height px into out: draw(cr, ctx, overlay)
+ * paints it with Cairo and appends hover entries to overlay, which is then
+ * spliced in before </svg>.  0, or -1 with why in err.
+ */
+int mf_svg_document(double width, double height, mf_svg_draw_fn draw, void *ctx, mf_sink *out,
+                    char *err, size_t errlen);
+
 /* ---- svg_overlay.c ---- */
 
 /*
@@ -76,6 +88,9 @@ int mf_svg_overlay_note(mf_sink *overlay, double x, double y, double w, double h
 
 /* The same with a two-line title: first (a name from the program), then
  * second; each escaped on its own. */
+/* A hover entry whose title is lines[0..n), one a line (each escaped). */
+int mf_svg_overlay_text(mf_sink *overlay, double x, double y, double w, double h,
+                        const char *const *lines, size_t n);
 int mf_svg_overlay_lines(mf_sink *overlay, double x, double y, double w, double h,
                          const char *first, const char *second);
 

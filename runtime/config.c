@@ -85,6 +85,7 @@ static const char *const internal_variables[] = {
 static const char *const known_formats[] = {
     "memory_flow.svg", "memory_flow.png", "memory_flow.pdf", "profile.json",
     "chrome_timeline.json", "stats.txt", "stats.json", "gpu_memory_profile.csv",
+    "stacks.folded", "flamegraph.svg",
 };
 #define N_FORMATS (sizeof known_formats / sizeof known_formats[0])
 

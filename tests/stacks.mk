@@ -37,7 +37,17 @@ tests/libstacks_hidden.so: tests/libstacks_hidden_full.so
 	$(AM_V_GEN)$(STRIP) --strip-all -o $@ tests/libstacks_hidden_full.so
 
 TESTS += tests/stacks_e2e.sh
-EXTRA_DIST += tests/stacks_e2e.sh tests/stacks_lib.c tests/stacks_hidden.c tests/log_records.py
+
+# svg_pixel: librsvg reads back the pictures drawn from the stacks logs.
+if HAVE_RSVG
+check_PROGRAMS += tests/svg_pixel
+tests_svg_pixel_SOURCES = tests/svg_pixel.c
+tests_svg_pixel_CFLAGS = $(AM_CFLAGS) $(RSVG_CFLAGS) $(CAIRO_CFLAGS)
+tests_svg_pixel_LDADD = libmemflow-analysis.la libmemflow.la $(RSVG_LIBS) $(CAIRO_LIBS)
+tests_svg_pixel_LDFLAGS = $(TEST_LINK_FLAGS)
+endif
+EXTRA_DIST += tests/stacks_e2e.sh tests/stacks_lib.c tests/stacks_hidden.c tests/log_records.py \
+	tests/stats_sites.py tests/flame_frames.py
 
 # NVTX: a plain C program using the NVTX v3 headers runs under memflow run;
 # its ranges must come back as scopes and trace spans.

@@ -61,6 +61,94 @@ $(climbs 1) allocs=10 bytes=640
 site < path_a < main allocs=1000 bytes=64000
 site < path_b < main allocs=1000 bytes=64000" "$(grep '^site ' "$SCRATCH/paths.txt")"
 
+# memflow stats attributes the same allocations to the same sites, exactly:
+# counts, bytes, peak live, never freed and held at the peak (the workload
+# frees nothing it allocates), every allocation of the device in some site.
+SITES="$PYTHON3 $top_srcdir/tests/stats_sites.py"
+"$MEMFLOW" stats --format json "$log" > "$SCRATCH/c.json" || fail "stats exited $?"
+$SITES --frames "$SCRATCH/c.json" > "$SCRATCH/c.sites" || fail "stats json: $(head -c 300 "$SCRATCH/c.json")"
+for want in "direct_alloc (stacks_workload.c:28) allocs=20 bytes=20000 peak_live=20000 live_end=20000 at_peak=20000/20" \
+    "inline_buffer (stacks_workload.c:36) allocs=7 bytes=2100 peak_live=2100 live_end=2100 at_peak=2100/7" \
+    "lib_alloc (stacks_lib.c:11) allocs=5 bytes=1280 peak_live=1280 live_end=1280 at_peak=1280/5" \
+    "libstacks_hidden.so+$offset allocs=3 bytes=12288 peak_live=12288 live_end=12288 at_peak=12288/3"; do
+    name=${want%% allocs=*}
+    expect_eq "stats: $name" "$want" "$(grep -F "$name allocs=" "$SCRATCH/c.sites")"
+done
+# the inlined function is a frame of its own, then the one it is inlined in
+expect_eq "stats: inline frames" "frames inline_buffer (stacks_workload.c:36): inline_buffer@stacks_workload.c:36 < fill_inline@stacks_workload.c:44 < main@stacks_workload.c:70" \
+    "$(grep '^frames inline_buffer' "$SCRATCH/c.sites" | sed 's/ < __libc_start.*//')"
+expect_eq "stats: every allocation has a site" "total allocs=$allocs sites_allocs=$allocs" \
+    "$(grep '^total ' "$SCRATCH/c.sites")"
+! grep -q '^(no stack)\|^(other sites)' "$SCRATCH/c.sites" || fail "allocations without a site: $(cat "$SCRATCH/c.sites")"
+"$MEMFLOW" stats "$log" > "$SCRATCH/c.table" || fail "stats table exited $?"
+grep -q '^Top allocation sites (6 of 6, by total)$' "$SCRATCH/c.table" || fail "no site table: $(cat "$SCRATCH/c.table")"
+grep -Eq '^ +20000 bytes +[0-9.]+% +20 blocks  direct_alloc \(stacks_workload.c:28\)$' "$SCRATCH/c.table" ||
+    fail "no direct_alloc at the peak: $(cat "$SCRATCH/c.table")"
+
+# The folded stacks of what was live at the peak: the workload's lines from
+# main on (what lies outside main is the C library's start-up), and every
+# byte held at the peak in some line.
+"$MEMFLOW" render --formats stacks.folded,flamegraph.svg -o "$SCRATCH/flame" "$log" \
+    2> "$SCRATCH/flame.err" || fail "render stacks exited $?: $(cat "$SCRATCH/flame.err")"
+grep -q 'into .*: stacks.folded, flamegraph.svg$' "$SCRATCH/flame.err" || fail "render said: $(cat "$SCRATCH/flame.err")"
+expect_eq "folded" "main;direct_alloc 20000
+main;fill_inline;inline_buffer 2100
+main;lib_alloc 1280
+main;stripped_entry;libstacks_hidden.so+$offset 12288" \
+    "$(grep ';main;[a-z_]*alloc\|;main;fill_inline;\|;main;stripped_entry;' "$SCRATCH/flame/stacks.folded" | sed 's/^.*;main;/main;/')"
+peak=$(json_get "$SCRATCH/c.json" '[p["peak_bytes"] for p in d["at_peak"] if p["device"] == "cpu/0"][0]')
+expect_eq "folded: the peak's bytes" "$peak" "$(awk '{ s += $NF } END { print s }' "$SCRATCH/flame/stacks.folded")"
+# The flame graph: the bottom frame is every byte of the peak, direct_alloc
+# a frame as wide as its share, in its palette colour, with its title.
+"$PYTHON3" "$top_srcdir/tests/flame_frames.py" "$SCRATCH/flame/flamegraph.svg" > "$SCRATCH/flame.frames" ||
+    fail "flamegraph.svg does not parse"
+expect_eq "flame: all" "all|$("$PYTHON3" -c "print(format($peak, ','))") B" \
+    "$(grep -o '|all|[^(]*' "$SCRATCH/flame.frames" | sed 's/^|//; s/ $//')"
+frame=$(grep '|direct_alloc|' "$SCRATCH/flame.frames")
+expect_eq "flame: direct_alloc title" "direct_alloc stacks_workload.c:28 20,000 B (19.5 KiB)" \
+    "$(echo "$frame" | awk -F'|' '{ n = split($3, p, "/"); sub(/, [0-9.]*% of the peak$/, "", $4); print $2, p[n], $4 }')"
+set -- $(echo "$frame" | cut -d'|' -f1)
+expect_eq "flame: direct_alloc width" "$(awk -v p="$peak" 'BEGIN { printf "%.2f", 20000 / p * 1180 }')" \
+    "$(awk -v w="$3" 'BEGIN { printf "%.2f", w }')"
+if [ -x "$top_builddir/tests/svg_pixel" ]; then
+    x=$(awk -v x="$1" -v w="$3" 'BEGIN { printf "%d", x + w - 2 }')
+    y=$(awk -v y="$2" 'BEGIN { printf "%d", y + 8 }')
+    "$top_builddir/tests/svg_pixel" "$SCRATCH/flame/flamegraph.svg" "$x" "$y" direct_alloc \
+        > "$SCRATCH/flame.pixel" || fail "librsvg cannot read flamegraph.svg"
+    grep -q ' direct_alloc: yes ' "$SCRATCH/flame.pixel" || fail "flame pixel: $(cat "$SCRATCH/flame.pixel")"
+fi
+# By default render adds both outputs when the log has stacks.
+"$MEMFLOW" render -o "$SCRATCH/flame_default" "$log" 2> "$SCRATCH/flame_default.err" || fail "render exited $?"
+grep -q 'stats.txt, stacks.folded, flamegraph.svg$' "$SCRATCH/flame_default.err" ||
+    fail "default outputs: $(cat "$SCRATCH/flame_default.err")"
+
+# memory_flow: a block's hover title names its top 3 frames; coloured by
+# site, a direct_alloc block has direct_alloc's colour (read back with
+# librsvg) and the legend lists the site with what it held at the peak.
+"$MEMFLOW" render --color-by site --formats memory_flow.svg -o "$SCRATCH/by_site" "$log" \
+    2> "$SCRATCH/by_site.err" || fail "render --color-by site exited $?: $(cat "$SCRATCH/by_site.err")"
+"$PYTHON3" "$top_srcdir/tests/flame_frames.py" "$SCRATCH/by_site/memory_flow.svg" > "$SCRATCH/by_site.hover" ||
+    fail "memory_flow.svg does not parse"
+block=$(grep '|allocated in:|  direct_alloc (stacks_workload.c:28)|' "$SCRATCH/by_site.hover" | head -n 1)
+expect_eq "hover frames" "allocated in:|  direct_alloc (stacks_workload.c:28)|  main (stacks_workload.c:69)" \
+    "$(echo "$block" | grep -o 'allocated in:|[^|]*|[^|]*')"
+expect_eq "hover: three frames" 3 "$(echo "$block" | sed 's/.*allocated in://' | tr '|' '\n' | grep -c '^  ')"
+expect_eq "legend: direct_alloc" "direct_alloc (stacks_workload.c:28)|19.5 KiB held at the peak, 19.5 KiB allocated in all" \
+    "$(grep -o '|direct_alloc (stacks_workload.c:28)|.*' "$SCRATCH/by_site.hover" | sed 's/^|//')"
+if [ -x "$top_builddir/tests/svg_pixel" ]; then
+    set -- $(echo "$block" | cut -d'|' -f1)
+    "$top_builddir/tests/svg_pixel" "$SCRATCH/by_site/memory_flow.svg" $(($1 + $3 / 2)) $(($2 + $4 / 2)) \
+        "direct_alloc (stacks_workload.c:28)" > "$SCRATCH/by_site.pixel" || fail "librsvg cannot read memory_flow.svg"
+    grep -q ': yes ' "$SCRATCH/by_site.pixel" || fail "site colour: $(cat "$SCRATCH/by_site.pixel")"
+fi
+
+# The formats key names the stack outputs too: memflow run writes them.
+"$MEMFLOW" run --stacks --set formats=stacks.folded,stats.txt -o "$SCRATCH/key" -- "$W" "$LIBS" \
+    > /dev/null 2> "$SCRATCH/key.err" || fail "formats key run exited $?: $(cat "$SCRATCH/key.err")"
+expect_eq "formats key: direct_alloc folded" "main;direct_alloc 20000" \
+    "$(grep ';main;direct_alloc ' "$SCRATCH/key/stacks.folded" | sed 's/^.*;main;/main;/')"
+test ! -e "$SCRATCH/key/memory_flow.svg" || fail "formats key: memory_flow.svg written though not asked for"
+
 # --stacks=DEPTH keeps the DEPTH innermost frames.
 "$MEMFLOW" run --no-render --stacks=2 -o "$SCRATCH/depth" -- "$W" "$LIBS" || fail "depth run exited $?"
 "$CHECK" --full "$(one_log "$SCRATCH/depth")" > "$SCRATCH/depth.txt"
@@ -132,6 +220,24 @@ grep -q '^12 32 ' "$SCRATCH/off.rec" || fail "no 32-byte CPU_ALLOC: $(cat "$SCRA
 grep -q '^13 16 ' "$SCRATCH/off.rec" || fail "no 16-byte CPU_FREE: $(cat "$SCRATCH/off.rec")"
 "$CHECK" "$log" > "$SCRATCH/off.txt"
 expect_eq "off: sites" "(no stack)" "$(grep -v '^total ' "$SCRATCH/off.txt" | sed 's/ allocs=.*//')"
+# ... and its statistics have no site section.
+"$MEMFLOW" stats --format json "$log" > "$SCRATCH/off.json" || fail "stats (off) exited $?"
+expect_eq "off: stats sites" "no sites" "$($SITES "$SCRATCH/off.json")"
+"$MEMFLOW" stats "$log" > "$SCRATCH/off.table"
+! grep -q 'allocation sites\|by site' "$SCRATCH/off.table" || fail "site section without stacks"
+s=0; "$MEMFLOW" render --color-by site -o "$SCRATCH/off_site" "$log" 2> "$SCRATCH/off_site.err" || s=$?
+expect_eq "off: --color-by site status" 1 "$s"
+grep -q 'colouring by site needs call stacks: record with memflow run --stacks' "$SCRATCH/off_site.err" ||
+    fail "--color-by site without stacks: $(cat "$SCRATCH/off_site.err")"
+# ... no folded stacks or flame graph by default, and a note when asked for.
+"$MEMFLOW" render -o "$SCRATCH/off_out" "$log" 2> "$SCRATCH/off_out.err" || fail "render (off) exited $?"
+grep -q 'into .*: memory_flow.svg, profile.json, stats.txt$' "$SCRATCH/off_out.err" ||
+    fail "default outputs without stacks: $(cat "$SCRATCH/off_out.err")"
+"$MEMFLOW" render --formats stacks.folded -o "$SCRATCH/off_out" "$log" 2> "$SCRATCH/off_out.err" ||
+    fail "render stacks.folded (off) exited $?"
+grep -q 'no stacks.folded (the log has no call stacks: record with memflow run --stacks)' \
+    "$SCRATCH/off_out.err" || fail "no note: $(cat "$SCRATCH/off_out.err")"
+[ ! -e "$SCRATCH/off_out/stacks.folded" ] || fail "stacks.folded written without stacks"
 # ... while with stacks on, allocations are CPU_ALLOC_STACK records of 40 bytes.
 "$PYTHON3" "$top_srcdir/tests/log_records.py" "$(one_log "$SCRATCH/c")" > "$SCRATCH/on.rec"
 grep -q '^16 40 ' "$SCRATCH/on.rec" || fail "no 40-byte CPU_ALLOC_STACK: $(cat "$SCRATCH/on.rec")"

@@ -1,0 +1,233 @@
+/*
+ * sites.c - stack ids to allocation sites (see sites.h).  A stack is read
+ * from its log once (mf_reader_stack), its site frame found and named
+ * (mf_symbols_site, one mf_symbols per log), and the name looked up among
+ * the sites met so far (names are interned in the analysis's string pool;
+ * a string id leads to the site id).  The stack's site id is then kept in
+ * an array by stack id.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grow.h"
+#include "idmap.h"
+#include "sites.h"
+#include "symbols.h"
+
+struct mf_sites {
+    mf_reader *reader;
+    int own_reader;
+    mf_strings *pool;
+    mf_symbols **symbols;        /* by log; NULL until its first stack */
+    size_t n_logs;
+    uint32_t *site_of;           /* by stack id: site id + 1; 0 not yet known */
+    size_t n_site_of;
+    mf_site *sites;
+    size_t n_sites, cap_sites;
+    mf_idmap by_name;            /* string id of a site's name -> site id + 1 */
+};
+
+static const char *base_name(const char *path)
+{
+    const char *slash = path ? strrchr(path, '/') : NULL;
+    return slash ? slash + 1 : path;
+}
+
+static const char *intern(mf_sites *s, const char *text)
+{
+    uint32_t id = mf_strings_intern(s->pool, text, strlen(text));
+    return id == MF_STRINGS_FAILED ? NULL : mf_strings_get(s->pool, id);
+}
+
+static int add_site(mf_sites *s, const char *name, const mf_site_frame *frame, uint32_t stack)
+{
+    if (mf_grow((void **)&s->sites, &s->cap_sites, s->n_sites + 1, sizeof *s->sites) < 0)
+        return -1;
+    s->sites[s->n_sites++] = (mf_site){ name, *frame, stack };
+    return 0;
+}
+
+mf_sites *mf_sites_open(mf_reader *r, mf_strings *pool, int own_reader)
+{
+    mf_sites *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->reader = r;
+    s->pool = pool;
+    s->n_logs = mf_reader_n_logs(r);
+    s->symbols = calloc(s->n_logs ? s->n_logs : 1, sizeof *s->symbols);
+    mf_site_frame none = { 0 };
+    if (!s->symbols || add_site(s, "(no stack)", &none, 0) < 0 ||
+        add_site(s, "(other sites)", &none, 0) < 0) {
+        mf_sites_close(s);
+        return NULL;
+    }
+    s->own_reader = own_reader;
+    return s;
+}
+
+void mf_sites_close(mf_sites *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->n_logs; i++)
+        mf_symbols_close(s->symbols[i]);
+    free(s->symbols);
+    free(s->site_of);
+    free(s->sites);
+    mf_idmap_free(&s->by_name);
+    if (s->own_reader)
+        mf_reader_close(s->reader);
+    free(s);
+}
+
+/* Log i's symboliser, opened from its MODULE records on first use. */
+static mf_symbols *symbols_of(mf_sites *s, uint32_t log)
+{
+    if (log >= s->n_logs)
+        return NULL;
+    if (s->symbols[log])
+        return s->symbols[log];
+    size_t n;
+    const mf_module *mods = mf_reader_modules(s->reader, log, &n);
+    mf_symbols_module *rec = calloc(n ? n : 1, sizeof *rec);
+    if (!rec)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        rec[i] = (mf_symbols_module){ mf_strings_get(s->pool, mods[i].path), mods[i].bias,
+                                      mods[i].start, mods[i].end, mods[i].build_id,
+                                      mods[i].build_id_len };
+    s->symbols[log] = mf_symbols_open(rec, n);
+    free(rec);
+    return s->symbols[log];
+}
+
+/* A stack's return addresses and its log's symboliser; the depth, or 0. */
+static uint32_t read_stack(mf_sites *s, uint32_t stack, uint64_t *ip, mf_symbols **sym)
+{
+    uint32_t log = 0;
+    int depth = mf_reader_stack(s->reader, stack, &log, ip, MF_STACK_MAX_DEPTH);
+    if (depth <= 0 || !(*sym = symbols_of(s, log)))
+        return 0;
+    return depth < MF_STACK_MAX_DEPTH ? (uint32_t)depth : MF_STACK_MAX_DEPTH;
+}
+
+/* The name of an address nothing names: "module.so+0xOFFSET" or "0xADDRESS". */
+static const char *unnamed(mf_sites *s, const mf_frame *f)
+{
+    char buf[4200];
+    if (f->module)
+        snprintf(buf, sizeof buf, "%s+0x%" PRIx64, base_name(f->module), f->offset);
+    else
+        snprintf(buf, sizeof buf, "0x%" PRIx64, f->ip);
+    return intern(s, buf);
+}
+
+/* The logical frames of one address, innermost first; how many (at most max). */
+static size_t logical_frames(mf_sites *s, const mf_frame *f, mf_site_frame *out, size_t max)
+{
+    size_t n = 0;
+    for (unsigned i = 0; i < f->n_inlined && n < max; i++)
+        out[n++] = (mf_site_frame){ f->inlined[i].function ? f->inlined[i].function : "?",
+                                    f->inlined[i].file, f->inlined[i].line, f->module };
+    if (n < max) {
+        const char *name = f->function ? f->function : unnamed(s, f);
+        out[n++] = (mf_site_frame){ name ? name : "?", f->file, f->line, f->module };
+    }
+    return n;
+}
+
+/* The id of the site named `name` (frame: its frame), added if new. */
+static uint32_t site_named(mf_sites *s, const char *name, const mf_site_frame *frame,
+                           uint32_t stack)
+{
+    uint32_t name_id = mf_strings_intern(s->pool, name, strlen(name));
+    if (name_id == MF_STRINGS_FAILED)
+        return MF_SITE_OTHER;
+    uint32_t known = mf_idmap_get(&s->by_name, name_id);
+    if (known)
+        return known - 1;
+    if (s->n_sites >= MF_SITES_MAX)
+        return MF_SITE_OTHER;
+    uint32_t id = (uint32_t)s->n_sites;
+    if (mf_idmap_set(&s->by_name, name_id, id + 1) < 0 ||
+        add_site(s, mf_strings_get(s->pool, name_id), frame, stack) < 0)
+        return MF_SITE_OTHER;
+    return id;
+}
+
+/* Symbolise stack and find its site (the slow path of mf_sites_of_stack). */
+static uint32_t resolve(mf_sites *s, uint32_t stack)
+{
+    uint64_t ip[MF_STACK_MAX_DEPTH];
+    mf_symbols *sym = NULL;
+    uint32_t depth = read_stack(s, stack, ip, &sym);
+    if (!depth)
+        return MF_SITE_NONE;
+    int at = mf_symbols_site(sym, ip, depth);
+    mf_site_frame frame;
+    if (at < 0 || !logical_frames(s, mf_symbols_frame(sym, ip[at]), &frame, 1))
+        return MF_SITE_NONE;
+    char name[4300];
+    if (frame.file && frame.line)
+        snprintf(name, sizeof name, "%s (%s:%u)", frame.function, base_name(frame.file),
+                 frame.line);
+    else
+        snprintf(name, sizeof name, "%s", frame.function);
+    return site_named(s, name, &frame, stack);
+}
+
+uint32_t mf_sites_of_stack(mf_sites *s, uint32_t stack)
+{
+    if (stack == 0)
+        return MF_SITE_NONE;
+    if (stack < s->n_site_of && s->site_of[stack])
+        return s->site_of[stack] - 1;
+    if (mf_grow_filled((void **)&s->site_of, &s->n_site_of, (size_t)stack + 1,
+                       sizeof *s->site_of, 0) < 0)
+        return MF_SITE_OTHER;
+    uint32_t site = resolve(s, stack);
+    s->site_of[stack] = site + 1;
+    return site;
+}
+
+uint32_t mf_sites_count(const mf_sites *s)
+{
+    return (uint32_t)s->n_sites;
+}
+
+const mf_site *mf_sites_get(const mf_sites *s, uint32_t site)
+{
+    return &s->sites[site < s->n_sites ? site : MF_SITE_OTHER];
+}
+
+size_t mf_sites_frames(mf_sites *s, uint32_t stack, mf_site_frame *out, size_t max)
+{
+    uint64_t ip[MF_STACK_MAX_DEPTH];
+    mf_symbols *sym = NULL;
+    uint32_t depth = stack ? read_stack(s, stack, ip, &sym) : 0;
+    if (!depth)
+        return 0;
+    int at = mf_symbols_site(sym, ip, depth);
+    size_t n = 0;
+    for (uint32_t i = at < 0 ? 0 : (uint32_t)at; i < depth && n < max; i++)
+        n += logical_frames(s, mf_symbols_frame(sym, ip[i]), out + n, max - n);
+    return n;
+}
+
+const char *mf_sites_warning(const mf_sites *s, size_t i)
+{
+    for (size_t log = 0; log < s->n_logs; log++) {
+        if (!s->symbols[log])
+            continue;
+        size_t n = 0;
+        while (mf_symbols_warning(s->symbols[log], n))
+            n++;
+        if (i < n)
+            return mf_symbols_warning(s->symbols[log], i);
+        i -= n;
+    }
+    return NULL;
+}

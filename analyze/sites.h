@@ -1,0 +1,87 @@
+/*
+ * sites.h - allocation sites: the reader's stack ids turned into the
+ * functions that allocated, at analysis time.
+ *
+ * Data flow: reader (stack ids on ALLOC events, STACK and MODULE records)
+ * -> mf_sites (here: one mf_symbols per log, opened from its MODULE records
+ * on its first stack) -> the model (per-site and per-stack counters) ->
+ * the outputs (statistics, folded stacks, flame graph, memory_flow, trace).
+ *
+ * A site is the first frame of a stack outside allocator wrappers
+ * (mf_symbols_site), named "function (file.c:LINE)" (the innermost inlined
+ * function and its line when the call was inlined), "function" without
+ * line information, or "module.so+0xOFFSET" when no symbol names the code.
+ * Stacks with the same name share a site.  Each stack is symbolised once,
+ * when first asked for (addresses are cached by mf_symbols besides), so
+ * the cost follows the distinct stacks, not the events.
+ *
+ * Bounded: the first MF_SITES_MAX distinct sites met get ids of their own;
+ * stacks whose site comes later share MF_SITE_OTHER, "(other sites)".
+ * MF_SITE_NONE, "(no stack)", is the site of blocks without a stack.
+ * Not thread-safe.
+ */
+#ifndef MEMFLOW_SITES_H
+#define MEMFLOW_SITES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "compiler.h"
+#include "reader.h"
+#include "string_pool.h"
+
+#define MF_SITE_NONE 0u           /* "(no stack)" */
+#define MF_SITE_OTHER 1u          /* "(other sites)": met after MF_SITES_MAX others */
+#define MF_SITES_MAX 4096u        /* sites with an id of their own, the two above included */
+
+/* One logical frame: a function (an inlined one counts as its own frame). */
+typedef struct mf_site_frame {
+    const char *function;     /* demangled; "module.so+0xOFFSET" or "0xADDRESS" when unknown */
+    const char *file;         /* NULL: unknown */
+    unsigned line;            /* 0: unknown */
+    const char *module;       /* path of the module; NULL: none covers the address */
+} mf_site_frame;
+
+typedef struct mf_site {
+    const char *name;         /* "make_node (tree.c:42)", "(no stack)", ... */
+    mf_site_frame frame;      /* the site's frame (function NULL for the two pseudo sites) */
+    uint32_t stack;           /* the first stack met with this site (0: none) */
+} mf_site;
+
+typedef struct mf_sites mf_sites;
+
+/*
+ * Sites of the stacks reader r holds; texts made here go into pool (the
+ * pool r interns into).  When own_reader, mf_sites_close closes r;
+ * otherwise r must outlive the sites.  NULL when out of memory.
+ */
+MF_EXPORT mf_sites *mf_sites_open(mf_reader *r, mf_strings *pool, int own_reader);
+
+MF_EXPORT void mf_sites_close(mf_sites *s);
+
+/*
+ * The site of stack id `stack` (0: MF_SITE_NONE).  A stack the reader
+ * cannot read is MF_SITE_NONE too.  Symbolises the stack the first time;
+ * after, one array load.  On out of memory, MF_SITE_OTHER.
+ */
+MF_EXPORT uint32_t mf_sites_of_stack(mf_sites *s, uint32_t stack);
+
+/* Site ids are 0 .. mf_sites_count(s) - 1. */
+MF_EXPORT uint32_t mf_sites_count(const mf_sites *s);
+
+/* Site `site` (an id below mf_sites_count; others give "(other sites)"). */
+MF_EXPORT const mf_site *mf_sites_get(const mf_sites *s, uint32_t site);
+
+/*
+ * The logical frames of stack `stack` from its site's frame outward (the
+ * allocator's wrappers left out), innermost first, at most max into out.
+ * Returns how many (0 for stack 0 or one that cannot be read).  Strings
+ * live as long as s.
+ */
+MF_EXPORT size_t mf_sites_frames(mf_sites *s, uint32_t stack, mf_site_frame *out, size_t max);
+
+/* The i-th message about a module that could not be read ("PATH: what"),
+ * all logs together, or NULL past the last. */
+MF_EXPORT const char *mf_sites_warning(const mf_sites *s, size_t i);
+
+#endif /* MEMFLOW_SITES_H */
