@@ -238,9 +238,10 @@ int cmd_render(int argc, char **argv)
         cli_load_options lo = { .until_ns = a.at_ns, .merge_runs = a.merge_runs,
                                 .tiles_by_site = a.color_by == MF_COLOR_BY_SITE };
         if (a.formats) {      /* build only what the outputs asked for need */
-            lo.no_picture = !strstr(a.formats, "memory_flow.");
             lo.no_trace = !strstr(a.formats, "profile.json") &&
                           !strstr(a.formats, "chrome_timeline.json");
+            /* the trace names the largest blocks the picture keeps whole */
+            lo.no_picture = !strstr(a.formats, "memory_flow.") && lo.no_trace;
         }
         mf_model *m = cli_load(a.n_logs, a.logs, &lo, &rc);
         if (m)

@@ -14,7 +14,11 @@
  *    every alloc/free), the sample_rate snapshots as "Allocator: cpu/0" /
  *    "Driver: gpu/N" counters, for GPUs one thread track per stream with the
  *    kernels, copies and sets as "X" events, and memory pool changes as
- *    instant ("i") events.
+ *    instant ("i") events, and the device's largest blocks
+ *    (MF_TRACE_BLOCKS of them) as async spans from allocation to free (cat
+ *    "block"), each named by its allocating site when the log has call
+ *    stacks (its scope otherwise), with address, sizes, scope, site, top
+ *    frames, process and thread in its args.
  * ts and dur are microseconds since the model's t0, printed exactly from
  * nanoseconds (no floating point, so never NaN).  The model already keeps
  * everything within the size bound (trace.h); this file writes it all.
@@ -31,6 +35,7 @@
 #define MAX_NAMED_THREADS 20000u         /* thread_name metadata written */
 #define MAX_NAMED_STREAMS 4096u          /* stream tracks named */
 #define MAX_PROGRAM_CHARS 200            /* process names are cut here */
+#define MAX_BLOCK_FRAMES 3               /* frames named in a block's args */
 
 typedef struct trace_writer {
     const mf_model *m;
@@ -416,6 +421,109 @@ static void pools(trace_writer *w)
     }
 }
 
+/* ---- the largest blocks ------------------------------------------------------------ */
+
+static int larger_block(const void *pa, const void *pb)
+{
+    const mf_block *a = *(const mf_block *const *)pa, *b = *(const mf_block *const *)pb;
+    if (a->requested != b->requested)
+        return a->requested > b->requested ? -1 : 1;
+    return a->alloc_ns < b->alloc_ns ? -1 : a->alloc_ns > b->alloc_ns;
+}
+
+/* The device's largest blocks the picture kept whole, largest first: at
+ * most MF_TRACE_BLOCKS into *out (malloc'ed).  Returns how many, or -1 when
+ * out of memory. */
+static long largest_blocks(const mf_device_model *d, const mf_block ***out)
+{
+    size_t n = 0;
+    for (size_t v = 0; v < d->n_views; v++)
+        n += d->views[v]->n_blocks;
+    *out = NULL;
+    if (n == 0)
+        return 0;
+    const mf_block **all = malloc(n * sizeof *all);
+    if (!all)
+        return -1;
+    n = 0;
+    for (size_t v = 0; v < d->n_views; v++)
+        for (size_t i = 0; i < d->views[v]->n_blocks; i++)
+            all[n++] = &d->views[v]->blocks[i];
+    qsort(all, n, sizeof *all, larger_block);
+    *out = all;
+    return (long)(n < MF_TRACE_BLOCKS ? n : MF_TRACE_BLOCKS);
+}
+
+/* "site":...,"frames":[...] of a block with a call stack. */
+static void block_site(trace_writer *w, const mf_block *b)
+{
+    mf_sites *sites = w->m->sites;
+    text(w, ",\"site\":");
+    json_string(w, mf_sites_get(sites, mf_sites_of_stack(sites, b->stack))->name);
+    mf_site_frame frame[MAX_BLOCK_FRAMES];
+    size_t n = mf_sites_frames(sites, b->stack, frame, MAX_BLOCK_FRAMES);
+    text(w, ",\"frames\":[");
+    for (size_t i = 0; i < n; i++) {
+        char where[512];
+        if (frame[i].file)
+            snprintf(where, sizeof where, "%s (%s:%u)", frame[i].function, frame[i].file,
+                     frame[i].line);
+        else
+            snprintf(where, sizeof where, "%s", frame[i].function);
+        text(w, i ? "," : "");
+        json_string(w, where);
+    }
+    text(w, "]");
+}
+
+/* One block: "b" at its allocation with what it is, "e" at its end. */
+static void block_span(trace_writer *w, const mf_block *b, uint32_t pid, uint64_t id)
+{
+    int with_site = w->m->sites && b->stack;
+    const char *name = with_site ? mf_sites_get(w->m->sites,
+                                                mf_sites_of_stack(w->m->sites, b->stack))->name
+                                 : mf_model_string(w->m, b->scope);
+    begin_event(w);
+    mf_sink_printf(w->out, "{\"ph\":\"b\",\"cat\":\"block\",\"id\":\"0x%llx\",\"pid\":%u,"
+                   "\"tid\":0", (unsigned long long)id, pid);
+    ts(w, b->alloc_ns);
+    text(w, ",\"name\":");
+    json_string(w, name);
+    mf_sink_printf(w->out, ",\"args\":{\"address\":\"0x%llx\",\"bytes\":%llu,\"actual\":%llu,"
+                   "\"pid\":%u,\"tid\":%u,\"scope\":", (unsigned long long)b->addr,
+                   (unsigned long long)b->requested, (unsigned long long)b->actual, b->pid, b->tid);
+    json_string(w, mf_model_string(w->m, b->scope));
+    if (with_site)
+        block_site(w, b);
+    if (b->free_ns == MF_LIVE_AT_END)
+        text(w, ",\"live_at_end\":true");
+    text(w, "}}");
+    begin_event(w);
+    mf_sink_printf(w->out, "{\"ph\":\"e\",\"cat\":\"block\",\"id\":\"0x%llx\",\"pid\":%u,"
+                   "\"tid\":0", (unsigned long long)id, pid);
+    ts(w, b->free_ns == MF_LIVE_AT_END ? w->m->t1_ns : b->free_ns);
+    text(w, ",\"name\":");
+    json_string(w, name);
+    text(w, "}");
+}
+
+/* Every device's largest blocks; -1 when out of memory. */
+static int largest_blocks_spans(trace_writer *w)
+{
+    uint64_t id = 1;
+    for (size_t i = 0; i < w->m->n_devices; i++) {
+        const mf_device_model *d = &w->m->devices[i];
+        const mf_block **blocks;
+        long n = largest_blocks(d, &blocks);
+        if (n < 0)
+            return -1;
+        for (long k = 0; k < n; k++)
+            block_span(w, blocks[k], device_pid(d->device), id++);
+        free(blocks);
+    }
+    return 0;
+}
+
 /* ---- trace objects ----------------------------------------------------------------- */
 
 /* "cat" of a trace object: its domain, or the kind of object without one. */
@@ -511,6 +619,7 @@ int mf_trace_write(const mf_model *model, mf_sink *out)
     for (size_t i = 0; i < model->n_activities; i++)
         activity_event(&w, &model->activities[i]);
     trace_objects(&w);
+    int failed = largest_blocks_spans(&w);
     mf_sink_printf(out, "\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"generator\":"
                    "\"memflow %s\",\"t0_ns\":\"%llu\",\"counter_points_dropped\":\"%llu\","
                    "\"snapshots_dropped\":\"%llu\",\"spans_dropped\":\"%llu\","
@@ -526,7 +635,7 @@ int mf_trace_write(const mf_model *model, mf_sink *out)
                    (unsigned long long)model->markers_dropped,
                    (unsigned long long)counter_points_dropped(model),
                    (unsigned long long)model->counters_dropped);
-    return out->error ? -1 : 0;
+    return out->error || failed ? -1 : 0;
 }
 
 int mf_trace_write_file(const mf_model *model, const char *path, char *err, size_t errlen)

@@ -2,8 +2,9 @@
  * trace.h - the Chrome trace of a model (JSON object format) for Perfetto
  * and chrome://tracing: MXNet's "Memory: <device>" counters, sample_rate
  * snapshots as counters, scope spans per thread, GPU kernels and copies per
- * device and stream, and the trace objects (Task, Frame, Event, Counter,
- * Marker, NVTX ranges).  Written as profile.json (config `filename`) or
+ * device and stream, the trace objects (Task, Frame, Event, Counter,
+ * Marker, NVTX ranges), and each device's largest blocks named by their
+ * allocating site (scope without call stacks).  Written as profile.json (config `filename`) or
  * chrome_timeline.json.  docs/OUTPUTS.md lists every event it writes.
  *
  * Bounded: whatever the log, the file stays under MF_TRACE_MAX_BYTES.  The
@@ -26,6 +27,7 @@
 #define MF_TRACE_COUNTER_POINTS 250000u   /* memory counter points, all devices */
 #define MF_TRACE_SNAPSHOT_POINTS 30000u   /* snapshot counter points, all devices */
 #define MF_TRACE_DEVICE_PID_BASE (1u << 24) /* trace pid of a device: base + device */
+#define MF_TRACE_BLOCKS 500u              /* largest blocks per device, as spans */
 
 /* Write the trace to out.  Returns 0, or -1 on a write error or out of
  * memory. */

@@ -142,6 +142,24 @@ if [ -x "$top_builddir/tests/svg_pixel" ]; then
     grep -q ': yes ' "$SCRATCH/by_site.pixel" || fail "site colour: $(cat "$SCRATCH/by_site.pixel")"
 fi
 
+# The trace: the device's largest blocks as spans named by their site, with
+# the site's frames; direct_alloc's 20 blocks of 1000 bytes, every one.
+"$MEMFLOW" render --formats profile.json -o "$SCRATCH/trace" "$log" 2> /dev/null ||
+    fail "render trace exited $?"
+expect_eq "trace: direct_alloc blocks" "20 x 1000 bytes, frames direct_alloc < main" "$("$PYTHON3" - \
+    "$SCRATCH/trace/profile.json" <<'PY'
+import json, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+begins = [e for e in events if e.get("cat") == "block" and e["ph"] == "b"
+          and e["name"] == "direct_alloc (stacks_workload.c:28)"]
+ends = {e["id"] for e in events if e.get("cat") == "block" and e["ph"] == "e"}
+assert all(e["id"] in ends and e["args"]["site"] == e["name"] for e in begins), begins[:2]
+sizes = {e["args"]["bytes"] for e in begins}
+frames = {" < ".join(f.split(" (")[0] for f in e["args"]["frames"][:2]) for e in begins}
+print("%d x %s bytes, frames %s" % (len(begins), ",".join(map(str, sorted(sizes))), ",".join(frames)))
+PY
+)"
+
 # The formats key names the stack outputs too: memflow run writes them.
 "$MEMFLOW" run --stacks --set formats=stacks.folded,stats.txt -o "$SCRATCH/key" -- "$W" "$LIBS" \
     > /dev/null 2> "$SCRATCH/key.err" || fail "formats key run exited $?: $(cat "$SCRATCH/key.err")"
