@@ -157,6 +157,17 @@ static int describe_logs(mf_reader *r, mf_model *m, size_t *told)
     return 0;
 }
 
+/* Once the log has call stacks, m counts by allocation site (sites.h)
+ * through reader r, whose texts are in pool; out of memory: no sites. */
+static void attach_sites(mf_reader *r, mf_strings *pool, mf_model *m)
+{
+    if (m->sites || mf_reader_n_stacks(r) == 0)
+        return;
+    mf_sites *sites = mf_sites_open(r, pool, 0);
+    if (sites)
+        mf_model_set_sites(m, sites);
+}
+
 /* Look again at the log with reader r and feed what it gained to m; the
  * since model's events get its own string ids (copy) and move last_ns. */
 static int feed(server *s, mf_reader *r, mf_model *m, size_t *told, int since, char *err,
@@ -168,6 +179,7 @@ static int feed(server *s, mf_reader *r, mf_model *m, size_t *told, int since, c
         snprintf(err, errlen, "out of memory");
         return -1;
     }
+    attach_sites(r, since ? s->pool : m->strings, m);
     long n;
     while ((n = mf_reader_next(r, s->batch, s->samples, BATCH, UINT64_MAX, err, errlen)) > 0) {
         for (long i = 0; since && i < n; i++) {

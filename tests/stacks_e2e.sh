@@ -142,6 +142,23 @@ if [ -x "$top_builddir/tests/svg_pixel" ]; then
     grep -q ': yes ' "$SCRATCH/by_site.pixel" || fail "site colour: $(cat "$SCRATCH/by_site.pixel")"
 fi
 
+# memflow serve (what memflow_dumps() asks) counts by site too.
+"$PYTHON3" - "$MEMFLOW" "$log" > "$SCRATCH/serve.json" <<'PY' || fail "serve stats failed"
+import subprocess, sys
+p = subprocess.Popen([sys.argv[1], "serve", sys.argv[2]], stdin=subprocess.PIPE,
+                     stdout=subprocess.PIPE)
+p.stdin.write(b"stats\tjson\ttotal\t0\t0\n")
+p.stdin.flush()
+status, n = p.stdout.readline().decode().rstrip("\n").split("\t")
+body = p.stdout.read(int(n))
+p.stdin.close()
+assert status == "ok", body
+sys.stdout.write(body.decode())
+PY
+$SITES "$SCRATCH/serve.json" > "$SCRATCH/serve.sites" || fail "serve json: $(head -c 300 "$SCRATCH/serve.json")"
+expect_eq "serve: direct_alloc" "direct_alloc (stacks_workload.c:28) allocs=20 bytes=20000 peak_live=20000 live_end=20000 at_peak=20000/20" \
+    "$(grep -F "direct_alloc (stacks_workload.c:28) allocs=" "$SCRATCH/serve.sites")"
+
 # The trace: the device's largest blocks as spans named by their site, with
 # the site's frames; direct_alloc's 20 blocks of 1000 bytes, every one.
 "$MEMFLOW" render --formats profile.json -o "$SCRATCH/trace" "$log" 2> /dev/null ||
