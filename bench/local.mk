@@ -50,9 +50,14 @@ bench-faults: all
 	bash $(srcdir)/bench/faults.sh $(abs_top_builddir)
 
 
+# Call stacks by stack depth (bench/stackdepth.sh, `make bench-stacks`).
+EXTRA_DIST += bench/stackdepth.sh
+bench-stacks: all
+	bash $(srcdir)/bench/stackdepth.sh $(abs_top_builddir)
+
 # The log size at rest: bytes per event live and compact, the candidate
 # forms, read speed of both (docs/PERFORMANCE.md "Log size at rest").
 bench-compact: all
 	bash $(srcdir)/bench/compact.sh $(abs_top_builddir)
 
-.PHONY: bench bench-python bench-faults bench-compact
+.PHONY: bench bench-python bench-faults bench-compact bench-stacks
