@@ -6,4 +6,4 @@ libmemflow_preload_la_SOURCES = alloc/preload.c alloc/cxx.cc alloc/start.c alloc
 libmemflow_preload_la_CFLAGS = $(AM_CFLAGS) $(JEMALLOC_CFLAGS) -fno-builtin -ftls-model=initial-exec
 libmemflow_preload_la_CXXFLAGS = $(AM_CXXFLAGS) -fno-builtin
 libmemflow_preload_la_LIBADD = libmemflow.la $(JEMALLOC_LIBS)
-libmemflow_preload_la_LDFLAGS = -module -avoid-version -shared -Wl,-z,nodelete -Wl,--no-undefined
+libmemflow_preload_la_LDFLAGS = -module -avoid-version -shared -Wl,-z,nodelete $(PLUGIN_NO_UNDEFINED)

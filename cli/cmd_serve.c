@@ -389,8 +389,10 @@ int cmd_serve(int argc, char **argv)
         close_server(&s);
         return 1;
     }
-    if (pid > 0)
+    if (pid > 0) {
+        close_server(&s);      /* the child has its own copies */
         return 0;              /* detached: the grandchild serves */
+    }
     char *line = NULL;
     size_t cap = 0;
     ssize_t len;

@@ -19,7 +19,7 @@ libmemflow_cuda_la_CPPFLAGS = $(AM_CPPFLAGS) $(CUPTI_CFLAGS)
 libmemflow_cuda_la_CFLAGS = $(AM_CFLAGS) -pthread
 libmemflow_cuda_la_LIBADD = libmemflow.la $(CUPTI_LIBS) -ldl
 # nodelete: the plugin's exit handler must outlive a dlclose.
-libmemflow_cuda_la_LDFLAGS = -module -avoid-version -shared -pthread -Wl,-z,nodelete -Wl,--no-undefined
+libmemflow_cuda_la_LDFLAGS = -module -avoid-version -shared -pthread -Wl,-z,nodelete $(PLUGIN_NO_UNDEFINED)
 endif
 
 include samples/cuda/local.mk

@@ -208,7 +208,8 @@ static void re_anchor(const clock_segment *old)
     s->start_tsc = p.tsc + margin;
     s->start_ns = map(old, s->start_tsc);
     int64_t offset = (int64_t)(s->start_ns - (p.mono + ns_of(margin, rate)));
-    int64_t steer = (int64_t)(((__int128)offset << 32) / (__int128)ticks_of(interval, rate));
+    int64_t steer = (int64_t)(((__int128)offset * ((__int128)1 << 32)) /
+                              (__int128)ticks_of(interval, rate));
     int64_t limit = (int64_t)(rate / 1000000u * MAX_STEER_PPM);
     steer = steer > limit ? limit : steer < -limit ? -limit : steer;
     s->scale = (uint64_t)((int64_t)rate - steer);

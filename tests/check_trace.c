@@ -144,6 +144,8 @@ START_TEST(wrong_kind_and_null_are_errors)
     ck_assert_ptr_null(memflow_domain_create(NULL));
     ck_assert_ptr_null(memflow_event_create(NULL));
     ck_assert_str_eq(recorded(0), "");
+    memflow_object_destroy(task);
+    memflow_object_destroy(counter);
 }
 END_TEST
 
@@ -171,6 +173,7 @@ START_TEST(task_stops_on_another_thread)
     pthread_join(t, NULL);
     ck_assert_str_eq(recorded(0), "trace task_begin io read 1\n"
                                   "trace task_end io read 1\n");
+    memflow_object_destroy(task);
 }
 END_TEST
 

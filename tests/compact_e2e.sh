@@ -8,6 +8,7 @@
 # moments picked from a list) leaves either the live log byte for byte or a
 # compact log with the same statistics, and the next compaction cleans up.
 . "$top_srcdir/tests/lib.sh"
+needs_preload
 W="$top_builddir/tests/alloc_workload"
 GEN="$top_builddir/tests/render_gen"
 CHECK="$top_builddir/tests/logcheck"

@@ -7,6 +7,7 @@
 # CUDA hears nothing.  And a CUDA_INJECTION64_PATH that is already set is
 # kept, with one line saying so.
 . "$top_srcdir/tests/lib.sh"
+needs_preload
 SUMMARY="$top_builddir/tests/gpu_log_summary"
 CUDA_PROGRAM="$top_builddir/samples/cuda/alloc_loop"
 [ -x "$CUDA_PROGRAM" ] || { echo "SKIP: no CUDA samples (nvcc not found)"; exit 77; }

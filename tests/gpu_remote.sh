@@ -10,6 +10,7 @@
 #  - render, here, unpacks it, renders and checks it probe by probe: on a
 #    machine without a driver each CUDA program says it found none.
 . "$top_srcdir/tests/lib.sh"
+needs_preload
 [ -x "$top_builddir/samples/cuda/alloc_stress" ] || { echo "SKIP: no CUDA samples (nvcc)"; exit 77; }
 [ ! -e /proc/driver/nvidia/version ] || { echo "SKIP: a real GPU machine: run the procedure"; exit 77; }
 unset MAKEFLAGS MFLAGS

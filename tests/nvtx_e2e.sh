@@ -3,6 +3,7 @@
 # using the NVTX v3 headers (no memflow code in it, no GPU) runs under
 # `memflow run`, which makes libmemflow-nvtx.so its NVTX injection library.
 . "$top_srcdir/tests/lib.sh"
+needs_preload
 W="$top_builddir/tests/nvtx_workload"
 LOGCHECK="$top_builddir/tests/logcheck"
 CHECK="$top_builddir/tests/stacks_check"

@@ -3,6 +3,9 @@
 # normally) and the build tree's package on PYTHONPATH; skipped (77) when
 # memflow was built without Python.
 : "${PYTHON:=/usr/bin/python3}"
+# A sanitizer build's extension needs ASan first in the interpreter, and
+# the tests profile Python under memflow run (the preload): skipped there.
+needs_preload
 if [ ! -e "$top_builddir/python/memflow/_memflow.abi3.so" ]; then
     echo "SKIP: memflow was built without Python"
     exit 77

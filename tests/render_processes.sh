@@ -12,6 +12,7 @@
 #  - logs of different runs are refused unless --merge-runs;
 #  - the GPU CSV of a CPU-only log: nothing written, and said so.
 . "$top_srcdir/tests/lib.sh"
+needs_preload
 W="$top_builddir/tests/proc_workload"
 N=50000000
 

@@ -6,6 +6,7 @@
 # module+offset, a rebuilt or missing library said so; stacks off writes no
 # stack records and the usual record sizes.
 . "$top_srcdir/tests/lib.sh"
+needs_preload
 W="$top_builddir/tests/stacks_workload"
 CHECK="$top_builddir/tests/stacks_check"
 LIBS="$top_builddir/tests"

@@ -179,8 +179,11 @@ int main(int argc, char **argv)
         die(2, "a compact log; this test reader reads live logs only", path);
     walk(file, (size_t)st.st_size, 0, scopes);
     walk(file, (size_t)st.st_size, 1, scopes);
-    qsort(lines, n_lines, sizeof *lines, by_time);
+    if (n_lines > 1)
+        qsort(lines, n_lines, sizeof *lines, by_time);
     for (size_t i = 0; i < n_lines; i++)
         puts(lines[i].text);
+    free(lines);
+    free(file);
     return 0;
 }
