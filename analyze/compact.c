@@ -30,6 +30,7 @@
 #include "compact_codec.h"
 #include "compact_layout.h"
 #include "grow.h"
+#include "process_start.h"
 
 #define DEFAULT_LEVEL 3
 #define TEMP_INFIX ".compact-"      /* .LOGNAME.compact-PID-XXXXXX */
@@ -127,27 +128,6 @@ static int process_holds(uint64_t pid, dev_t dev, ino_t ino, int mine)
     return holds;
 }
 
-/* When process pid started, in ns of CLOCK_BOOTTIME (0 if unknown). */
-static uint64_t process_start_ns(uint64_t pid)
-{
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%llu/stat", (unsigned long long)pid);
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return 0;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    char *p = strrchr(buf, ')'); /* the command name may hold spaces */
-    unsigned long long ticks = 0;
-    for (int field = 2; p && field < 22; field++)
-        p = strchr(p + 1, ' ');
-    if (!p || sscanf(p + 1, "%llu", &ticks) != 1)
-        return 0;
-    long hz = sysconf(_SC_CLK_TCK);
-    return hz > 0 ? ticks * (1000000000ull / (unsigned long long)hz) : 0;
-}
-
 static uint64_t clock_ns(clockid_t id)
 {
     struct timespec ts;
@@ -178,7 +158,7 @@ static int check_writer(job *j, const mf_file_header *h)
         return fail(j, MF_COMPACT_BUSY, "still being written: process %llu has it open",
                     (unsigned long long)h->pid);
     if (holds == 2 || holds < 0) {
-        uint64_t started = process_start_ns(h->pid);
+        uint64_t started = mf_process_start_ns(h->pid);
         uint64_t suspended = clock_ns(CLOCK_BOOTTIME) - clock_ns(CLOCK_MONOTONIC);
         uint64_t tick = 1000000000ull / 100;
         if (started == 0 || started <= h->start_mono_ns + suspended + tick)

@@ -20,6 +20,7 @@ libmemflow_analysis_la_SOURCES = $(RUNTIME_SHARED_SOURCES) \
 	analyze/reader_log.h analyze/log_scan.c \
 	analyze/merge.c analyze/merge.h \
 	analyze/reader.c analyze/reader.h \
+	analyze/process_start.c analyze/process_start.h \
 	analyze/log_reader.c analyze/log_reader.h \
 	analyze/series.c analyze/series.h \
 	analyze/ranges.c analyze/ranges.h \

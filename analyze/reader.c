@@ -12,6 +12,7 @@
 
 #include "grow.h"
 #include "merge.h"
+#include "process_start.h"
 #include "reader.h"
 #include "reader_log.h"
 
@@ -206,23 +207,9 @@ static int process_alive(const mf_file_header *h)
         return 0;
     if (h->pid == 0 || h->pid > 0x7fffffff || (kill((pid_t)h->pid, 0) != 0 && errno != EPERM))
         return 0;
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%llu/stat", (unsigned long long)h->pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return 1;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    const char *p = strrchr(buf, ')');
-    unsigned long long start = 0;
-    /* field 22, starttime in clock ticks after boot; p is at the end of field 2 */
-    for (int field = 2; p && field < 22; field++)
-        p = strchr(p + 1, ' ');
-    if (!p || sscanf(p + 1, "%llu", &start) != 1)
-        return 1;
-    long hz = sysconf(_SC_CLK_TCK);
-    uint64_t start_ns = start * (1000000000ull / (uint64_t)(hz > 0 ? hz : 100));
+    uint64_t start_ns = mf_process_start_ns(h->pid);
+    if (start_ns == 0)
+        return 1;              /* cannot tell: alive */
     return start_ns <= h->start_mono_ns + 2000000000ull;   /* started before its log */
 }
 
