@@ -162,6 +162,10 @@ typedef struct mf_legend_scope {
     uint64_t bytes_total;     /* allocated in all */
 } mf_legend_scope;
 
+/* qsort order of a legend (mf_legend_scope): most bytes at the peak first,
+ * then most bytes in all, then by scope id. */
+MF_EXPORT int mf_legend_scope_order(const void *a, const void *b);
+
 /* One process on one device: what one panel of the picture shows. */
 typedef struct mf_view {
     uint16_t device;

@@ -265,7 +265,7 @@ int mf_picture_retire(mf_model *m, mf_view_state *v, const mf_block *b)
 
 /* ---- settling ---------------------------------------------------------------------- */
 
-static int legend_order(const void *pa, const void *pb)
+int mf_legend_scope_order(const void *pa, const void *pb)
 {
     const mf_legend_scope *a = pa, *b = pb;
     if (a->bytes_at_peak != b->bytes_at_peak)
@@ -290,7 +290,7 @@ static int settle_legend(mf_view_state *v)
             bytes = 0;
         v->pub.scopes[n++] = (mf_legend_scope){ s->scope, bytes, s->total };
     }
-    qsort(v->pub.scopes, n, sizeof *v->pub.scopes, legend_order);
+    qsort(v->pub.scopes, n, sizeof *v->pub.scopes, mf_legend_scope_order);
     v->pub.n_scopes = n;
     return 0;
 }

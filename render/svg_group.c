@@ -136,16 +136,6 @@ static int by_legend(const void *pa, const void *pb)
     return 0;
 }
 
-static int legend_rank(const void *pa, const void *pb)
-{
-    const mf_legend_scope *a = pa, *b = pb;
-    if (a->bytes_at_peak != b->bytes_at_peak)
-        return a->bytes_at_peak > b->bytes_at_peak ? -1 : 1;
-    if (a->bytes_total != b->bytes_total)
-        return a->bytes_total > b->bytes_total ? -1 : 1;
-    return a->scope < b->scope ? -1 : a->scope > b->scope;
-}
-
 /* Scopes merged by id: bytes in all added, and each process's bytes at its
  * own peak added (the group has no one peak moment of its own to ask). */
 static int merge_scopes(mf_svg_group *g)
@@ -170,7 +160,7 @@ static int merge_scopes(mf_svg_group *g)
         }
     }
     m = n ? m + 1 : 0;
-    qsort(s, m, sizeof *s, legend_rank);
+    qsort(s, m, sizeof *s, mf_legend_scope_order);
     g->view.scopes = s;
     g->view.n_scopes = m;
     return 0;
