@@ -455,13 +455,12 @@ static long largest_blocks(const mf_device_model *d, const mf_block ***out)
 }
 
 /* "site":...,"frames":[...] of a block with a call stack. */
-static void block_site(trace_writer *w, const mf_block *b)
+static void block_site(trace_writer *w, const mf_block *b, const char *site)
 {
-    mf_sites *sites = w->m->sites;
     text(w, ",\"site\":");
-    json_string(w, mf_sites_get(sites, mf_sites_of_stack(sites, b->stack))->name);
+    json_string(w, site);
     mf_site_frame frame[MAX_BLOCK_FRAMES];
-    size_t n = mf_sites_frames(sites, b->stack, frame, MAX_BLOCK_FRAMES);
+    size_t n = mf_sites_frames(w->m->sites, b->stack, frame, MAX_BLOCK_FRAMES);
     text(w, ",\"frames\":[");
     for (size_t i = 0; i < n; i++) {
         char where[512];
@@ -479,10 +478,10 @@ static void block_site(trace_writer *w, const mf_block *b)
 /* One block: "b" at its allocation with what it is, "e" at its end. */
 static void block_span(trace_writer *w, const mf_block *b, uint32_t pid, uint64_t id)
 {
-    int with_site = w->m->sites && b->stack;
-    const char *name = with_site ? mf_sites_get(w->m->sites,
-                                                mf_sites_of_stack(w->m->sites, b->stack))->name
-                                 : mf_model_string(w->m, b->scope);
+    mf_sites *sites = w->m->sites;
+    const char *site =
+        sites && b->stack ? mf_sites_get(sites, mf_sites_of_stack(sites, b->stack))->name : NULL;
+    const char *name = site ? site : mf_model_string(w->m, b->scope);
     begin_event(w);
     mf_sink_printf(w->out, "{\"ph\":\"b\",\"cat\":\"block\",\"id\":\"0x%llx\",\"pid\":%u,"
                    "\"tid\":0", (unsigned long long)id, pid);
@@ -493,8 +492,8 @@ static void block_span(trace_writer *w, const mf_block *b, uint32_t pid, uint64_
                    "\"pid\":%u,\"tid\":%u,\"scope\":", (unsigned long long)b->addr,
                    (unsigned long long)b->requested, (unsigned long long)b->actual, b->pid, b->tid);
     json_string(w, mf_model_string(w->m, b->scope));
-    if (with_site)
-        block_site(w, b);
+    if (site)
+        block_site(w, b, site);
     if (b->free_ns == MF_LIVE_AT_END)
         text(w, ",\"live_at_end\":true");
     text(w, "}}");
