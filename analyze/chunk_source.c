@@ -321,6 +321,8 @@ void mf_chunk_source_prefetch(mf_chunk_source *s, size_t i)
 
 long mf_chunk_source_read(mf_chunk_source *s, size_t i, uint8_t *buf, char *err, size_t errlen)
 {
+    if (s->compact)            /* a whole chunk: decoded straight into buf */
+        return mf_compact_source_read(s->compact, i, buf, err, errlen);
     return mf_chunk_source_read_at(s, i, 0, buf, MF_CHUNK_SIZE, err, errlen);
 }
 
