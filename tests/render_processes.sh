@@ -17,7 +17,7 @@ W="$top_builddir/tests/proc_workload"
 N=50000000
 
 # -- three runs of `hold 50000000` one after another, from a parent --------
-"$MEMFLOW" run --no-render --no-compact -o "$SCRATCH/seq" -- "$W" spawn 3 "$W" hold $N ||
+"$MEMFLOW" run --no-render -o "$SCRATCH/seq" -- "$W" spawn 3 "$W" hold $N ||
     fail "spawn run exited $?"
 "$MEMFLOW" stats --format json "$SCRATCH"/seq/memflow-*.mfl > "$SCRATCH/seq.json" 2>"$SCRATCH/seq.err" ||
     fail "stats exited $?: $(cat "$SCRATCH/seq.err")"
@@ -77,7 +77,7 @@ grep -q "never seen allocated" "$SCRATCH/fork.err" && fail "inherited frees are 
 
 # -- only a process that ended abnormally is "not finished" --------------------
 status=0
-"$MEMFLOW" run --no-render --no-compact -o "$SCRATCH/killed" -- "$W" killed 1000 || status=$?
+"$MEMFLOW" run --no-render -o "$SCRATCH/killed" -- "$W" killed 1000 || status=$?
 expect_eq "killed run exit" 137 "$status"
 log=$(ls "$SCRATCH"/killed/memflow-*.mfl)
 pid=$(basename "$log" .mfl | sed 's/^memflow-//')
@@ -91,7 +91,6 @@ grep -q "^memflow: warning: pid $pid ($W killed 1000): not finished" "$SCRATCH/k
     fail "no warning naming the killed process: $(cat "$SCRATCH/killed.err")"
 
 # -- logs of different runs are refused unless --merge-runs --------------------
-# (live logs, --no-compact above: the header is rewritten in place, checksum and all)
 mkdir -p "$SCRATCH/runs"
 cp "$SCRATCH"/seq/memflow-*.mfl "$SCRATCH/runs/"
 a=$(ls "$SCRATCH"/runs/*.mfl | head -1)
@@ -114,7 +113,9 @@ for path, run in ((sys.argv[1], b"\x11" * 16), (sys.argv[2], b"\x22" * 16)):
         argv_len = struct.unpack_from("<I", h, 68)[0]
         f.seek(184)
         argv = f.read(argv_len)
-        struct.pack_into("<I", h, 152, crc32c(bytes(h[8:152]) + argv))
+        fixed = bytearray(h[8:152])
+        fixed[12:24] = bytes(12)  # flags and chunks_claimed count as zero
+        struct.pack_into("<I", h, 152, crc32c(bytes(fixed) + argv))
         f.seek(0)
         f.write(h)
 PY
