@@ -181,33 +181,41 @@ group_kill() { # NAME: runs the kill workload in its own group, kills the group
     set -- "$SCRATCH/$1"/memflow-*.stage
     [ -f "$1" ] || fail "group kill: no stage file left"
 }
-group_kill group
-log=$(ls "$SCRATCH"/group/memflow-*.mfl)
-"$CHECK" "$log" > "$SCRATCH/group-before.txt"
-expect_eq "group kill, before a reader" "doomed: (missing)" "$(logline "$SCRATCH/group-before.txt" doomed:)"
-"$MEMFLOW" stats --format json "$log" > "$SCRATCH/group.json" 2> "$SCRATCH/group.err" ||
-    fail "group kill: stats exited $?: $(cat "$SCRATCH/group.err")"
-grep -q "^memflow: wrote 1 chunk(s) that a killed run left in '.*/group/memflow-[0-9a-f]*\.stage' into its log '$log'\$" \
-    "$SCRATCH/group.err" || fail "group kill: $(cat "$SCRATCH/group.err")"
-expect_eq "group kill, stats" "5000 0 20000000" \
-    "$(json_get "$SCRATCH/group.json" "' '.join(str(s[k]) for s in d['scopes'] if s['scope'] == 'doomed:' for k in ('alloc_count', 'free_count', 'alloc_bytes'))")"
-[ -z "$(ls "$SCRATCH"/group/*.stage 2>/dev/null)" ] || fail "group kill: the stage file stayed"
-"$CHECK" "$log" > "$SCRATCH/group.txt"
-expect_eq "group kill, log" "doomed: allocs=5000 frees=0 bytes=20000000" \
-    "$(logline "$SCRATCH/group.txt" doomed: | sed 's/ actual=.*//')"
-grep -q "finished=0" "$SCRATCH/group.txt" || fail "group kill: log should not be marked finished"
-"$MEMFLOW" stats "$log" > /dev/null 2> "$SCRATCH/group2.err" || fail "group kill: second stats"
-expect_eq "group kill, a second reader writes nothing back" 0 "$(grep -c "^memflow: wrote .* chunk" "$SCRATCH/group2.err")"
+# A file system without fallocate or flock gives no stage (memflow run says
+# so when MEMFLOW_STAGE=1 asks by name): nothing to recover there.
+MEMFLOW_STAGE=1 "$MEMFLOW" run --no-render -o "$SCRATCH/probe" -- true 2> "$SCRATCH/probe.err" ||
+    fail "stage probe exited $?"
+if grep -q "no staging area" "$SCRATCH/probe.err"; then
+    echo "alloc_e2e: SKIP the group kill: $(cat "$SCRATCH/probe.err")"
+else
+    group_kill group
+    log=$(ls "$SCRATCH"/group/memflow-*.mfl)
+    "$CHECK" "$log" > "$SCRATCH/group-before.txt"
+    expect_eq "group kill, before a reader" "doomed: (missing)" "$(logline "$SCRATCH/group-before.txt" doomed:)"
+    "$MEMFLOW" stats --format json "$log" > "$SCRATCH/group.json" 2> "$SCRATCH/group.err" ||
+        fail "group kill: stats exited $?: $(cat "$SCRATCH/group.err")"
+    grep -q "^memflow: wrote 1 chunk(s) that a killed run left in '.*/group/memflow-[0-9a-f]*\.stage' into its log '$log'\$" \
+        "$SCRATCH/group.err" || fail "group kill: $(cat "$SCRATCH/group.err")"
+    expect_eq "group kill, stats" "5000 0 20000000" \
+        "$(json_get "$SCRATCH/group.json" "' '.join(str(s[k]) for s in d['scopes'] if s['scope'] == 'doomed:' for k in ('alloc_count', 'free_count', 'alloc_bytes'))")"
+    [ -z "$(ls "$SCRATCH"/group/*.stage 2>/dev/null)" ] || fail "group kill: the stage file stayed"
+    "$CHECK" "$log" > "$SCRATCH/group.txt"
+    expect_eq "group kill, log" "doomed: allocs=5000 frees=0 bytes=20000000" \
+        "$(logline "$SCRATCH/group.txt" doomed: | sed 's/ actual=.*//')"
+    grep -q "finished=0" "$SCRATCH/group.txt" || fail "group kill: log should not be marked finished"
+    "$MEMFLOW" stats "$log" > /dev/null 2> "$SCRATCH/group2.err" || fail "group kill: second stats"
+    expect_eq "group kill, a second reader writes nothing back" 0 "$(grep -c "^memflow: wrote .* chunk" "$SCRATCH/group2.err")"
 
-# The log replaced by another file of its name (a copy: another inode): the
-# stage is not written into it, it stays, and the reader says why.
-group_kill replaced
-log=$(ls "$SCRATCH"/replaced/memflow-*.mfl)
-cp "$log" "$log.copy" && mv "$log.copy" "$log"
-"$MEMFLOW" stats "$log" > /dev/null 2> "$SCRATCH/replaced.err" || fail "replaced: stats exited $?"
-grep -q "^memflow: warning: '.*\.stage' holds staged records of the log '$log', which cannot take them (another file has its name now); left as it is\$" \
-    "$SCRATCH/replaced.err" || fail "replaced: $(cat "$SCRATCH/replaced.err")"
-[ -n "$(ls "$SCRATCH"/replaced/*.stage 2>/dev/null)" ] || fail "replaced: the stage file was removed"
+    # The log replaced by another file of its name (a copy: another inode): the
+    # stage is not written into it, it stays, and the reader says why.
+    group_kill replaced
+    log=$(ls "$SCRATCH"/replaced/memflow-*.mfl)
+    cp "$log" "$log.copy" && mv "$log.copy" "$log"
+    "$MEMFLOW" stats "$log" > /dev/null 2> "$SCRATCH/replaced.err" || fail "replaced: stats exited $?"
+    grep -q "^memflow: warning: '.*\.stage' holds staged records of the log '$log', which cannot take them (another file has its name now); left as it is\$" \
+        "$SCRATCH/replaced.err" || fail "replaced: $(cat "$SCRATCH/replaced.err")"
+    [ -n "$(ls "$SCRATCH"/replaced/*.stage 2>/dev/null)" ] || fail "replaced: the stage file was removed"
+fi
 
 # The rest runs staged too.  More threads at once than staging slots: the
 # threads beyond them write their chunks directly; every event is kept.
