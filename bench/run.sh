@@ -4,11 +4,12 @@
 # Times bench/churn (2,000,000 malloc/free operations, see bench/churn.c)
 # unprofiled (glibc), with jemalloc alone (LD_PRELOAD, for reference), under
 # `memflow run --no-render --no-compact` (the live log: bench/compact.sh
-# measures compaction; and with --stacks; and with MEMFLOW_STAGE=1, the
-# program handing its log to memflow run through the staging area instead
-# of writing the log file itself), under heaptrack and under valgrind
-# massif; with 1 and 2 threads; rounds interleave the tools so drift hits
-# all alike.
+# measures compaction; the default, the program handing its log to memflow
+# run through the staging file; with MEMFLOW_STAGE=0, the program writing
+# its log file itself; and with --stacks), under heaptrack and under
+# valgrind massif; with 1 and 2 threads; rounds interleave the tools so
+# drift hits all alike.  Then the churn the capture-speed target names
+# (2 M malloc/free pairs of 16..2063 bytes: churn -u 16-2063 -n 4000000).
 # Checks that memflow kept every event (`memflow stats --format json`), then
 # times `memflow render` of logs of 1 M, 10 M and 100 M events, and what
 # `memflow serve` costs per request as a log grows.  The tables on stdout
@@ -23,6 +24,8 @@
 # skips the profilers' comparison: render and serve only), BENCH_RENDER_EVENTS
 # ("1000000 10000000 100000000": churn operations, one event each; "" skips),
 # BENCH_SERVE_ROUNDS (20; 0 skips) of BENCH_SERVE_EVENTS (500000) events each,
+# BENCH_TARGET_OPS (4000000; 0 skips) and BENCH_TARGET_SIZES (16-2063): the
+# target's churn,
 # BENCH_KEEP=1 keeps the scratch folder BUILDDIR/bench/out (the 100 M-event
 # log is 2.4 GB; each log is deleted once timed otherwise).
 set -eu
@@ -44,12 +47,16 @@ SERVE_EVENTS=${BENCH_SERVE_EVENTS:-500000}
 SERVE_FEED=$BUILD/tests/serve_feed
 SRCDIR=$(cd "$(dirname "$0")/.." && pwd)
 JEMALLOC=libjemalloc.so.2
-TOOLS="plain jemalloc memflow memflow-stage memflow-stacks heaptrack massif"
-# memflow-shm: the same with the log on tmpfs (/dev/shm), to show what the
-# file system's page cache costs (BENCH_SHM=0 leaves it out).
+TARGET_OPS=${BENCH_TARGET_OPS:-4000000}
+TARGET_SIZES=${BENCH_TARGET_SIZES:-16-2063}
+CHURN_ARGS=()    # extra churn options of the part being timed
+KEY=""           # and the suffix of its times files
+TOOLS="plain jemalloc memflow memflow-direct memflow-stacks heaptrack massif"
+# memflow-shm: memflow-direct with the log on tmpfs (/dev/shm), to show what
+# the file system's page cache costs (BENCH_SHM=0 leaves it out).
 SHM_DIR=/dev/shm/memflow-bench-$$
 if [ "${BENCH_SHM:-1}" = 1 ] && [ -d /dev/shm ]; then
-    TOOLS="plain jemalloc memflow memflow-stage memflow-shm memflow-stacks heaptrack massif"
+    TOOLS="plain jemalloc memflow memflow-direct memflow-shm memflow-stacks heaptrack massif"
 fi
 trap 'rm -rf "$SHM_DIR"' EXIT
 
@@ -73,14 +80,15 @@ mkdir -p "$OUT"
 
 # The command line of TOOL running churn with THREADS threads and OPS ops.
 tool_cmd() { # TOOL THREADS OPS -> sets the array CMD
-    local churn=("$CHURN" -t "$2" -n "$3")
+    local churn=("$CHURN" -t "$2" -n "$3" ${CHURN_ARGS[@]+"${CHURN_ARGS[@]}"})
     case $1 in
     plain) CMD=("${churn[@]}") ;;
     jemalloc) CMD=(env LD_PRELOAD=$JEMALLOC "${churn[@]}") ;;
     memflow) CMD=("${MEMFLOW_CMD[@]}" run --no-render --no-compact -o "$OUT/memflow" -- "${churn[@]}") ;;
-    memflow-shm) CMD=("${MEMFLOW_CMD[@]}" run --no-render --no-compact -o "$SHM_DIR" -- "${churn[@]}") ;;
-    memflow-stage) CMD=(env MEMFLOW_STAGE=1 "${MEMFLOW_CMD[@]}" run --no-render --no-compact
-                         -o "$OUT/memflow-stage" -- "${churn[@]}") ;;
+    memflow-shm) CMD=(env MEMFLOW_STAGE=0 "${MEMFLOW_CMD[@]}" run --no-render --no-compact
+                      -o "$SHM_DIR" -- "${churn[@]}") ;;
+    memflow-direct) CMD=(env MEMFLOW_STAGE=0 "${MEMFLOW_CMD[@]}" run --no-render --no-compact
+                         -o "$OUT/memflow-direct" -- "${churn[@]}") ;;
     memflow-stacks) CMD=("${MEMFLOW_CMD[@]}" run --no-render --no-compact --stacks -o "$OUT/memflow-stacks"
                          -- "${churn[@]}") ;;
     heaptrack) CMD=(heaptrack -o "$OUT/heaptrack/churn" "${churn[@]}") ;;
@@ -94,11 +102,11 @@ tool_cmd() { # TOOL THREADS OPS -> sets the array CMD
 # user + system, which waiting for a busy core does not inflate) to
 # OUT/times/TOOL-THREADS-OPS.
 time_once() { # TOOL THREADS OPS
-    local tool=$1 log="$OUT/logs/$1-$2-$3"
+    local tool=$1 log="$OUT/logs/$1-$2-$3$KEY"
     rm -rf "${OUT:?}/$tool" "$SHM_DIR"
     mkdir -p "$OUT/$tool" "$OUT/logs" "$OUT/times"
     tool_cmd "$@"
-    "$TIMEIT" "$OUT/times/$tool-$2-$3" "${CMD[@]}" >"$log.out" 2>"$log.err" ||
+    "$TIMEIT" "$OUT/times/$tool-$2-$3$KEY" "${CMD[@]}" >"$log.out" 2>"$log.err" ||
         die "$tool (threads $2, ops $3) failed: see $log.err"
 }
 
@@ -113,8 +121,23 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
 # A tool's cost per event (ns) over glibc in column COL (1 wall, 3 CPU).
 per_event() { # TOOL OPS COL
-    awk -v a="$(median "$OUT/times/$1-1-$2" "$3")" -v b="$(median "$OUT/times/plain-1-$2" "$3")" \
+    awk -v a="$(median "$OUT/times/$1-1-$2$KEY" "$3")" -v b="$(median "$OUT/times/plain-1-$2$KEY" "$3")" \
         -v n="$2" 'BEGIN { printf "%.1f", (a - b) / n }'
+}
+
+# Per-event costs over glibc of the 1-thread rows of OPS, and memflow
+# with stacks against heaptrack.
+per_event_lines() { # OPS
+    local tool
+    for tool in jemalloc memflow memflow-direct memflow-stacks heaptrack; do
+        echo "- $tool: $(per_event "$tool" "$1" 1) ns wall, $(per_event "$tool" "$1" 3)" \
+            "ns CPU per event over glibc"
+    done
+    echo "- memflow-stacks / heaptrack: $(awk -v a="$(per_event memflow-stacks "$1" 1)" \
+        -v b="$(per_event heaptrack "$1" 1)" 'BEGIN { printf "%.2f", a / b }') wall," \
+        "$(awk -v a="$(per_event memflow-stacks "$1" 3)" \
+        -v b="$(per_event heaptrack "$1" 3)" 'BEGIN { printf "%.2f", a / b }') CPU"
+    echo
 }
 
 # Rounds: every tool once per round, slow tools only in the first rounds.
@@ -134,10 +157,10 @@ bench_rounds() { # THREADS OPS TOOLS...
 print_rows() { # THREADS OPS TOOLS...
     local t=$1 n=$2 tool f base base_cpu
     shift 2
-    base=$(median "$OUT/times/plain-$t-$n" 1)
-    base_cpu=$(median "$OUT/times/plain-$t-$n" 3)
+    base=$(median "$OUT/times/plain-$t-$n$KEY" 1)
+    base_cpu=$(median "$OUT/times/plain-$t-$n$KEY" 3)
     for tool in "$@"; do
-        f="$OUT/times/$tool-$t-$n"
+        f="$OUT/times/$tool-$t-$n$KEY"
         [ -s "$f" ] || continue
         local med
         med=$(median "$f" 1)
@@ -250,23 +273,35 @@ if [ "$LONG_OPS" != 0 ]; then
     table_header
     RUNS_SAVED=$RUNS
     RUNS=$SLOW_RUNS
-    bench_rounds 1 "$LONG_OPS" plain jemalloc memflow memflow-stage memflow-stacks heaptrack
+    bench_rounds 1 "$LONG_OPS" plain jemalloc memflow memflow-direct memflow-stacks heaptrack
     RUNS=$RUNS_SAVED
-    print_rows 1 "$LONG_OPS" plain jemalloc memflow memflow-stage memflow-stacks heaptrack
+    print_rows 1 "$LONG_OPS" plain jemalloc memflow memflow-direct memflow-stacks heaptrack
     echo
-    for tool in jemalloc memflow memflow-stage memflow-stacks heaptrack; do
-        echo "- $tool: $(per_event "$tool" "$LONG_OPS" 1) ns wall, $(per_event "$tool" "$LONG_OPS" 3)" \
-            "ns CPU per event over glibc"
-    done
-    echo "- memflow-stacks / heaptrack: $(awk -v a="$(per_event memflow-stacks "$LONG_OPS" 1)" \
-        -v b="$(per_event heaptrack "$LONG_OPS" 1)" 'BEGIN { printf "%.2f", a / b }') wall," \
-        "$(awk -v a="$(per_event memflow-stacks "$LONG_OPS" 3)" \
-        -v b="$(per_event heaptrack "$LONG_OPS" 3)" 'BEGIN { printf "%.2f", a / b }') CPU"
-    echo
+    per_event_lines "$LONG_OPS"
     echo "| threads | ops | cpu/0 alloc_count (+ beyond churn) | free_count (+) | live at end | peak bytes | log bytes/event |"
     echo "|---|---|---|---|---|---|---|"
     verify_memflow 1 "$LONG_OPS"
     echo
+fi
+if [ "$TARGET_OPS" != 0 ]; then
+    echo "## The target's churn: $((TARGET_OPS / 2)) malloc/free pairs of $TARGET_SIZES bytes, 1 thread"
+    echo
+    echo "\`churn -u $TARGET_SIZES -n $TARGET_OPS\`: the churn the capture-speed target names."
+    echo "Median of $RUNS runs (heaptrack: $SLOW_RUNS), rounds interleaved."
+    echo
+    table_header
+    CHURN_ARGS=(-u "$TARGET_SIZES")
+    KEY=-u
+    bench_rounds 1 "$TARGET_OPS" plain jemalloc memflow memflow-direct memflow-stacks heaptrack
+    print_rows 1 "$TARGET_OPS" plain jemalloc memflow memflow-direct memflow-stacks heaptrack
+    echo
+    per_event_lines "$TARGET_OPS"
+    echo "| threads | ops | cpu/0 alloc_count (+ beyond churn) | free_count (+) | live at end | peak bytes | log bytes/event |"
+    echo "|---|---|---|---|---|---|---|"
+    verify_memflow 1 "$TARGET_OPS"
+    echo
+    CHURN_ARGS=()
+    KEY=""
 fi
 fi   # CHURN_PART
 

@@ -142,6 +142,7 @@ int cmd_compact(int argc, char **argv)
             continue;
         mf_compact_result r;
         char before[32], after[32];
+        cli_recover_staged(1, &argv[i]);
         int rc = compact_one(argv[i], &r, "memflow compact");
         failed |= rc == MF_COMPACT_FAILED;
         refused |= rc == MF_COMPACT_REFUSED;

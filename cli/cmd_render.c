@@ -183,25 +183,13 @@ static int parse(int argc, char **argv, render_args *a)
     return 0;
 }
 
-/* The folder of path ("." when it has none). */
-static void folder_of(const char *path, char *buf, size_t len)
-{
-    const char *slash = strrchr(path, '/');
-    if (!slash)
-        snprintf(buf, len, ".");
-    else if (slash == path)
-        snprintf(buf, len, "/");
-    else
-        snprintf(buf, len, "%.*s", (int)(slash - path), path);
-}
-
 static int render(const render_args *a, mf_model *m)
 {
     char dir[PATH_MAX];
     if (a->dir)
         snprintf(dir, sizeof dir, "%s", a->dir);
     else
-        folder_of(a->logs[0], dir, sizeof dir);
+        cli_folder_of(a->logs[0], dir, sizeof dir);
     char formats[1200];
     if (a->formats)
         snprintf(formats, sizeof formats, "%s", a->formats);

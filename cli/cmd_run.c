@@ -6,9 +6,9 @@
  * libmemflow-nvtx.so as NVTX_INJECTION64_PATH (NVTX ranges as scopes),
  * the configuration as MEMFLOW_<KEY> variables, MEMFLOW_AUTOSTART=1 (record
  * from before main()) and MEMFLOW_RUN_ID, a fresh random id that every
- * process of the run writes into its log header, and, when MEMFLOW_STAGE=1
- * asks for it, MEMFLOW_STAGE, the staging area through which the process
- * it starts hands its log chunks to memflow run to write
+ * process of the run writes into its log header, and, unless
+ * MEMFLOW_STAGE=0 says no, MEMFLOW_STAGE, the staging file through which the
+ * process it starts hands its log chunks to memflow run to write
  * (cli/run_stage.c).  Each process (forks, execs)
  * writes its own DIR/memflow-<pid>.mfl; when the program ends,
  * exactly the logs with this run's id are rendered into DIR unless

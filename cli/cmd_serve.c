@@ -379,6 +379,7 @@ int cmd_serve(int argc, char **argv)
     signal(SIGXFSZ, SIG_IGN);   /* a file size limit fails a write, not memflow */
     signal(SIGPIPE, SIG_IGN);   /* the program went away: its EOF ends us */
     server s;
+    cli_recover_staged(1, &argv[1]);
     if (open_server(&s, argv[1]) < 0) {
         close_server(&s);
         return 1;

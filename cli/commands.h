@@ -17,6 +17,11 @@ int cmd_compact(int argc, char **argv); /* cli/cmd_compact.c */
  * is named on stderr and stays live (nothing is lost). */
 void cli_compact_run_logs(int n, char **paths);
 
+/* Before reading paths (logs or folders): every stage file that a killed
+ * run left in their folders is written into its log and removed
+ * (cli/recover.c); what was done, or left, is said on stderr. */
+void cli_recover_staged(int n, char *const *paths);
+
 /* Exit statuses of stats, render and serve. */
 #define CLI_EXIT_DAMAGED 3       /* outputs written from a damaged log */
 #define CLI_EXIT_OTHER_RUNS 4    /* logs of different runs, not merged */

@@ -1,6 +1,7 @@
 /*
  * options.c - option parsing shared by `memflow stats` and `memflow render`.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "options.h"
@@ -19,4 +20,15 @@ const char *cli_option_value(int argc, char **argv, int *i, const char *opt)
     if (strcmp(argv[*i], opt) == 0 && *i + 1 < argc)
         return argv[++*i];
     return NULL;
+}
+
+void cli_folder_of(const char *path, char *buf, size_t len)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(buf, len, ".");
+    else if (slash == path)
+        snprintf(buf, len, "/");
+    else
+        snprintf(buf, len, "%.*s", (int)(slash - path), path);
 }

@@ -28,12 +28,13 @@ typedef struct run_ident {
 
 /*
  * memflow run's help with the program's log (cli/run_stage.c), from a
- * thread of its own.  prepare, before the program starts: with
- * MEMFLOW_STAGE=1 it creates the staging area and puts it in MEMFLOW_STAGE
- * for the program (none when the kernel has no memfd: the program then
- * writes its log file directly); by default it unsets MEMFLOW_STAGE and
- * watches run->dir for the run's logs, to keep their next chunks ready;
- * returns -1 (said on stderr) for a MEMFLOW_STAGE that is neither 0 nor 1.
+ * thread of its own.  prepare, before the program starts: by default it
+ * creates the staging area (run->dir/memflow-RUNID.stage) and puts it in
+ * MEMFLOW_STAGE for the program; with MEMFLOW_STAGE=0, or when no stage
+ * file can be had, it unsets MEMFLOW_STAGE (the program writes its log file
+ * directly) and watches run->dir for the run's logs, to keep their next
+ * chunks ready; returns -1 (said on stderr) for a MEMFLOW_STAGE that is
+ * neither 0 nor 1.
  * child runs in the forked child before exec and makes the staging area
  * that process's; start, once the program runs, starts the thread (copies
  * full chunks into the log, or keeps chunks ready); finish, once the

@@ -1,20 +1,14 @@
 /*
  * run_stage.c - memflow run's help with the program's log, from a thread of
- * its own while the program runs.  By default the thread keeps the next
- * chunks of the run's logs reserved and in the page cache
- * (cli/run_ahead.c).  With MEMFLOW_STAGE=1 it is memflow run's half of the
- * staging area (runtime/stage.h) instead: it copies each chunk the program
+ * its own while the program runs.  By default it is memflow run's half of
+ * the staging area (runtime/stage.h): it copies each chunk the program
  * filled into its log file, on memflow run's own core, and when the
  * program is gone, whatever it left staged goes into the log before the
- * logs are read.
- *
- * Staging is opt-in: MEMFLOW_STAGE=1 in memflow run's environment turns it
- * on.  By default the program maps its log file directly, as a program run
- * without memflow run does, so that a record is in the page cache the
- * moment its word is stored: staged records that memflow run has not yet
- * copied are lost when the program and memflow run are killed together
- * (an OOM kill of the whole container or cgroup, kill -9 of the process
- * group, a batch scheduler's time limit).
+ * logs are read.  With MEMFLOW_STAGE=0, or when no stage file can be had
+ * (a full disk, a file size limit under 32 MiB, a file system without
+ * fallocate or flock), the program maps its log file directly and the
+ * thread keeps the next chunks of the run's logs reserved and in the page
+ * cache instead (cli/run_ahead.c).
  */
 #include <pthread.h>
 #include <signal.h>
@@ -92,37 +86,48 @@ static void restore_xfsz(void)
     sigaction(SIGXFSZ, &xfsz_before, NULL);
 }
 
-/* Whether MEMFLOW_STAGE asks for a staging area: "1" yes; unset, empty,
+/* Whether MEMFLOW_STAGE asks for a staging area: unset, empty or "1" yes;
  * "0" or the area of an outer memflow run ("FD:DEV:INO", which is not ours
  * to hand on) no; anything else is an error (-1, said on stderr). */
 static int stage_wanted(void)
 {
     const char *choice = getenv("MEMFLOW_STAGE");
-    if (!choice || !*choice || strcmp(choice, "0") == 0 || strchr(choice, ':'))
-        return 0;
-    if (strcmp(choice, "1") == 0)
+    if (!choice || !*choice || strcmp(choice, "1") == 0)
         return 1;
-    fprintf(stderr, "memflow run: MEMFLOW_STAGE='%.40s': expected 1 (stage the log through "
-            "memflow run) or 0 (the default: the program maps its log)\n", choice);
+    if (strcmp(choice, "0") == 0 || strchr(choice, ':'))
+        return 0;
+    fprintf(stderr, "memflow run: MEMFLOW_STAGE='%.40s': expected 1 (the default: stage the "
+            "log through memflow run) or 0 (the program maps its log)\n", choice);
     return -1;
+}
+
+/* The program maps its log itself; memflow run keeps its next chunks ready. */
+static void without_stage(const run_ident *run)
+{
+    unsetenv("MEMFLOW_STAGE");
+    ahead = run_ahead_open(run);
 }
 
 int run_stage_prepare(const run_ident *run)
 {
-    char env[128], err[512];
+    char env[128], err[4300];
     int wanted = stage_wanted();
-    if (wanted <= 0) {
-        unsetenv("MEMFLOW_STAGE"); /* the program maps its log itself */
-        ahead = wanted == 0 ? run_ahead_open(run) : NULL;
-        return wanted;
+    if (wanted < 0)
+        return -1;
+    if (wanted == 0) {
+        without_stage(run);
+        return 0;
     }
     /* A file size limit below the area's size: no stage (not a SIGXFSZ). */
     ignore_xfsz();
-    stage = mf_stage_create(env, sizeof env, err, sizeof err);
+    stage = mf_stage_create(run->dir, run->id, env, sizeof env, err, sizeof err);
     restore_xfsz();
     if (!stage) {
-        unsetenv("MEMFLOW_STAGE");
-        return 0; /* the program maps its log file itself */
+        const char *choice = getenv("MEMFLOW_STAGE");
+        if (choice && !strcmp(choice, "1")) /* asked for by name: say why not */
+            fprintf(stderr, "memflow run: %s; the program writes its log directly\n", err);
+        without_stage(run);
+        return 0;
     }
     setenv("MEMFLOW_STAGE", env, 1);
     return 0;

@@ -71,7 +71,7 @@ static const key_spec key_table[] = {
 static const char *const internal_variables[] = {
     "MEMFLOW_AUTOSTART",   /* memflow run: record from before main() */
     "MEMFLOW_RUN_ID",      /* memflow run: the run id of every log header */
-    "MEMFLOW_STAGE",       /* memflow run: 1 stages the program's log (opt-in); its area */
+    "MEMFLOW_STAGE",       /* memflow run: 0 = no staging file (default 1); its area */
     "MEMFLOW_LIBDIR",      /* where memflow run finds its preload and CUDA libraries */
     "MEMFLOW_CLOCK",       /* monotonic: clock_gettime instead of the TSC */
     "MEMFLOW_PYTHONPATH",  /* the Python package's folder, for the startup hook */

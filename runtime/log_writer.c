@@ -13,8 +13,8 @@
  * or 2^k ms (at most 1 s), so a full disk costs a dropped event a counter
  * increment, not a system call.  Nothing here calls malloc.
  *
- * Under `memflow run` with MEMFLOW_STAGE=1 (opt-in) the chunks after chunk
- * 0 are filled in a staging area shared with memflow run, which copies each full one into the file
+ * Under `memflow run` (unless MEMFLOW_STAGE=0) the chunks after chunk 0
+ * are filled in a staging file shared with memflow run, which copies each full one into the log
  * (stage.c): a claim then numbers the chunk and reserves its disk space as
  * above, but takes a staging slot instead of mapping the file; the header
  * (chunk 0) stays a shared mapping of the file either way.
@@ -317,7 +317,7 @@ int mf_log_writer_open(const char *dir, uint64_t ppid, char *err, size_t errlen)
     }
     write_header(map, ppid);
     __atomic_store_n(&header, (mf_file_header *)map, __ATOMIC_RELEASE);
-    mf_stage_adopt(log_path, log_dev, log_ino);
+    mf_stage_adopt(log_path, log_dev, log_ino, run_id);
     return 0;
 }
 

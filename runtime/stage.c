@@ -2,7 +2,7 @@
  * stage.c - the staging area between the program's threads and the log
  * file under `memflow run` (see stage.h for the why and the contract).
  *
- * The area, one memfd: a header (identity, the log its slots belong to,
+ * The area, one file: a header (identity, the log its slots belong to,
  * per-slot state, sequence and length), then MF_STAGE_SLOTS slots of one
  * chunk each.  States move FREE -> FILLING (a thread takes the slot for a
  * chunk it claimed) -> FULL (the chunk is done) -> WRITING (someone copies
@@ -29,7 +29,7 @@
  * it reserves the log file's disk space (fallocate) a few chunks beyond the
  * program's last claim, so that a claim finds its chunk reserved and takes
  * no lock on the file that memflow run's copies hold, and it maps the pages
- * of the next slots into the memfd, so that the program's first use of a
+ * of the next slots into the page cache, so that the program's first use of a
  * slot only maps them.  Nothing here calls malloc.
  */
 #include <errno.h>
@@ -39,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -47,10 +48,11 @@
 
 #include "log_format.h"
 #include "log_writer.h"
+#include "run_id.h"
 #include "stage.h"
 
 #define STAGE_MAGIC "MFSTAGE"           /* 8 bytes with the NUL */
-#define STAGE_VERSION 1u
+#define STAGE_VERSION 2u
 #define HEADER_BYTES 16384u
 #define RESERVE_AHEAD 8u                /* chunks memflow run reserves beyond the claims */
 #define RESERVE_RETRY_NS 100000000ull   /* after the disk refused, try again this much later */
@@ -79,6 +81,8 @@ typedef struct stage_header {
     uint32_t waiting;                /* it sleeps there now */
     uint64_t reserved_chunks;        /* chunks [0, n) of the log have their disk space */
     uint64_t log_dev, log_ino;
+    uint8_t log_run_id[MF_RUN_ID_BYTES]; /* the run id in the log's header */
+    uint32_t recovered;              /* a reader wrote the slots back (after a kill) */
     uint32_t state[MF_STAGE_SLOTS];
     uint32_t seq[MF_STAGE_SLOTS];    /* moves on each time the slot is freed */
     uint64_t used[MF_STAGE_SLOTS];   /* bytes of a FULL slot */
@@ -91,9 +95,13 @@ _Static_assert(MF_STAGE_SLOTS <= 32, "one bit a slot in populated");
 struct mf_stage {                    /* memflow run's handle */
     stage_header *h;
     size_t bytes;
-    int fd;                          /* the memfd */
+    int fd;                          /* the stage file, locked */
+    int complete;                    /* the final drain wrote every slot */
+    dev_t dev;                       /* the stage file's identity, to remove it */
+    ino_t ino;
+    char path[4096 + 64];
     int log_fd;                      /* the log, opened once the program names it */
-    uint32_t populated;              /* slots [0, n) have their pages in the memfd */
+    uint32_t populated;              /* slots [0, n) have their pages in the page cache */
     uint64_t reserved_by_us;         /* the log's length as reserved ahead here */
     uint64_t claimed_seen;           /* the program's claims at the last look */
     int busy;                        /* they moved since the look before */
@@ -223,6 +231,30 @@ static int write_snapshot(stage_header *h, uint32_t i, int fd, char *scratch)
     return write_image(fd, scratch, len) < 0 ? -1 : 1;
 }
 
+/*
+ * Once no process can touch the slots any more (the program is gone):
+ * every slot that is not FREE into the log - a FULL one (or one whose copy
+ * was cut short) whole, one still being filled up to its recorded prefix.
+ * Writing a slot twice writes the same bytes.  The count, or -1 (errno).
+ */
+static int write_every_slot(stage_header *h, int fd)
+{
+    int n = 0;
+    for (uint32_t i = 0; i < MF_STAGE_SLOTS; i++) {
+        uint32_t state = __atomic_load_n(&h->state[i], __ATOMIC_ACQUIRE);
+        const char *image = slot_base(h, i);
+        if (state == SLOT_FREE || chunk_index(image) == 0)
+            continue;
+        size_t len = state == SLOT_FILLING ? recorded_prefix(image)
+                                           : (size_t)__atomic_load_n(&h->used[i], __ATOMIC_RELAXED);
+        if (len > MF_CHUNK_SIZE || write_image(fd, image, len) < 0)
+            return -1;
+        __atomic_store_n(&h->state[i], SLOT_FREE, __ATOMIC_RELEASE);
+        n++;
+    }
+    return n;
+}
+
 /* ---- the program's side ------------------------------------------------ */
 
 /* MEMFLOW_STAGE = "FD:DEV:INO": the descriptor, if it still names the area. */
@@ -247,7 +279,8 @@ static int header_is_ours(const stage_header *h)
            h->header_bytes == HEADER_BYTES && h->owner == (int32_t)getpid();
 }
 
-int mf_stage_adopt(const char *log_path, dev_t log_dev, ino_t log_ino)
+int mf_stage_adopt(const char *log_path, dev_t log_dev, ino_t log_ino,
+                   const uint8_t run_id[MF_RUN_ID_BYTES])
 {
     if (stage)
         return 1;
@@ -274,6 +307,7 @@ int mf_stage_adopt(const char *log_path, dev_t log_dev, ino_t log_ino)
     snprintf(h->log_path, sizeof h->log_path, "%s", log_path);
     h->log_dev = (uint64_t)log_dev;
     h->log_ino = (uint64_t)log_ino;
+    memcpy(h->log_run_id, run_id, MF_RUN_ID_BYTES);
     __atomic_store_n(&h->log_set, 1, __ATOMIC_RELEASE);
     stage_bytes = area_bytes();
     __atomic_store_n(&stage, h, __ATOMIC_RELEASE);
@@ -423,22 +457,58 @@ void mf_stage_forget(void)
 
 /* ---- memflow run's side ------------------------------------------------ */
 
-mf_stage *mf_stage_create(char *env, size_t envlen, char *err, size_t errlen)
+/*
+ * The stage file: created new (never through a symlink, never another
+ * run's), 0600, its whole size reserved on disk so that no store into the
+ * mapping can meet a full disk (SIGBUS), and locked.  The lock is on the
+ * open file: memflow run's descriptor, the program's inherited one and its
+ * mapping all hold it, so it is free exactly when every process that could
+ * still write a slot is gone (mf_stage_recover).  -1 with a message.
+ */
+static int create_file(const char *path, char *err, size_t errlen)
+{
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        snprintf(err, errlen, "no staging area: cannot create '%s': %s", path, strerror(errno));
+        return -1;
+    }
+    const char *failed = NULL;
+    if (fallocate(fd, 0, 0, (off_t)area_bytes()) != 0)
+        failed = "reserve its disk space";
+    else if (flock(fd, LOCK_EX | LOCK_NB) != 0)
+        failed = "lock it";
+    if (failed) {
+        snprintf(err, errlen, "no staging area: cannot %s ('%s'): %s", failed, path,
+                 strerror(errno));
+        unlink(path);
+        close(fd);
+        return -1;
+    }
+    return mf_log_writer_move_high(fd); /* the program's low numbers stay free */
+}
+
+mf_stage *mf_stage_create(const char *dir, const uint8_t run_id[MF_RUN_ID_BYTES], char *env,
+                          size_t envlen, char *err, size_t errlen)
 {
     static mf_stage handle;
-    int fd = (int)syscall(SYS_memfd_create, "memflow-stage", 1u /* MFD_CLOEXEC */);
-    if (fd >= 0)
-        fd = mf_log_writer_move_high(fd); /* the program's low numbers stay free */
-    struct stat st;
-    if (fd < 0 || ftruncate(fd, (off_t)area_bytes()) != 0 || fstat(fd, &st) != 0) {
-        snprintf(err, errlen, "no staging area (memfd): %s", strerror(errno));
-        if (fd >= 0)
-            close(fd);
+    char hex[MF_RUN_ID_HEX];
+    mf_run_id_format(run_id, hex);
+    handle = (mf_stage){ .fd = -1, .log_fd = -1 };
+    if ((size_t)snprintf(handle.path, sizeof handle.path, "%s/memflow-%s%s", dir, hex,
+                         MF_STAGE_SUFFIX) >= sizeof handle.path) {
+        snprintf(err, errlen, "no staging area: the folder name is too long");
         return NULL;
     }
-    stage_header *h = mmap(NULL, area_bytes(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    int fd = create_file(handle.path, err, errlen);
+    struct stat st;
+    if (fd < 0)
+        return NULL;
+    stage_header *h = fstat(fd, &st) == 0 ? mmap(NULL, area_bytes(), PROT_READ | PROT_WRITE,
+                                                 MAP_SHARED, fd, 0)
+                                          : MAP_FAILED;
     if (h == MAP_FAILED) {
-        snprintf(err, errlen, "no staging area (mmap): %s", strerror(errno));
+        snprintf(err, errlen, "no staging area (mmap '%s'): %s", handle.path, strerror(errno));
+        unlink(handle.path);
         close(fd);
         return NULL;
     }
@@ -450,7 +520,11 @@ mf_stage *mf_stage_create(char *env, size_t envlen, char *err, size_t errlen)
     h->consumer = (int32_t)getpid();
     snprintf(env, envlen, "%d:%llu:%llu", fd, (unsigned long long)st.st_dev,
              (unsigned long long)st.st_ino);
-    handle = (mf_stage){ .h = h, .bytes = area_bytes(), .fd = fd, .log_fd = -1 };
+    handle.h = h;
+    handle.bytes = area_bytes();
+    handle.fd = fd;
+    handle.dev = st.st_dev;
+    handle.ino = st.st_ino;
     return &handle;
 }
 
@@ -524,7 +598,8 @@ static void reserve_ahead(mf_stage *s, int fd)
     __atomic_store_n(&h->reserved_chunks, want, __ATOMIC_RELEASE);
 }
 
-/* Map the pages of the slots the program will take next into the memfd. */
+/* Bring the pages of the slots the program will take next into the page
+ * cache. */
 static void populate_ahead(mf_stage *s)
 {
     uint32_t highest = 0;
@@ -571,19 +646,15 @@ int mf_stage_drain(mf_stage *s, int final, char *err, size_t errlen)
     if (!final)
         return n;
     /* The process is gone: what its slots hold no longer changes. */
-    for (uint32_t i = 0; i < MF_STAGE_SLOTS; i++) {
-        if (__atomic_load_n(&h->state[i], __ATOMIC_ACQUIRE) == SLOT_FREE)
-            continue;
-        const char *image = slot_base(h, i);
-        if (chunk_index(image) && write_image(fd, image, recorded_prefix(image)) < 0) {
-            snprintf(err, errlen, "cannot copy staged chunks into the log '%s': %s",
-                     h->log_path, strerror(errno));
-            return -1;
-        }
-        n++;
+    int rest = write_every_slot(h, fd);
+    if (rest < 0) {
+        snprintf(err, errlen, "cannot copy staged chunks into the log '%s': %s", h->log_path,
+                 strerror(errno));
+        return -1;
     }
+    s->complete = 1;
     trim(s, fd);
-    return n;
+    return n + rest;
 }
 
 int mf_stage_busy(mf_stage *s)
@@ -609,11 +680,117 @@ void mf_stage_wake(mf_stage *s)
     futex(&s->h->wake, FUTEX_WAKE, 1, NULL);
 }
 
+/* Remove path if it still names the file fd has open (and nothing
+ * planted in its place since). */
+static void remove_if_same(const char *path, int fd)
+{
+    struct stat mine, named;
+    if (fstat(fd, &mine) == 0 && lstat(path, &named) == 0 && mine.st_dev == named.st_dev &&
+        mine.st_ino == named.st_ino)
+        unlink(path);
+}
+
 void mf_stage_destroy(mf_stage *s)
 {
     if (s->log_fd >= 0)
         close(s->log_fd);
+    if (s->complete || !__atomic_load_n(&s->h->log_set, __ATOMIC_ACQUIRE))
+        remove_if_same(s->path, s->fd); /* written back, or never used */
     munmap(s->h, s->bytes);
     close(s->fd);
     s->h = NULL;
+}
+
+/* ---- a reader's side: what a killed run left staged --------------------- */
+
+/* The stage file at path, open, if it is a regular file of this user that
+ * only this user may write; else -1 (errno). */
+static int open_own_file(const char *path, struct stat *st)
+{
+    int fd = open(path, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode) || st->st_uid != geteuid() ||
+        (st->st_mode & 022)) {
+        close(fd);
+        errno = EPERM;
+        return -1;
+    }
+    return fd;
+}
+
+/* The log h names, open for writing, if it is still that file (device,
+ * inode) of that run (the run id in its header); else -1, why in err. */
+static int open_log_of(const stage_header *h, const char *path, char *err, size_t errlen)
+{
+    char log_path[sizeof h->log_path];
+    snprintf(log_path, sizeof log_path, "%.*s", (int)sizeof h->log_path - 1, h->log_path);
+    int fd = open(log_path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    mf_file_header lh;
+    const char *why = NULL;
+    if (fd < 0)
+        why = strerror(errno);
+    else if (fstat(fd, &st) != 0 || (uint64_t)st.st_dev != h->log_dev ||
+             (uint64_t)st.st_ino != h->log_ino)
+        why = "another file has its name now";
+    else if (pread(fd, &lh, sizeof lh, 0) != (ssize_t)sizeof lh ||
+             memcmp(lh.run_id, h->log_run_id, MF_RUN_ID_BYTES) != 0)
+        why = "it is the log of another run now";
+    if (!why)
+        return fd;
+    snprintf(err, errlen, "'%s' holds staged records of the log '%s', which cannot take them "
+             "(%s); left as it is", path, log_path, why);
+    if (fd >= 0)
+        close(fd);
+    return -1;
+}
+
+int mf_stage_recover(const char *path, char *msg, size_t msglen)
+{
+    struct stat st;
+    msg[0] = 0;
+    int fd = open_own_file(path, &st);
+    if (fd < 0) {
+        snprintf(msg, msglen, "'%s': not a staging file of this user (%s); left as it is", path,
+                 strerror(errno));
+        return -1;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        close(fd); /* a run still holds it: memflow run or the program writes it back */
+        return 0;
+    }
+    stage_header *h = (size_t)st.st_size == area_bytes()
+                          ? mmap(NULL, area_bytes(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+                          : MAP_FAILED;
+    if (h == MAP_FAILED || memcmp(h->magic, STAGE_MAGIC, 8) != 0 || h->version != STAGE_VERSION ||
+        h->slots != MF_STAGE_SLOTS || h->slot_size != MF_CHUNK_SIZE ||
+        h->header_bytes != HEADER_BYTES) {
+        snprintf(msg, msglen, "'%s': not a staging file of this memflow (size %lld, or its "
+                 "header); left as it is", path, (long long)st.st_size);
+        if (h != MAP_FAILED)
+            munmap(h, area_bytes());
+        close(fd);
+        return -1;
+    }
+    int n = 0, log_fd = -1;
+    if (h->log_set && !h->recovered) {
+        log_fd = open_log_of(h, path, msg, msglen);
+        n = log_fd < 0 ? -1 : write_every_slot(h, log_fd);
+        if (n < 0 && log_fd >= 0)
+            snprintf(msg, msglen, "cannot write the records staged in '%s' into the log '%s': "
+                     "%s; left as it is", path, h->log_path, strerror(errno));
+        if (n > 0)
+            snprintf(msg, msglen, "wrote %d chunk(s) that a killed run left in '%s' into its "
+                     "log '%s'", n, path, h->log_path);
+    }
+    if (n >= 0) {
+        h->recovered = 1;
+        remove_if_same(path, fd);
+    }
+    if (log_fd >= 0)
+        close(log_fd);
+    munmap(h, area_bytes());
+    close(fd);
+    return n;
 }

@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -640,6 +641,7 @@ END_TEST
  * and memflow run copying them (a drain thread, as cli/run_stage.c has). */
 
 static mf_stage *test_stage;
+static char test_stage_path[4200];
 static int drain_stop;
 
 /* A stage handed to this very process, as memflow run hands one to the
@@ -648,7 +650,13 @@ static void use_stage(const char *name)
 {
     char env[128], err[512];
     use_scratch(name);
-    test_stage = mf_stage_create(env, sizeof env, err, sizeof err);
+    ck_assert_int_eq(mkdir(scratch, 0700), 0);
+    uint8_t run_id[MF_RUN_ID_BYTES];
+    char hex[MF_RUN_ID_HEX];
+    mf_run_id_fresh(run_id);
+    mf_run_id_format(run_id, hex);
+    snprintf(test_stage_path, sizeof test_stage_path, "%s/memflow-%s.stage", scratch, hex);
+    test_stage = mf_stage_create(scratch, run_id, env, sizeof env, err, sizeof err);
     ck_assert_msg(test_stage != NULL, "%s", err);
     setenv("MEMFLOW_STAGE", env, 1);
     mf_stage_child_owns(test_stage);
@@ -772,6 +780,43 @@ START_TEST(stage_without_memflow_run_the_program_writes)
 }
 END_TEST
 
+/* memflow run and the program killed together: the program (a child that
+ * records 600,000 events, staged, nobody draining, then SIGKILLs itself)
+ * and memflow run (this process, whose handle goes without its final
+ * drain).  While memflow run holds the stage a reader leaves it alone;
+ * then mf_stage_recover writes every staged chunk into the child's log,
+ * which then holds every record, and removes the stage file. */
+START_TEST(stage_killed_run_is_recovered)
+{
+    use_stage("stage-killed");
+    pid_t child = fork();
+    ck_assert_int_ge(child, 0);
+    if (child == 0) {
+        mf_stage_child_owns(test_stage);
+        memflow_set_state(MEMFLOW_RUN);
+        record_compact((void *)1);
+        raise(SIGKILL);
+    }
+    int status;
+    ck_assert_int_eq(waitpid(child, &status, 0), child);
+    ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    char msg[8192], log_path[4400];
+    snprintf(log_path, sizeof log_path, "%s/memflow-%d.mfl", scratch, (int)child);
+    ck_assert_int_eq(mf_stage_recover(test_stage_path, msg, sizeof msg), 0);
+    ck_assert_int_eq(access(test_stage_path, F_OK), 0); /* memflow run still holds it */
+    mf_stage_destroy(test_stage);                      /* memflow run killed */
+    ck_assert_int_eq(access(test_stage_path, F_OK), 0);
+    int chunks = mf_stage_recover(test_stage_path, msg, sizeof msg);
+    ck_assert_msg(chunks > 0, "%s", msg);
+    ck_assert_ptr_nonnull(strstr(msg, log_path));
+    ck_assert_int_eq(access(test_stage_path, F_OK), -1);
+    mf_log *log;
+    ck_assert_int_eq(mf_log_read(log_path, &log, msg, sizeof msg), 0);
+    check_compact_records(log, 1);
+    mf_log_free(log);
+}
+END_TEST
+
 static pthread_barrier_t all_hold_a_chunk;
 
 static void *hold_a_chunk(void *arg)
@@ -874,6 +919,7 @@ static Suite *core_suite(void)
     suite_add_tcase(s, c);
     c = tcase_create("stage");
     tcase_add_test(c, stage_every_record_reaches_the_log);
+    tcase_add_test(c, stage_killed_run_is_recovered);
     tcase_add_test(c, stage_without_memflow_run_the_program_writes);
     tcase_add_test(c, stage_more_threads_than_slots);
     tcase_add_test(c, stage_flush_writes_what_is_staged);

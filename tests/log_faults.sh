@@ -73,10 +73,11 @@ expect_eq "the log stays within the limit" $((4 * 1048576)) "$(field "$SCRATCH/f
 # chunks fit first).  The program exits 0, every event is kept or counted,
 # and once space is back the log grows again without a hole (failed claims
 # used no chunk).  Twice: with the program writing its log file itself
-# (the default), and through memflow run's staging area (MEMFLOW_STAGE=1), where memflow
-# run reserves the log's space ahead of the program until the disk refuses
-# it too (its own calls 4 to 30), and the program then reserves its chunks
-# itself (OPS large enough to outgrow what memflow run reserved).
+# (MEMFLOW_STAGE=0), and through memflow run's staging file (the default),
+# where memflow run reserves the log's space ahead of the program until the
+# disk refuses it too (its own calls 4 to 30), and the program then
+# reserves its chunks itself (OPS large enough to outgrow what memflow run
+# reserved).
 full_disk() { # NAME MEMFLOW_STAGE OPS
     name=$1 ops=$3
     status=0
