@@ -15,8 +15,10 @@
  * when first asked for (addresses are cached by mf_symbols besides), so
  * the cost follows the distinct stacks, not the events.
  *
- * Bounded: the first MF_SITES_MAX distinct sites met get ids of their own;
- * stacks whose site comes later share MF_SITE_OTHER, "(other sites)".
+ * Bounded: the first MF_SITES_MAX distinct sites met get ids of their own
+ * (a site is at least one stack, and a process records at most 2^20 of
+ * them, so only the logs of many processes together can reach it); stacks
+ * whose site comes later share MF_SITE_OTHER, "(other sites)".
  * MF_SITE_NONE, "(no stack)", is the site of blocks without a stack.
  * Not thread-safe.
  */
@@ -32,7 +34,8 @@
 
 #define MF_SITE_NONE 0u           /* "(no stack)" */
 #define MF_SITE_OTHER 1u          /* "(other sites)": met after MF_SITES_MAX others */
-#define MF_SITES_MAX 4096u        /* sites with an id of their own, the two above included */
+#define MF_SITES_MAX 1048576u     /* sites with an id of their own, the two above included:
+                                     as many as the stacks one process may record */
 
 /* One logical frame: a function (an inlined one counts as its own frame). */
 typedef struct mf_site_frame {

@@ -6,12 +6,14 @@
 # symbolised site (analyze/symbols.c).
 STACKS_TEST_CFLAGS = -O2 -fomit-frame-pointer -g
 check_PROGRAMS += tests/stacks_workload tests/stacks_cxx tests/stacks_api tests/stacks_check \
-	tests/stacks_paths
+	tests/stacks_paths tests/many_sites
 tests_stacks_workload_SOURCES = tests/stacks_workload.c
 tests_stacks_workload_CFLAGS = $(AM_CFLAGS) $(STACKS_TEST_CFLAGS)
 tests_stacks_workload_LDADD = -ldl
 tests_stacks_paths_SOURCES = tests/stacks_paths.c
 tests_stacks_paths_CFLAGS = $(AM_CFLAGS) $(STACKS_TEST_CFLAGS)
+tests_many_sites_SOURCES = tests/many_sites.c
+tests_many_sites_CFLAGS = $(AM_CFLAGS) $(STACKS_TEST_CFLAGS)
 tests_stacks_cxx_SOURCES = tests/stacks_cxx.cc
 tests_stacks_cxx_CXXFLAGS = $(STACKS_TEST_CFLAGS)
 tests_stacks_api_SOURCES = tests/stacks_api.c

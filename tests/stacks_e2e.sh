@@ -282,6 +282,23 @@ grep -q '^16 40 ' "$SCRATCH/on.rec" || fail "no 40-byte CPU_ALLOC_STACK: $(cat "
 ! grep -q '^12 ' "$SCRATCH/on.rec" || fail "CPU_ALLOC records with stacks on"
 grep -q '^17 64 ' "$SCRATCH/on.rec" || fail "no 64-byte MODULE records"
 
+# 5000 distinct sites, each counted on its own: site sK holds exactly one
+# block of K + 1 bytes, none is "(other sites)".
+"$MEMFLOW" run --stacks --no-render -o "$SCRATCH/many" -- "$top_builddir/tests/many_sites" \
+    > /dev/null || fail "many_sites run exited $?"
+"$MEMFLOW" stats --format json "$(one_log "$SCRATCH/many")" > "$SCRATCH/many.json" ||
+    fail "many_sites stats exited $?"
+$SITES "$SCRATCH/many.json" > "$SCRATCH/many.sites" || fail "many_sites: $(head -c 300 "$SCRATCH/many.json")"
+expect_eq "many sites: how many" 5000 "$(grep -c '^s[0-9]\{4\} (many_sites.c:[0-9]*) ' "$SCRATCH/many.sites")"
+for k in 0 1 4095 4096 4999; do
+    name=$(printf 's%04d' "$k")
+    expect_eq "many sites: $name" "$name allocs=1 bytes=$((k + 1)) peak_live=$((k + 1)) live_end=$((k + 1))" \
+        "$(grep "^$name (many_sites.c:[0-9]*) " "$SCRATCH/many.sites" | sed 's/ (many_sites.c:[0-9]*)//; s/ at_peak=.*//')"
+done
+expect_eq "many sites: their bytes" $((5000 * 5001 / 2)) \
+    "$(sed -n 's/^s[0-9]\{4\} (many_sites.c:[0-9]*) allocs=1 bytes=\([0-9]*\) .*/\1/p' "$SCRATCH/many.sites" | awk '{ s += $1 } END { print s }')"
+! grep -q '^(other sites)' "$SCRATCH/many.sites" || fail "many sites: $(grep '^(other sites)' "$SCRATCH/many.sites")"
+
 # Bad depths are refused before the program starts.
 s=0; "$MEMFLOW" run --stacks=300 -o "$SCRATCH/bad" -- true 2> "$SCRATCH/bad.err" || s=$?
 expect_eq "--stacks=300 status" 125 "$s"
