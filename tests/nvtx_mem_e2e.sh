@@ -29,4 +29,39 @@ expect_eq "no scope of a region among the blocks" "" \
 arena=$(sed -n 's/^arena=0x//p' "$SCRATCH/run.out")
 expect_eq "the region's name" "region_name id=$(printf %d $((0x$arena + 65536))) name=weights domain=pools" \
     "$(grep '^region_name' "$SCRATCH/events.txt" | sed 's/ thread=.*//')"
+
+# The statistics, parsed: the sub-blocks' own line on cpu/0 (the arena is
+# malloc'ed, so its regions stay on cpu/0), by scope; cpu/0's own counts and
+# peak are exactly those of the log without its sub-blocks (logcheck's
+# independent replay): the arena is counted once.
+"$MEMFLOW" stats --format json "$log" > "$SCRATCH/stats.json" 2>/dev/null || fail "stats exited $?"
+cpu="[x for x in d['devices'] if x['device'] == 'cpu/0'][0]"
+expect_eq "sub-blocks of cpu/0" "5 4 160744 151552 1000 1" \
+    "$(json_get "$SCRATCH/stats.json" "' '.join(str($cpu['subblocks'][k]) for k in ('alloc_count', 'free_count', 'alloc_bytes', 'peak_bytes', 'live_bytes_end', 'live_count_end'))")"
+expect_eq "sub-blocks by scope" "grow: 1 16384 0|layer1: 1 4096 0|layer2: 2 139264 0|tail: 1 1000 1000" \
+    "$(json_get "$SCRATCH/stats.json" "'|'.join(sorted('%s %d %d %d' % (s['scope'], s['alloc_count'], s['alloc_bytes'], s['live_bytes_end']) for s in $cpu['subblocks']['scopes']))")"
+expect_eq "cpu/0 allocations without the sub-blocks" \
+    "$(sed -n 's/^total allocs=\([0-9]*\) frees=\([0-9]*\) .*/\1 \2/p' "$SCRATCH/logcheck.txt")" \
+    "$(json_get "$SCRATCH/stats.json" "'%d %d' % ($cpu['alloc_count'], $cpu['free_count'])")"
+expect_eq "cpu/0 peak without the sub-blocks" \
+    "$(sed -n 's/^peak bytes=//p' "$SCRATCH/logcheck.txt")" \
+    "$(json_get "$SCRATCH/stats.json" "$cpu['peak_bytes']")"
+expect_eq "no region among the scopes" "" \
+    "$(json_get "$SCRATCH/stats.json" "' '.join(s['scope'] for s in d['scopes'] if s['scope'] in ('layer1:', 'layer2:', 'grow:', 'tail:'))")"
+expect_eq "no region among the leaks" "" \
+    "$(json_get "$SCRATCH/stats.json" "' '.join(l['scope'] for l in d['leaks'] if l['scope'] == 'tail:')")"
+expect_eq "unknown frees" 0 "$(json_get "$SCRATCH/stats.json" "d['unknown_frees']")"
+
+# Compaction keeps sub-blocks losslessly: the log above is the compact one
+# `memflow run` leaves; a live log gives the same statistics before and
+# after `memflow compact`.
+[ $(( $(od -An -tu4 -j20 -N4 "$log" | tr -d ' ') & 4 )) -ne 0 ] || fail "the run's log is not compact"
+"$MEMFLOW" run --no-render --no-compact -o "$SCRATCH/live" -- "$W" > /dev/null 2>&1 || fail "live run exited $?"
+live=$(echo "$SCRATCH"/live/memflow-*.mfl)
+"$MEMFLOW" stats --format json "$live" > "$SCRATCH/live.json" 2>/dev/null || fail "live stats exited $?"
+"$MEMFLOW" compact "$live" > /dev/null || fail "memflow compact exited $?"
+"$MEMFLOW" stats --format json "$live" > "$SCRATCH/compacted.json" 2>/dev/null || fail "compact stats exited $?"
+cmp -s "$SCRATCH/live.json" "$SCRATCH/compacted.json" || fail "statistics changed by compaction"
+expect_eq "sub-blocks after compaction" 5 \
+    "$(json_get "$SCRATCH/compacted.json" "$cpu['subblocks']['alloc_count']")"
 echo "nvtx_mem_e2e: ok"
