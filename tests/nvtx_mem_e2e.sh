@@ -52,6 +52,39 @@ expect_eq "no region among the leaks" "" \
     "$(json_get "$SCRATCH/stats.json" "' '.join(l['scope'] for l in d['leaks'] if l['scope'] == 'tail:')")"
 expect_eq "unknown frees" 0 "$(json_get "$SCRATCH/stats.json" "d['unknown_frees']")"
 
+# memory_flow.svg, read with a real XML parser: every region has a hover
+# title saying what it is (scope, name, size); read back with librsvg, the
+# region live at the end (tail:) is outlined in white over the arena.
+"$MEMFLOW" render "$log" -o "$SCRATCH/render" > /dev/null 2>&1 || fail "render exited $?"
+"$PYTHON3" - "$SCRATCH/render/memory_flow.svg" > "$SCRATCH/hover.txt" <<'PY' || fail "hover titles (see above)"
+import sys, xml.etree.ElementTree as ET
+NS = "{http://www.w3.org/2000/svg}"
+root = ET.parse(sys.argv[1]).getroot()
+subs = [r for r in root.iter(NS + "rect") if r.find(NS + "title") is not None
+        and r.find(NS + "title").text.endswith("a region inside another block")]
+for r in sorted(subs, key=lambda r: r.find(NS + "title").text):
+    t = r.find(NS + "title").text.split("\n")
+    print(t[0], t[1], t[2].split(", actual")[0], r.get("x"), r.get("y"))
+PY
+expect_eq "sub-block hover titles" "scope: grow: name: unknown requested 16,384 B (16.0 KiB)
+scope: layer1: name: unknown requested 4,096 B (4.00 KiB)
+scope: layer2: name: unknown requested 8,192 B (8.00 KiB)
+scope: layer2: name: weights requested 131,072 B (128 KiB)
+scope: tail: name: unknown requested 1,000 B" "$(sed "s/ [0-9]* [0-9]*$//" "$SCRATCH/hover.txt")"
+if [ -x "$top_builddir/tests/svg_pixel" ]; then
+    set -- $(grep '^scope: tail:' "$SCRATCH/hover.txt" | awk '{print $(NF-1), $NF}')
+    expect_eq "the outline of the live region" "#ffffff" \
+        "$("$top_builddir/tests/svg_pixel" "$SCRATCH/render/memory_flow.svg" "$1" "$2")"
+fi
+
+# The trace (a real JSON parser): the regions are async spans of the block
+# category on cpu/0's track, marked as sub-blocks; the heap's life is three
+# instants with its address and size.
+expect_eq "sub-block spans" "grow: 16384 -|layer1: 4096 -|layer2: 131072 weights|layer2: 8192 -|tail: 1000 -" \
+    "$(json_get "$SCRATCH/render/profile.json" "'|'.join(sorted('%s %d %s' % (e['name'], e['args']['bytes'], e['args'].get('region_name', '-')) for e in d['traceEvents'] if e['ph'] == 'b' and e['cat'] == 'block' and 'subblock' in e['args']))")"
+expect_eq "heap instants" "NVTX heap registered 1048576|NVTX heap reset 0|NVTX heap unregistered 0" \
+    "$(json_get "$SCRATCH/render/profile.json" "'|'.join('%s %d' % (e['name'], e['args']['size']) for e in d['traceEvents'] if e.get('cat') == 'pool')")"
+
 # Compaction keeps sub-blocks losslessly: the log above is the compact one
 # `memflow run` leaves; a live log gives the same statistics before and
 # after `memflow compact`.
