@@ -85,6 +85,25 @@ expect_eq "sub-block spans" "grow: 16384 -|layer1: 4096 -|layer2: 131072 weights
 expect_eq "heap instants" "NVTX heap registered 1048576|NVTX heap reset 0|NVTX heap unregistered 0" \
     "$(json_get "$SCRATCH/render/profile.json" "'|'.join('%s %d' % (e['name'], e['args']['size']) for e in d['traceEvents'] if e.get('cat') == 'pool')")"
 
+# With call stacks, sub-blocks count towards no allocation site: the sites
+# of cpu/0 add up to its own allocations, the regions apart.
+"$MEMFLOW" run --no-render --stacks -o "$SCRATCH/stacks" -- "$W" > /dev/null 2>&1 || fail "stacks run exited $?"
+"$MEMFLOW" stats --format json "$SCRATCH"/stacks/memflow-*.mfl > "$SCRATCH/stacks.json" 2>/dev/null ||
+    fail "stacks stats exited $?"
+expect_eq "sites without the sub-blocks" \
+    "$(json_get "$SCRATCH/stacks.json" "'%d 5' % $cpu['alloc_count']")" \
+    "$(json_get "$SCRATCH/stacks.json" "'%d %d' % (sum(x['alloc_count'] for x in d['sites'] if x['device'] == 'cpu/0'), $cpu['subblocks']['alloc_count'])")"
+# A region carries the stack of the program's NVTX call: its hover title
+# names the program's function among the frames it was allocated in.
+"$MEMFLOW" render "$SCRATCH"/stacks/memflow-*.mfl -o "$SCRATCH/stacks.render" > /dev/null 2>&1 ||
+    fail "stacks render exited $?"
+expect_eq "a region's site" "register_regions (nvtx_mem_workload.c" \
+    "$("$PYTHON3" -c "
+import sys, xml.etree.ElementTree as ET
+t = [e.text for e in ET.parse(sys.argv[1]).getroot().iter('{http://www.w3.org/2000/svg}title')
+     if e.text and e.text.startswith('scope: layer1:')][0]
+print([f.split(':')[0] for f in t.split('allocated in:\n')[1].split('\n') if 'register_regions' in f][0].strip())" "$SCRATCH/stacks.render/memory_flow.svg")"
+
 # Compaction keeps sub-blocks losslessly: the log above is the compact one
 # `memflow run` leaves; a live log gives the same statistics before and
 # after `memflow compact`.
