@@ -28,7 +28,8 @@ libmemflow_analysis_la_SOURCES = $(RUNTIME_SHARED_SOURCES) \
 	analyze/topk.c analyze/topk.h \
 	analyze/live_table.c analyze/live_table.h \
 	analyze/model.c analyze/model.h analyze/model_state.h \
-	analyze/model_blocks.c analyze/model_picture.c analyze/model_trace.c \
+	analyze/model_blocks.c analyze/model_picture.c analyze/model_subblocks.c \
+	analyze/model_trace.c \
 	analyze/model_load.c \
 	analyze/statistics.c analyze/statistics.h \
 	analyze/symbols.c analyze/symbols.h \

@@ -361,13 +361,32 @@ static void feed_one(mf_model *m, const mf_event *event, const mf_sample_values 
     st->t1 = e->time_ns > st->t1 ? e->time_ns : st->t1;
     note_thread(m, e);
     switch (e->type) {
-    case MF_REC_ALLOC: mf_model_on_alloc(m, e); break;
-    case MF_REC_FREE: mf_model_on_free(m, e); break;
+    case MF_REC_ALLOC:
+        if (e->flags & MF_FLAG_SUBBLOCK)
+            mf_sub_on_alloc(m, e);
+        else
+            mf_model_on_alloc(m, e);
+        break;
+    case MF_REC_FREE:
+        if (e->flags & MF_FLAG_SUBBLOCK)
+            mf_sub_on_free(m, e);
+        else
+            mf_model_on_free(m, e);
+        break;
     case MF_REC_SAMPLE: mf_model_on_sample(m, e, &samples[e->extra]); break;
     case MF_REC_SCOPE: mf_trace_on_scope(m, e); break;
     case MF_REC_ACTIVITY: mf_trace_on_activity(m, e); break;
-    case MF_REC_POOL: mf_trace_on_pool(m, e); break;
-    case MF_REC_TRACE: mf_trace_on_object(m, e); break;
+    case MF_REC_POOL:
+        if (e->extra >= MF_POOL_HEAP_REGISTERED)
+            copy.device = mf_sub_on_heap(m, e);   /* an NVTX heap: on its device */
+        mf_trace_on_pool(m, e);
+        break;
+    case MF_REC_TRACE:
+        if (e->flags == MF_TRACE_REGION_NAME)
+            mf_sub_on_name(m, e);
+        else
+            mf_trace_on_object(m, e);
+        break;
     case MF_REC_NOTE: on_note(m, e); break;
     default: break;             /* STATE: not part of the model */
     }
@@ -411,11 +430,11 @@ static int settle_device(mf_model *m, mf_dev_state *d, mf_device_model *out, mf_
     d->pub.occupancy_points = d->occupancy.added;
     d->pub.snapshots = mf_snapshots_items(&d->snapshots, &d->pub.n_snapshots);
     d->pub.snapshots_added = d->snapshots.added;
-    if (mf_model_settle_scopes(m, d) < 0)
+    if (mf_model_settle_scopes(m, d) < 0 || mf_sub_settle_device(m, d) < 0)
         return -1;
     for (size_t i = 0; i < d->n_views; i++) {
         mf_view_state *v = st->views[d->views[i]];
-        if (mf_picture_settle(m, v) < 0)
+        if (mf_picture_settle(m, v) < 0 || mf_sub_settle_view(m, v) < 0)
             return -1;
         views[i] = &v->pub;
     }
@@ -552,6 +571,7 @@ void mf_model_free(mf_model *m)
         return;
     struct mf_model_state *st = m->state;
     if (st) {
+        mf_sub_free(m);
         for (size_t i = 0; i < st->n_devs; i++) {
             mf_dev_state *d = st->devs[i];
             mf_series_free(&d->occupancy);

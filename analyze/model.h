@@ -25,6 +25,14 @@
  * Sizes are requested bytes unless a field says actual.  Times are
  * CLOCK_MONOTONIC ns as in the log; t0_ns is the earliest event.
  *
+ * Sub-blocks (MF_FLAG_SUBBLOCK: regions a program's own allocator hands
+ * out inside memory already counted, from the NVTX memory API) live in a
+ * table of their own and are counted apart (mf_sub_counts, sub_scopes, a
+ * view's subblocks): they add nothing to a device's or a view's counts,
+ * peaks, occupancy, scopes, sites, leaks or GPU blocks.  One recorded on
+ * cpu/0 whose NVTX heap starts at a live GPU block of its process belongs
+ * to that block's device (model_subblocks.c).
+ *
  * Processes: a log is one process image.  When an image ends (its end
  * mark, an exec, or its last event: the reader's MF_EV_PROCESS_END), the
  * blocks it still holds end with it: they are not freed, so they count as
@@ -123,6 +131,16 @@ typedef struct mf_counts {
     MF_COUNTS_FIELDS
 } mf_counts;
 
+/* The sub-blocks of a device (requested bytes). */
+typedef struct mf_sub_counts {
+    uint64_t alloc_count, free_count;     /* allocations; frees that ended one */
+    uint64_t alloc_bytes;
+    uint64_t peak_bytes, peak_time_ns;    /* most held at once, first moment */
+    uint64_t held_bytes, held_count;      /* held at the model's end */
+    uint64_t live_bytes_end, live_count_end; /* never ended: held at the end, or */
+                                          /* until their process ended */
+} mf_sub_counts;
+
 /* What one scope did on one device. */
 typedef struct mf_scope_stat {
     uint32_t scope;           /* string id */
@@ -196,6 +214,10 @@ typedef struct mf_view {
     uint64_t size_min, size_max;   /* requested sizes (>= 1) */
     uint64_t live_blocks;          /* blocks live at the end (some in blocks[]) */
     uint32_t index;                /* for mf_model_each_live */
+    mf_block *subblocks;           /* its largest sub-blocks (MF_FLAG_SUBBLOCK), ended
+                                      and live, largest first (drawn over their lanes) */
+    size_t n_subblocks;
+    uint64_t subblocks_left_out;   /* sub-blocks past the bound, not in subblocks */
 } mf_view;
 
 /* What a GPU is (DEVICE record). */
@@ -230,6 +252,10 @@ typedef struct mf_device_model {
     size_t n_sites;
     mf_stack_share *peak_stacks;   /* the stacks held at the peak, by stack id */
     size_t n_peak_stacks;
+    mf_sub_counts sub;             /* its sub-blocks, apart from every count above */
+    mf_scope_stat *sub_scopes;     /* sub-blocks by scope, by scope id (at_peak_*: at
+                                      the sub-blocks' own peak) */
+    size_t n_sub_scopes;
     mf_view **views;               /* its processes, largest peak first */
     size_t n_views;
 } mf_device_model;

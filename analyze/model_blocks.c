@@ -32,8 +32,7 @@ static mf_dev_scope *keyed_new(mf_model *m, mf_keyed *t, uint32_t key)
     return s;
 }
 
-/* The entry of key, created if new (the shared one past the limit). */
-static mf_dev_scope *keyed_get(mf_model *m, mf_keyed *t, uint32_t key)
+mf_dev_scope *mf_keyed_get(mf_model *m, mf_keyed *t, uint32_t key)
 {
     if (key < t->n_index && t->index[key] >= 0)
         return &t->items[t->index[key]];
@@ -65,7 +64,7 @@ void mf_keyed_free(mf_keyed *t)
 
 static mf_dev_scope *dev_scope(mf_model *m, mf_dev_state *d, uint32_t scope)
 {
-    return keyed_get(m, &d->scopes, scope);
+    return mf_keyed_get(m, &d->scopes, scope);
 }
 
 /* The site and stack entries of a block's stack (NULL, NULL without sites). */
@@ -76,11 +75,11 @@ static void dev_site(mf_model *m, mf_dev_state *d, uint32_t stack, mf_dev_scope 
     if (!m->sites)
         return;
     d->stacks.limit = MF_STACKS_KEPT;
-    *site = keyed_get(m, &d->sites, mf_sites_of_stack(m->sites, stack));
-    *st = keyed_get(m, &d->stacks, stack);
+    *site = mf_keyed_get(m, &d->sites, mf_sites_of_stack(m->sites, stack));
+    *st = mf_keyed_get(m, &d->stacks, stack);
 }
 
-static void scope_alloc(mf_dev_scope *s, uint64_t epoch, uint64_t bytes, uint64_t time_ns)
+void mf_keyed_alloc(mf_dev_scope *s, uint64_t epoch, uint64_t bytes, uint64_t time_ns)
 {
     s->s.alloc_count++;
     s->s.alloc_bytes += bytes;
@@ -282,10 +281,10 @@ void mf_model_on_alloc(mf_model *m, const mf_event *e)
     k->live_bytes_end += e->size;
     mf_dev_scope *ds = dev_scope(m, d, e->scope), *site, *stack;
     if (ds)
-        scope_alloc(ds, d->epoch, e->size, e->time_ns);
+        mf_keyed_alloc(ds, d->epoch, e->size, e->time_ns);
     dev_site(m, d, e->stack, &site, &stack);
     if (site)
-        scope_alloc(site, d->epoch, e->size, e->time_ns);
+        mf_keyed_alloc(site, d->epoch, e->size, e->time_ns);
     if (stack)
         mf_scope_held_change(&stack->held, d->epoch, (int64_t)e->size, 1);
     if (!st->opt.no_picture) {
@@ -341,6 +340,7 @@ void mf_model_on_process_end(mf_model *m, const mf_event *e)
     st->procs[e->log].ended = 1;
     if (e->time_ns < m->since_ns)
         return;
+    mf_sub_on_process_end(m, e->log, e->time_ns);
     int any = 0;
     for (uint32_t id = mf_live_first(&st->live, e->log); id;) {
         uint32_t next = mf_live_get(&st->live, id)->next;
@@ -383,8 +383,7 @@ static int by_scope_id(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* A keyed table's statistics as the outputs read them, by key. */
-static mf_scope_stat *settle_keyed(const mf_keyed *t, const mf_dev_state *d)
+mf_scope_stat *mf_keyed_settle(const mf_keyed *t, uint64_t epoch, uint64_t peak_bytes)
 {
     mf_scope_stat *out = malloc((t->n ? t->n : 1) * sizeof *out);
     if (!out)
@@ -393,8 +392,8 @@ static mf_scope_stat *settle_keyed(const mf_keyed *t, const mf_dev_state *d)
         const mf_dev_scope *ds = &t->items[i];
         mf_scope_stat *s = &out[i];
         *s = ds->s;
-        mf_scope_held_at_peak(&ds->held, d->epoch, &s->at_peak_bytes, &s->at_peak_count);
-        if (d->pub.peak_bytes == 0)
+        mf_scope_held_at_peak(&ds->held, epoch, &s->at_peak_bytes, &s->at_peak_count);
+        if (peak_bytes == 0)
             s->at_peak_bytes = s->at_peak_count = 0;
         s->live_bytes_end += ds->held.bytes;
         s->live_count_end += ds->held.count;
@@ -411,7 +410,7 @@ static int settle_peak_stacks(mf_dev_state *d)
     free(d->pub.peak_stacks);
     d->pub.peak_stacks = NULL;
     d->pub.n_peak_stacks = 0;
-    mf_scope_stat *all = settle_keyed(&d->stacks, d);
+    mf_scope_stat *all = mf_keyed_settle(&d->stacks, d->epoch, d->pub.peak_bytes);
     if (!all)
         return -1;
     size_t n = 0;
@@ -433,11 +432,11 @@ int mf_model_settle_scopes(mf_model *m, mf_dev_state *d)
     free(d->pub.sites);
     d->pub.sites = NULL;
     d->pub.n_sites = 0;
-    if (!(d->pub.scopes = settle_keyed(&d->scopes, d)))
+    if (!(d->pub.scopes = mf_keyed_settle(&d->scopes, d->epoch, d->pub.peak_bytes)))
         return -1;
     d->pub.n_scopes = d->scopes.n;
     if (m->sites) {
-        if (!(d->pub.sites = settle_keyed(&d->sites, d)) || settle_peak_stacks(d) < 0)
+        if (!(d->pub.sites = mf_keyed_settle(&d->sites, d->epoch, d->pub.peak_bytes)) || settle_peak_stacks(d) < 0)
             return -1;
         d->pub.n_sites = d->sites.n;
     }

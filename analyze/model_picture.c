@@ -30,6 +30,11 @@ static uint64_t span_key(const void *b)
     return mf_block_span(b);
 }
 
+void mf_picture_kept_init(mf_topk *k, size_t limit)
+{
+    mf_topk_init(k, sizeof(mf_block), limit, 0, smaller_span, NULL, span_key);
+}
+
 /* ---- scopes of a view ----------------------------------------------------------- */
 
 static uint32_t scope_hash(uint32_t scope)
@@ -251,8 +256,7 @@ int mf_picture_retire(mf_model *m, mf_view_state *v, const mf_block *b)
     v->size_max = size > v->size_max ? size : v->size_max;
     note_life(v, b->free_ns > b->alloc_ns ? b->free_ns - b->alloc_ns : 1);
     if (!v->kept.worse)
-        mf_topk_init(&v->kept, sizeof(mf_block), m->state->kept_limit, 0, smaller_span, NULL,
-                     span_key);
+        mf_picture_kept_init(&v->kept, m->state->kept_limit);
     /* not among the largest (the heap's key: no need to read the worst block) */
     if (mf_topk_full(&v->kept) && mf_block_span(b) < v->kept.heap[0].key)
         return paint(m, v, b);
@@ -320,7 +324,7 @@ static int offer_live(const mf_block *b, void *ctx)
 static int settle_blocks(mf_model *m, mf_view_state *v)
 {
     mf_topk all;
-    mf_topk_init(&all, sizeof(mf_block), m->state->kept_limit, 0, smaller_span, NULL, span_key);
+    mf_picture_kept_init(&all, m->state->kept_limit);
     for (size_t i = 0; i < v->kept.n; i++)
         if (mf_topk_offer(&all, mf_topk_item(&v->kept, i), NULL) < 0)
             goto oom;
@@ -385,4 +389,6 @@ void mf_picture_free(mf_view_state *v)
     free(v->scope_slots);
     free(v->pub.blocks);
     free(v->pub.scopes);
+    mf_topk_free(&v->sub_kept);
+    free(v->pub.subblocks);
 }

@@ -4,8 +4,9 @@
  * files: model.c (events, processes, devices, views, settling),
  * model_blocks.c (blocks: allocation, free, end, counts, scopes, peaks),
  * model_picture.c (per view: the largest blocks, the tiles, the address
- * ranges, the legend) and model_trace.c (spans, GPU activities, pools,
- * trace objects).
+ * ranges, the legend), model_subblocks.c (sub-blocks, counted apart, and
+ * the NVTX heaps that place them) and model_trace.c (spans, GPU
+ * activities, pools, trace objects).
  */
 #ifndef MEMFLOW_MODEL_STATE_H
 #define MEMFLOW_MODEL_STATE_H
@@ -36,6 +37,7 @@
 #define MF_MARKERS 10000u
 #define MF_COUNTERS 1024u                /* trace counter series */
 #define MF_COUNTER_POINTS 4096u          /* points per counter series */
+#define MF_SUB_KEPT 4096u                /* sub-blocks kept to draw, per view */
 
 /* A scope's share of what an owner (device or view) holds, for its value
  * at the owner's peak: when the scope changes after a peak the owner
@@ -90,6 +92,7 @@ typedef struct mf_view_state {
     uint64_t life_min, life_max, size_min, size_max;
     uint64_t paints;          /* blocks painted into the tiles */
     uint64_t cell_bytes;      /* the address resolution worth keeping (see paint) */
+    mf_topk sub_kept;         /* mf_block: its largest ended sub-blocks */
 } mf_view_state;
 
 typedef struct mf_dev_state {
@@ -104,6 +107,9 @@ typedef struct mf_dev_state {
     size_t n_views, cap_views;
     uint64_t held_actual;     /* actual bytes held now */
     uint64_t unfreed_bytes, unfreed_count;   /* ended with their process */
+    mf_keyed sub_scopes;      /* sub-blocks by scope string id */
+    uint64_t sub_epoch;       /* peaks of its sub-blocks reached */
+    uint64_t sub_unfreed_bytes, sub_unfreed_count;   /* sub-blocks ended with their process */
 } mf_dev_state;
 
 typedef struct mf_proc_state {
@@ -135,6 +141,12 @@ typedef struct mf_open_object {
     mf_trace_span span;
 } mf_open_object;
 
+/* An NVTX heap registered and not unregistered: where its regions belong. */
+typedef struct mf_heap {
+    uint64_t addr, size;
+    uint16_t log, device;     /* the device of the live block at addr, else as recorded */
+} mf_heap;
+
 typedef struct mf_counter_state {
     uint32_t pid, domain, name;
     mf_series points;
@@ -152,6 +164,9 @@ struct mf_model_state {
     mf_proc_state *procs;            /* by log */
     size_t n_procs;
     mf_live_table live;
+    mf_live_table sub_live;          /* live sub-blocks, keyed by the device recorded */
+    mf_heap *heaps;                  /* NVTX heaps registered, in no order */
+    size_t n_heaps, cap_heaps;
     mf_topk leaks;                   /* mf_block never freed whose process ended */
     mf_thread_state *threads;        /* hashed by (pid, tid) */
     uint32_t *thread_slots;          /* index + 1 */
@@ -196,6 +211,15 @@ void mf_model_on_sample(mf_model *m, const mf_event *e, const mf_sample_values *
 int mf_model_settle_scopes(mf_model *m, mf_dev_state *d);
 /* Free a keyed table. */
 void mf_keyed_free(mf_keyed *t);
+/* The entry of key in t, created if new (the shared one past the limit);
+ * NULL (and oom set) when out of memory. */
+mf_dev_scope *mf_keyed_get(mf_model *m, mf_keyed *t, uint32_t key);
+/* Count an allocation of bytes in a keyed entry whose owner is at epoch. */
+void mf_keyed_alloc(mf_dev_scope *s, uint64_t epoch, uint64_t bytes, uint64_t time_ns);
+/* A keyed table's statistics as the outputs read them, by key, with their
+ * share at the owner's peak (epoch; none when peak_bytes is 0); NULL when
+ * out of memory. */
+mf_scope_stat *mf_keyed_settle(const mf_keyed *t, uint64_t epoch, uint64_t peak_bytes);
 /* Leaks, the CPU picture's live blocks and the GPU blocks never freed. */
 int mf_model_settle_blocks(mf_model *m);
 /* The block of live entry e as it stands at the model's end. */
@@ -214,9 +238,27 @@ mf_view_scope *mf_picture_scope(mf_view_state *v, uint32_t scope);
 int mf_picture_rebalance(mf_model *m);
 /* The view's settled picture fields. */
 int mf_picture_settle(mf_model *m, mf_view_state *v);
+/* An empty selection of the largest blocks (mf_block by address span). */
+void mf_picture_kept_init(mf_topk *k, size_t limit);
 /* Is live block b of v among v->blocks (chosen at the last settle)? */
 int mf_picture_kept_whole(const mf_view *v, const mf_block *b);
 void mf_picture_free(mf_view_state *v);
+
+/* ---- model_subblocks.c ---- */
+
+void mf_sub_on_alloc(mf_model *m, const mf_event *e);
+void mf_sub_on_free(mf_model *m, const mf_event *e);
+/* The sub-blocks of log still live end with its process. */
+void mf_sub_on_process_end(mf_model *m, uint16_t log, uint64_t time_ns);
+/* An NVTX heap's POOL record (MF_POOL_HEAP_*): the device it belongs to,
+ * for the trace's pool event. */
+uint16_t mf_sub_on_heap(mf_model *m, const mf_event *e);
+/* TRACE MF_TRACE_REGION_NAME: a live sub-block gets its name. */
+void mf_sub_on_name(mf_model *m, const mf_event *e);
+/* The device's sub-block counts and scopes; the view's sub-blocks to draw. */
+int mf_sub_settle_device(mf_model *m, mf_dev_state *d);
+int mf_sub_settle_view(mf_model *m, mf_view_state *v);
+void mf_sub_free(mf_model *m);
 
 /* ---- model_trace.c ---- */
 

@@ -400,7 +400,7 @@ static int wrapper_function(const char *name)
     };
     static const char *const prefixes[] = {
         "operator new", "operator delete", "cudaMalloc", "cudaHostAlloc", "cuMem",
-        "cudart::",
+        "cudart::", "nvtxMem",   /* the NVTX memory API: regions (sub-blocks) */
     };
     for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++)
         if (strcmp(name, exact[i]) == 0)

@@ -16,6 +16,8 @@
  *   nvtxMark* / nvtxDomainMarkEx             TRACE MARKER (thread)
  *   nvtxDomainCreate*, nvtxDomainRegisterString*  interned strings: their
  *                                            handles are string ids
+ *   nvtxMem* (the memory extension)          regions as sub-blocks: nvtx_mem.c,
+ *                                            through InitializeInjectionNvtxExtension
  *
  * Pushes and pops of every domain share the thread's one scope stack, so a
  * pop ends the innermost range pushed on the thread, whatever its domain.
@@ -38,9 +40,8 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include "memflow.h"
+#include "nvtx.h"
 #include "recorder.h"
-
-#define NAME_MAX_BYTES 4096
 
 /* NVTX pushes not yet popped on this thread.  This library is dlopen'ed,
  * so its TLS is allocated (malloc) at each thread's first touch: touch it
@@ -92,20 +93,24 @@ static const char *utf8_of(const wchar_t *w, char *buf, size_t cap)
     return buf;
 }
 
+const char *mf_nvtx_message(int32_t type, const nvtxMessageValue_t *value, char *buf,
+                            size_t cap)
+{
+    switch (type) {
+    case NVTX_MESSAGE_TYPE_ASCII:
+        return value->ascii ? value->ascii : "";
+    case NVTX_MESSAGE_TYPE_UNICODE:
+        return utf8_of(value->unicode, buf, cap);
+    case NVTX_MESSAGE_TYPE_REGISTERED:
+        return mf_recorder_string((uint32_t)(uintptr_t)value->registered);
+    }
+    return "";
+}
+
 /* The message of event attributes as UTF-8 text ("" when there is none). */
 static const char *message_of(const nvtxEventAttributes_t *attr, char *buf, size_t cap)
 {
-    if (!attr)
-        return "";
-    switch (attr->messageType) {
-    case NVTX_MESSAGE_TYPE_ASCII:
-        return attr->message.ascii ? attr->message.ascii : "";
-    case NVTX_MESSAGE_TYPE_UNICODE:
-        return utf8_of(attr->message.unicode, buf, cap);
-    case NVTX_MESSAGE_TYPE_REGISTERED:
-        return mf_recorder_string((uint32_t)(uintptr_t)attr->message.registered);
-    }
-    return "";
+    return attr ? mf_nvtx_message(attr->messageType, &attr->message, buf, cap) : "";
 }
 
 static uint32_t intern(const char *text)
@@ -113,7 +118,7 @@ static uint32_t intern(const char *text)
     return mf_recorder_intern(text, strlen(text));
 }
 
-static uint32_t domain_id(nvtxDomainHandle_t domain)
+uint32_t mf_nvtx_domain_id(nvtxDomainHandle_t domain)
 {
     return (uint32_t)(uintptr_t)domain;
 }
@@ -218,7 +223,7 @@ static nvtxRangeId_t NVTX_API domain_start_ex(nvtxDomainHandle_t domain,
                                               const nvtxEventAttributes_t *attr)
 {
     char buf[NAME_MAX_BYTES];
-    return start(domain_id(domain), message_of(attr, buf, sizeof buf));
+    return start(mf_nvtx_domain_id(domain), message_of(attr, buf, sizeof buf));
 }
 
 static void NVTX_API end_default(nvtxRangeId_t id)
@@ -228,7 +233,7 @@ static void NVTX_API end_default(nvtxRangeId_t id)
 
 static void NVTX_API domain_end(nvtxDomainHandle_t domain, nvtxRangeId_t id)
 {
-    end(domain_id(domain), id);
+    end(mf_nvtx_domain_id(domain), id);
 }
 
 /* ---- marks, domains, registered strings ------------------------------------------ */
@@ -258,7 +263,7 @@ static void NVTX_API mark_ex(const nvtxEventAttributes_t *attr)
 static void NVTX_API domain_mark_ex(nvtxDomainHandle_t domain, const nvtxEventAttributes_t *attr)
 {
     char buf[NAME_MAX_BYTES];
-    mark(domain_id(domain), message_of(attr, buf, sizeof buf));
+    mark(mf_nvtx_domain_id(domain), message_of(attr, buf, sizeof buf));
 }
 
 /* Handles are string ids (never 0: an empty name is interned too). */

@@ -96,6 +96,33 @@ static void info(const mf_stats *s, mf_sink *out, const mf_device_info *in)
         mf_sink_printf(out, "[%u,%u]}", in->mig >> 16, in->mig & 0xffff);
 }
 
+/* A device's sub-blocks, apart from its counts: totals, then by scope. */
+static void subblocks(const mf_stats *s, mf_sink *out, const mf_device_model *d)
+{
+    const mf_sub_counts *c = &d->sub;
+    mf_sink_printf(out, ",\"subblocks\":{\"alloc_count\":%llu,\"free_count\":%llu,"
+                   "\"alloc_bytes\":%llu,\"peak_bytes\":%llu,\"peak_time_ns\":%llu,"
+                   "\"live_bytes_end\":%llu,\"live_count_end\":%llu,\"scopes\":[",
+                   (unsigned long long)c->alloc_count, (unsigned long long)c->free_count,
+                   (unsigned long long)c->alloc_bytes, (unsigned long long)c->peak_bytes,
+                   (unsigned long long)rel_ns(s->model, c->peak_time_ns),
+                   (unsigned long long)c->live_bytes_end, (unsigned long long)c->live_count_end);
+    for (size_t i = 0; i < d->n_sub_scopes; i++) {
+        const mf_scope_stat *sc = &d->sub_scopes[i];
+        mf_sink_puts(out, i ? ",{" : "{");
+        key_str(out, "scope", mf_model_string(s->model, sc->scope));
+        mf_sink_printf(out, ",\"alloc_count\":%llu,\"free_count\":%llu,\"alloc_bytes\":%llu,"
+                       "\"peak_live_bytes\":%llu,\"live_bytes_end\":%llu,"
+                       "\"live_count_end\":%llu}",
+                       (unsigned long long)sc->alloc_count, (unsigned long long)sc->free_count,
+                       (unsigned long long)sc->alloc_bytes,
+                       (unsigned long long)sc->peak_live_bytes,
+                       (unsigned long long)sc->live_bytes_end,
+                       (unsigned long long)sc->live_count_end);
+    }
+    mf_sink_puts(out, "]}");
+}
+
 static void devices(const mf_stats *s, mf_sink *out)
 {
     const mf_model *m = s->model;
@@ -125,7 +152,9 @@ static void devices(const mf_stats *s, mf_sink *out)
                        (unsigned long long)d->replaced_blocks,
                        (unsigned long long)d->snapshots_added, d->n_views);
         kinds(out, d);
-        mf_sink_puts(out, "},\"info\":");
+        mf_sink_putc(out, '}');
+        subblocks(s, out, d);
+        mf_sink_puts(out, ",\"info\":");
         info(s, out, &d->info);
         mf_sink_puts(out, ",\"by_process\":[");
         for (size_t v = 0; v < d->n_views; v++) {

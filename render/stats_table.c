@@ -167,6 +167,44 @@ static void scopes(const mf_stats *s, mf_sink *out)
     mf_sink_putc(out, '\n');
 }
 
+/* Sub-blocks, when there are any: per device, then by scope. */
+static void subblocks(const mf_stats *s, mf_sink *out)
+{
+    const mf_model *m = s->model;
+    int any = 0;
+    for (size_t i = 0; i < m->n_devices; i++)
+        any |= m->devices[i].sub.alloc_count != 0;
+    if (!any)
+        return;
+    mf_sink_puts(out, "Sub-blocks (regions inside other blocks, NVTX memory API; not in the "
+                      "counts above)\n=================\n");
+    mf_sink_puts(out, "Device   Scope                         Count   Total Use   Peak Live"
+                      "  Never Freed\n");
+    for (size_t i = 0; i < m->n_devices; i++) {
+        const mf_device_model *d = &m->devices[i];
+        char dev[16];
+        if (!d->sub.alloc_count)
+            continue;
+        mf_sink_printf(out, "%-8s %-24s %10llu", mf_model_device_name(d->device, dev, sizeof dev),
+                       "(all)", (unsigned long long)d->sub.alloc_count);
+        bytes_cell(out, d->sub.alloc_bytes, 11);
+        bytes_cell(out, d->sub.peak_bytes, 11);
+        bytes_cell(out, d->sub.live_bytes_end, 12);
+        mf_sink_putc(out, '\n');
+        for (size_t j = 0; j < d->n_sub_scopes; j++) {
+            const mf_scope_stat *sc = &d->sub_scopes[j];
+            mf_sink_printf(out, "%-8s ", "");
+            cell(out, mf_model_string(m, sc->scope), 24);
+            mf_sink_printf(out, "%10llu", (unsigned long long)sc->alloc_count);
+            bytes_cell(out, sc->alloc_bytes, 11);
+            bytes_cell(out, sc->peak_live_bytes, 11);
+            bytes_cell(out, sc->live_bytes_end, 12);
+            mf_sink_putc(out, '\n');
+        }
+    }
+    mf_sink_putc(out, '\n');
+}
+
 /* The allocation sites, first MAX_TEXT_SITES in the sort order. */
 static void sites(const mf_stats *s, mf_sink *out)
 {
@@ -276,6 +314,7 @@ void mf_stats_print_table(const mf_stats *s, mf_sink *out)
     header(s, out);
     device_storage(s, out);
     scopes(s, out);
+    subblocks(s, out);
     sites(s, out);
     at_peak(s, out);
     leaks(s, out);

@@ -7,7 +7,10 @@
  * into), its live blocks not kept whole - is written straight into the
  * pixels of one image painted into the map, so any number of blocks costs
  * a bounded amount of SVG and no block vanishes (each covers >= 1 pixel).
- * See svg_panel.h.
+ * Sub-blocks (regions inside other blocks, MF_FLAG_SUBBLOCK) come last, on
+ * top of their containers' lanes: an outline only (white, then dark inside
+ * it), so the block that holds them shows through, each with a hover
+ * entry.  See svg_panel.h.
  */
 #include "svg_panel.h"
 
@@ -161,6 +164,49 @@ static void draw_vectors(cairo_t *cr, const mf_svg_panel *panel, size_t n)
     }
 }
 
+/* A one-pixel frame along the inside of r, filled in whole pixels. */
+static void frame(cairo_t *cr, int x, int y, int w, int h, mf_svg_rgb color)
+{
+    cairo_rectangle(cr, x, y, w, 1);
+    cairo_rectangle(cr, x, y + h - 1, w, 1);
+    cairo_rectangle(cr, x, y, 1, h);
+    cairo_rectangle(cr, x + w - 1, y, 1, h);
+    mf_svg_set_rgb(cr, color);
+    cairo_fill(cr);
+}
+
+/* One sub-block's outline: a white frame on its edge, a dark one inside it
+ * (when it is 4 pixels or more each way). */
+static void outline(cairo_t *cr, const mf_svg_rect *r)
+{
+    frame(cr, r->x, r->y, r->w, r->h, mf_svg_subblock_color);
+    if (r->w >= 4 && r->h >= 4)
+        frame(cr, r->x + 1, r->y + 1, r->w - 2, r->h - 2, mf_svg_live_color);
+}
+
+/* The panel's sub-blocks over their lanes (largest first, so the smaller
+ * are on top), with a hover entry each while overlay stays within budget. */
+static int draw_subblocks(cairo_t *cr, const mf_svg_panel *panel, mf_sink *overlay,
+                          size_t budget)
+{
+    for (size_t s = 0; s < panel->n_sources; s++) {
+        const mf_view *v = panel->sources[s];
+        for (size_t i = 0; i < v->n_subblocks; i++) {
+            mf_svg_rect r;
+            mf_svg_block_rect(&panel->time, &panel->addr, &v->subblocks[i], &r);
+            outline(cr, &r);
+            size_t before = overlay ? overlay->len : 0;
+            if (overlay && before < budget) {
+                if (mf_svg_overlay_block(overlay, panel, &v->subblocks[i], &r) != 0)
+                    return -1;
+                if (overlay->len > budget)
+                    overlay->len = before;
+            }
+        }
+    }
+    return 0;
+}
+
 /*
  * Hover entries of the first n kept blocks, largest first, into entries
  * while overlay->len + entries->len stays within budget.  Returns how many
@@ -223,6 +269,8 @@ int mf_svg_draw_blocks(cairo_t *cr, mf_svg_panel *panel, size_t quota, mf_sink *
         if (overlay->error)
             goto out;
     }
+    if (draw_subblocks(cr, panel, overlay, overlay_budget) != 0)
+        goto out;
     rc = 0;
 out:
     mf_sink_free(&entries);

@@ -20,6 +20,7 @@ static const mf_svg_rgb other_color = { 0xbd, 0xbd, 0xbd };
 const mf_svg_rgb mf_svg_background = { 0xf8, 0xf8, 0xf8 };
 const mf_svg_rgb mf_svg_peak_color = { 0xe4, 0x1a, 0x1c };
 const mf_svg_rgb mf_svg_live_color = { 0x22, 0x22, 0x22 };
+const mf_svg_rgb mf_svg_subblock_color = { 0xff, 0xff, 0xff };
 const mf_svg_rgb mf_svg_curve_color = { 0x31, 0x5f, 0x9e };
 const mf_svg_rgb mf_svg_sample_color = { 0xf0, 0x8c, 0x00 };
 const mf_svg_rgb mf_svg_curve_fill = { 0xcb, 0xd8, 0xeb };

@@ -29,6 +29,8 @@ typedef struct mf_svg_rgb {
 extern const mf_svg_rgb mf_svg_background;   /* the map where nothing lived */
 extern const mf_svg_rgb mf_svg_peak_color;   /* peak line and marker */
 extern const mf_svg_rgb mf_svg_live_color;   /* the "live at end" edge */
+extern const mf_svg_rgb mf_svg_subblock_color; /* a sub-block's outline (then live_color
+                                                  inside it) */
 extern const mf_svg_rgb mf_svg_curve_color;  /* live bytes from the events */
 extern const mf_svg_rgb mf_svg_sample_color; /* allocator / driver samples */
 extern const mf_svg_rgb mf_svg_curve_fill;   /* shade under the events' curve */

@@ -52,7 +52,9 @@ typedef struct mf_svg_panel {
  * map, with the dark edge of blocks never freed.  With overlay non-NULL a
  * hover entry is appended for every vector block, and vector blocks stop
  * early once overlay->len would pass overlay_budget (the rest become
- * pixels).  Sets n_vector and n_raster.  Returns 0, or -1 when out of
+ * pixels).  Then the sub-blocks of the panel's views, outlined over their
+ * lanes, with hover entries within the same budget.  Sets n_vector and
+ * n_raster.  Returns 0, or -1 when out of
  * memory.
  */
 int mf_svg_draw_blocks(cairo_t *cr, mf_svg_panel *panel, size_t quota, mf_sink *overlay,

@@ -18,7 +18,10 @@
  *    (MF_TRACE_BLOCKS of them) as async spans from allocation to free (cat
  *    "block"), each named by its allocating site when the log has call
  *    stacks (its scope otherwise), with address, sizes, scope, site, top
- *    frames, process and thread in its args.
+ *    frames, process and thread in its args; then as many of its largest
+ *    sub-blocks (regions inside other blocks, NVTX memory API) the same
+ *    way, marked "subblock" with their region name in the args; NVTX heaps
+ *    registered, reset and unregistered are instants beside the pools.
  * ts and dur are microseconds since the model's t0, printed exactly from
  * nanoseconds (no floating point, so never NaN).  The model already keeps
  * everything within the size bound (trace.h); this file writes it all.
@@ -402,6 +405,9 @@ static const char *pool_op_name(unsigned op)
     case MF_POOL_CREATED: return "pool created";
     case MF_POOL_DESTROYED: return "pool destroyed";
     case MF_POOL_TRIMMED: return "pool trimmed";
+    case MF_POOL_HEAP_REGISTERED: return "NVTX heap registered";
+    case MF_POOL_HEAP_RESET: return "NVTX heap reset";
+    case MF_POOL_HEAP_UNREGISTERED: return "NVTX heap unregistered";
     }
     return "pool";
 }
@@ -431,14 +437,23 @@ static int larger_block(const void *pa, const void *pb)
     return a->alloc_ns < b->alloc_ns ? -1 : a->alloc_ns > b->alloc_ns;
 }
 
-/* The device's largest blocks the picture kept whole, largest first: at
- * most MF_TRACE_BLOCKS into *out (malloc'ed).  Returns how many, or -1 when
- * out of memory. */
-static long largest_blocks(const mf_device_model *d, const mf_block ***out)
+/* A view's blocks kept whole, or its sub-blocks (sub). */
+static const mf_block *view_blocks(const mf_view *v, int sub, size_t *n)
 {
-    size_t n = 0;
-    for (size_t v = 0; v < d->n_views; v++)
-        n += d->views[v]->n_blocks;
+    *n = sub ? v->n_subblocks : v->n_blocks;
+    return sub ? v->subblocks : v->blocks;
+}
+
+/* The device's largest blocks the picture kept whole (or sub-blocks),
+ * largest first: at most MF_TRACE_BLOCKS into *out (malloc'ed).  Returns
+ * how many, or -1 when out of memory. */
+static long largest_blocks(const mf_device_model *d, int sub, const mf_block ***out)
+{
+    size_t n = 0, nv;
+    for (size_t v = 0; v < d->n_views; v++) {
+        view_blocks(d->views[v], sub, &nv);
+        n += nv;
+    }
     *out = NULL;
     if (n == 0)
         return 0;
@@ -446,9 +461,11 @@ static long largest_blocks(const mf_device_model *d, const mf_block ***out)
     if (!all)
         return -1;
     n = 0;
-    for (size_t v = 0; v < d->n_views; v++)
-        for (size_t i = 0; i < d->views[v]->n_blocks; i++)
-            all[n++] = &d->views[v]->blocks[i];
+    for (size_t v = 0; v < d->n_views; v++) {
+        const mf_block *b = view_blocks(d->views[v], sub, &nv);
+        for (size_t i = 0; i < nv; i++)
+            all[n++] = &b[i];
+    }
     qsort(all, n, sizeof *all, larger_block);
     *out = all;
     return (long)(n < MF_TRACE_BLOCKS ? n : MF_TRACE_BLOCKS);
@@ -496,6 +513,12 @@ static void block_span(trace_writer *w, const mf_block *b, uint32_t pid, uint64_
         block_site(w, b, site);
     if (b->free_ns == MF_LIVE_AT_END)
         text(w, ",\"live_at_end\":true");
+    if (b->flags & MF_FLAG_SUBBLOCK)
+        text(w, ",\"subblock\":\"a region inside another block\"");
+    if ((b->flags & MF_FLAG_SUBBLOCK) && b->name) {
+        text(w, ",\"region_name\":");
+        json_string(w, mf_model_string(w->m, b->name));
+    }
     text(w, "}}");
     begin_event(w);
     mf_sink_printf(w->out, "{\"ph\":\"e\",\"cat\":\"block\",\"id\":\"0x%llx\",\"pid\":%u,"
@@ -506,19 +529,22 @@ static void block_span(trace_writer *w, const mf_block *b, uint32_t pid, uint64_
     text(w, "}");
 }
 
-/* Every device's largest blocks; -1 when out of memory. */
+/* Every device's largest blocks, then its largest sub-blocks; -1 when out
+ * of memory. */
 static int largest_blocks_spans(trace_writer *w)
 {
     uint64_t id = 1;
     for (size_t i = 0; i < w->m->n_devices; i++) {
         const mf_device_model *d = &w->m->devices[i];
-        const mf_block **blocks;
-        long n = largest_blocks(d, &blocks);
-        if (n < 0)
-            return -1;
-        for (long k = 0; k < n; k++)
-            block_span(w, blocks[k], device_pid(d->device), id++);
-        free(blocks);
+        for (int sub = 0; sub < 2; sub++) {
+            const mf_block **blocks;
+            long n = largest_blocks(d, sub, &blocks);
+            if (n < 0)
+                return -1;
+            for (long k = 0; k < n; k++)
+                block_span(w, blocks[k], device_pid(d->device), id++);
+            free(blocks);
+        }
     }
     return 0;
 }

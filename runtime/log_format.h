@@ -135,7 +135,11 @@ enum mf_activity_kind {
 enum mf_scope_op { MF_SCOPE_PUSH = 1, MF_SCOPE_POP = 2 };
 enum mf_state_op { MF_STATE_RUN = 1, MF_STATE_STOP = 2, MF_STATE_PAUSE = 3,
                    MF_STATE_RESUME = 4 };
-enum mf_pool_op { MF_POOL_CREATED = 1, MF_POOL_DESTROYED = 2, MF_POOL_TRIMMED = 3 };
+/* POOL ops: GPU memory pools (CUPTI), then heaps of the NVTX memory API (a
+ * range a sub-allocator hands out as sub-blocks; threshold 0). */
+enum mf_pool_op { MF_POOL_CREATED = 1, MF_POOL_DESTROYED = 2, MF_POOL_TRIMMED = 3,
+                  MF_POOL_HEAP_REGISTERED = 4, MF_POOL_HEAP_RESET = 5,
+                  MF_POOL_HEAP_UNREGISTERED = 6 };
 enum mf_note_code {
     MF_NOTE_GPU_DROPPED = 1,     /* value: CUPTI records dropped */
     MF_NOTE_GPU_OFF = 2,         /* GPU capture is off; value: CUPTI result */
@@ -168,7 +172,9 @@ enum mf_trace_kind {
     MF_TRACE_COUNTER = 7,        /* value = the counter's new value */
     MF_TRACE_MARKER = 8,         /* an instant; arg = enum mf_marker_scope */
     MF_TRACE_RANGE_BEGIN = 9,    /* NVTX start/end range, may end on another thread */
-    MF_TRACE_RANGE_END = 10
+    MF_TRACE_RANGE_END = 10,
+    MF_TRACE_REGION_NAME = 11    /* a live sub-block was named (nvtxMemRegionsName):
+                                    value = its address, name, arg = its device */
 };
 enum mf_marker_scope { MF_MARKER_THREAD = 0, MF_MARKER_PROCESS = 1, MF_MARKER_GLOBAL = 2 };
 

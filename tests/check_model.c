@@ -209,6 +209,89 @@ START_TEST(explicit_blocks_inside_segments_do_not_collide)
 }
 END_TEST
 
+/* The sub-block of view v at addr, or NULL. */
+static const mf_block *subblock_at(const mf_model *m, uint16_t device, uint64_t addr)
+{
+    const mf_view *v = mf_model_view(m, device, (uint32_t)getpid());
+    ck_assert_ptr_nonnull(v);
+    for (size_t i = 0; i < v->n_subblocks; i++)
+        if (v->subblocks[i].addr == addr)
+            return &v->subblocks[i];
+    return NULL;
+}
+
+START_TEST(subblocks_counted_apart)
+{
+    const uint64_t arena = 0x100000, seg = 0x7f0000000000ull;
+    start_recording("subblocks");
+    mf_recorder_alloc_event(CPU0, 0, 0, arena, 65536, 65536, 0, 0, 0);
+    mf_recorder_alloc_event(GPU0, MF_MEM_DEVICE << MF_MEMKIND_SHIFT, 0, seg, 1 << 20, 1 << 20, 0,
+                            0, 0);
+    /* a heap at the start of the GPU segment: its regions belong to gpu/0 */
+    mf_recorder_pool(CPU0, MF_POOL_HEAP_REGISTERED, 0, seg, 1 << 20, 0);
+    memflow_scope_push("sub", 0);
+    mf_recorder_alloc_event(CPU0, MF_FLAG_SUBBLOCK, 0, arena, 1000, 1000, 0, 0, 0);
+    mf_recorder_alloc_event(CPU0, MF_FLAG_SUBBLOCK, 0, arena + 1024, 2000, 2000, 0, 0, 0);
+    mf_recorder_alloc_event(CPU0, MF_FLAG_SUBBLOCK, 0, seg + 4096, 300000, 300000, 0, 0, 0);
+    mf_recorder_free_event(CPU0, MF_FLAG_SUBBLOCK, 0, arena);   /* the region, not the arena */
+    mf_recorder_trace(MF_TRACE_REGION_NAME, 0, arena + 1024, 0, mf_recorder_intern("named", 5),
+                      CPU0);
+    mf_recorder_pool(CPU0, MF_POOL_HEAP_UNREGISTERED, 0, seg, 0, 0);
+    /* no heap holds it any more: it stays on cpu/0 */
+    mf_recorder_alloc_event(CPU0, MF_FLAG_SUBBLOCK, 0, seg + 8192, 10, 10, 0, 0, 0);
+    memflow_scope_pop();
+    mf_model *m = finish_and_load(UINT64_MAX);
+    const mf_device_model *c = mf_model_device(m, CPU0), *g = mf_model_device(m, GPU0);
+    ck_assert_ptr_nonnull(c);
+    ck_assert_ptr_nonnull(g);
+    /* the devices' own counts see the arena and the segment once */
+    ck_assert_uint_eq(c->alloc_count, 1);
+    ck_assert_uint_eq(c->free_count, 0);
+    ck_assert_uint_eq(c->unknown_frees, 0);
+    ck_assert_uint_eq(c->peak_bytes, 65536);
+    ck_assert_uint_eq(c->live_bytes_end, 65536);
+    ck_assert_uint_eq(c->n_scopes, 1);
+    ck_assert_uint_eq(c->occupancy[c->n_occupancy - 1].live_bytes, 65536);
+    ck_assert_uint_eq(g->alloc_count, 1);
+    ck_assert_uint_eq(g->peak_bytes, 1 << 20);
+    ck_assert_uint_eq(g->kinds[MF_MEM_DEVICE].alloc_count, 1);
+    ck_assert_uint_eq(m->n_leaks, 2);
+    ck_assert_uint_eq(m->n_gpu_live, 1);
+    /* the sub-blocks, apart */
+    ck_assert_uint_eq(c->sub.alloc_count, 3);
+    ck_assert_uint_eq(c->sub.free_count, 1);
+    ck_assert_uint_eq(c->sub.alloc_bytes, 3010);
+    ck_assert_uint_eq(c->sub.peak_bytes, 3000);
+    ck_assert_uint_eq(c->sub.live_bytes_end, 2010);
+    ck_assert_uint_eq(c->sub.live_count_end, 2);
+    ck_assert_uint_eq(c->n_sub_scopes, 1);
+    ck_assert_str_eq(mf_model_string(m, c->sub_scopes[0].scope), "sub:");
+    ck_assert_uint_eq(c->sub_scopes[0].alloc_count, 3);
+    ck_assert_uint_eq(c->sub_scopes[0].free_count, 1);
+    ck_assert_uint_eq(c->sub_scopes[0].peak_live_bytes, 3000);
+    ck_assert_uint_eq(g->sub.alloc_count, 1);
+    ck_assert_uint_eq(g->sub.alloc_bytes, 300000);
+    ck_assert_uint_eq(g->sub.peak_bytes, 300000);
+    ck_assert_uint_eq(g->sub.live_bytes_end, 300000);
+    /* drawn over their lanes: ended and live, with their names */
+    const mf_block *named = subblock_at(m, CPU0, arena + 1024);
+    ck_assert_ptr_nonnull(named);
+    ck_assert_str_eq(mf_model_string(m, named->name), "named");
+    ck_assert_uint_eq(named->free_ns, MF_LIVE_AT_END);
+    ck_assert_uint_eq(subblock_at(m, CPU0, arena)->end, MF_BLOCK_FREED);
+    ck_assert_uint_eq(subblock_at(m, CPU0, seg + 8192)->requested, 10);
+    ck_assert_uint_eq(subblock_at(m, GPU0, seg + 4096)->device, GPU0);
+    ck_assert_uint_eq(subblock_at(m, GPU0, seg + 4096)->flags & MF_FLAG_SUBBLOCK,
+                      MF_FLAG_SUBBLOCK);
+    ck_assert_ptr_null(subblock_at(m, CPU0, seg + 4096));
+    /* the heap's events are on its device */
+    ck_assert_uint_eq(m->n_pools, 2);
+    ck_assert_uint_eq(m->pools[0].device, GPU0);
+    ck_assert_uint_eq(m->pools[1].device, GPU0);
+    mf_model_free(m);
+}
+END_TEST
+
 START_TEST(alloc_over_live_address_ends_old_block)
 {
     start_recording("alloc_over_live_address");
@@ -560,6 +643,7 @@ static Suite *model_suite(void)
     tcase_add_test(tc, cpu_blocks_peak_and_end);
     tcase_add_test(tc, scope_statistics_and_at_peak);
     tcase_add_test(tc, explicit_blocks_inside_segments_do_not_collide);
+    tcase_add_test(tc, subblocks_counted_apart);
     tcase_add_test(tc, alloc_over_live_address_ends_old_block);
     tcase_add_test(tc, snapshots_carry_live_bytes_of_the_events);
     tcase_add_test(tc, scope_spans_per_thread);

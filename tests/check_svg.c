@@ -176,6 +176,67 @@ START_TEST(test_svg_pixels)
 }
 END_TEST
 
+/* The hover rect whose title holds `text` in the SVG at path: its x, y, w, h. */
+static void hover_rect_of(const char *path, const char *text, int *x, int *y, int *w, int *h)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    static char buf[1 << 22];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    char *at = strstr(buf, text);
+    ck_assert_msg(at != NULL, "no hover title with \"%s\" in %s", text, path);
+    char *rect = at;
+    while (rect > buf && strncmp(rect, "<rect ", 6) != 0)
+        rect--;
+    ck_assert_int_eq(sscanf(rect, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\">", x, y, w, h),
+                     4);
+}
+
+/* A sub-block (a region inside block A) is an outline over A's lane, white
+ * then dark, with A's colour inside it; its hover title says what it is;
+ * every other mark of the scene is unchanged, and A counts once. */
+START_TEST(test_subblock_outline)
+{
+    svgt_scene *s = svgt_scene_basic();
+    svgt_block(s, cpu0, "layer:", "weights", SVGT_A_ADDR + 32 * 1024, 64 * 1024, 64 * 1024,
+               200 * SVGT_MS, 400 * SVGT_MS, 101);
+    svgt_last_block(s)->flags = MF_FLAG_SUBBLOCK;
+    mf_model *m = svgt_finish(s);
+    const mf_device_model *d = mf_model_device(m, cpu0);
+    mf_model *plain = svgt_model_basic();
+    ck_assert_uint_eq(d->alloc_count, 3);
+    ck_assert_uint_eq(d->peak_bytes, mf_model_device(plain, cpu0)->peak_bytes);
+    svgt_model_free(plain);
+    ck_assert_uint_eq(d->sub.alloc_count, 1);
+    const char *path = out_path("subblock.svg");
+    write_or_fail(m, path, &scope_opt);
+    int x, y, w, h;
+    hover_rect_of(path, "scope: layer:\nname: weights\nrequested 65,536 B (64.0 KiB)", &x, &y, &w,
+                  &h);
+    hover_rect_of(path, "pid 4242\na region inside another block</title>", &x, &y, &w, &h);
+    int sx, sy;
+    locate(m, &scope_opt, cpu0, 200 * SVGT_MS, SVGT_A_ADDR + 96 * 1024, &sx, &sy);
+    ck_assert_int_ge(w, 20);
+    ck_assert_int_ge(h, 8);
+    ck_assert_int_le(abs(x - sx), 1);   /* at its allocation time, at A's address + 32 KiB.. */
+    ck_assert_int_le(abs(y - sy), 1);   /* ..+ 96 KiB (the top of the rect is its end) */
+    cairo_surface_t *image = rsvg_render(path);
+    int mid = y + h / 2;
+    ck_assert_pixel(image, x, mid, RGB_WHITE);
+    ck_assert_pixel(image, x + w - 1, mid, RGB_WHITE);
+    ck_assert_pixel(image, x + w / 2, y, RGB_WHITE);
+    ck_assert_pixel(image, x + 1, mid, RGB_LIVE_EDGE);
+    ck_assert_pixel(image, x + w / 2, y + h - 2, RGB_LIVE_EDGE);
+    ck_assert_pixel(image, x + w / 2, mid, RGB_NET_DENSE0);   /* A shows through */
+    ck_assert_pixel(image, x - 2, mid, RGB_NET_DENSE0);       /* A beside it */
+    check_basic_pixels(image, m);
+    cairo_surface_destroy(image);
+    svgt_model_free(m);
+}
+END_TEST
+
 START_TEST(test_png_pixels)
 {
     mf_model *m = svgt_model_basic();
@@ -721,6 +782,7 @@ static Suite *svg_suite(void)
     TCase *pictures = tcase_create("pictures");
     tcase_set_timeout(pictures, 300);
     tcase_add_test(pictures, test_svg_pixels);
+    tcase_add_test(pictures, test_subblock_outline);
     tcase_add_test(pictures, test_png_pixels);
     tcase_add_test(pictures, test_pdf_written);
     tcase_add_test(pictures, test_color_by_lifetime_and_size);

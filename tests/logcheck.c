@@ -4,8 +4,12 @@
  * Prints one line per scope, "SCOPE allocs=N frees=N bytes=N actual=N",
  * counting a free against the scope of the allocation it ends (matched by
  * address, replayed in time order), then "total allocs=N frees=N
- * unknown_frees=N" and the log's damage line, if any.  It uses only the
- * core reader, so it checks the capture without the render code.
+ * unknown_frees=N", "peak bytes=N" (the most requested bytes held at once)
+ * and the log's damage line, if any.  Sub-blocks (MF_FLAG_SUBBLOCK: regions
+ * inside other blocks) are counted apart, in neither of those lines: when
+ * the log has any, "subblocks allocs=N frees=N bytes=N peak=N live=N
+ * live_count=N".  It uses only the core reader, so it checks the capture
+ * without the render code.
  * Usage: logcheck LOG   (exit 1 if the log cannot be read, 3 if damaged)
  */
 #include <stdio.h>
@@ -14,7 +18,7 @@
 
 #include "log_reader.h"
 
-typedef struct live { uint64_t addr; uint32_t scope; uint32_t used; } live;
+typedef struct live { uint64_t addr, size; uint32_t scope; uint32_t used; } live;
 typedef struct counts { uint64_t allocs, frees, bytes, actual; } counts;
 
 static live *table;
@@ -40,6 +44,36 @@ static void slot_remove(live *s)
     }
 }
 
+/* Sub-blocks, apart: few, so a plain array of the live ones. */
+#define MAX_SUBBLOCKS 1024
+static struct {
+    uint64_t allocs, frees, bytes, held, peak;
+    uint64_t addr[MAX_SUBBLOCKS], size[MAX_SUBBLOCKS];
+    unsigned n_live;
+} sub;
+
+static void count_subblock(const mf_event *e)
+{
+    unsigned i = 0;
+    while (i < sub.n_live && sub.addr[i] != e->addr)
+        i++;
+    if (i < sub.n_live) {         /* a free, or an allocation over a live one: it ends */
+        sub.held -= sub.size[i];
+        sub.frees += e->type == MF_REC_FREE;
+        sub.n_live--;
+        sub.addr[i] = sub.addr[sub.n_live];
+        sub.size[i] = sub.size[sub.n_live];
+    }
+    if (e->type != MF_REC_ALLOC || sub.n_live == MAX_SUBBLOCKS)
+        return;
+    sub.addr[sub.n_live] = e->addr;
+    sub.size[sub.n_live++] = e->size;
+    sub.allocs++;
+    sub.bytes += e->size;
+    sub.held += e->size;
+    sub.peak = sub.held > sub.peak ? sub.held : sub.peak;
+}
+
 int main(int argc, char **argv)
 {
     mf_log *log;
@@ -58,16 +92,21 @@ int main(int argc, char **argv)
         table_size *= 2;
     table = calloc(table_size, sizeof *table);
     counts *per_scope = calloc(log->n_strings + 2, sizeof *per_scope);
-    uint64_t allocs = 0, frees = 0, unknown = 0;
+    uint64_t allocs = 0, frees = 0, unknown = 0, held = 0, peak = 0;
     for (size_t i = 0; i < log->n_events; i++) {
         const mf_event *e = &log->events[i];
-        if (e->type == MF_REC_ALLOC) {
+        if ((e->type == MF_REC_ALLOC || e->type == MF_REC_FREE) && (e->flags & MF_FLAG_SUBBLOCK)) {
+            count_subblock(e);
+        } else if (e->type == MF_REC_ALLOC) {
             live *s = slot_of(e->addr);
-            *s = (live){ e->addr, e->scope < log->n_strings ? e->scope : 0, 1 };
+            held -= s->used ? s->size : 0;
+            *s = (live){ e->addr, e->size, e->scope < log->n_strings ? e->scope : 0, 1 };
             per_scope[s->scope].allocs++;
             per_scope[s->scope].bytes += e->size;
             per_scope[s->scope].actual += e->actual;
             allocs++;
+            held += e->size;
+            peak = held > peak ? held : peak;
         } else if (e->type == MF_REC_FREE) {
             live *s = slot_of(e->addr);
             frees++;
@@ -76,6 +115,7 @@ int main(int argc, char **argv)
                 continue;
             }
             per_scope[s->scope].frees++;
+            held -= s->size;
             slot_remove(s);
         }
     }
@@ -88,6 +128,12 @@ int main(int argc, char **argv)
                    (unsigned long long)per_scope[id].actual);
     printf("total allocs=%llu frees=%llu unknown_frees=%llu\n", (unsigned long long)allocs,
            (unsigned long long)frees, (unsigned long long)unknown);
+    printf("peak bytes=%llu\n", (unsigned long long)peak);
+    if (sub.allocs || sub.frees)
+        printf("subblocks allocs=%llu frees=%llu bytes=%llu peak=%llu live=%llu live_count=%u\n",
+               (unsigned long long)sub.allocs, (unsigned long long)sub.frees,
+               (unsigned long long)sub.bytes, (unsigned long long)sub.peak,
+               (unsigned long long)sub.held, sub.n_live);
     printf("pid=%llu ppid=%llu finished=%u\n", (unsigned long long)log->header.pid,
            (unsigned long long)log->header.ppid, log->header.flags & MF_HEADER_FINISHED);
     if (log->damaged)

@@ -60,8 +60,14 @@ tests_nvtx_workload_CPPFLAGS = $(NVTX_CFLAGS)
 tests_nvtx_workload_CFLAGS = $(AM_CFLAGS) -pthread
 tests_nvtx_workload_LDADD = -ldl -lpthread
 TESTS += tests/nvtx_e2e.sh
+# The NVTX memory API: an arena's regions become sub-blocks.
+check_PROGRAMS += tests/nvtx_mem_workload
+tests_nvtx_mem_workload_SOURCES = tests/nvtx_mem_workload.c
+tests_nvtx_mem_workload_CPPFLAGS = $(NVTX_CFLAGS)
+tests_nvtx_mem_workload_LDADD = -ldl
+TESTS += tests/nvtx_mem_e2e.sh
 endif
-EXTRA_DIST += tests/nvtx_e2e.sh
+EXTRA_DIST += tests/nvtx_e2e.sh tests/nvtx_mem_e2e.sh
 
 # check_stacks: the stack table at its bound, with its own copy of the
 # runtime built for a table of 8 stacks (and the reader to read it back).

@@ -20,7 +20,8 @@
  *   --paths  one line per distinct stack instead of per site: every frame
  *            from the innermost to main, "f < g < main"; a path printed
  *            twice is one stack recorded under two ids
- *   --events instead, print the log's TRACE records (NVTX ranges, marks) as
+ *   --events instead, print the log's TRACE records (NVTX ranges, marks,
+ *            names of NVTX memory regions: id = the region's address) as
  *            "KIND id=N name=NAME domain=DOMAIN thread=THREAD" and its NOTE
  *            records as "note CODE value=N", in time order
  * Exit status: 0, 1 if the log cannot be read, 3 if it is damaged.
@@ -133,7 +134,7 @@ static void print_events(const mf_log *log)
 {
     static const char *const kinds[] = {
         [MF_TRACE_MARKER] = "marker", [MF_TRACE_RANGE_BEGIN] = "range_begin",
-        [MF_TRACE_RANGE_END] = "range_end",
+        [MF_TRACE_RANGE_END] = "range_end", [MF_TRACE_REGION_NAME] = "region_name",
     };
     for (size_t i = 0; i < log->n_events; i++) {
         const mf_event *e = &log->events[i];
