@@ -3,12 +3,14 @@
 # `memflow run`, heaptrack and valgrind massif, plus `memflow render` of big
 # logs.  Not part of `make check` (no timed tests): `make bench` runs it and
 # prints the markdown tables that docs/PERFORMANCE.md reports.
-noinst_PROGRAMS += bench/churn bench/timeit
+noinst_PROGRAMS += bench/churn bench/timeit bench/clockcost
 bench_churn_SOURCES = bench/churn.c
 bench_churn_CFLAGS = $(AM_CFLAGS) -pthread
 bench_churn_LDFLAGS = -pthread
 # The stopwatch run.sh times every command with (wall, CPU, max RSS).
 bench_timeit_SOURCES = bench/timeit.c
+# What a time stamp costs here (the machine section).
+bench_clockcost_SOURCES = bench/clockcost.c
 # The cost of call stacks by depth (docs/PERFORMANCE.md, "Call stacks").
 noinst_PROGRAMS += bench/stackdepth
 bench_stackdepth_SOURCES = bench/stackdepth.c

@@ -63,7 +63,8 @@ trap 'rm -rf "$SHM_DIR"' EXIT
 die() { echo "bench: $*" >&2; exit 1; }
 note() { echo "bench: $*" >&2; }
 
-[ -x "$CHURN" ] && [ -x "$TIMEIT" ] || die "bench/churn, bench/timeit not built: run make in $BUILD"
+[ -x "$CHURN" ] && [ -x "$TIMEIT" ] && [ -x "$BUILD/bench/clockcost" ] ||
+    die "bench/churn, bench/timeit, bench/clockcost not built: run make in $BUILD"
 [ -x "$MEMFLOW" ] || die "$MEMFLOW not built: run make in $BUILD first"
 # In a build folder libtool leaves `memflow` as a wrapper shell script that
 # costs ~0.2 s per call here; time the real binary, as an installed one runs.
@@ -223,6 +224,7 @@ machine() {
         echo "- jemalloc $(pkg-config --modversion jemalloc 2>/dev/null || echo '?');" \
             "$(heaptrack --version 2>&1 | head -n 1); $(valgrind --version)"
     echo "- churn: $("$CHURN" -t 1 -n "$OPS")"
+    echo "- time stamps: $("$BUILD/bench/clockcost")"
     echo "- load average before the run: $(cut -d' ' -f1-3 /proc/loadavg)"
     echo
 }
