@@ -569,8 +569,8 @@ void mf_recorder_alloc_with_stack(uint16_t device, unsigned flags, uint64_t time
     r->stack = stack;
     mf_thread_commit(t, r, MF_RECORD_WORD(MF_REC_ALLOC, sizeof *r,
                                           device | ((uint32_t)flags << 16)));
-    if (__atomic_load_n(&sample_every, __ATOMIC_RELAXED))
-        sample_tick(device);
+    if (__atomic_load_n(&sample_every, __ATOMIC_RELAXED) && !(flags & MF_FLAG_SUBBLOCK))
+        sample_tick(device); /* a sub-block changes no device's occupancy */
 }
 
 void mf_recorder_free_event(uint16_t device, unsigned flags, uint64_t time_ns, uint64_t addr)
@@ -583,7 +583,7 @@ void mf_recorder_free_event(uint16_t device, unsigned flags, uint64_t time_ns, u
     r->addr = addr;
     mf_thread_commit(t, r, MF_RECORD_WORD(MF_REC_FREE, sizeof *r,
                                           device | ((uint32_t)flags << 16)));
-    if (__atomic_load_n(&sample_every, __ATOMIC_RELAXED))
+    if (__atomic_load_n(&sample_every, __ATOMIC_RELAXED) && !(flags & MF_FLAG_SUBBLOCK))
         sample_tick(device);
 }
 
