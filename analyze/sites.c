@@ -125,11 +125,13 @@ static const char *unnamed(mf_sites *s, const mf_frame *f)
     return intern(s, buf);
 }
 
-/* The logical frames of one address, innermost first; how many (at most max). */
-static size_t logical_frames(mf_sites *s, const mf_frame *f, mf_site_frame *out, size_t max)
+/* The logical frames of one address, innermost first, the first `skip`
+ * inlined ones left out; how many (at most max). */
+static size_t logical_frames(mf_sites *s, const mf_frame *f, unsigned skip, mf_site_frame *out,
+                             size_t max)
 {
     size_t n = 0;
-    for (unsigned i = 0; i < f->n_inlined && n < max; i++)
+    for (unsigned i = skip; i < f->n_inlined && n < max; i++)
         out[n++] = (mf_site_frame){ f->inlined[i].function ? f->inlined[i].function : "?",
                                     f->inlined[i].file, f->inlined[i].line, f->module };
     if (n < max) {
@@ -168,7 +170,8 @@ static uint32_t resolve(mf_sites *s, uint32_t stack)
         return MF_SITE_NONE;
     int at = mf_symbols_site(sym, ip, depth);
     mf_site_frame frame;
-    if (at < 0 || !logical_frames(s, mf_symbols_frame(sym, ip[at]), &frame, 1))
+    if (at < 0 || !logical_frames(s, mf_symbols_frame(sym, ip[at]),
+                                  mf_symbols_site_inlined(sym, ip[at]), &frame, 1))
         return MF_SITE_NONE;
     char name[4300];
     if (frame.file && frame.line)
@@ -211,9 +214,11 @@ size_t mf_sites_frames(mf_sites *s, uint32_t stack, mf_site_frame *out, size_t m
     if (!depth)
         return 0;
     int at = mf_symbols_site(sym, ip, depth);
+    uint32_t first = at < 0 ? 0 : (uint32_t)at;
     size_t n = 0;
-    for (uint32_t i = at < 0 ? 0 : (uint32_t)at; i < depth && n < max; i++)
-        n += logical_frames(s, mf_symbols_frame(sym, ip[i]), out + n, max - n);
+    for (uint32_t i = first; i < depth && n < max; i++)
+        n += logical_frames(s, mf_symbols_frame(sym, ip[i]),
+                            i == first ? mf_symbols_site_inlined(sym, ip[i]) : 0, out + n, max - n);
     return n;
 }
 

@@ -426,6 +426,15 @@ int mf_symbols_site(mf_symbols *s, const uint64_t *ip, uint32_t depth)
     return 0;
 }
 
+unsigned mf_symbols_site_inlined(mf_symbols *s, uint64_t ip)
+{
+    const mf_frame *f = mf_symbols_frame(s, ip);
+    unsigned n = 0;
+    while (n < f->n_inlined && f->inlined[n].function && wrapper_function(f->inlined[n].function))
+        n++;
+    return n;
+}
+
 /* ---- life cycle --------------------------------------------------------------- */
 
 mf_symbols *mf_symbols_open(const mf_symbols_module *modules, size_t n)

@@ -94,6 +94,14 @@ MF_EXPORT const char *mf_symbols_name(mf_symbols *s, const mf_frame *f);
 MF_EXPORT int mf_symbols_site(mf_symbols *s, const uint64_t *ip, uint32_t depth);
 
 /*
+ * How many of the functions inlined at ip, innermost first, are allocation
+ * entry points by name (a header's inline wrapper: cudaMalloc<T>, the NVTX
+ * memory API's nvtxMem*): the site is the logical frame after them, in the
+ * caller they were inlined into.  Use it on the frame mf_symbols_site chose.
+ */
+MF_EXPORT unsigned mf_symbols_site_inlined(mf_symbols *s, uint64_t ip);
+
+/*
  * The i-th message about a module that could not be read (missing file,
  * build id mismatch, not an ELF file), "PATH: what", or NULL past the last.
  * Messages appear as modules are first used.
