@@ -17,6 +17,10 @@ int cmd_compact(int argc, char **argv); /* cli/cmd_compact.c */
  * is named on stderr and stays live (nothing is lost). */
 void cli_compact_run_logs(int n, char **paths);
 
+/* One line on stderr: prefix, then text escaped for a terminal (names in
+ * it may come from hostile files). */
+void cli_say(const char *prefix, const char *text);
+
 /* Before reading paths (logs or folders): every stage file that a killed
  * run left in their folders is written into its log and removed
  * (cli/recover.c); what was done, or left, is said on stderr. */

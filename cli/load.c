@@ -13,18 +13,22 @@
 #include "model.h"
 #include "reader.h"
 
+void cli_say(const char *prefix, const char *text)
+{
+    mf_sink err;
+    mf_sink_fd(&err, 2);
+    mf_sink_puts(&err, prefix);
+    mf_escape_text(&err, text, MF_ESCAPE_WHOLE);
+    mf_sink_putc(&err, '\n');
+    mf_sink_flush(&err);
+    mf_sink_free(&err);
+}
+
 /* The model's warnings on stderr, escaped for a terminal. */
 static void print_warnings(const mf_model *m)
 {
-    mf_sink err_sink;
-    mf_sink_fd(&err_sink, 2);
-    for (size_t i = 0; i < m->n_warnings; i++) {
-        mf_sink_puts(&err_sink, "memflow: warning: ");
-        mf_escape_text(&err_sink, m->warnings[i], MF_ESCAPE_WHOLE);
-        mf_sink_putc(&err_sink, '\n');
-    }
-    mf_sink_flush(&err_sink);
-    mf_sink_free(&err_sink);
+    for (size_t i = 0; i < m->n_warnings; i++)
+        cli_say("memflow: warning: ", m->warnings[i]);
 }
 
 struct mf_model *cli_load(int n, char **paths, const cli_load_options *opt, int *exit_code)

@@ -19,22 +19,8 @@
 #include <sys/stat.h>
 
 #include "commands.h"
-#include "escape.h"
 #include "options.h"
-#include "sink.h"
 #include "stage.h"
-
-/* One line on stderr, the text escaped for a terminal. */
-static void say(const char *prefix, const char *text)
-{
-    mf_sink err;
-    mf_sink_fd(&err, 2);
-    mf_sink_puts(&err, prefix);
-    mf_escape_text(&err, text, MF_ESCAPE_WHOLE);
-    mf_sink_putc(&err, '\n');
-    mf_sink_flush(&err);
-    mf_sink_free(&err);
-}
 
 /* Whether name is memflow-*.stage. */
 static int is_stage_name(const char *name)
@@ -58,7 +44,7 @@ static void recover_folder(const char *folder)
             continue;
         int rc = mf_stage_recover(path, msg, sizeof msg);
         if (msg[0])
-            say(rc < 0 ? "memflow: warning: " : "memflow: ", msg);
+            cli_say(rc < 0 ? "memflow: warning: " : "memflow: ", msg);
     }
     closedir(d);
 }

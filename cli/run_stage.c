@@ -86,14 +86,17 @@ static void restore_xfsz(void)
     sigaction(SIGXFSZ, &xfsz_before, NULL);
 }
 
-/* Whether MEMFLOW_STAGE asks for a staging area: unset, empty or "1" yes;
- * "0" or the area of an outer memflow run ("FD:DEV:INO", which is not ours
- * to hand on) no; anything else is an error (-1, said on stderr). */
+/* Whether MEMFLOW_STAGE asks for a staging area: 2 when "1" asks for it by
+ * name, 1 when unset or empty (the default); 0 for "0" or the area of an
+ * outer memflow run ("FD:DEV:INO", which is not ours to hand on); anything
+ * else is an error (-1, said on stderr). */
 static int stage_wanted(void)
 {
     const char *choice = getenv("MEMFLOW_STAGE");
-    if (!choice || !*choice || strcmp(choice, "1") == 0)
+    if (!choice || !*choice)
         return 1;
+    if (strcmp(choice, "1") == 0)
+        return 2;
     if (strcmp(choice, "0") == 0 || strchr(choice, ':'))
         return 0;
     fprintf(stderr, "memflow run: MEMFLOW_STAGE='%.40s': expected 1 (the default: stage the "
@@ -123,8 +126,7 @@ int run_stage_prepare(const run_ident *run)
     stage = mf_stage_create(run->dir, run->id, env, sizeof env, err, sizeof err);
     restore_xfsz();
     if (!stage) {
-        const char *choice = getenv("MEMFLOW_STAGE");
-        if (choice && !strcmp(choice, "1")) /* asked for by name: say why not */
+        if (wanted == 2) /* asked for by name: say why not */
             fprintf(stderr, "memflow run: %s; the program writes its log directly\n", err);
         without_stage(run);
         return 0;

@@ -97,8 +97,6 @@ struct mf_stage {                    /* memflow run's handle */
     size_t bytes;
     int fd;                          /* the stage file, locked */
     int complete;                    /* the final drain wrote every slot */
-    dev_t dev;                       /* the stage file's identity, to remove it */
-    ino_t ino;
     char path[4096 + 64];
     int log_fd;                      /* the log, opened once the program names it */
     uint32_t populated;              /* slots [0, n) have their pages in the page cache */
@@ -272,11 +270,18 @@ static int inherited_descriptor(struct stat *st)
     return fd;
 }
 
-static int header_is_ours(const stage_header *h)
+/* Whether h is a stage of this layout (this memflow's). */
+static int layout_is_ours(const stage_header *h)
 {
     return memcmp(h->magic, STAGE_MAGIC, 8) == 0 && h->version == STAGE_VERSION &&
            h->slots == MF_STAGE_SLOTS && h->slot_size == MF_CHUNK_SIZE &&
-           h->header_bytes == HEADER_BYTES && h->owner == (int32_t)getpid();
+           h->header_bytes == HEADER_BYTES;
+}
+
+/* Whether h is a stage memflow run handed to this very process. */
+static int header_is_ours(const stage_header *h)
+{
+    return layout_is_ours(h) && h->owner == (int32_t)getpid();
 }
 
 int mf_stage_adopt(const char *log_path, dev_t log_dev, ino_t log_ino,
@@ -523,8 +528,6 @@ mf_stage *mf_stage_create(const char *dir, const uint8_t run_id[MF_RUN_ID_BYTES]
     handle.h = h;
     handle.bytes = area_bytes();
     handle.fd = fd;
-    handle.dev = st.st_dev;
-    handle.ino = st.st_ino;
     return &handle;
 }
 
@@ -534,7 +537,37 @@ void mf_stage_child_owns(mf_stage *s)
     fcntl(s->fd, F_SETFD, 0);
 }
 
-/* The log the program named, opened for writing; -1 if it is not there. */
+/*
+ * The log the program named in h (its path copied into path, which holds
+ * sizeof h->log_path bytes), open for
+ * writing, if that name is still the file the program opened (device,
+ * inode) and that file still the log of its run (the run id in its
+ * header); else -1 with *why saying what is wrong.
+ */
+static int open_named_log(const stage_header *h, char *path, const char **why)
+{
+    snprintf(path, sizeof h->log_path, "%.*s", (int)sizeof h->log_path - 1, h->log_path);
+    int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    mf_file_header lh;
+    *why = NULL;
+    if (fd < 0)
+        *why = strerror(errno);
+    else if (fstat(fd, &st) != 0 || (uint64_t)st.st_dev != h->log_dev ||
+             (uint64_t)st.st_ino != h->log_ino)
+        *why = "another file has its name now";
+    else if (pread(fd, &lh, sizeof lh, 0) != (ssize_t)sizeof lh ||
+             memcmp(lh.run_id, h->log_run_id, MF_RUN_ID_BYTES) != 0)
+        *why = "it is the log of another run now";
+    if (!*why)
+        return fd;
+    if (fd >= 0)
+        close(fd);
+    return -1;
+}
+
+/* The log the program named, opened for writing; -1 if it has named none
+ * yet, -2 (a message in err) if it cannot be opened. */
 static int open_log(mf_stage *s, char *err, size_t errlen)
 {
     if (s->log_fd >= 0)
@@ -543,15 +576,11 @@ static int open_log(mf_stage *s, char *err, size_t errlen)
     if (!__atomic_load_n(&h->log_set, __ATOMIC_ACQUIRE))
         return -1;
     char path[sizeof h->log_path];
-    snprintf(path, sizeof path, "%s", h->log_path);
-    int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0 || (uint64_t)st.st_dev != h->log_dev ||
-        (uint64_t)st.st_ino != h->log_ino) {
+    const char *why;
+    int fd = open_named_log(h, path, &why);
+    if (fd < 0) {
         snprintf(err, errlen, "cannot open the log '%s' to copy staged chunks into: %s", path,
-                 fd < 0 ? strerror(errno) : "another file has its name");
-        if (fd >= 0)
-            close(fd);
+                 why);
         return -2;
     }
     return s->log_fd = fd;
@@ -719,33 +748,6 @@ static int open_own_file(const char *path, struct stat *st)
     return fd;
 }
 
-/* The log h names, open for writing, if it is still that file (device,
- * inode) of that run (the run id in its header); else -1, why in err. */
-static int open_log_of(const stage_header *h, const char *path, char *err, size_t errlen)
-{
-    char log_path[sizeof h->log_path];
-    snprintf(log_path, sizeof log_path, "%.*s", (int)sizeof h->log_path - 1, h->log_path);
-    int fd = open(log_path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-    struct stat st;
-    mf_file_header lh;
-    const char *why = NULL;
-    if (fd < 0)
-        why = strerror(errno);
-    else if (fstat(fd, &st) != 0 || (uint64_t)st.st_dev != h->log_dev ||
-             (uint64_t)st.st_ino != h->log_ino)
-        why = "another file has its name now";
-    else if (pread(fd, &lh, sizeof lh, 0) != (ssize_t)sizeof lh ||
-             memcmp(lh.run_id, h->log_run_id, MF_RUN_ID_BYTES) != 0)
-        why = "it is the log of another run now";
-    if (!why)
-        return fd;
-    snprintf(err, errlen, "'%s' holds staged records of the log '%s', which cannot take them "
-             "(%s); left as it is", path, log_path, why);
-    if (fd >= 0)
-        close(fd);
-    return -1;
-}
-
 int mf_stage_recover(const char *path, char *msg, size_t msglen)
 {
     struct stat st;
@@ -763,9 +765,7 @@ int mf_stage_recover(const char *path, char *msg, size_t msglen)
     stage_header *h = (size_t)st.st_size == area_bytes()
                           ? mmap(NULL, area_bytes(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
                           : MAP_FAILED;
-    if (h == MAP_FAILED || memcmp(h->magic, STAGE_MAGIC, 8) != 0 || h->version != STAGE_VERSION ||
-        h->slots != MF_STAGE_SLOTS || h->slot_size != MF_CHUNK_SIZE ||
-        h->header_bytes != HEADER_BYTES) {
+    if (h == MAP_FAILED || !layout_is_ours(h)) {
         snprintf(msg, msglen, "'%s': not a staging file of this memflow (size %lld, or its "
                  "header); left as it is", path, (long long)st.st_size);
         if (h != MAP_FAILED)
@@ -775,14 +775,19 @@ int mf_stage_recover(const char *path, char *msg, size_t msglen)
     }
     int n = 0, log_fd = -1;
     if (h->log_set && !h->recovered) {
-        log_fd = open_log_of(h, path, msg, msglen);
+        char log_path[sizeof h->log_path];
+        const char *why;
+        log_fd = open_named_log(h, log_path, &why);
         n = log_fd < 0 ? -1 : write_every_slot(h, log_fd);
-        if (n < 0 && log_fd >= 0)
+        if (log_fd < 0)
+            snprintf(msg, msglen, "'%s' holds staged records of the log '%s', which cannot take "
+                     "them (%s); left as it is", path, log_path, why);
+        else if (n < 0)
             snprintf(msg, msglen, "cannot write the records staged in '%s' into the log '%s': "
-                     "%s; left as it is", path, h->log_path, strerror(errno));
-        if (n > 0)
+                     "%s; left as it is", path, log_path, strerror(errno));
+        else if (n > 0)
             snprintf(msg, msglen, "wrote %d chunk(s) that a killed run left in '%s' into its "
-                     "log '%s'", n, path, h->log_path);
+                     "log '%s'", n, path, log_path);
     }
     if (n >= 0) {
         h->recovered = 1;
