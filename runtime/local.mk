@@ -19,7 +19,8 @@ RUNTIME_SOURCES = \
 	runtime/config.c runtime/config.h \
 	runtime/intern.c runtime/intern.h \
 	runtime/log_writer.c runtime/log_writer.h \
-	runtime/stage.c runtime/stage.h \
+	runtime/descriptor.c runtime/descriptor.h \
+	runtime/stage.c runtime/stage.h runtime/stage_slots.c runtime/stage_slots.h \
 	runtime/recorder.c runtime/recorder.h runtime/thread_state.h \
 	runtime/cuda_seen.c runtime/cuda_seen.h \
 	runtime/scope.c runtime/scope.h \
@@ -38,7 +39,12 @@ libmemflow_la_LDFLAGS = -version-info 0:0:0 -pthread -no-undefined \
 EXTRA_libmemflow_la_DEPENDENCIES = runtime/libmemflow.map
 EXTRA_DIST += runtime/libmemflow.map
 
-# Sources the analysis shares with the runtime: pure functions of the log
-# format and of paths, no state.  Compiled into both; libmemflow.so does not
+# Sources the analysis and the memflow program share with the runtime: pure
+# functions of the log format, the staging file's layout, paths and
+# descriptors, no state.  Compiled into both; libmemflow.so does not
 # export them.
-RUNTIME_SHARED_SOURCES = runtime/checksum.c runtime/device.c runtime/paths.c runtime/run_id.c
+RUNTIME_SHARED_SOURCES = runtime/checksum.c runtime/device.c runtime/paths.c runtime/run_id.c \
+	runtime/descriptor.c runtime/stage_slots.c
+# memflow run's side of the staging area (runtime/stage.h): compiled into
+# the memflow program (and the runtime's tests), not into libmemflow.
+STAGE_RUN_SOURCES = runtime/stage_run.c

@@ -41,6 +41,7 @@
 #include "log_format.h"
 #include "log_writer.h"
 #include "checksum.h"
+#include "descriptor.h"
 #include "clock.h"
 #include "paths.h"
 #include "run_id.h"
@@ -63,27 +64,6 @@ static struct {
     uint64_t retry_at_ns;            /* dropped_events or the clock reaches these */
     unsigned level;                  /* failed tries in a row (grow_lock) */
 } backoff;
-
-/* Where the log's descriptor goes: high, out of the way of the program's
- * own files, below its descriptor limit. */
-static int high_descriptor_floor(void)
-{
-    struct rlimit rl;
-    rlim_t floor = 1000;
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-        rl.rlim_cur - rl.rlim_cur / 8 < floor)
-        floor = rl.rlim_cur - rl.rlim_cur / 8;
-    return (int)floor;
-}
-
-int mf_log_writer_move_high(int fd)
-{
-    int high = fcntl(fd, F_DUPFD_CLOEXEC, high_descriptor_floor());
-    if (high < 0)
-        return fd;
-    close(fd);
-    return high;
-}
 
 /* Whether log_fd still names the log, open for writing. */
 static int descriptor_is_log(void)
@@ -111,7 +91,7 @@ static int ensure_descriptor(void)
         close(fd);
         return -1;
     }
-    log_fd = mf_log_writer_move_high(fd);
+    log_fd = mf_descriptor_move_high(fd);
     stats.reopens++;
     return 0;
 }
@@ -148,7 +128,7 @@ static int create_file(const char *dir, char *err, size_t errlen)
             snprintf(log_path, sizeof log_path, "%s/memflow-%d-%d.mfl", dir, pid, n);
         int fd = open(log_path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
         if (fd >= 0)
-            return mf_log_writer_move_high(fd);
+            return mf_descriptor_move_high(fd);
         if (errno != EEXIST) {
             snprintf(err, errlen, "memflow: cannot create log '%s': %s", log_path,
                      strerror(errno));

@@ -26,10 +26,6 @@
  */
 int mf_log_writer_open(const char *dir, uint64_t ppid, char *err, size_t errlen);
 
-/* Move fd to a high number (close-on-exec), out of the way of the
- * program's own files; fd itself if none is free. */
-int mf_log_writer_move_high(int fd);
-
 /* Whether a log is open. */
 int mf_log_writer_is_open(void);
 

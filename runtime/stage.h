@@ -98,7 +98,7 @@ void mf_stage_flush(int log_fd);
 /* In a forked child: the parent's stage is not the child's; unmap it. */
 void mf_stage_forget(void);
 
-/* ---- memflow run's side (exported for the memflow program) ----------- */
+/* ---- memflow run's side (runtime/stage_run.c, in the memflow program) -- */
 
 typedef struct mf_stage mf_stage;
 
@@ -109,14 +109,14 @@ typedef struct mf_stage mf_stage;
  * exists, the disk is full, the file size limit is lower, no flock):
  * memflow run then runs without one.  env gets the value for MEMFLOW_STAGE.
  */
-MF_EXPORT mf_stage *mf_stage_create(const char *dir, const uint8_t run_id[MF_RUN_ID_BYTES],
+mf_stage *mf_stage_create(const char *dir, const uint8_t run_id[MF_RUN_ID_BYTES],
                                     char *env, size_t envlen, char *err, size_t errlen);
 
 /*
  * In the forked child, just before exec: the stage is this process's, and
  * its descriptor survives the exec.  Async-signal-safe.
  */
-MF_EXPORT void mf_stage_child_owns(mf_stage *s);
+void mf_stage_child_owns(mf_stage *s);
 
 /*
  * Copy full slots into the log, keep the log's disk space reserved a few
@@ -126,22 +126,22 @@ MF_EXPORT void mf_stage_child_owns(mf_stage *s);
  * written, or -1 with a message in err when the log could not be written
  * (the slots stay for the program to write while it runs).
  */
-MF_EXPORT int mf_stage_drain(mf_stage *s, int final, char *err, size_t errlen);
+int mf_stage_drain(mf_stage *s, int final, char *err, size_t errlen);
 
 /* Whether the program claimed chunks between the last two drains (or has
  * not opened its log yet): it is recording, slots will fill. */
-MF_EXPORT int mf_stage_busy(mf_stage *s);
+int mf_stage_busy(mf_stage *s);
 
 /* Sleep until mf_stage_wake or timeout_us pass (the program never wakes
  * memflow run: it looks for full slots as often as they come). */
-MF_EXPORT void mf_stage_wait(mf_stage *s, int timeout_us);
+void mf_stage_wait(mf_stage *s, int timeout_us);
 
 /* Wake a thread sleeping in mf_stage_wait. */
-MF_EXPORT void mf_stage_wake(mf_stage *s);
+void mf_stage_wake(mf_stage *s);
 
 /* Unmap and close (after the final drain); the file is removed when that
  * drain wrote every slot, else kept for mf_stage_recover. */
-MF_EXPORT void mf_stage_destroy(mf_stage *s);
+void mf_stage_destroy(mf_stage *s);
 
 /*
  * For a reader of an output folder: the stage file at path, if the run it
@@ -154,6 +154,6 @@ MF_EXPORT void mf_stage_destroy(mf_stage *s);
  * stage of this user or its log cannot take the records (the file is then
  * left as it is, so nothing is lost).
  */
-MF_EXPORT int mf_stage_recover(const char *path, char *msg, size_t msglen);
+int mf_stage_recover(const char *path, char *msg, size_t msglen);
 
 #endif /* MEMFLOW_STAGE_H */

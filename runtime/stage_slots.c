@@ -1,0 +1,139 @@
+/*
+ * stage_slots.c - the staging file's layout checks and the writing of its
+ * slots into the log (see stage_slots.h), for both sides of the staging
+ * area.  Nothing here calls malloc.
+ */
+#include <errno.h>
+#include <linux/futex.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "stage_slots.h"
+
+int mf_stage_layout_ok(const stage_header *h)
+{
+    return memcmp(h->magic, STAGE_MAGIC, 8) == 0 && h->version == STAGE_VERSION &&
+           h->slots == MF_STAGE_SLOTS && h->slot_size == MF_CHUNK_SIZE &&
+           h->header_bytes == STAGE_HEADER_BYTES;
+}
+
+uint32_t mf_stage_count_state(stage_header *h, uint32_t state)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < MF_STAGE_SLOTS; i++)
+        n += __atomic_load_n(&h->state[i], __ATOMIC_RELAXED) == state;
+    return n;
+}
+
+long mf_stage_futex(uint32_t *word, int op, uint32_t value, const struct timespec *timeout)
+{
+    return syscall(SYS_futex, word, op, value, timeout, NULL, 0);
+}
+
+/* The chunk index a slot's image belongs to; 0 when it holds no chunk. */
+static uint32_t chunk_index(const char *image)
+{
+    const mf_chunk_header *ch = (const mf_chunk_header *)image;
+    return __atomic_load_n(&ch->magic, __ATOMIC_ACQUIRE) == MF_CHUNK_MAGIC ? ch->index : 0;
+}
+
+/* Bytes of a chunk image up to its first zero (unwritten) record word. */
+static size_t recorded_prefix(const char *image)
+{
+    size_t at = sizeof(mf_chunk_header);
+    while (at + sizeof(uint64_t) <= MF_CHUNK_SIZE) {
+        uint64_t word = __atomic_load_n((const uint64_t *)(const void *)(image + at),
+                                        __ATOMIC_ACQUIRE);
+        uint32_t size = (uint32_t)(word >> 16) & 0xffffu;
+        if (!word || size < 16 || size % 8 || at + size > MF_CHUNK_SIZE)
+            break;
+        at += size;
+    }
+    return at;
+}
+
+/* pwrite len bytes of a chunk image where its chunk goes.  0 or -1 (errno). */
+static int write_image(int fd, const char *image, size_t len)
+{
+    uint32_t index = chunk_index(image);
+    if (index == 0) {
+        errno = EINVAL; /* never the file header's place */
+        return -1;
+    }
+    off_t at = (off_t)index * MF_CHUNK_SIZE;
+    while (len) {
+        ssize_t n = pwrite(fd, image, len, at);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        image += n;
+        at += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+int mf_stage_write_full_slot(stage_header *h, uint32_t i, int fd)
+{
+    uint32_t expected = SLOT_FULL;
+    if (!__atomic_compare_exchange_n(&h->state[i], &expected, SLOT_WRITING, 0,
+                                     __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+        return 0;
+    size_t used = (size_t)__atomic_load_n(&h->used[i], __ATOMIC_RELAXED);
+    if (used > MF_CHUNK_SIZE || write_image(fd, mf_stage_slot_base(h, i), used) < 0) {
+        __atomic_store_n(&h->state[i], SLOT_FULL, __ATOMIC_RELEASE);
+        return -1;
+    }
+    __atomic_add_fetch(&h->seq[i], 1, __ATOMIC_SEQ_CST);
+    return 1;
+}
+
+int mf_stage_write_full_slots(stage_header *h, int fd)
+{
+    int n = 0;
+    for (uint32_t i = 0; i < MF_STAGE_SLOTS; i++) {
+        int rc = mf_stage_write_full_slot(h, i, fd);
+        if (rc < 0)
+            return -1;
+        if (rc > 0) {
+            __atomic_store_n(&h->state[i], SLOT_FREE, __ATOMIC_RELEASE);
+            n++;
+        }
+    }
+    return n;
+}
+
+int mf_stage_write_snapshot(stage_header *h, uint32_t i, int fd, char *scratch)
+{
+    uint32_t before = __atomic_load_n(&h->seq[i], __ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&h->state[i], __ATOMIC_ACQUIRE) == SLOT_FREE)
+        return 0;
+    const char *image = mf_stage_slot_base(h, i);
+    size_t len = recorded_prefix(image);
+    memcpy(scratch, image, len);
+    /* A read-modify-write that adds nothing: its release half keeps the
+     * copy's loads before it (a plain load could be done first). */
+    if (__atomic_fetch_add(&h->seq[i], 0, __ATOMIC_ACQ_REL) != before || chunk_index(scratch) == 0)
+        return 0;
+    return write_image(fd, scratch, len) < 0 ? -1 : 1;
+}
+
+int mf_stage_write_every_slot(stage_header *h, int fd)
+{
+    int n = 0;
+    for (uint32_t i = 0; i < MF_STAGE_SLOTS; i++) {
+        uint32_t state = __atomic_load_n(&h->state[i], __ATOMIC_ACQUIRE);
+        const char *image = mf_stage_slot_base(h, i);
+        if (state == SLOT_FREE || chunk_index(image) == 0)
+            continue;
+        size_t len = state == SLOT_FILLING ? recorded_prefix(image)
+                                           : (size_t)__atomic_load_n(&h->used[i], __ATOMIC_RELAXED);
+        if (len > MF_CHUNK_SIZE || write_image(fd, image, len) < 0)
+            return -1;
+        __atomic_store_n(&h->state[i], SLOT_FREE, __ATOMIC_RELEASE);
+        n++;
+    }
+    return n;
+}
