@@ -244,6 +244,8 @@ static void end_block(mf_model *m, uint32_t id, unsigned how, uint64_t time_ns)
     }
     if (!st->opt.no_picture && mf_picture_retire(m, v, &b) < 0)
         st->oom = 1;
+    if (st->opt.on_block)
+        st->opt.on_block(st->opt.on_block_ctx, &b, 1);
     mf_live_remove(&st->live, id);
 }
 
@@ -270,6 +272,15 @@ void mf_model_on_alloc(mf_model *m, const mf_event *e)
     if (!mf_live_insert(&st->live, &b)) {
         st->oom = 1;
         return;
+    }
+    if (st->opt.on_block) {
+        mf_block told = {
+            .addr = e->addr, .requested = e->size, .actual = e->actual,
+            .alloc_ns = e->time_ns, .free_ns = MF_LIVE_AT_END, .scope = e->scope,
+            .name = e->name, .tid = e->tid, .pid = v->pub.pid, .stack = e->stack,
+            .device = e->device, .flags = e->flags, .end = MF_BLOCK_LIVE,
+        };
+        st->opt.on_block(st->opt.on_block_ctx, &told, 0);
     }
     counts_alloc(&d->pub.counts, e->addr, e->size, e->actual);
     counts_alloc(&v->pub.counts, e->addr, e->size, e->actual);
