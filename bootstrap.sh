@@ -12,7 +12,7 @@ PACKAGES="build-essential autoconf automake libtool pkg-config \
 libjemalloc-dev libcairo2-dev libzstd-dev librsvg2-dev check python3 \
 libunwind-dev libdw-dev libmicrohttpd-dev binutils \
 chromium valgrind heaptrack poppler-utils strace groff-base clang libclang-rt-dev \
-python3-dev python3-numpy python3-torch"
+python3-dev python3-numpy python3-torch nodejs npm"
 
 missing=""
 for p in $PACKAGES; do
@@ -31,6 +31,11 @@ if [ -n "$missing" ]; then
         exit 1
     fi
 fi
+
+# playwright-core (npm) drives Debian's chromium in `memflow view`'s browser
+# test; no browser is downloaded (tests/view/package-lock.json pins it).
+(cd tests/view && npm ci --no-audit --no-fund --ignore-scripts > /dev/null) ||
+    echo "bootstrap: npm could not install playwright-core: the browser test will skip" >&2
 
 autoreconf -fi
 ./configure "$@"

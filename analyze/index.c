@@ -1,6 +1,7 @@
 /*
  * index.c - opening the view index of a set of logs (index.h): the reader
- * is opened first (its string and stack ids are what the index names);
+ * is opened first, into the model's string pool (its string and stack ids
+ * are what the index names);
  * when the logs are finished and LOG.mfi indexes them as they are now, it
  * is reused; otherwise the logs are read once through the model into the
  * builder (index_build.c), in a new file that replaces LOG.mfi once
@@ -150,12 +151,7 @@ static int try_reuse(mf_index *ix)
 
 static int build(mf_index *ix, char *err, size_t errlen)
 {
-    mf_model_options mo = { .no_picture = 1, .no_trace = 1, .on_block = ix_on_block,
-                            .on_block_ctx = ix };
-    ix->model = mf_model_new(&mo, err, errlen);
-    ix->fd = ix->model ? new_file(ix) : -1;
-    if (!ix->model)
-        return -1;
+    ix->fd = new_file(ix);
     if (ix->fd < 0) {
         snprintf(err, errlen, "cannot create the index file: %s", strerror(errno));
         return -1;
@@ -183,11 +179,18 @@ mf_index *mf_index_open(const char *const *paths, size_t n, const mf_index_optio
 {
     mf_index *ix = calloc(1, sizeof *ix);
     *rc = -1;
-    if (!ix || !(ix->pool = mf_strings_new())) {
+    if (!ix) {
         snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    /* the model's pool is the reader's: its ids are the ones events carry */
+    mf_model_options mo = { .no_picture = 1, .no_trace = 1, .on_block = ix_on_block,
+                            .on_block_ctx = ix };
+    if (!(ix->model = mf_model_new(&mo, err, errlen))) {
         free(ix);
         return NULL;
     }
+    ix->pool = ix->model->strings;
     ix->fd = -1;
     ix->path = strdup("");
     mf_reader_options ro = { .merge_runs = opt->merge_runs };
@@ -250,8 +253,7 @@ void mf_index_close(mf_index *ix)
     if (ix->sites)
         mf_sites_close(ix->sites);
     mf_reader_close(ix->reader);
-    mf_model_free(ix->model);
-    mf_strings_free(ix->pool);
+    mf_model_free(ix->model);             /* and its pool, the reader's */
     for (size_t i = 0; i < ix->n_views; i++)
         ix_view_free(&ix->views[i]);
     free(ix->views);

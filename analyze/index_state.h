@@ -88,8 +88,8 @@ typedef struct ix_live {
 
 struct mf_index {
     mf_reader *reader;
-    mf_strings *pool;
-    mf_model *model;          /* NULL when the index was reused */
+    mf_strings *pool;         /* the model's: the reader interns into it */
+    mf_model *model;          /* fed only when the index is built here */
     mf_sites *sites;
     char *path;               /* the index file ("" while temporary) */
     char *final_path;         /* where it goes when finished */
