@@ -15,7 +15,7 @@
  *   size - 32          mf_compact_trailer: where the index is, its CRC-32C
  *
  * All integers are little-endian.  Every frame carries zstd's content
- * checksum; the index carries CRC-32C (runtime/checksum.h), and so does the
+ * checksum; the index carries CRC-32C (common/checksum.h), and so does the
  * trailer itself.
  */
 #ifndef MEMFLOW_COMPACT_LAYOUT_H

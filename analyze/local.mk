@@ -6,7 +6,7 @@
 # Never loaded into a profiled program: memflow_dump() and memflow_dumps()
 # ask `memflow serve` instead.  A convenience library, not installed.
 noinst_LTLIBRARIES += libmemflow-analysis.la
-libmemflow_analysis_la_SOURCES = $(RUNTIME_SHARED_SOURCES) \
+libmemflow_analysis_la_SOURCES = $(COMMON_SOURCES) \
 	analyze/grow.c analyze/grow.h \
 	analyze/idmap.c analyze/idmap.h \
 	analyze/string_pool.c analyze/string_pool.h \

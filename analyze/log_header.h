@@ -3,7 +3,7 @@
  * arguments, checked against the header's own checksum.
  *
  * A damaged header does not make a log unreadable.  static_check (CRC-32C
- * of version..host, run_id and the argv bytes; runtime/checksum.h) tells a
+ * of version..host, run_id and the argv bytes; common/checksum.h) tells a
  * flipped byte from a genuine value: when it does not match, the one field
  * whose repair makes it match (argv_len from where the argv bytes end, a
  * version, chunk or header size off by one bit) is repaired and the repair

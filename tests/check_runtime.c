@@ -28,6 +28,8 @@
 #include "log_reader.h"
 #include "log_writer.h"
 #include "stage.h"
+#include "stage_drain.h"
+#include "stage_slots.h"
 
 static char scratch[4096];
 
@@ -636,7 +638,7 @@ START_TEST(full_disk_then_space_gives_a_dense_log)
 }
 END_TEST
 
-/* ---- the staging area (runtime/stage.h) ----------------------------------
+/* ---- the staging area (runtime/stage.h, cli/stage_drain.h) --------------
  * The test process plays both parts: the program whose chunks are staged,
  * and memflow run copying them (a drain thread, as cli/run_stage.c has). */
 

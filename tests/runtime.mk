@@ -40,8 +40,8 @@ if HAVE_CHECK
 # the runtime's sources are built into it rather than reached through
 # libmemflow.so, which exports only the API and the plugins' entry points.
 check_PROGRAMS += tests/check_runtime
-tests_check_runtime_SOURCES = tests/check_runtime.c $(RUNTIME_SOURCES) $(STAGE_RUN_SOURCES)
-tests_check_runtime_CPPFLAGS = $(RUNTIME_CPPFLAGS)
+tests_check_runtime_SOURCES = tests/check_runtime.c $(RUNTIME_SOURCES) $(STAGE_DRAIN_SOURCES)
+tests_check_runtime_CPPFLAGS = $(RUNTIME_CPPFLAGS) -I$(srcdir)/cli
 tests_check_runtime_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) -pthread
 tests_check_runtime_LDADD = libmemflow-analysis.la $(CHECK_LIBS) -lpthread -ldl
 tests_check_runtime_LDFLAGS = $(TEST_LINK_FLAGS)

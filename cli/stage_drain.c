@@ -1,6 +1,6 @@
 /*
- * stage_run.c - memflow run's side of the staging area (stage.h), and a
- * reader's: compiled into the memflow program, not into libmemflow.
+ * stage_drain.c - memflow run's side of the staging area (stage_drain.h),
+ * and a reader's: compiled into the memflow program, not into libmemflow.
  *
  * memflow run creates the staging file and hands it to the process it
  * starts; while the program runs it copies each full slot into the log
@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "descriptor.h"
+#include "stage_drain.h"
 #include "stage_slots.h"
 
 #define RESERVE_AHEAD 8u                /* chunks memflow run reserves beyond the claims */

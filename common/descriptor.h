@@ -1,8 +1,8 @@
 /*
  * descriptor.h - memflow's own descriptors, out of the program's way: the
- * log (log_writer.c) and the staging file (stage_run.c) sit at high
- * numbers, so that a program that uses low numbers, or closes and reuses
- * them, meets none of memflow's.
+ * log (runtime/log_writer.c) and the staging file (cli/stage_drain.c) sit
+ * at high numbers, so that a program that uses low numbers, or closes and
+ * reuses them, meets none of memflow's.
  */
 #ifndef MEMFLOW_DESCRIPTOR_H
 #define MEMFLOW_DESCRIPTOR_H

@@ -1,8 +1,8 @@
 /*
  * stage_slots.h - the staging file's layout and the writing of its slots
- * into the log: what the two sides of the staging area (stage.h) share,
- * the program's (stage.c, in libmemflow) and memflow run's (stage_run.c,
- * compiled into the memflow program only).  Stateless: every function works
+ * into the log: what the two sides of the staging area share, the
+ * program's (runtime/stage.c, in libmemflow; runtime/stage.h tells the
+ * why) and memflow run's (cli/stage_drain.c, in the memflow program).  Stateless: every function works
  * on the header it is given.  Private to those files and their tests.
  *
  * The file: a header (identity, the log its slots belong to, per-slot
@@ -30,8 +30,9 @@
 
 #include "log_format.h"
 #include "run_id.h"
-#include "stage.h"
 
+#define MF_STAGE_SLOTS 32u              /* 32 MiB of address space; pages on use */
+#define MF_STAGE_SUFFIX ".stage"        /* memflow-RUNID.stage in the output folder */
 #define STAGE_MAGIC "MFSTAGE"           /* 8 bytes with the NUL */
 #define STAGE_VERSION 2u
 #define STAGE_HEADER_BYTES 16384u
