@@ -29,7 +29,6 @@
 
 #include "recorder.h"
 #include "memflow.h"
-#include "config.h"
 #include "csv.h"
 #include "gpu.h"
 #include "gpu_test_log.h"
@@ -851,8 +850,7 @@ static __attribute__((noinline)) void allocate_on_gpu_here(void)
 START_TEST(gpu_allocations_carry_the_api_calls_stack)
 {
     const char *keys[] = { "stacks" }, *on[] = { "32" }, *off[] = { "0" };
-    char err[512];
-    ck_assert_msg(mf_config_apply(1, keys, on, NULL, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(memflow_set_config(1, keys, on) == 0, "%s", memflow_last_error());
     start_log("stacks", NULL);
     allocate_on_gpu_here();
     record_buffer b = buffer_new();
@@ -879,7 +877,7 @@ START_TEST(gpu_allocations_carry_the_api_calls_stack)
     }
     mf_log_free(log);
     free(b.bytes);
-    ck_assert_int_eq(mf_config_apply(1, keys, off, NULL, err, sizeof err), 0);
+    ck_assert_int_eq(memflow_set_config(1, keys, off), 0);
 }
 END_TEST
 

@@ -48,6 +48,11 @@ tests_check_runtime_LDFLAGS = $(TEST_LINK_FLAGS)
 TESTS += tests/check_runtime
 endif
 
+# The memflow program never loads the recorder, whatever MEMFLOW_ variables
+# it inherits (tests/cli_no_recorder.sh).
+TESTS += tests/cli_no_recorder.sh
+EXTRA_DIST += tests/cli_no_recorder.sh
+
 # The runtime/analysis boundary (tests/boundary.sh): dump_client links only
 # libmemflow, with --as-needed, as a distribution's program would.
 check_PROGRAMS += tests/dump_client
