@@ -10,7 +10,6 @@
 #include <stdint.h>
 
 #include "compiler.h"
-#include "error.h"
 
 #define MF_PATH_MAX 4096
 

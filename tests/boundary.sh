@@ -54,16 +54,17 @@ if preload_works; then
 fi
 
 # Layering: runtime/ is libmemflow, and only libmemflow and its plugins
-# include its headers; the analysis and the memflow program include common/
-# ones and their own (the program links no libmemflow: cli_no_recorder.sh).
+# include its headers; common/, the analysis and the memflow program include
+# common/ ones and their own (the program links no libmemflow:
+# cli_no_recorder.sh).
 # The runtime never includes the analysis' headers.
 cd "$top_srcdir"
 runtime_headers=$(cd runtime && ls -- *.h | sed 's/\./\\./' | paste -sd'|' -)
 [ -n "$runtime_headers" ] || fail "no header in runtime/"
-find analyze render cli -name '*.[ch]' -exec grep -lE "#include \"($runtime_headers)\"" {} + \
+find common analyze render cli -name '*.[ch]' -exec grep -lE "#include \"($runtime_headers)\"" {} + \
     > "$SCRATCH/bad" || true
 if [ -s "$SCRATCH/bad" ]; then
-    fail "the analysis or the memflow program includes libmemflow's headers: $(cat "$SCRATCH/bad")"
+    fail "common/, the analysis or the memflow program includes libmemflow's headers: $(cat "$SCRATCH/bad")"
 fi
 find runtime common alloc gpu -name '*.[ch]' -exec grep -l \
     '#include "\(log_reader\|model\|chunk_source\|outputs\|stats\|svg\|trace\|csv\|escape\)\.h"' {} + \
