@@ -17,7 +17,7 @@ RUNTIME_SOURCES = $(COMMON_SOURCES) $(CONFIG_SOURCES) \
 	runtime/recorder.c runtime/recorder.h runtime/thread_state.h \
 	runtime/cuda_seen.c runtime/cuda_seen.h \
 	runtime/scope.c runtime/scope.h \
-	runtime/trace.c \
+	runtime/objects.c \
 	runtime/stacks.c runtime/stacks.h \
 	runtime/unwind.c runtime/unwind.h \
 	runtime/api.c \

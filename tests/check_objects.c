@@ -1,6 +1,6 @@
 /*
- * check_trace.c - Check suite of the trace-object API (runtime/trace.c) and
- * of mf_scope_push_on (runtime/scope.c), with exact expected records.
+ * check_objects.c - Check suite of the trace-object API (runtime/objects.c)
+ * and of mf_scope_push_on (runtime/scope.c), with exact expected records.
  *
  * Each test runs in its own forked process (CK_FORK), records into a fresh
  * folder through the public API, finishes the log and reads its TRACE and

@@ -1,6 +1,8 @@
 /*
- * trace.c - the trace-object API of memflow.h: MXNet's Domain, Task, Frame,
- * Event, Counter and Marker on top of the recorder's TRACE records.
+ * objects.c - the trace-object API of memflow.h: MXNet's profiler objects
+ * (Domain, Task, Frame, Event, Counter and Marker) on top of the recorder's
+ * TRACE records.  (Not the model's spans, analyze/, nor the Chrome trace
+ * writer, render/.)
  *
  * An object is its kind, its domain's and name's interned string ids and a
  * process-unique id that pairs each BEGIN with its END (the analysis draws
