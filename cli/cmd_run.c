@@ -21,7 +21,6 @@
  * program that exited 0, a failure of memflow's own (no log, rendering)
  * is 1.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -69,15 +68,6 @@ static void run_usage(FILE *out)
           out);
 }
 
-/* MEMFLOW_<KEY> for a configuration key. */
-static void env_name(const char *key, size_t keylen, char *buf, size_t len)
-{
-    size_t at = (size_t)snprintf(buf, len, "MEMFLOW_");
-    for (size_t i = 0; i < keylen && at + 1 < len; i++)
-        buf[at++] = (char)toupper((unsigned char)key[i]);
-    buf[at] = 0;
-}
-
 /* Check one KEY=VALUE and export it for the program (path: the folder). */
 static int set_key(const char *pair, run_options *opt)
 {
@@ -95,7 +85,7 @@ static int set_key(const char *pair, run_options *opt)
     }
     if (strcmp(key, "path") == 0)
         opt->set_path = v;
-    env_name(key, strlen(key), var, sizeof var);
+    mf_config_variable(key, var, sizeof var);
     setenv(var, v, 1);
     return 0;
 }

@@ -113,12 +113,22 @@ void mf_config_snapshot(mf_config *out)
     pthread_mutex_unlock(&config_lock);
 }
 
+/* key_table's names, comma-separated (built once: mf_config_keys). */
+static char key_names[512];
+
+static void list_key_names(void)
+{
+    size_t at = 0;
+    for (size_t i = 0; i < N_KEYS && at < sizeof key_names; i++)
+        at += (size_t)snprintf(key_names + at, sizeof key_names - at, "%s%s", i ? ", " : "",
+                               key_table[i].name);
+}
+
 const char *mf_config_keys(void)
 {
-    return "filename, path, format, formats, profile_all, profile_memory, "
-           "profile_api, profile_device, continuous_dump, dump_period, "
-           "aggregate_stats, gpu_memory_profile_filename_prefix, sample_rate, stacks, "
-           "torch_scopes";
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, list_key_names);
+    return key_names;
 }
 
 static const key_spec *find_key(const char *name)
@@ -308,11 +318,10 @@ int mf_config_apply(int n, const char *const *keys, const char *const *vals,
     return rc;
 }
 
-/* MEMFLOW_<KEY> of key_table[i] into var. */
-static void variable_of(size_t i, char *var, size_t len)
+void mf_config_variable(const char *key, char *var, size_t len)
 {
     size_t at = (size_t)snprintf(var, len, "MEMFLOW_");
-    for (const char *p = key_table[i].name; *p && at + 1 < len; p++)
+    for (const char *p = key; *p && at + 1 < len; p++)
         var[at++] = (char)toupper((unsigned char)*p);
     var[at] = 0;
 }
@@ -323,7 +332,7 @@ static int known_variable(const char *entry)
     size_t n = strcspn(entry, "=");
     char var[128];
     for (size_t i = 0; i < N_KEYS; i++) {
-        variable_of(i, var, sizeof var);
+        mf_config_variable(key_table[i].name, var, sizeof var);
         if (strlen(var) == n && strncmp(entry, var, n) == 0)
             return 1;
     }
@@ -354,7 +363,7 @@ int mf_config_apply_env(char *err, size_t errlen)
         return -1;
     for (size_t i = 0; i < N_KEYS; i++) {
         char var[128];
-        variable_of(i, var, sizeof var);
+        mf_config_variable(key_table[i].name, var, sizeof var);
         const char *val = getenv(var);
         if (!val)
             continue;

@@ -61,8 +61,13 @@ MF_EXPORT int mf_config_apply(int n, const char *const *keys, const char *const 
  */
 MF_EXPORT int mf_config_apply_env(char *err, size_t errlen);
 
-/* The list of accepted keys, comma-separated, for messages and --help. */
+/* The list of accepted keys, comma-separated, for messages: the names of
+ * config.c's key table, in its order. */
 MF_EXPORT const char *mf_config_keys(void);
+
+/* The environment variable of a key: MEMFLOW_ and the key in upper case,
+ * into var (len bytes, cut short if it is too small). */
+void mf_config_variable(const char *key, char *var, size_t len);
 
 
 #endif /* MEMFLOW_CONFIG_H */

@@ -82,6 +82,18 @@ START_TEST(config_unknown_key_names_key_and_accepted)
     ck_assert_ptr_nonnull(strstr(e, "sample_rate"));
     /* all or nothing: sample_rate was not applied */
     ck_assert_uint_eq(mf_config_get()->sample_rate, 0);
+    /* the accepted keys are the key table's, each once, in its order */
+    ck_assert_str_eq(mf_config_keys(),
+                     "filename, path, format, formats, profile_all, profile_memory, "
+                     "profile_api, profile_device, continuous_dump, dump_period, "
+                     "aggregate_stats, gpu_memory_profile_filename_prefix, sample_rate, stacks, "
+                     "torch_scopes");
+    ck_assert_ptr_nonnull(strstr(e, mf_config_keys()));
+    char var[32];
+    mf_config_variable("gpu_memory_profile_filename_prefix", var, sizeof var);
+    ck_assert_str_eq(var, "MEMFLOW_GPU_MEMORY_PROFILE_FILE"); /* cut short at 31 bytes */
+    mf_config_variable("sample_rate", var, sizeof var);
+    ck_assert_str_eq(var, "MEMFLOW_SAMPLE_RATE");
 }
 END_TEST
 
