@@ -359,10 +359,10 @@ int cmd_run(int argc, char **argv)
     run_child_adopt_orphans();
     int exec_errno;
     pid_t pid = run_child_start(opt.command, &exec_errno);
-    if (pid == -1)
-        return exec_failure(opt.command[0], exec_errno);
-    if (pid < 0)
-        return RUN_EXIT_OWN_ERROR;
+    if (pid < 0) {
+        run_stage_finish(0); /* no program ran: its staging file goes */
+        return pid == -1 ? exec_failure(opt.command[0], exec_errno) : RUN_EXIT_OWN_ERROR;
+    }
     run_stage_start();
     int status = run_child_wait(pid, &run);
     run_stage_finish(pid);
