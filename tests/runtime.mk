@@ -53,6 +53,21 @@ endif
 TESTS += tests/cli_no_recorder.sh
 EXTRA_DIST += tests/cli_no_recorder.sh
 
+# The preload library's dlopen leaves the program the caller: a plugin
+# found only through the program's RUNPATH still loads under memflow run
+# (tests/preload_dlopen.sh).  The plugin is a module in tests/.libs, which
+# only dlopen_runpath's RUNPATH names.
+check_LTLIBRARIES = tests/libdlprobe.la
+tests_libdlprobe_la_SOURCES = tests/dlprobe.c
+tests_libdlprobe_la_LDFLAGS = -module -avoid-version -rpath /nowhere
+check_PROGRAMS += tests/dlopen_runpath
+tests_dlopen_runpath_SOURCES = tests/dlopen_runpath.c
+tests_dlopen_runpath_LDADD = -ldl
+tests_dlopen_runpath_LDFLAGS = $(TEST_LINK_FLAGS) \
+	-Wl,--enable-new-dtags,-rpath,$(abs_top_builddir)/tests/.libs
+TESTS += tests/preload_dlopen.sh
+EXTRA_DIST += tests/preload_dlopen.sh
+
 # The runtime/analysis boundary (tests/boundary.sh): dump_client links only
 # libmemflow, with --as-needed, as a distribution's program would.
 check_PROGRAMS += tests/dump_client
