@@ -1,12 +1,15 @@
-# runtime/ - what runs inside the profiled program: record format, clock,
-# config, scopes, interning, recorder, log writer, the public API and the
-# client of the analysis behind memflow_dump()/memflow_dumps().
-# Knows nothing of Cairo, CUPTI, jemalloc or the analysis: libmemflow.so is
-# what every profiled process loads (through the preload library), so it
-# links nothing but libc; libunwind is dlopen'ed (RTLD_LOCAL) only when
-# call stacks are on (runtime/stacks.c).  Its exports are the documented
-# memflow_* API and a private node for the capture plugins
-# (runtime/libmemflow.map).
+# runtime/ - exactly libmemflow.so, what runs inside the profiled program:
+# clock, scopes, interning, recorder, log writer, the program's side of the
+# staging file (stage.c; memflow run's is cli/stage_drain.c), call stacks,
+# trace objects (objects.c), the public API and the client of `memflow
+# serve` behind memflow_dump()/memflow_dumps(); plus what it compiles from
+# common/ (log format, configuration ...).  Knows nothing of Cairo, CUPTI,
+# jemalloc or the analysis: libmemflow.so is what every profiled process
+# loads (through the preload library), so it links nothing but libc;
+# libunwind is dlopen'ed (RTLD_LOCAL) only when call stacks are on
+# (runtime/stacks.c).  Its exports are the documented memflow_* API and a
+# private node for the capture plugins (runtime/libmemflow.map).  The
+# memflow program does not link it.
 lib_LTLIBRARIES += libmemflow.la
 RUNTIME_SOURCES = $(COMMON_SOURCES) $(CONFIG_SOURCES) \
 	runtime/clock.c runtime/clock.h runtime/clock_fast.h \

@@ -1,5 +1,7 @@
-# tests/runtime.mk - tests of runtime/ (config, scopes, recorder, log writer) and
-# alloc/ (the malloc family under `memflow run`).
+# tests/runtime.mk - tests of runtime/ (scopes, recorder, log writer, the
+# staging file's two sides), common/ (config) and alloc/ (the malloc family,
+# dlopen under `memflow run`), and that the memflow program never loads
+# libmemflow.
 check_PROGRAMS += tests/alloc_workload tests/logcheck tests/logheader tests/cxx_new
 tests_alloc_workload_SOURCES = tests/alloc_workload.c
 tests_alloc_workload_LDADD = libmemflow.la -lpthread
