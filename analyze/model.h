@@ -3,7 +3,7 @@
  * memory bounded by what the outputs need, never by the log's length.
  *
  * Data flow: reader (events in time order) -> mf_model_feed (here) ->
- * mf_model_settle -> outputs (svg*.c, trace.c, stats, csv.c).  Outputs only
+ * mf_model_settle -> outputs (svg*.c, chrome_trace.c, stats, csv.c).  Outputs only
  * read the model.  The model is incremental: more events may be fed after a
  * settle and it settles again (`memflow serve` answers request after
  * request from one model, reading only what the log gained).

@@ -9,7 +9,7 @@ libmemflow_analysis_la_SOURCES += render/svg.h render/outputs.h \
 	render/escape.c render/escape.h render/units.c render/units.h \
 	render/outfile.c render/outfile.h \
 	render/stats.c render/stats.h render/stats_table.c render/stats_json.c \
-	render/trace.c render/trace.h \
+	render/chrome_trace.c render/chrome_trace.h \
 	render/csv.c render/csv.h render/outputs.c \
 	render/flamegraph.c render/flamegraph.h
 include render/svg.mk

@@ -3,7 +3,7 @@
  * the last step of the data flow for `memflow run`, `memflow render` and
  * memflow_dump().  Each name goes to its writer:
  *   memory_flow.svg/.png/.pdf  -> mf_svg_write (svg.c)
- *   profile.json               -> mf_trace_write_file, named opt->trace_name
+ *   profile.json               -> mf_chrome_trace_write_file, named opt->trace_name
  *   chrome_timeline.json       -> the same trace under that name
  *   stats.txt / stats.json     -> mf_stats_write (table / JSON)
  *   gpu_memory_profile.csv     -> mf_csv_write_all: <prefix>-pid_<pid>.csv
@@ -23,7 +23,7 @@
 #include "outputs.h"
 #include "paths.h"
 #include "stats.h"
-#include "trace.h"
+#include "chrome_trace.h"
 
 #define PROGRESS_AFTER_NS 1000000000ull
 
@@ -160,7 +160,7 @@ static int write_one(const mf_model *m, const char *dir, const char *name,
         if (!strcmp(name, "profile.json") && opt->trace_name && *opt->trace_name)
             file = opt->trace_name;
         join_path(path, sizeof path, dir, file);
-        rc = mf_trace_write_file(m, path, err, errlen);
+        rc = mf_chrome_trace_write_file(m, path, err, errlen);
         if (rc == 0)
             report(opt, file);
         return rc;
