@@ -2,9 +2,10 @@
 # renderer (render/svg.mk), the Chrome trace, the statistics (one
 # computation, analyze/statistics.c; a table and a JSON formatter here),
 # MXNet's CSV, through one sink and one escaping module, each written into
-# a private new file renamed into place (outfile.c); outputs.c says which.
-# Part of the analysis library (analyze/local.mk).
-libmemflow_analysis_la_SOURCES += render/svg.h render/outputs.h \
+# a private new file renamed into place (outfile.c); outputs.c writes the
+# rows of the one list of outputs, runtime/outputs_table.h (shared with the
+# config check).  Part of the analysis library (analyze/local.mk).
+libmemflow_analysis_la_SOURCES += render/svg.h render/outputs.h runtime/outputs_table.h \
 	render/sink.c render/sink.h \
 	render/escape.c render/escape.h render/units.c render/units.h \
 	render/outfile.c render/outfile.h \
