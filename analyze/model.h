@@ -238,6 +238,11 @@ typedef struct mf_device_model {
     };
     mf_kind_stat kinds[MF_MODEL_KINDS];
     mf_device_info info;
+    /* MXNet's usage counter: the bytes held after each allocation and each
+     * free that ended a block (alloc_count + free_count updates); its
+     * largest value is peak_bytes. */
+    uint64_t use_min_bytes;        /* its smallest value (0: no update yet) */
+    double use_sum_bytes;          /* its values summed */
     /* filled by mf_model_settle: */
     const mf_point *occupancy;     /* all processes together (bounded) */
     size_t n_occupancy;

@@ -92,8 +92,10 @@ static int device_rows(mf_stats *st)
         char dev[16];
         snprintf(st->device_names[i], sizeof st->device_names[i], "Memory: %s",
                  mf_model_device_name(d->device, dev, sizeof dev));
-        st->devices[i] = make_row(d, NULL, st->device_names[i], d->alloc_count, d->alloc_bytes,
-                                  d->min_size, d->max_size);
+        uint64_t updates = d->alloc_count + d->free_count;
+        st->devices[i] = (mf_stats_row){ d, NULL, st->device_names[i], updates, d->alloc_bytes,
+                                         d->use_min_bytes, d->peak_bytes,
+                                         updates ? d->use_sum_bytes / (double)updates : 0.0 };
     }
     st->n_devices = m->n_devices;
     sort_rows(st->devices, st->n_devices, st->sort_by, st->ascending);

@@ -37,13 +37,20 @@ MF_EXPORT const char *mf_stats_sort_name(mf_stats_sort sort);
  * "pinned", "managed", "pool", "other", "vmm". */
 MF_EXPORT const char *mf_memory_kind_name(unsigned kind);
 
-/* One row of the Device Storage or scope table. */
+/*
+ * One row of the Device Storage table, or of the scope (site) table.  A
+ * device row is MXNet's aggregate of the device's usage counter: count is
+ * its updates (allocations and frees), min/max/avg its smallest, largest
+ * (the peak) and mean value; total the requested bytes allocated.  A
+ * scope row counts allocations: count, total requested, min/max/avg size
+ * (avg: total / count).
+ */
 typedef struct mf_stats_row {
     const mf_device_model *dev;
     const mf_scope_stat *scope;   /* NULL for a device row */
     const char *name;             /* "Memory: cpu/0", or the scope */
     uint64_t count, total, min, max;
-    double avg;                   /* the arithmetic mean: total / count */
+    double avg;
 } mf_stats_row;
 
 /* A scope (or a site) holding memory at a device's peak. */

@@ -184,7 +184,9 @@ static void by_process_json(const mf_stats *s, mf_emitter *e, const mf_device_mo
     mf_emit_close(e);
 }
 
-/* One device: MXNet's row in the table, everything known in JSON. */
+/* One device: MXNet's row in the table (its usage counter: updates, and
+ * the smallest, largest and mean value, in kB), everything known in JSON
+ * (the counter in bytes). */
 static void device_row(const mf_stats *s, mf_emitter *e, const mf_stats_row *r, size_t width)
 {
     const mf_device_model *d = r->dev;
@@ -193,13 +195,18 @@ static void device_row(const mf_stats *s, mf_emitter *e, const mf_stats_row *r, 
     mf_emit_text(e, "name", r->name, width);
     mf_emit_table_printf(e, "%16llu %16.4f %16.4f %16.4f\n", (unsigned long long)r->count,
                          (double)r->min / KB, (double)r->max / KB, r->avg / KB);
+    mf_emit_json_u64(e, "use_count", r->count);
+    mf_emit_json_u64(e, "min_use", r->min);
+    mf_emit_json_u64(e, "max_use", r->max);
+    mf_emit_json_double(e, "avg_use", r->avg);
     mf_emit_json_u64(e, "alloc_count", d->alloc_count);
     mf_emit_json_u64(e, "free_count", d->free_count);
     mf_emit_json_u64(e, "alloc_bytes", d->alloc_bytes);
     mf_emit_json_u64(e, "alloc_actual_bytes", d->alloc_actual_bytes);
     mf_emit_json_u64(e, "min_size", d->min_size);
     mf_emit_json_u64(e, "max_size", d->max_size);
-    mf_emit_json_double(e, "avg_size", r->avg);
+    mf_emit_json_double(e, "avg_size",
+                        d->alloc_count ? (double)d->alloc_bytes / (double)d->alloc_count : 0.0);
     mf_emit_json_u64(e, "peak_bytes", d->peak_bytes);
     mf_emit_json_u64(e, "peak_time_ns", rel_ns(s->model, d->peak_time_ns));
     mf_emit_json_u64(e, "live_bytes_end", d->live_bytes_end);
@@ -259,16 +266,20 @@ static void devices(const mf_stats *s, mf_emitter *e)
     size_t w = name_width(s->devices, s->n_devices, 30);
     mf_emit_table_title(e, "Device Storage");
     mf_emit_table_cell(e, "Name", w);
-    mf_emit_table_printf(e, "     Total Count    Min Use  (kB)    Max Use  (kB)    Avg Use  (kB)\n");
+    mf_emit_table_printf(e, "     Total Count    Min Use  (kB)    Max Use  (kB)"
+                            "    Avg Use  (kB)\n");
     mf_emit_table_cell(e, "----", w);
-    mf_emit_table_printf(e, "     -----------    -------------    -------------    -------------\n");
+    mf_emit_table_printf(e, "     -----------    -------------    -------------"
+                            "    -------------\n");
     mf_emit_array_begin(e, "devices");
     mf_emit_lines(e);
     for (size_t i = 0; i < s->n_devices; i++)
         device_row(s, e, &s->devices[i], w);
     mf_emit_close(e);
-    mf_emit_table_printf(e, "Use: requested bytes of one allocation (kB = 1000 bytes, as MXNet "
-                            "prints it); Avg is the arithmetic mean, total requested / count.\n");
+    mf_emit_table_printf(e, "Use: requested bytes held on the device after each allocation and "
+                            "free (Total Count: how many; kB = 1000 bytes, as MXNet prints it); "
+                            "Max Use is the peak; Avg is their mean, not MXNet's (max - min) / 2."
+                            "\n");
     for (size_t i = 0; i < s->model->n_devices; i++)
         device_notes_table(s, e, &s->model->devices[i]);
     mf_emit_table_printf(e, "\n");

@@ -244,6 +244,24 @@ class Statistics(unittest.TestCase):
             memflow.record_alloc("tpu/0", 1, 1)
         self.assertIn("bad device 'tpu/0'", str(e.exception))
 
+    def test_device_storage_is_the_usage_counter(self):
+        # MXNet's Device Storage row aggregates the device's usage counter, as
+        # the seed's example "Memory: cpu/0  3  96.0600  96.0760": usage went
+        # from 96.06 to 96.076 kB and back, three updates
+        profiler.set_state("run")
+        memflow.record_alloc("gpu/7", 0x700000, 96060)
+        memflow.record_alloc("gpu/7", 0x800000, 16)
+        memflow.record_free("gpu/7", 0x800000)
+        rows = [line.split() for line in profiler.dumps().splitlines()
+                if line.startswith("Memory: gpu/7 ")]
+        self.assertEqual(rows, [["Memory:", "gpu/7", "3", "96.0600", "96.0760", "96.0653"]])
+        d = [x for x in json.loads(profiler.dumps(format="json"))["devices"]
+             if x["device"] == "gpu/7"][0]
+        self.assertEqual((d["use_count"], d["min_use"], d["max_use"], d["avg_use"]),
+                         (3, 96060, 96076, 96065.333))
+        self.assertEqual((d["alloc_count"], d["min_size"], d["max_size"], d["avg_size"]),
+                         (2, 16, 96060, 48038.0))
+
     def test_dumps_arguments(self):
         profiler.set_state("run")
         self.assertIn("Device Storage", profiler.dumps())
