@@ -2,9 +2,10 @@
  * statistics.h - the statistics of a model, computed once, in the order
  * they are shown: MXNet's "Device Storage" rows, the per-scope rows, the
  * allocation sites (with stacks), who held memory at each device's peak
- * (by scope and by site), the largest blocks never freed, and
- * the processes that ended abnormally.  The table and JSON formatters
- * (render/stats_table.c, render/stats_json.c) only print what is here.
+ * (by scope and by site), the largest blocks never freed (leaks) and
+ * those processes still running hold (live now), and the processes that
+ * ended abnormally.  The table and JSON (render/stats_sections.c) only
+ * print what is here.
  */
 #ifndef MEMFLOW_STATISTICS_H
 #define MEMFLOW_STATISTICS_H
@@ -83,9 +84,14 @@ typedef struct mf_stats {
     size_t n_sites;
     mf_stats_peak *peaks;         /* one per device, in device order */
     size_t n_peaks;
-    const mf_block *leaks;        /* the largest blocks never freed */
+    mf_block *leaks;              /* the largest blocks never freed, of processes that
+                                     ended (or live at --at) */
     size_t n_leaks;
-    size_t max_leaks;
+    mf_block *live_now;           /* the largest blocks of processes not ended yet: live
+                                     now, not leaks (a dump in mid-run) */
+    size_t n_live_now;
+    size_t max_leaks;             /* of each */
+    int running;                  /* a process had not ended (then live_now is shown) */
     uint64_t unknown_frees, inherited_frees;
     char (*device_names)[32];     /* storage of devices[].name */
 } mf_stats;

@@ -506,22 +506,36 @@ static void leak(const mf_stats *s, mf_emitter *e, const mf_block *l)
     mf_emit_close(e);
 }
 
-static void leaks(const mf_stats *s, mf_emitter *e)
+/* A list of blocks never freed: JSON's key, the table's section. */
+static void blocks(const mf_stats *s, mf_emitter *e, const char *key, const char *title,
+                   const mf_block *b, size_t n)
 {
-    char title[96];
-    snprintf(title, sizeof title, "Leaks (largest blocks never freed, up to %zu)", s->max_leaks);
     mf_emit_table_title(e, title);
-    if (s->n_leaks == 0)
+    if (n == 0)
         mf_emit_table_printf(e, "none\n");
     else
         mf_emit_table_printf(e, "Device            Address        Requested           Actual"
                                 "    Alloc (ms)  Pid     Thread  Scope / name\n");
-    mf_emit_array_begin(e, "leaks");
+    mf_emit_array_begin(e, key);
     mf_emit_lines(e);
-    for (size_t i = 0; i < s->n_leaks; i++)
-        leak(s, e, &s->leaks[i]);
+    for (size_t i = 0; i < n; i++)
+        leak(s, e, &b[i]);
     mf_emit_close(e);
     mf_emit_table_printf(e, "\n");
+}
+
+/* The leaks; then, in JSON always and in the table while a process runs,
+ * the blocks processes still running hold: live now, not leaks. */
+static void leaks(const mf_stats *s, mf_emitter *e)
+{
+    char title[128];
+    snprintf(title, sizeof title, "Leaks (largest blocks never freed, up to %zu)", s->max_leaks);
+    blocks(s, e, "leaks", title, s->leaks, s->n_leaks);
+    if (!s->running && !mf_emit_json(e))
+        return;
+    snprintf(title, sizeof title, "Live now (largest blocks of processes still running, up to "
+             "%zu)", s->max_leaks);
+    blocks(s, e, "live_now", title, s->live_now, s->n_live_now);
 }
 
 static void notes(const mf_stats *s, mf_emitter *e)

@@ -18,6 +18,7 @@ import memflow
 from memflow import profiler, Profiler, profile
 
 SCRATCH = os.environ["SCRATCH"]
+MEMFLOW = os.environ["MEMFLOW"]
 TRACECHECK = os.path.join(os.environ["top_builddir"], "tests", "tracecheck")
 
 
@@ -281,6 +282,37 @@ def run_child(code):
 
 
 class OwnProcess(unittest.TestCase):
+    def test_mid_run_dumps(self):
+        # dumps() while the program runs, under memflow run: memflow's own
+        # frees are not the program's (each call added one "free of an
+        # address never seen allocated"), and what the program holds is
+        # live now, not leaked
+        script = os.path.join(SCRATCH, "midrun.py")
+        with open(script, "w") as f:
+            f.write("import json\n"
+                    "from memflow import profiler\n"
+                    "profiler.set_state('run')\n"
+                    "with profiler.scope('big'):\n"
+                    "    big = bytearray(3000000)\n"
+                    "d = [json.loads(profiler.dumps(format='json')) for _ in range(3)]\n"
+                    "print(json.dumps([x['unknown_frees'] for x in d]))\n"
+                    "print(json.dumps(d[-1]['leaks']))\n"
+                    "print(json.dumps([(b['scope'], b['requested'])\n"
+                    "                  for b in d[-1]['live_now'][:1]]))\n"
+                    "print(profiler.dumps().split('Leaks')[1].split('Unknown')[0])\n")
+        r = subprocess.run([MEMFLOW, "run", "--no-render", "-o", os.path.join(SCRATCH, "midrun"),
+                            "--", sys.executable, script], cwd=SCRATCH,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+        lines = r.stdout.splitlines()
+        self.assertEqual(lines[:1], ["[0, 0, 0]"], r.stderr)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(lines[1:3], ["[]", '[["big:", 3000001]]'])
+        table = lines[3:]
+        self.assertEqual(table[:4], [" (largest blocks never freed, up to 20)", "=================",
+                                     "none", ""])
+        self.assertEqual(table[4], "Live now (largest blocks of processes still running, up to 20)")
+        self.assertEqual(table[7].split()[2:3] + table[7].split()[-1:], ["3000001", "big:unknown"])
+
     def test_cpu_capture_warning_once(self):
         r = run_child("from memflow import profiler\n"
                       "profiler.set_config(path='warn')\n"
