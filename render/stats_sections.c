@@ -190,8 +190,9 @@ static void by_process_json(const mf_stats *s, mf_emitter *e, const mf_device_mo
 static void device_row(const mf_stats *s, mf_emitter *e, const mf_stats_row *r, size_t width)
 {
     const mf_device_model *d = r->dev;
+    char dev[16];
     mf_emit_object_begin(e, NULL);
-    device(e, d->device, "");
+    mf_emit_json_str(e, "device", mf_model_device_name(d->device, dev, sizeof dev));
     mf_emit_text(e, "name", r->name, width);
     mf_emit_table_printf(e, "%16llu %16.4f %16.4f %16.4f\n", (unsigned long long)r->count,
                          (double)r->min / KB, (double)r->max / KB, r->avg / KB);
