@@ -3,7 +3,7 @@
  * memory bounded by what the outputs need, never by the log's length.
  *
  * Data flow: reader (events in time order) -> mf_model_feed (here) ->
- * mf_model_settle -> outputs (svg*.c, trace.c, stats, csv.c).  Outputs only
+ * mf_model_settle -> outputs (svg*.c, chrome_trace.c, stats, csv.c).  Outputs only
  * read the model.  The model is incremental: more events may be fed after a
  * settle and it settles again (`memflow serve` answers request after
  * request from one model, reading only what the log gained).
@@ -238,6 +238,11 @@ typedef struct mf_device_model {
     };
     mf_kind_stat kinds[MF_MODEL_KINDS];
     mf_device_info info;
+    /* MXNet's usage counter: the bytes held after each allocation and each
+     * free that ended a block (alloc_count + free_count updates); its
+     * largest value is peak_bytes. */
+    uint64_t use_min_bytes;        /* its smallest value (0: no update yet) */
+    double use_sum_bytes;          /* its values summed */
     /* filled by mf_model_settle: */
     const mf_point *occupancy;     /* all processes together (bounded) */
     size_t n_occupancy;

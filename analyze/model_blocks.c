@@ -110,6 +110,15 @@ static void counts_alloc(mf_counts *c, uint64_t addr, uint64_t requested, uint64
     c->held_count++;
 }
 
+/* MXNet's usage counter of a device took a new value (after an allocation,
+ * or a free that ended a block). */
+static void counter_update(mf_device_model *d)
+{
+    if (d->alloc_count + d->free_count == 1 || d->held_bytes < d->use_min_bytes)
+        d->use_min_bytes = d->held_bytes;
+    d->use_sum_bytes += (double)d->held_bytes;
+}
+
 /* A new peak: its value, its first moment, and one more epoch. */
 static void counts_peak(mf_counts *c, uint64_t *epoch, uint64_t time_ns)
 {
@@ -201,6 +210,7 @@ static void end_block(mf_model *m, uint32_t id, unsigned how, uint64_t time_ns)
     }
     if (how == MF_BLOCK_FREED) {
         d->pub.free_count++;
+        counter_update(&d->pub);
         v->pub.free_count++;
         if (ds)
             ds->s.free_count++;
@@ -272,6 +282,7 @@ void mf_model_on_alloc(mf_model *m, const mf_event *e)
         return;
     }
     counts_alloc(&d->pub.counts, e->addr, e->size, e->actual);
+    counter_update(&d->pub);
     counts_alloc(&v->pub.counts, e->addr, e->size, e->actual);
     d->held_actual += e->actual;
     v->held_actual += e->actual;

@@ -92,8 +92,10 @@ static int device_rows(mf_stats *st)
         char dev[16];
         snprintf(st->device_names[i], sizeof st->device_names[i], "Memory: %s",
                  mf_model_device_name(d->device, dev, sizeof dev));
-        st->devices[i] = make_row(d, NULL, st->device_names[i], d->alloc_count, d->alloc_bytes,
-                                  d->min_size, d->max_size);
+        uint64_t updates = d->alloc_count + d->free_count;
+        st->devices[i] = (mf_stats_row){ d, NULL, st->device_names[i], updates, d->alloc_bytes,
+                                         d->use_min_bytes, d->peak_bytes,
+                                         updates ? d->use_sum_bytes / (double)updates : 0.0 };
     }
     st->n_devices = m->n_devices;
     sort_rows(st->devices, st->n_devices, st->sort_by, st->ascending);
@@ -181,6 +183,42 @@ static int peaks(mf_stats *st)
     return 0;
 }
 
+/* Whether a block never freed is held by a process that has not ended (it
+ * is live now, which says nothing of a leak yet). */
+static int live_now(const mf_model *m, const mf_block *b)
+{
+    if (b->end != MF_BLOCK_LIVE)
+        return 0;
+    for (size_t i = 0; i < m->n_processes; i++)
+        if (m->processes[i].pid == b->pid && m->processes[i].end_ns == 0)
+            return 1;
+    return 0;
+}
+
+/* The model's largest blocks never freed, split into leaks and blocks live
+ * now, at most max_leaks of each, largest first. */
+static int split_unfreed(mf_stats *st)
+{
+    const mf_model *m = st->model;
+    size_t cap = m->n_leaks < st->max_leaks ? m->n_leaks : st->max_leaks;
+    st->leaks = calloc(cap ? cap : 1, sizeof *st->leaks);
+    st->live_now = calloc(cap ? cap : 1, sizeof *st->live_now);
+    if (!st->leaks || !st->live_now)
+        return -1;
+    for (size_t i = 0; i < m->n_leaks; i++) {
+        const mf_block *b = &m->leaks[i];
+        if (live_now(m, b)) {
+            if (st->n_live_now < cap)
+                st->live_now[st->n_live_now++] = *b;
+        } else if (st->n_leaks < cap) {
+            st->leaks[st->n_leaks++] = *b;
+        }
+    }
+    for (size_t i = 0; i < m->n_processes; i++)
+        st->running |= m->processes[i].end_ns == 0;
+    return 0;
+}
+
 int mf_stats_compute(const mf_model *m, mf_stats_sort sort_by, int ascending, size_t max_leaks,
                      mf_stats *out)
 {
@@ -189,14 +227,13 @@ int mf_stats_compute(const mf_model *m, mf_stats_sort sort_by, int ascending, si
     out->sort_by = sort_by;
     out->ascending = ascending;
     out->max_leaks = max_leaks ? max_leaks : MF_STATS_DEFAULT_LEAKS;
-    out->leaks = m->leaks;
-    out->n_leaks = m->n_leaks < out->max_leaks ? m->n_leaks : out->max_leaks;
     for (size_t i = 0; i < m->n_devices; i++) {
         out->unknown_frees += m->devices[i].unknown_frees;
         out->inherited_frees += m->devices[i].inherited_frees;
     }
     out->has_sites = m->sites != NULL;
-    if (device_rows(out) < 0 || keyed_rows(out, 0, &out->scopes, &out->n_scopes) < 0 ||
+    if (split_unfreed(out) < 0 || device_rows(out) < 0 ||
+        keyed_rows(out, 0, &out->scopes, &out->n_scopes) < 0 ||
         (out->has_sites && keyed_rows(out, 1, &out->sites, &out->n_sites) < 0) ||
         peaks(out) < 0) {
         mf_stats_free(out);
@@ -216,6 +253,8 @@ void mf_stats_free(mf_stats *s)
     free(s->scopes);
     free(s->sites);
     free(s->device_names);
+    free(s->leaks);
+    free(s->live_now);
     memset(s, 0, sizeof *s);
 }
 

@@ -2,9 +2,10 @@
  * statistics.h - the statistics of a model, computed once, in the order
  * they are shown: MXNet's "Device Storage" rows, the per-scope rows, the
  * allocation sites (with stacks), who held memory at each device's peak
- * (by scope and by site), the largest blocks never freed, and
- * the processes that ended abnormally.  The table and JSON formatters
- * (render/stats_table.c, render/stats_json.c) only print what is here.
+ * (by scope and by site), the largest blocks never freed (leaks) and
+ * those processes still running hold (live now), and the processes that
+ * ended abnormally.  The table and JSON (render/stats_sections.c) only
+ * print what is here.
  */
 #ifndef MEMFLOW_STATISTICS_H
 #define MEMFLOW_STATISTICS_H
@@ -37,13 +38,20 @@ MF_EXPORT const char *mf_stats_sort_name(mf_stats_sort sort);
  * "pinned", "managed", "pool", "other", "vmm". */
 MF_EXPORT const char *mf_memory_kind_name(unsigned kind);
 
-/* One row of the Device Storage or scope table. */
+/*
+ * One row of the Device Storage table, or of the scope (site) table.  A
+ * device row is MXNet's aggregate of the device's usage counter: count is
+ * its updates (allocations and frees), min/max/avg its smallest, largest
+ * (the peak) and mean value; total the requested bytes allocated.  A
+ * scope row counts allocations: count, total requested, min/max/avg size
+ * (avg: total / count).
+ */
 typedef struct mf_stats_row {
     const mf_device_model *dev;
     const mf_scope_stat *scope;   /* NULL for a device row */
     const char *name;             /* "Memory: cpu/0", or the scope */
     uint64_t count, total, min, max;
-    double avg;                   /* the arithmetic mean: total / count */
+    double avg;
 } mf_stats_row;
 
 /* A scope (or a site) holding memory at a device's peak. */
@@ -76,9 +84,14 @@ typedef struct mf_stats {
     size_t n_sites;
     mf_stats_peak *peaks;         /* one per device, in device order */
     size_t n_peaks;
-    const mf_block *leaks;        /* the largest blocks never freed */
+    mf_block *leaks;              /* the largest blocks never freed, of processes that
+                                     ended (or live at --at) */
     size_t n_leaks;
-    size_t max_leaks;
+    mf_block *live_now;           /* the largest blocks of processes not ended yet: live
+                                     now, not leaks (a dump in mid-run) */
+    size_t n_live_now;
+    size_t max_leaks;             /* of each */
+    int running;                  /* a process had not ended (then live_now is shown) */
     uint64_t unknown_frees, inherited_frees;
     char (*device_names)[32];     /* storage of devices[].name */
 } mf_stats;

@@ -45,7 +45,7 @@
 #include "stats.h"
 
 #define BATCH 4096
-#define DEFAULT_FORMATS "memory_flow.svg,profile.json,stats.txt"
+#define DEFAULT_FORMATS MF_OUTPUTS_DEFAULT   /* outputs_table.h */
 
 typedef struct server {
     const char *path;

@@ -21,6 +21,7 @@
 
 #include "config.h"
 #include "log_format.h"
+#include "outputs_table.h"
 
 typedef enum {
     KEY_BOOL, KEY_UINT, KEY_DEPTH, KEY_SECONDS, KEY_PATH, KEY_FILENAME, KEY_FORMATS
@@ -81,18 +82,16 @@ static const char *const internal_variables[] = {
 };
 #define N_INTERNAL (sizeof internal_variables / sizeof internal_variables[0])
 
-/* The output names `formats` accepts. */
-static const char *const known_formats[] = {
-    "memory_flow.svg", "memory_flow.png", "memory_flow.pdf", "profile.json",
-    "chrome_timeline.json", "stats.txt", "stats.json", "gpu_memory_profile.csv",
-    "stacks.folded", "flamegraph.svg",
-};
+/* The output names `formats` accepts: the names of outputs_table.h. */
+#define FORMAT_NAME(name, writer, when, needs) name,
+static const char *const known_formats[] = { MF_OUTPUTS(FORMAT_NAME) };
+#undef FORMAT_NAME
 #define N_FORMATS (sizeof known_formats / sizeof known_formats[0])
 
 static mf_config live_config = {
     .filename = "profile.json",
     .path = ".",
-    .formats = "memory_flow.svg,profile.json,stats.txt",
+    .formats = MF_OUTPUTS_DEFAULT,
     .gpu_memory_profile_filename_prefix = "gpu_memory_profile",
     .profile_memory = 1,
     .profile_device = 1,
@@ -205,16 +204,6 @@ static int check_formats(const char *v, char *bad, size_t badlen)
     return 0;
 }
 
-static void formats_list(char *buf, size_t len)
-{
-    buf[0] = 0;
-    for (size_t i = 0; i < N_FORMATS; i++) {
-        strncat(buf, known_formats[i], len - strlen(buf) - 1);
-        if (i + 1 < N_FORMATS)
-            strncat(buf, ", ", len - strlen(buf) - 1);
-    }
-}
-
 /* Check one pair and, if apply, store it into c. */
 static int apply_one(mf_config *c, const char *key, const char *val, const char *origin,
                      char *err, size_t errlen)
@@ -281,11 +270,10 @@ static int apply_one(mf_config *c, const char *key, const char *val, const char 
         strcpy(field, val);
         return 0;
     case KEY_FORMATS: {
-        char bad[256], list[512];
+        char bad[256];
         if (strlen(val) >= k->size || check_formats(val, bad, sizeof bad) < 0) {
-            formats_list(list, sizeof list);
             snprintf(err, errlen, "%s: bad value '%s' for key '%s'; accepted: a "
-                     "comma-separated list of %s", pre, val, key, list);
+                     "comma-separated list of %s", pre, val, key, MF_OUTPUT_NAMES);
             return -1;
         }
         strcpy(field, val);

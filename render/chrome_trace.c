@@ -1,5 +1,5 @@
 /*
- * trace.c - write a model as a Chrome trace (JSON object format).
+ * chrome_trace.c - write a model as a Chrome trace (JSON object format).
  *
  * Layout of the trace:
  *  - one trace process per profiled process (pid = its pid), named by its
@@ -8,15 +8,15 @@
  *    markers ("i") and its trace counters ("C", one series per name);
  *    Tasks, Frames and NVTX ranges are async spans ("b"/"e" with their id,
  *    cat = their domain);
- *  - one trace process per device (pid = MF_TRACE_DEVICE_PID_BASE + device,
- *    named "cpu/0", "gpu/0 (NVIDIA ...)", ...) holding MXNet's counter
+ *  - one trace process per device (pid = MF_CHROME_TRACE_DEVICE_PID_BASE +
+ *    device, named "cpu/0", "gpu/0 (NVIDIA ...)", ...) holding MXNet's counter
  *    "Memory: <dev>" (cat "Device Storage", bytes held by all processes after
  *    every alloc/free), the sample_rate snapshots as "Allocator: cpu/0" /
  *    "Driver: gpu/N" counters, for GPUs one thread track per stream with the
  *    kernels, copies and sets as "X" events, and memory pool changes as
  *    instant ("i") events, and the device's largest blocks
- *    (MF_TRACE_BLOCKS of them) as async spans from allocation to free (cat
- *    "block"), each named by its allocating site when the log has call
+ *    (MF_CHROME_TRACE_BLOCKS of them) as async spans from allocation to free
+ *    (cat "block"), each named by its allocating site when the log has call
  *    stacks (its scope otherwise), with address, sizes, scope, site, top
  *    frames, process and thread in its args; then as many of its largest
  *    sub-blocks (regions inside other blocks, NVTX memory API) the same
@@ -24,7 +24,7 @@
  *    registered, reset and unregistered are instants beside the pools.
  * ts and dur are microseconds since the model's t0, printed exactly from
  * nanoseconds (no floating point, so never NaN).  The model already keeps
- * everything within the size bound (trace.h); this file writes it all.
+ * everything within the size bound (chrome_trace.h); this file writes it all.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,33 +33,33 @@
 #include "escape.h"
 #include "memflow.h"
 #include "outfile.h"
-#include "trace.h"
+#include "chrome_trace.h"
 
 #define MAX_NAMED_THREADS 20000u         /* thread_name metadata written */
 #define MAX_NAMED_STREAMS 4096u          /* stream tracks named */
 #define MAX_PROGRAM_CHARS 200            /* process names are cut here */
 #define MAX_BLOCK_FRAMES 3               /* frames named in a block's args */
 
-typedef struct trace_writer {
+typedef struct chrome_writer {
     const mf_model *m;
     mf_sink *out;
     int first;              /* no event written yet (no comma needed) */
-} trace_writer;
+} chrome_writer;
 
 /* ---- small writers ----------------------------------------------------- */
 
-static void begin_event(trace_writer *w)
+static void begin_event(chrome_writer *w)
 {
     mf_sink_puts(w->out, w->first ? "\n" : ",\n");
     w->first = 0;
 }
 
-static void text(trace_writer *w, const char *s)
+static void text(chrome_writer *w, const char *s)
 {
     mf_sink_puts(w->out, s);
 }
 
-static void json_string(trace_writer *w, const char *s)
+static void json_string(chrome_writer *w, const char *s)
 {
     text(w, "\"");
     mf_escape_json(w->out, s);
@@ -67,23 +67,23 @@ static void json_string(trace_writer *w, const char *s)
 }
 
 /* Nanoseconds since t0 as exact microseconds ("12.345"). */
-static void micros(trace_writer *w, uint64_t ns)
+static void micros(chrome_writer *w, uint64_t ns)
 {
     mf_sink_micros(w->out, ns >= w->m->t0_ns ? ns - w->m->t0_ns : 0);
 }
 
-static void duration(trace_writer *w, uint64_t begin, uint64_t end)
+static void duration(chrome_writer *w, uint64_t begin, uint64_t end)
 {
     mf_sink_micros(w->out, end > begin ? end - begin : 0);
 }
 
 static uint32_t device_pid(uint16_t device)
 {
-    return MF_TRACE_DEVICE_PID_BASE + device;
+    return MF_CHROME_TRACE_DEVICE_PID_BASE + device;
 }
 
 /* "ts":T for an event at ns. */
-static void ts(trace_writer *w, uint64_t ns)
+static void ts(chrome_writer *w, uint64_t ns)
 {
     text(w, ",\"ts\":");
     micros(w, ns);
@@ -91,7 +91,7 @@ static void ts(trace_writer *w, uint64_t ns)
 
 /* ---- metadata ---------------------------------------------------------- */
 
-static void metadata(trace_writer *w, const char *what, uint32_t pid, int64_t tid,
+static void metadata(chrome_writer *w, const char *what, uint32_t pid, int64_t tid,
                      const char *name)
 {
     begin_event(w);
@@ -103,7 +103,7 @@ static void metadata(trace_writer *w, const char *what, uint32_t pid, int64_t ti
     text(w, "}}");
 }
 
-static void sort_index(trace_writer *w, const char *what, uint32_t pid, int64_t tid,
+static void sort_index(chrome_writer *w, const char *what, uint32_t pid, int64_t tid,
                        long index)
 {
     begin_event(w);
@@ -122,7 +122,7 @@ static int named_before(const mf_model *m, size_t i)
     return 0;
 }
 
-static void device_name(trace_writer *w, const mf_device_model *d, char *name, size_t len)
+static void device_name(chrome_writer *w, const mf_device_model *d, char *name, size_t len)
 {
     char dev[16];
     mf_model_device_name(d->device, dev, sizeof dev);
@@ -132,7 +132,7 @@ static void device_name(trace_writer *w, const mf_device_model *d, char *name, s
         snprintf(name, len, "%s", dev);
 }
 
-static void process_metadata(trace_writer *w)
+static void process_metadata(chrome_writer *w)
 {
     const mf_model *m = w->m;
     for (size_t i = 0; i < m->n_processes; i++) {
@@ -164,7 +164,7 @@ static void process_metadata(trace_writer *w)
 
 /* ---- memory counters and snapshots -------------------------------------------- */
 
-static void counter_point(trace_writer *w, const char *dev, uint16_t device, const mf_point *p)
+static void counter_point(chrome_writer *w, const char *dev, uint16_t device, const mf_point *p)
 {
     begin_event(w);
     mf_sink_printf(w->out, "{\"ph\":\"C\",\"pid\":%u,\"name\":\"Memory: %s\",\"cat\":\"Device "
@@ -194,7 +194,7 @@ static void bucket_extremes(const mf_point *p, size_t lo, size_t hi, size_t *min
  * points each keep their lowest and highest, in time order, and the last
  * point.  Returns how many were written.
  */
-static size_t device_counter(trace_writer *w, const mf_device_model *d, size_t cap)
+static size_t device_counter(chrome_writer *w, const mf_device_model *d, size_t cap)
 {
     char dev[16];
     mf_model_device_name(d->device, dev, sizeof dev);
@@ -225,10 +225,10 @@ static size_t device_counter(trace_writer *w, const mf_device_model *d, size_t c
     return written;
 }
 
-static uint64_t memory_counters(trace_writer *w)
+static uint64_t memory_counters(chrome_writer *w)
 {
     const mf_model *m = w->m;
-    size_t cap = MF_TRACE_COUNTER_POINTS / (m->n_devices ? m->n_devices : 1);
+    size_t cap = MF_CHROME_TRACE_COUNTER_POINTS / (m->n_devices ? m->n_devices : 1);
     uint64_t dropped = 0;
     for (size_t i = 0; i < m->n_devices; i++) {
         size_t written = device_counter(w, &m->devices[i], cap < 4 ? 4 : cap);
@@ -237,7 +237,7 @@ static uint64_t memory_counters(trace_writer *w)
     return dropped;
 }
 
-static void snapshot_point(trace_writer *w, uint16_t device, const char *name,
+static void snapshot_point(chrome_writer *w, uint16_t device, const char *name,
                            const mf_snapshot *s)
 {
     int gpu = MF_DEVICE_KIND(device) == MF_DEVICE_GPU;
@@ -262,7 +262,7 @@ static void snapshot_point(trace_writer *w, uint16_t device, const char *name,
 }
 
 /* Every snapshot, or every k-th and the last when there are more than cap. */
-static size_t snapshot_series(trace_writer *w, uint16_t device, const char *name,
+static size_t snapshot_series(chrome_writer *w, uint16_t device, const char *name,
                               const mf_snapshot *s, size_t n, size_t cap)
 {
     size_t step = n > cap ? (n + cap - 1) / cap : 1, written = 0;
@@ -276,10 +276,10 @@ static size_t snapshot_series(trace_writer *w, uint16_t device, const char *name
 
 /* One series per device, or per process when several share it (each
  * process samples its own allocator). */
-static uint64_t snapshot_counters(trace_writer *w)
+static uint64_t snapshot_counters(chrome_writer *w)
 {
     const mf_model *m = w->m;
-    size_t cap = MF_TRACE_SNAPSHOT_POINTS / (m->n_devices ? m->n_devices : 1);
+    size_t cap = MF_CHROME_TRACE_SNAPSHOT_POINTS / (m->n_devices ? m->n_devices : 1);
     uint64_t dropped = 0;
     for (size_t i = 0; i < m->n_devices; i++) {
         const mf_device_model *d = &m->devices[i];
@@ -306,7 +306,7 @@ static uint64_t snapshot_counters(trace_writer *w)
 
 /* ---- spans and activities (X events) ------------------------------------- */
 
-static void span_event(trace_writer *w, const mf_span *sp)
+static void span_event(chrome_writer *w, const mf_span *sp)
 {
     begin_event(w);
     mf_sink_printf(w->out, "{\"ph\":\"X\",\"cat\":\"scope\",\"pid\":%u,\"tid\":%u", sp->pid,
@@ -342,7 +342,7 @@ static int64_t stream_tid(const mf_model *m, uint32_t pid, uint32_t stream)
     return ordinal << 20 | (stream & 0xfffffu);
 }
 
-static void activity_event(trace_writer *w, const mf_activity *a)
+static void activity_event(chrome_writer *w, const mf_activity *a)
 {
     begin_event(w);
     mf_sink_printf(w->out, "{\"ph\":\"X\",\"cat\":\"%s\",\"pid\":%u,\"tid\":%lld",
@@ -373,7 +373,7 @@ static int by_track(const void *pa, const void *pb)
 }
 
 /* thread_name metadata of each (device, process, stream) track, once. */
-static void stream_metadata(trace_writer *w)
+static void stream_metadata(chrome_writer *w)
 {
     const mf_model *m = w->m;
     track *t = malloc((m->n_activities ? m->n_activities : 1) * sizeof *t);
@@ -413,7 +413,7 @@ static const char *pool_op_name(unsigned op)
 }
 
 /* Instant events on the device's process. */
-static void pools(trace_writer *w)
+static void pools(chrome_writer *w)
 {
     for (size_t i = 0; i < w->m->n_pools; i++) {
         const mf_pool_event *p = &w->m->pools[i];
@@ -445,8 +445,8 @@ static const mf_block *view_blocks(const mf_view *v, int sub, size_t *n)
 }
 
 /* The device's largest blocks the picture kept whole (or sub-blocks),
- * largest first: at most MF_TRACE_BLOCKS into *out (malloc'ed).  Returns
- * how many, or -1 when out of memory. */
+ * largest first: at most MF_CHROME_TRACE_BLOCKS into *out (malloc'ed).
+ * Returns how many, or -1 when out of memory. */
 static long largest_blocks(const mf_device_model *d, int sub, const mf_block ***out)
 {
     size_t n = 0, nv;
@@ -468,11 +468,11 @@ static long largest_blocks(const mf_device_model *d, int sub, const mf_block ***
     }
     qsort(all, n, sizeof *all, larger_block);
     *out = all;
-    return (long)(n < MF_TRACE_BLOCKS ? n : MF_TRACE_BLOCKS);
+    return (long)(n < MF_CHROME_TRACE_BLOCKS ? n : MF_CHROME_TRACE_BLOCKS);
 }
 
 /* "site":...,"frames":[...] of a block with a call stack. */
-static void block_site(trace_writer *w, const mf_block *b, const char *site)
+static void block_site(chrome_writer *w, const mf_block *b, const char *site)
 {
     text(w, ",\"site\":");
     json_string(w, site);
@@ -493,7 +493,7 @@ static void block_site(trace_writer *w, const mf_block *b, const char *site)
 }
 
 /* One block: "b" at its allocation with what it is, "e" at its end. */
-static void block_span(trace_writer *w, const mf_block *b, uint32_t pid, uint64_t id)
+static void block_span(chrome_writer *w, const mf_block *b, uint32_t pid, uint64_t id)
 {
     mf_sites *sites = w->m->sites;
     const char *site =
@@ -531,7 +531,7 @@ static void block_span(trace_writer *w, const mf_block *b, uint32_t pid, uint64_
 
 /* Every device's largest blocks, then its largest sub-blocks; -1 when out
  * of memory. */
-static int largest_blocks_spans(trace_writer *w)
+static int largest_blocks_spans(chrome_writer *w)
 {
     uint64_t id = 1;
     for (size_t i = 0; i < w->m->n_devices; i++) {
@@ -565,7 +565,7 @@ static const char *object_category(const mf_model *m, uint32_t domain, unsigned 
 }
 
 /* One event of a trace object: ph, its name and category, where and when. */
-static void object_event(trace_writer *w, const char *ph, const mf_trace_span *s, uint32_t tid,
+static void object_event(chrome_writer *w, const char *ph, const mf_trace_span *s, uint32_t tid,
                          uint64_t time_ns, int with_id)
 {
     begin_event(w);
@@ -582,7 +582,7 @@ static void object_event(trace_writer *w, const char *ph, const mf_trace_span *s
     text(w, "}");
 }
 
-static void trace_objects(trace_writer *w)
+static void trace_objects(chrome_writer *w)
 {
     const mf_model *m = w->m;
     for (size_t i = 0; i < m->n_trace_spans; i++) {
@@ -630,9 +630,9 @@ static uint64_t counter_points_dropped(const mf_model *m)
 
 /* ---- the whole file ---------------------------------------------------- */
 
-int mf_trace_write(const mf_model *model, mf_sink *out)
+int mf_chrome_trace_write(const mf_model *model, mf_sink *out)
 {
-    trace_writer w = { .m = model, .out = out, .first = 1 };
+    chrome_writer w = { .m = model, .out = out, .first = 1 };
     text(&w, "{\"traceEvents\":[");
     process_metadata(&w);
     uint64_t points_dropped = memory_counters(&w);
@@ -663,11 +663,11 @@ int mf_trace_write(const mf_model *model, mf_sink *out)
     return out->error || failed ? -1 : 0;
 }
 
-int mf_trace_write_file(const mf_model *model, const char *path, char *err, size_t errlen)
+int mf_chrome_trace_write_file(const mf_model *model, const char *path, char *err, size_t errlen)
 {
     mf_outfile o;
     if (mf_outfile_open(&o, path, err, errlen) < 0)
         return -1;
-    mf_trace_write(model, &o.sink);
+    mf_chrome_trace_write(model, &o.sink);
     return mf_outfile_commit(&o, err, errlen);
 }
