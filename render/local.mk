@@ -4,9 +4,9 @@
 # JSON by an emitter),
 # MXNet's CSV, through one sink and one escaping module, each written into
 # a private new file renamed into place (outfile.c); outputs.c writes the
-# rows of the one list of outputs, runtime/outputs_table.h (shared with the
+# rows of the one list of outputs, common/outputs_table.h (shared with the
 # config check).  Part of the analysis library (analyze/local.mk).
-libmemflow_analysis_la_SOURCES += render/svg.h render/outputs.h runtime/outputs_table.h \
+libmemflow_analysis_la_SOURCES += render/svg.h render/outputs.h common/outputs_table.h \
 	render/sink.c render/sink.h \
 	render/escape.c render/escape.h render/units.c render/units.h \
 	render/outfile.c render/outfile.h \

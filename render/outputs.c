@@ -1,7 +1,7 @@
 /*
  * outputs.c - write the outputs named in a formats list into a directory:
  * the last step of the data flow for `memflow run`, `memflow render` and
- * memflow_dump().  The outputs are the rows of runtime/outputs_table.h;
+ * memflow_dump().  The outputs are the rows of common/outputs_table.h;
  * each row's writer is one write_<writer> function here:
  *   svg            memory_flow.svg/.png/.pdf: mf_svg_write (svg.c)
  *   profile        the Chrome trace (chrome_trace.c) named opt->trace_name

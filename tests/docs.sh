@@ -2,7 +2,7 @@
 # docs.sh - the documentation says what the program does: every subcommand,
 # option and configuration key the memflow command accepts is in the README
 # and in memflow(1); every output it writes (the one list of outputs,
-# runtime/outputs_table.h) is in the README, memflow(1) and docs/OUTPUTS.md;
+# common/outputs_table.h) is in the README, memflow(1) and docs/OUTPUTS.md;
 # every function of memflow.h is in memflow(3); the man pages format without
 # warnings.
 . "$top_srcdir/tests/lib.sh"
