@@ -1,6 +1,6 @@
 # render/ - the outputs, written from the model: the Cairo memory_flow
 # renderer (render/svg.mk), the Chrome trace, the statistics (one
-# computation, analyze/statistics.c; a table and a JSON formatter here),
+# computation, analyze/stats/statistics.c; a table and a JSON formatter here),
 # MXNet's CSV, through one sink and one escaping module, each written into
 # a private new file renamed into place (outfile.c); outputs.c says which.
 # Part of the analysis library (analyze/local.mk).

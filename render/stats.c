@@ -1,6 +1,6 @@
 /*
  * stats.c - the statistics' entry points: compute them once
- * (analyze/statistics.c) and hand them to the table or JSON formatter.
+ * (analyze/stats/statistics.c) and hand them to the table or JSON formatter.
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
  * stats.h - the statistics of a model as text: MXNet's "Device Storage"
  * table and the rest as a text table (stats_table.c) or as JSON with the
  * same content (stats_json.c).  The numbers are computed once, in
- * analyze/statistics.c; these only print them.  Used by `memflow stats`,
+ * analyze/stats/statistics.c; these only print them.  Used by `memflow stats`,
  * `memflow serve`, and the stats.txt / stats.json outputs.
  * docs/OUTPUTS.md describes every section, column and key.
  */

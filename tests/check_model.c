@@ -1,6 +1,6 @@
 /*
  * check_model.c - the model (analyze/model*.c), statistics
- * (analyze/statistics.c, render/stats*.c), CSV (render/csv.c) and
+ * (analyze/stats/statistics.c, render/stats*.c), CSV (render/csv.c) and
  * memflow_dump/dumps (runtime/dump.c, answered by memflow serve) on REAL logs:
  * each test starts the real recorder into a scratch folder, records known
  * blocks through the public API (memflow_scope_push, memflow_record_alloc,

@@ -1,5 +1,5 @@
 /*
- * check_reader.c - Check suite of the streaming reader (analyze/reader.c,
+ * check_reader.c - Check suite of the streaming reader (analyze/read/reader.c,
  * log_scan.c, merge.c, log_header.c) on real logs: each test records with
  * the real recorder in its own forked process, closes the log, damages it
  * the way a disk, a crash or a stray write would, and reads it back.

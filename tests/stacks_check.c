@@ -3,7 +3,7 @@
  * the call-stack tests (and a quick look at a log by hand).
  *
  * Reads LOG with the reader, symbolises every recorded stack with
- * analyze/symbols.c, and prints one line per allocation site, sorted:
+ * analyze/symbols/symbols.c, and prints one line per allocation site, sorted:
  *
  *   SITE allocs=N bytes=N
  *

@@ -2,7 +2,7 @@
  * event.h - one decoded record of a log, as the reader hands it to the
  * model: the same struct for every record type, which fields mean what
  * depending on type.  String ids are ids of the analysis's string pool
- * (analyze/string_pool.h), stack ids the reader's (mf_reader_stack), so events
+ * (string_pool.h), stack ids the reader's (mf_reader_stack), so events
  * of several logs mean the same thing by the same number.
  */
 #ifndef MEMFLOW_EVENT_H
