@@ -17,13 +17,13 @@ libmemflow_analysis_la_SOURCES = $(RUNTIME_SHARED_SOURCES) \
 	analyze/grow.c analyze/grow.h \
 	analyze/idmap.c analyze/idmap.h \
 	analyze/string_pool.c analyze/string_pool.h \
-	analyze/log_reader.c analyze/log_reader.h \
+	analyze/log_in_memory.c analyze/log_in_memory.h \
 	analyze/read/event.h \
 	analyze/read/damage.c analyze/read/damage.h \
 	analyze/read/chunk_source.c analyze/read/chunk_source.h \
 	analyze/read/log_header.c analyze/read/log_header.h \
 	analyze/read/record.c analyze/read/record.h \
-	analyze/read/reader_log.h analyze/read/log_scan.c \
+	analyze/read/reader_internal.h analyze/read/log_scan.c \
 	analyze/read/merge.c analyze/read/merge.h \
 	analyze/read/reader.c analyze/read/reader.h \
 	analyze/read/process_start.c analyze/read/process_start.h \
@@ -37,7 +37,7 @@ libmemflow_analysis_la_SOURCES = $(RUNTIME_SHARED_SOURCES) \
 	analyze/model/live_table.c analyze/model/live_table.h \
 	analyze/model/model.c analyze/model/model.h analyze/model/model_state.h \
 	analyze/model/model_blocks.c analyze/model/model_picture.c \
-	analyze/model/model_subblocks.c analyze/model/model_trace.c \
+	analyze/model/model_subblocks.c analyze/model/model_timeline.c \
 	analyze/model/model_load.c \
 	analyze/stats/statistics.c analyze/stats/statistics.h \
 	analyze/symbols/symbols.c analyze/symbols/symbols.h \

@@ -15,7 +15,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "log_reader.h"
+#include "log_in_memory.h"
 
 /* A JSON string: quotes, backslashes and control bytes escaped. */
 static void json_string(const char *s)

@@ -2,7 +2,7 @@
  * log_format.h - the binary layout of a memflow log (.mfl), version 2.
  *
  * The log is the single source of truth: the recorder writes it while the
- * program runs, the reader (log_reader.c) validates and decodes it, and every
+ * program runs, the reader (log_in_memory.c) validates and decodes it, and every
  * output is derived from what the reader returns.  docs/FORMAT.md is the
  * prose specification of exactly this file.
  *

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "log_reader.h"
+#include "log_in_memory.h"
 
 int main(int argc, char **argv)
 {

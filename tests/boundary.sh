@@ -59,7 +59,7 @@ cd "$top_srcdir"
 if grep -ln '#include "\(recorder\|thread_state\|log_writer\|intern\)\.h"' analyze/*.[ch] analyze/*/*.[ch] render/*.[ch] cli/*.[ch] > "$SCRATCH/bad" 2>/dev/null; then
     fail "analysis includes runtime internals: $(cat "$SCRATCH/bad")"
 fi
-if grep -ln '#include "\(log_reader\|model\|chunk_source\|outputs\|stats\|svg\|trace\|csv\|escape\)\.h"' runtime/*.[ch] alloc/*.[ch] gpu/*.[ch] > "$SCRATCH/bad" 2>/dev/null; then
+if grep -ln '#include "\(log_in_memory\|model\|chunk_source\|outputs\|stats\|svg\|trace\|csv\|escape\)\.h"' runtime/*.[ch] alloc/*.[ch] gpu/*.[ch] > "$SCRATCH/bad" 2>/dev/null; then
     fail "runtime includes analysis headers: $(cat "$SCRATCH/bad")"
 fi
 exit 0

@@ -33,7 +33,7 @@
 #include "csv.h"
 #include "gpu.h"
 #include "gpu_test_log.h"
-#include "log_reader.h"
+#include "log_in_memory.h"
 #include "model.h"
 
 /* ---- log set-up --------------------------------------------------------- */

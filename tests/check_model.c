@@ -19,6 +19,7 @@
 #include "memflow.h"
 #include "config.h"
 #include "csv.h"
+#include "log_in_memory.h"
 #include "model.h"
 #include "stats.h"
 

@@ -18,7 +18,7 @@
 #include "checksum.h"
 #include "clock.h"
 #include "config.h"
-#include "log_reader.h"
+#include "log_in_memory.h"
 #include "memflow.h"
 #include "model.h"
 #include "reader.h"

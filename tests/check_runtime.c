@@ -25,7 +25,7 @@
 #include "recorder.h"
 #include "memflow.h"
 #include "config.h"
-#include "log_reader.h"
+#include "log_in_memory.h"
 #include "log_writer.h"
 #include "stage.h"
 

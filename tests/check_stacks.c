@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log_reader.h"
+#include "log_in_memory.h"
 #include "memflow.h"
 #include "recorder.h"
 #include "stacks.h"

@@ -11,7 +11,7 @@
 
 #include <cupti.h>
 
-#include "log_reader.h"
+#include "log_in_memory.h"
 
 int main(int argc, char **argv)
 {

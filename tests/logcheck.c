@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log_reader.h"
+#include "log_in_memory.h"
 
 typedef struct live { uint64_t addr, size; uint32_t scope; uint32_t used; } live;
 typedef struct counts { uint64_t allocs, frees, bytes, actual; } counts;

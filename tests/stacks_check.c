@@ -31,7 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log_reader.h"
+#include "log_in_memory.h"
 #include "symbols.h"
 
 typedef struct site {

@@ -1,7 +1,7 @@
 /*
  * model.c - the model's frame: creating it, describing processes, routing
  * each event to the file that handles it (blocks: model_blocks.c; picture:
- * model_picture.c; trace: model_trace.c), devices, views and threads, and
+ * model_picture.c; timeline: model_timeline.c), devices, views and threads, and
  * settling everything into the fields the outputs read.
  */
 #include <stdarg.h>
@@ -33,7 +33,7 @@ mf_model *mf_model_new(const mf_model_options *opt, char *err, size_t errlen)
     st->t0 = UINT64_MAX;
     st->view_points = MF_VIEW_POINTS_MAX;
     st->kept_limit = MF_KEPT_BLOCKS_MAX;
-    if (mf_trace_init(m) < 0) {
+    if (mf_timeline_init(m) < 0) {
         mf_model_free(m);
         snprintf(err, errlen, "out of memory building the model");
         return NULL;
@@ -244,7 +244,7 @@ static int thread_rehash(struct mf_model_state *st, size_t n_slots)
     return 0;
 }
 
-mf_thread_state *mf_model_thread(mf_model *m, uint32_t pid, uint32_t tid)
+mf_thread_track *mf_model_thread(mf_model *m, uint32_t pid, uint32_t tid)
 {
     struct mf_model_state *st = m->state;
     if ((st->n_threads + 1) * 2 > st->n_thread_slots &&
@@ -252,14 +252,14 @@ mf_thread_state *mf_model_thread(mf_model *m, uint32_t pid, uint32_t tid)
         return NULL;
     size_t k = thread_hash(pid, tid) & (st->n_thread_slots - 1);
     for (; st->thread_slots[k]; k = (k + 1) & (st->n_thread_slots - 1)) {
-        mf_thread_state *t = &st->threads[st->thread_slots[k] - 1];
+        mf_thread_track *t = &st->threads[st->thread_slots[k] - 1];
         if (t->pid == pid && t->tid == tid)
             return t;
     }
     if (mf_grow((void **)&st->threads, &st->cap_threads, st->n_threads + 1,
                 sizeof *st->threads) < 0)
         return NULL;
-    mf_thread_state *t = &st->threads[st->n_threads++];
+    mf_thread_track *t = &st->threads[st->n_threads++];
     memset(t, 0, sizeof *t);
     t->pid = pid;
     t->tid = tid;
@@ -308,7 +308,7 @@ static void on_thread(mf_model *m, const mf_event *e)
 {
     if (e->log >= m->n_processes)
         return;
-    mf_thread_state *t = mf_model_thread(m, m->processes[e->log].pid, e->tid);
+    mf_thread_track *t = mf_model_thread(m, m->processes[e->log].pid, e->tid);
     if (!t)
         m->state->oom = 1;
     else
@@ -374,18 +374,18 @@ static void feed_one(mf_model *m, const mf_event *event, const mf_sample_values 
             mf_model_on_free(m, e);
         break;
     case MF_REC_SAMPLE: mf_model_on_sample(m, e, &samples[e->extra]); break;
-    case MF_REC_SCOPE: mf_trace_on_scope(m, e); break;
-    case MF_REC_ACTIVITY: mf_trace_on_activity(m, e); break;
+    case MF_REC_SCOPE: mf_timeline_on_scope(m, e); break;
+    case MF_REC_ACTIVITY: mf_timeline_on_activity(m, e); break;
     case MF_REC_POOL:
         if (e->extra >= MF_POOL_HEAP_REGISTERED)
             copy.device = mf_sub_on_heap(m, e);   /* an NVTX heap: on its device */
-        mf_trace_on_pool(m, e);
+        mf_timeline_on_pool(m, e);
         break;
     case MF_REC_TRACE:
         if (e->flags == MF_TRACE_REGION_NAME)
             mf_sub_on_name(m, e);
         else
-            mf_trace_on_object(m, e);
+            mf_timeline_on_object(m, e);
         break;
     case MF_REC_NOTE: on_note(m, e); break;
     default: break;             /* STATE: not part of the model */
@@ -533,7 +533,7 @@ int mf_model_settle(mf_model *m)
         used += st->devs[i]->n_views;
     }
     qsort(m->devices, m->n_devices, sizeof *m->devices, by_device);
-    if (mf_model_settle_blocks(m) < 0 || settle_threads(m) < 0 || mf_trace_settle(m) < 0 ||
+    if (mf_model_settle_blocks(m) < 0 || settle_threads(m) < 0 || mf_timeline_settle(m) < 0 ||
         settle_warnings(m) < 0)
         return -1;
     return st->oom ? -1 : 0;
@@ -598,7 +598,7 @@ void mf_model_free(mf_model *m)
         free(st->procs);
         mf_live_free(&st->live);
         mf_topk_free(&st->leaks);
-        mf_trace_free(m);
+        mf_timeline_free(m);
         for (size_t i = 0; i < st->n_threads; i++) {
             free(st->threads[i].open);
             free(st->threads[i].events);

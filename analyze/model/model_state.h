@@ -5,7 +5,7 @@
  * model_blocks.c (blocks: allocation, free, end, counts, scopes, peaks),
  * model_picture.c (per view: the largest blocks, the tiles, the address
  * ranges, the legend), model_subblocks.c (sub-blocks, counted apart, and
- * the NVTX heaps that place them) and model_trace.c (spans, GPU
+ * the NVTX heaps that place them) and model_timeline.c (spans, GPU
  * activities, pools, trace objects).
  */
 #ifndef MEMFLOW_MODEL_STATE_H
@@ -126,14 +126,14 @@ typedef struct mf_proc_state {
 } mf_proc_state;
 
 /* A thread: its name and its open scope spans and trace events. */
-typedef struct mf_thread_state {
+typedef struct mf_thread_track {
     uint32_t pid, tid;
     uint32_t name;
     mf_span *open;            /* scope spans pushed, not popped (innermost last) */
     size_t n_open, cap_open;
     mf_trace_span *events;    /* Event begin without end (innermost last) */
     size_t n_events, cap_events;
-} mf_thread_state;
+} mf_thread_track;
 
 /* An async trace object begun and not ended (Task, Frame, NVTX range). */
 typedef struct mf_open_object {
@@ -168,7 +168,7 @@ struct mf_model_state {
     mf_heap *heaps;                  /* NVTX heaps registered, in no order */
     size_t n_heaps, cap_heaps;
     mf_topk leaks;                   /* mf_block never freed whose process ended */
-    mf_thread_state *threads;        /* hashed by (pid, tid) */
+    mf_thread_track *threads;        /* hashed by (pid, tid) */
     uint32_t *thread_slots;          /* index + 1 */
     size_t n_threads, cap_threads, n_thread_slots;
     mf_topk spans;                   /* mf_span, longest kept */
@@ -198,7 +198,7 @@ mf_view_state *mf_model_view_of(mf_model *m, uint16_t log, uint16_t device,
                                 mf_dev_state **dev);
 
 /* The thread (pid, tid), created if new; NULL when out of memory. */
-mf_thread_state *mf_model_thread(mf_model *m, uint32_t pid, uint32_t tid);
+mf_thread_track *mf_model_thread(mf_model *m, uint32_t pid, uint32_t tid);
 
 /* ---- model_blocks.c ---- */
 
@@ -260,15 +260,15 @@ int mf_sub_settle_device(mf_model *m, mf_dev_state *d);
 int mf_sub_settle_view(mf_model *m, mf_view_state *v);
 void mf_sub_free(mf_model *m);
 
-/* ---- model_trace.c ---- */
+/* ---- model_timeline.c ---- */
 
-void mf_trace_on_scope(mf_model *m, const mf_event *e);
-void mf_trace_on_activity(mf_model *m, const mf_event *e);
-void mf_trace_on_pool(mf_model *m, const mf_event *e);
-void mf_trace_on_object(mf_model *m, const mf_event *e);
-int mf_trace_init(mf_model *m);
-int mf_trace_settle(mf_model *m);
-void mf_trace_free(mf_model *m);
+void mf_timeline_on_scope(mf_model *m, const mf_event *e);
+void mf_timeline_on_activity(mf_model *m, const mf_event *e);
+void mf_timeline_on_pool(mf_model *m, const mf_event *e);
+void mf_timeline_on_object(mf_model *m, const mf_event *e);
+int mf_timeline_init(mf_model *m);
+int mf_timeline_settle(mf_model *m);
+void mf_timeline_free(mf_model *m);
 
 /* Change a scope's held bytes, capturing its share at the owner's last peak. */
 static inline void mf_scope_held_change(mf_scope_held *s, uint64_t owner_epoch, int64_t bytes,

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "grow.h"
-#include "reader_log.h"
+#include "reader_internal.h"
 
 size_t mf_rlog_chunk_position(const mf_rlog *log, uint64_t index)
 {

@@ -14,7 +14,7 @@
 #include "merge.h"
 #include "process_start.h"
 #include "reader.h"
-#include "reader_log.h"
+#include "reader_internal.h"
 
 struct mf_reader {
     mf_rlog **logs;

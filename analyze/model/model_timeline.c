@@ -1,11 +1,12 @@
 /*
- * model_trace.c - what the Chrome trace needs beyond the memory counters,
- * in bounded memory: scope spans per thread, GPU activities, pool events,
- * and the trace objects of TRACE records (MXNet's Task, Frame, Event,
- * Counter and Marker; NVTX ranges).  Spans and activities are kept within
- * byte budgets, the longest first (a span's cost is what its trace event
- * takes); pool events and markers the first ones; counters as bounded
- * series.  Spans still open at a settle end at the model's end.
+ * model_timeline.c - the model's timeline: what happened when, besides the
+ * blocks, as the Chrome trace shows it, in bounded memory: scope spans per
+ * thread, GPU activities, pool events, and the trace objects of TRACE
+ * records (MXNet's Task, Frame, Event, Counter and Marker; NVTX ranges).
+ * Spans and activities are kept within byte budgets, the longest first (a
+ * span's cost is what its trace event takes); pool events and markers the
+ * first ones; counters as bounded series.  Spans still open at a settle end
+ * at the model's end.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -83,7 +84,7 @@ static uint64_t cost_of(const mf_model *m, uint32_t name)
     return MF_TRACE_EVENT_BYTES + strlen(mf_model_string(m, name));
 }
 
-int mf_trace_init(mf_model *m)
+int mf_timeline_init(mf_model *m)
 {
     struct mf_model_state *st = m->state;
     mf_topk_init(&st->spans, sizeof(kept_span), 0, MF_SPAN_BYTES, shorter_span, cost_span,
@@ -109,7 +110,7 @@ static void keep_span(mf_model *m, const mf_span *s)
         m->state->oom = 1;
 }
 
-static void close_spans(mf_model *m, mf_thread_state *t, uint32_t keep, uint64_t time_ns)
+static void close_spans(mf_model *m, mf_thread_track *t, uint32_t keep, uint64_t time_ns)
 {
     while (t->n_open > keep) {
         mf_span *s = &t->open[--t->n_open];
@@ -118,12 +119,12 @@ static void close_spans(mf_model *m, mf_thread_state *t, uint32_t keep, uint64_t
     }
 }
 
-void mf_trace_on_scope(mf_model *m, const mf_event *e)
+void mf_timeline_on_scope(mf_model *m, const mf_event *e)
 {
     struct mf_model_state *st = m->state;
     if (st->opt.no_trace)
         return;
-    mf_thread_state *t = mf_model_thread(m, pid_of(m, e), e->tid);
+    mf_thread_track *t = mf_model_thread(m, pid_of(m, e), e->tid);
     if (!t) {
         st->oom = 1;
         return;
@@ -148,7 +149,7 @@ void mf_trace_on_scope(mf_model *m, const mf_event *e)
 
 /* ---- GPU activities and pools ----------------------------------------------------- */
 
-void mf_trace_on_activity(mf_model *m, const mf_event *e)
+void mf_timeline_on_activity(mf_model *m, const mf_event *e)
 {
     struct mf_model_state *st = m->state;
     uint64_t end = e->actual > e->time_ns ? e->actual : e->time_ns;
@@ -165,7 +166,7 @@ void mf_trace_on_activity(mf_model *m, const mf_event *e)
         st->oom = 1;
 }
 
-void mf_trace_on_pool(mf_model *m, const mf_event *e)
+void mf_timeline_on_pool(mf_model *m, const mf_event *e)
 {
     struct mf_model_state *st = m->state;
     if (m->n_pools >= MF_POOL_EVENTS) {
@@ -293,7 +294,7 @@ static void end_object(mf_model *m, const mf_event *e, unsigned begin_kind)
 static void thread_event(mf_model *m, const mf_event *e, int begin)
 {
     struct mf_model_state *st = m->state;
-    mf_thread_state *t = mf_model_thread(m, pid_of(m, e), e->tid);
+    mf_thread_track *t = mf_model_thread(m, pid_of(m, e), e->tid);
     if (!t) {
         st->oom = 1;
         return;
@@ -361,7 +362,7 @@ static void marker(mf_model *m, const mf_event *e)
                                                     pid_of(m, e), e->tid, e->extra };
 }
 
-void mf_trace_on_object(mf_model *m, const mf_event *e)
+void mf_timeline_on_object(mf_model *m, const mf_event *e)
 {
     if (m->state->opt.no_trace)
         return;
@@ -536,7 +537,7 @@ static int settle_counters(mf_model *m)
     return 0;
 }
 
-int mf_trace_settle(mf_model *m)
+int mf_timeline_settle(mf_model *m)
 {
     if (settle_spans(m) < 0 || settle_activities(m) < 0 || settle_objects(m) < 0 ||
         settle_counters(m) < 0)
@@ -544,7 +545,7 @@ int mf_trace_settle(mf_model *m)
     return 0;
 }
 
-void mf_trace_free(mf_model *m)
+void mf_timeline_free(mf_model *m)
 {
     struct mf_model_state *st = m->state;
     mf_topk_free(&st->spans);
