@@ -35,9 +35,12 @@ libmemflow_analysis_la_SOURCES = $(RUNTIME_SHARED_SOURCES) \
 	analyze/model/tiles.c analyze/model/tiles.h \
 	analyze/model/topk.c analyze/model/topk.h \
 	analyze/model/live_table.c analyze/model/live_table.h \
-	analyze/model/model.c analyze/model/model.h analyze/model/model_state.h \
-	analyze/model/model_blocks.c analyze/model/model_picture.c \
-	analyze/model/model_subblocks.c analyze/model/model_timeline.c \
+	analyze/model/keyed.c analyze/model/keyed.h analyze/model/budget.h \
+	analyze/model/model.c analyze/model/model.h \
+	analyze/model/model_blocks.c analyze/model/model_blocks.h \
+	analyze/model/model_picture.c analyze/model/model_picture.h \
+	analyze/model/model_subblocks.c analyze/model/model_subblocks.h \
+	analyze/model/model_timeline.c analyze/model/model_timeline.h \
 	analyze/model/model_load.c \
 	analyze/stats/statistics.c analyze/stats/statistics.h \
 	analyze/symbols/symbols.c analyze/symbols/symbols.h \

@@ -1,8 +1,19 @@
 /*
- * model.c - the model's frame: creating it, describing processes, routing
- * each event to the file that handles it (blocks: model_blocks.c; picture:
- * model_picture.c; timeline: model_timeline.c), devices, views and threads, and
- * settling everything into the fields the outputs read.
+ * model.c - the model's frame: creating it, describing processes, the
+ * registry of devices and views (one process on one device) that the parts
+ * index by, routing each event to the part that handles it, and settling
+ * every part into the fields the outputs read.
+ *
+ * The parts own their state and never call one another back:
+ *   model.c -> model_blocks.c    blocks: counts, curves, scopes, sites, leaks
+ *           -> model_subblocks.c sub-blocks, counted apart, and NVTX heaps
+ *           -> model_timeline.c  threads, spans, GPU activities, pools, trace objects
+ *           -> model_picture.c   memory_flow's blocks, tiles, ranges and legend
+ *   model_blocks.c -> model_picture.c (every allocation and ended block)
+ *   model_subblocks.c -> model_picture.c (the order of blocks drawn whole)
+ *   the parts -> keyed.c, live_table.c, series.c, topk.c, tiles.c, ranges.c
+ * What one part needs of another (a view's peak epoch, the device of a GPU
+ * block at a heap's address, the pid of an event's process) model.c passes in.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,7 +21,49 @@
 #include <string.h>
 
 #include "grow.h"
-#include "model_state.h"
+#include "model_blocks.h"
+#include "model_picture.h"
+#include "model_subblocks.h"
+#include "model_timeline.h"
+
+/* A device: what its DEVICE record says, and its views. */
+typedef struct mf_dev_state {
+    uint16_t device;
+    mf_device_info info;
+    uint32_t *views;          /* view indices */
+    size_t n_views, cap_views;
+} mf_dev_state;
+
+/* A process image (a log), as far as the frame routes its events. */
+typedef struct mf_proc_state {
+    uint32_t pid;
+    int ended;
+    uint32_t *view_of;        /* by device slot: view index + 1 */
+    size_t n_view_of;
+    uint32_t last_tid;        /* the thread seen last (a cache) */
+} mf_proc_state;
+
+struct mf_model_state {
+    mf_model_options opt;
+    int16_t device_slot[1u << 16];   /* device -> index into devs, -1 */
+    mf_dev_state **devs;
+    size_t n_devs, cap_devs;
+    mf_view **views;                 /* by view index; the outputs read them */
+    size_t n_views, cap_views;
+    mf_proc_state *procs;            /* by log */
+    size_t n_procs;
+    mf_time_span span;               /* t0, t1: UINT64_MAX, 0 before the first event */
+    mf_blocks blocks;
+    mf_subblocks sub;
+    mf_timeline timeline;
+    mf_picture picture;              /* unused with opt.no_picture */
+    char **warnings;                 /* fed (mf_model_warn) */
+    size_t n_warnings, cap_warnings;
+    char **derived;                  /* made by the last settle from the counts */
+    size_t n_derived, cap_derived;
+    int oom;
+    mf_view **settled_views;         /* what the last settle allocated */
+};
 
 /* ---- creation ---------------------------------------------------------------- */
 
@@ -30,14 +83,11 @@ mf_model *mf_model_new(const mf_model_options *opt, char *err, size_t errlen)
     m->since_ns = st->opt.since_ns;
     m->until_ns = UINT64_MAX;
     memset(st->device_slot, 0xff, sizeof st->device_slot);
-    st->t0 = UINT64_MAX;
-    st->view_points = MF_VIEW_POINTS_MAX;
-    st->kept_limit = MF_KEPT_BLOCKS_MAX;
-    if (mf_timeline_init(m) < 0) {
-        mf_model_free(m);
-        snprintf(err, errlen, "out of memory building the model");
-        return NULL;
-    }
+    st->span.t0 = UINT64_MAX;
+    mf_picture_init(&st->picture, &st->span, st->opt.tiles_by_site);
+    mf_blocks_init(&st->blocks, st->opt.no_picture ? NULL : &st->picture);
+    mf_sub_init(&st->sub, !st->opt.no_picture);
+    mf_timeline_init(&st->timeline, m->strings, st->opt.no_trace);
     return m;
 }
 
@@ -95,7 +145,6 @@ static int grow_processes(mf_model *m, uint32_t log)
     m->processes = info;
     for (size_t i = st->n_procs; i < n; i++) {
         memset(&procs[i], 0, sizeof procs[i]);
-        procs[i].parent = -1;
         memset(&info[i], 0, sizeof info[i]);
         info[i].parent = info[i].next_image = -1;
     }
@@ -120,7 +169,6 @@ int mf_model_set_process(mf_model *m, uint32_t log, const mf_log_info *info)
     if (log > UINT16_MAX || grow_processes(m, log) < 0)
         return -1;
     mf_process_info *p = &m->processes[log];
-    mf_proc_state *ps = &m->state->procs[log];
     p->pid = (uint32_t)info->header.pid;
     p->ppid = (uint32_t)info->header.ppid;
     if (replace_text(&p->program, info->program) < 0 || replace_text(&p->log_path, info->path) < 0)
@@ -135,143 +183,106 @@ int mf_model_set_process(mf_model *m, uint32_t log, const mf_log_info *info)
     p->running = info->running;
     p->parent = info->parent;
     p->next_image = info->next_image;
-    ps->known = 1;
-    ps->pid = p->pid;
-    ps->parent = info->parent;
-    ps->start_ns = p->start_ns;
-    return 0;
+    m->state->procs[log].pid = p->pid;
+    return mf_blocks_set_process(&m->state->blocks, (uint16_t)log, p->pid, info->parent >= 0);
 }
 
 void mf_model_set_sites(mf_model *m, struct mf_sites *sites)
 {
     mf_sites_close(m->sites);
     m->sites = sites;
+    mf_blocks_set_sites(&m->state->blocks, sites);
+    mf_picture_set_sites(&m->state->picture, sites);
 }
 
-/* ---- devices, views, threads ----------------------------------------------------- */
+/* ---- devices and views ----------------------------------------------------------- */
 
-static mf_dev_state *device_state(mf_model *m, uint16_t device)
+/* A new device: its slot, or -1 when out of memory. */
+static int new_device(mf_model *m, uint16_t device)
 {
     struct mf_model_state *st = m->state;
-    int16_t slot = st->device_slot[device];
-    if (slot >= 0)
-        return st->devs[slot];
     mf_dev_state *d = calloc(1, sizeof *d);
-    if (!d || mf_grow((void **)&st->devs, &st->cap_devs, st->n_devs + 1, sizeof *st->devs) < 0) {
+    if (!d || mf_grow((void **)&st->devs, &st->cap_devs, st->n_devs + 1, sizeof *st->devs) < 0 ||
+        mf_blocks_add_device(&st->blocks, device) < 0 || mf_sub_add_device(&st->sub) < 0) {
         free(d);
-        return NULL;
+        return -1;
     }
-    d->pub.device = device;
-    d->pub.min_addr = UINT64_MAX;
-    d->pub.info.mig = UINT32_MAX;
-    mf_series_init(&d->occupancy, MF_DEVICE_POINTS);
-    mf_snapshots_init(&d->snapshots, MF_DEVICE_SNAPSHOTS);
-    d->stacks.limit = MF_STACKS_KEPT;
+    d->device = device;
+    d->info.mig = UINT32_MAX;
     st->device_slot[device] = (int16_t)st->n_devs;
     st->devs[st->n_devs++] = d;
-    return d;
+    return st->device_slot[device];
 }
 
-static mf_view_state *new_view(mf_model *m, mf_dev_state *d, uint32_t pid)
+/* The slot of device, created if new; -1 when out of memory. */
+static inline int device_slot(mf_model *m, uint16_t device)
+{
+    int slot = m->state->device_slot[device];
+    return slot >= 0 ? slot : new_device(m, device);
+}
+
+static int new_view(mf_model *m, uint32_t slot, uint32_t pid)
 {
     struct mf_model_state *st = m->state;
-    mf_view_state *v = calloc(1, sizeof *v);
+    mf_dev_state *d = st->devs[slot];
+    mf_view *v = calloc(1, sizeof *v);
     if (!v || mf_grow((void **)&st->views, &st->cap_views, st->n_views + 1, sizeof *st->views) < 0 ||
         mf_grow((void **)&d->views, &d->cap_views, d->n_views + 1, sizeof *d->views) < 0) {
         free(v);
-        return NULL;
+        return -1;
     }
-    v->pub.device = d->pub.device;
-    v->pub.pid = pid;
-    v->pub.min_addr = UINT64_MAX;
+    v->device = d->device;
+    v->pid = pid;
     v->index = (uint32_t)st->n_views;
-    v->pub.index = v->index;
-    v->life_min = v->size_min = UINT64_MAX;
-    mf_series_init(&v->occupancy, st->view_points);
-    mf_snapshots_init(&v->snapshots, MF_VIEW_SNAPSHOTS);
     st->views[st->n_views++] = v;
     d->views[d->n_views++] = v->index;
-    if (mf_picture_rebalance(m) < 0)
-        return NULL;
-    return v;
-}
-
-mf_view_state *mf_model_view_of(mf_model *m, uint16_t log, uint16_t device, mf_dev_state **dev)
-{
-    struct mf_model_state *st = m->state;
-    if (grow_processes(m, log) < 0)
-        return NULL;
-    mf_dev_state *d = device_state(m, device);
-    if (!d)
-        return NULL;
-    *dev = d;
-    mf_proc_state *p = &st->procs[log];
-    size_t slot = (size_t)st->device_slot[device];
-    if (slot < p->n_view_of && p->view_of[slot])
-        return st->views[p->view_of[slot] - 1];
-    if (mf_grow_filled((void **)&p->view_of, &p->n_view_of, slot + 1, sizeof *p->view_of, 0) < 0)
-        return NULL;
-    mf_view_state *v = NULL;
-    for (size_t i = 0; i < d->n_views && !v; i++)    /* another image of the same pid */
-        if (st->views[d->views[i]]->pub.pid == p->pid)
-            v = st->views[d->views[i]];
-    if (!v && !(v = new_view(m, d, p->pid)))
-        return NULL;
-    p->view_of[slot] = v->index + 1;
-    return v;
-}
-
-static uint32_t thread_hash(uint32_t pid, uint32_t tid)
-{
-    uint64_t x = ((uint64_t)pid << 32 | tid) * 0x9e3779b97f4a7c15ull;
-    return (uint32_t)(x >> 32);
-}
-
-static int thread_rehash(struct mf_model_state *st, size_t n_slots)
-{
-    uint32_t *slots = calloc(n_slots, sizeof *slots);
-    if (!slots)
+    if (mf_blocks_add_view(&st->blocks, slot, pid) < 0 ||
+        (!st->opt.no_picture && mf_picture_add_view(&st->picture) < 0) ||
+        mf_sub_add_view(&st->sub, slot, pid, d->device) < 0)
         return -1;
-    for (size_t i = 0; i < st->n_threads; i++) {
-        size_t k = thread_hash(st->threads[i].pid, st->threads[i].tid) & (n_slots - 1);
-        while (slots[k])
-            k = (k + 1) & (n_slots - 1);
-        slots[k] = (uint32_t)i + 1;
-    }
-    free(st->thread_slots);
-    st->thread_slots = slots;
-    st->n_thread_slots = n_slots;
-    return 0;
+    return (int)v->index;
 }
 
-mf_thread_track *mf_model_thread(mf_model *m, uint32_t pid, uint32_t tid)
+/* The view of (device, process of log), created if new, into *view; 0, or
+ * -1 when out of memory. */
+static int view_of(mf_model *m, uint16_t log, uint16_t device, uint32_t *view)
 {
     struct mf_model_state *st = m->state;
-    if ((st->n_threads + 1) * 2 > st->n_thread_slots &&
-        thread_rehash(st, st->n_thread_slots ? 2 * st->n_thread_slots : 256) < 0)
-        return NULL;
-    size_t k = thread_hash(pid, tid) & (st->n_thread_slots - 1);
-    for (; st->thread_slots[k]; k = (k + 1) & (st->n_thread_slots - 1)) {
-        mf_thread_track *t = &st->threads[st->thread_slots[k] - 1];
-        if (t->pid == pid && t->tid == tid)
-            return t;
+    if (log >= st->n_procs && grow_processes(m, log) < 0)
+        return -1;
+    int slot = device_slot(m, device);
+    if (slot < 0)
+        return -1;
+    mf_proc_state *p = &st->procs[log];
+    if ((size_t)slot < p->n_view_of && p->view_of[slot]) {
+        *view = p->view_of[slot] - 1;
+        return 0;
     }
-    if (mf_grow((void **)&st->threads, &st->cap_threads, st->n_threads + 1,
-                sizeof *st->threads) < 0)
-        return NULL;
-    mf_thread_track *t = &st->threads[st->n_threads++];
-    memset(t, 0, sizeof *t);
-    t->pid = pid;
-    t->tid = tid;
-    st->thread_slots[k] = (uint32_t)st->n_threads;
-    return t;
+    if (mf_grow_filled((void **)&p->view_of, &p->n_view_of, (size_t)slot + 1, sizeof *p->view_of,
+                       0) < 0)
+        return -1;
+    const mf_dev_state *d = st->devs[slot];
+    int v = -1;
+    for (size_t i = 0; i < d->n_views && v < 0; i++)    /* another image of the same pid */
+        if (st->views[d->views[i]]->pid == p->pid)
+            v = (int)d->views[i];
+    if (v < 0 && (v = new_view(m, (uint32_t)slot, p->pid)) < 0)
+        return -1;
+    p->view_of[slot] = (uint32_t)v + 1;
+    *view = (uint32_t)v;
+    return 0;
 }
 
 /* ---- events ---------------------------------------------------------------------- */
 
+static uint32_t pid_of(const mf_model *m, const mf_event *e)
+{
+    return e->log < m->n_processes ? m->processes[e->log].pid : 0;
+}
+
 static void on_note(mf_model *m, const mf_event *e)
 {
-    unsigned pid = e->log < m->n_processes ? m->processes[e->log].pid : 0;
+    unsigned pid = pid_of(m, e);
     switch (e->extra) {
     case MF_NOTE_GPU_DROPPED:
         m->gpu_dropped += e->size;
@@ -287,14 +298,12 @@ static void on_note(mf_model *m, const mf_event *e)
     }
 }
 
-static void on_device(mf_model *m, const mf_event *e)
+static int on_device(mf_model *m, const mf_event *e)
 {
-    mf_dev_state *d = device_state(m, e->device);
-    if (!d) {
-        m->state->oom = 1;
-        return;
-    }
-    mf_device_info *info = &d->pub.info;
+    int slot = device_slot(m, e->device);
+    if (slot < 0)
+        return -1;
+    mf_device_info *info = &m->state->devs[slot]->info;
     info->known = 1;
     info->name = e->name;
     info->total_bytes = e->size;
@@ -302,28 +311,44 @@ static void on_device(mf_model *m, const mf_event *e)
     info->pci_bus = e->scope;
     memcpy(info->uuid, &e->addr, 8);
     memcpy(info->uuid + 8, &e->actual, 8);
+    return 0;
 }
 
-static void on_thread(mf_model *m, const mf_event *e)
+static int on_thread(mf_model *m, const mf_event *e)
 {
     if (e->log >= m->n_processes)
-        return;
-    mf_thread_track *t = mf_model_thread(m, m->processes[e->log].pid, e->tid);
-    if (!t)
-        m->state->oom = 1;
-    else
-        t->name = e->scope;
+        return 0;
+    return mf_timeline_name_thread(&m->state->timeline, m->processes[e->log].pid, e->tid,
+                                   e->scope);
+}
+
+/* Process image log ended: its blocks and sub-blocks end with it. */
+static int on_process_end(mf_model *m, const mf_event *e)
+{
+    struct mf_model_state *st = m->state;
+    if (e->log >= st->n_procs || st->procs[e->log].ended)
+        return 0;
+    mf_proc_state *p = &st->procs[e->log];
+    p->ended = 1;
+    if (e->time_ns < m->since_ns)
+        return 0;
+    if (mf_sub_on_process_end(&st->sub, e->log, e->time_ns) < 0)
+        return -1;
+    int any = mf_blocks_on_process_end(&st->blocks, e->log, e->time_ns, p->view_of,
+                                       p->n_view_of);
+    if (any > 0 && e->time_ns > st->span.t1)
+        st->span.t1 = e->time_ns;
+    return any < 0 ? -1 : 0;
 }
 
 /* Every event's thread is known to the model (the trace names its track). */
-static void note_thread(mf_model *m, const mf_event *e)
+static int note_thread(mf_model *m, const mf_event *e)
 {
     struct mf_model_state *st = m->state;
     if (!e->tid || e->log >= st->n_procs || st->procs[e->log].last_tid == e->tid)
-        return;
-    if (!mf_model_thread(m, m->processes[e->log].pid, e->tid))
-        st->oom = 1;
+        return 0;
     st->procs[e->log].last_tid = e->tid;
+    return mf_timeline_thread(&st->timeline, m->processes[e->log].pid, e->tid);
 }
 
 /* A string id the pool does not have (only a caller feeding events of its
@@ -337,58 +362,96 @@ static void check_ids(const mf_model *m, mf_event *e)
         e->name = 0;
 }
 
-static void feed_one(mf_model *m, const mf_event *event, const mf_sample_values *samples)
+static int on_alloc(mf_model *m, const mf_event *e)
+{
+    struct mf_model_state *st = m->state;
+    uint32_t view;
+    if (e->flags & MF_FLAG_SUBBLOCK)
+        return view_of(m, e->log, mf_sub_device_of(&st->sub, e), &view) < 0
+                   ? -1 : mf_sub_on_alloc(&st->sub, e, view);
+    return view_of(m, e->log, e->device, &view) < 0 ? -1 : mf_blocks_on_alloc(&st->blocks, e, view);
+}
+
+static int on_free(mf_model *m, const mf_event *e)
+{
+    struct mf_model_state *st = m->state;
+    if (e->flags & MF_FLAG_SUBBLOCK)
+        return mf_sub_on_free(&st->sub, e);
+    int rc = mf_blocks_on_free(&st->blocks, e);
+    if (rc != 0)
+        return rc < 0 ? -1 : 0;
+    uint32_t view;
+    if (view_of(m, e->log, e->device, &view) < 0)
+        return -1;
+    mf_blocks_on_unknown_free(&st->blocks, e, view);
+    return 0;
+}
+
+static int on_sample(mf_model *m, const mf_event *e, const mf_sample_values *values)
+{
+    uint32_t view;
+    return view_of(m, e->log, e->device, &view) < 0
+               ? -1 : mf_blocks_on_sample(&m->state->blocks, e, view, values);
+}
+
+static int on_pool(mf_model *m, const mf_event *e)
+{
+    struct mf_model_state *st = m->state;
+    uint16_t device = e->device;
+    if (e->extra >= MF_POOL_HEAP_REGISTERED &&   /* an NVTX heap: on its device */
+        mf_sub_on_heap(&st->sub, e,
+                       mf_blocks_gpu_block_device(&st->blocks, e->log, e->addr, e->device),
+                       &device) < 0)
+        return -1;
+    return mf_timeline_on_pool(&st->timeline, e, pid_of(m, e), device);
+}
+
+static int on_activity(mf_model *m, const mf_event *e)
+{
+    struct mf_model_state *st = m->state;
+    uint64_t end = e->actual > e->time_ns ? e->actual : e->time_ns;
+    st->span.t1 = end > st->span.t1 ? end : st->span.t1;
+    return mf_timeline_on_activity(&st->timeline, e, pid_of(m, e));
+}
+
+static int on_trace(mf_model *m, const mf_event *e)
+{
+    if (e->flags == MF_TRACE_REGION_NAME) {
+        mf_sub_on_name(&m->state->sub, e);
+        return 0;
+    }
+    return mf_timeline_on_object(&m->state->timeline, e, pid_of(m, e));
+}
+
+/* One event, in time order; 0, or -1 when out of memory. */
+static int feed_one(mf_model *m, const mf_event *event, const mf_sample_values *samples)
 {
     struct mf_model_state *st = m->state;
     mf_event copy = *event;
     const mf_event *e = &copy;
     check_ids(m, &copy);
-    if (e->type == MF_REC_THREAD) {
-        on_thread(m, e);
-        return;
-    }
-    if (e->type == MF_REC_DEVICE) {
-        on_device(m, e);
-        return;
-    }
-    if (e->type == MF_EV_PROCESS_END) {
-        mf_model_on_process_end(m, e);
-        return;
-    }
+    if (e->type == MF_REC_THREAD)
+        return on_thread(m, e);
+    if (e->type == MF_REC_DEVICE)
+        return on_device(m, e);
+    if (e->type == MF_EV_PROCESS_END)
+        return on_process_end(m, e);
     if (e->time_ns < m->since_ns)
-        return;
-    st->t0 = e->time_ns < st->t0 ? e->time_ns : st->t0;
-    st->t1 = e->time_ns > st->t1 ? e->time_ns : st->t1;
-    note_thread(m, e);
+        return 0;
+    st->span.t0 = e->time_ns < st->span.t0 ? e->time_ns : st->span.t0;
+    st->span.t1 = e->time_ns > st->span.t1 ? e->time_ns : st->span.t1;
+    if (note_thread(m, e) < 0)
+        return -1;
     switch (e->type) {
-    case MF_REC_ALLOC:
-        if (e->flags & MF_FLAG_SUBBLOCK)
-            mf_sub_on_alloc(m, e);
-        else
-            mf_model_on_alloc(m, e);
-        break;
-    case MF_REC_FREE:
-        if (e->flags & MF_FLAG_SUBBLOCK)
-            mf_sub_on_free(m, e);
-        else
-            mf_model_on_free(m, e);
-        break;
-    case MF_REC_SAMPLE: mf_model_on_sample(m, e, &samples[e->extra]); break;
-    case MF_REC_SCOPE: mf_timeline_on_scope(m, e); break;
-    case MF_REC_ACTIVITY: mf_timeline_on_activity(m, e); break;
-    case MF_REC_POOL:
-        if (e->extra >= MF_POOL_HEAP_REGISTERED)
-            copy.device = mf_sub_on_heap(m, e);   /* an NVTX heap: on its device */
-        mf_timeline_on_pool(m, e);
-        break;
-    case MF_REC_TRACE:
-        if (e->flags == MF_TRACE_REGION_NAME)
-            mf_sub_on_name(m, e);
-        else
-            mf_timeline_on_object(m, e);
-        break;
-    case MF_REC_NOTE: on_note(m, e); break;
-    default: break;             /* STATE: not part of the model */
+    case MF_REC_ALLOC: return on_alloc(m, e);
+    case MF_REC_FREE: return on_free(m, e);
+    case MF_REC_SAMPLE: return on_sample(m, e, &samples[e->extra]);
+    case MF_REC_SCOPE: return mf_timeline_on_scope(&st->timeline, e, pid_of(m, e));
+    case MF_REC_ACTIVITY: return on_activity(m, e);
+    case MF_REC_POOL: return on_pool(m, e);
+    case MF_REC_TRACE: return on_trace(m, e);
+    case MF_REC_NOTE: on_note(m, e); return 0;
+    default: return 0;          /* STATE: not part of the model */
     }
 }
 
@@ -398,10 +461,9 @@ int mf_model_feed(mf_model *m, const mf_event *events, size_t n,
     struct mf_model_state *st = m->state;
     for (size_t i = 0; i < n && !st->oom; i++) {
         const mf_event *e = &events[i];
-        if (e->log >= st->n_procs && grow_processes(m, e->log) < 0)
+        if ((e->log >= st->n_procs && grow_processes(m, e->log) < 0) ||
+            feed_one(m, e, samples) < 0)
             st->oom = 1;
-        else
-            feed_one(m, e, samples);
     }
     return st->oom ? -1 : 0;
 }
@@ -423,52 +485,49 @@ static int by_peak(const void *a, const void *b)
     return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
-static int settle_device(mf_model *m, mf_dev_state *d, mf_device_model *out, mf_view **views)
+/* The live blocks of one view, for the picture's settle. */
+typedef struct view_source {
+    const mf_model *m;
+    const mf_view *v;
+} view_source;
+
+static int visit_view(void *src, int (*fn)(const mf_block *b, void *ctx), void *ctx)
+{
+    const view_source *s = src;
+    return mf_model_each_live(s->m, s->v, fn, ctx);
+}
+
+static int settle_view(mf_model *m, uint32_t index)
 {
     struct mf_model_state *st = m->state;
-    d->pub.occupancy = mf_series_points(&d->occupancy, &d->pub.n_occupancy);
-    d->pub.occupancy_points = d->occupancy.added;
-    d->pub.snapshots = mf_snapshots_items(&d->snapshots, &d->pub.n_snapshots);
-    d->pub.snapshots_added = d->snapshots.added;
-    if (mf_model_settle_scopes(m, d) < 0 || mf_sub_settle_device(m, d) < 0)
+    mf_view *v = st->views[index];
+    view_source src = { m, v };
+    if (mf_blocks_settle_view(&st->blocks, index, v) < 0 ||
+        (!st->opt.no_picture &&
+         mf_picture_settle(&st->picture, index, mf_blocks_view_epoch(&st->blocks, index),
+                           st->span.t1, v, visit_view, &src) < 0))
+        return -1;
+    return mf_sub_settle_view(&st->sub, index, v);
+}
+
+static int settle_device(mf_model *m, uint32_t slot, mf_device_model *out, mf_view **views)
+{
+    struct mf_model_state *st = m->state;
+    const mf_dev_state *d = st->devs[slot];
+    memset(out, 0, sizeof *out);
+    out->device = d->device;
+    out->info = d->info;
+    if (mf_blocks_settle_device(&st->blocks, slot, out) < 0 ||
+        mf_sub_settle_device(&st->sub, slot, out) < 0)
         return -1;
     for (size_t i = 0; i < d->n_views; i++) {
-        mf_view_state *v = st->views[d->views[i]];
-        if (mf_picture_settle(m, v) < 0 || mf_sub_settle_view(m, v) < 0)
+        if (settle_view(m, d->views[i]) < 0)
             return -1;
-        views[i] = &v->pub;
+        views[i] = st->views[d->views[i]];
     }
     qsort(views, d->n_views, sizeof *views, by_peak);
-    d->pub.views = views;
-    d->pub.n_views = d->n_views;
-    *out = d->pub;
-    if (out->min_addr == UINT64_MAX)
-        out->min_addr = 0;
-    if (out->alloc_count == 0)
-        out->min_size = 0;
-    return 0;
-}
-
-static int by_pid_tid(const void *a, const void *b)
-{
-    const mf_thread_info *x = a, *y = b;
-    if (x->pid != y->pid)
-        return x->pid < y->pid ? -1 : 1;
-    return x->tid < y->tid ? -1 : x->tid > y->tid;
-}
-
-static int settle_threads(mf_model *m)
-{
-    struct mf_model_state *st = m->state;
-    free(m->threads);
-    m->threads = malloc((st->n_threads ? st->n_threads : 1) * sizeof *m->threads);
-    if (!m->threads)
-        return -1;
-    for (size_t i = 0; i < st->n_threads; i++)
-        m->threads[i] = (mf_thread_info){ st->threads[i].tid, st->threads[i].pid,
-                                          st->threads[i].name };
-    m->n_threads = st->n_threads;
-    qsort(m->threads, m->n_threads, sizeof *m->threads, by_pid_tid);
+    out->views = views;
+    out->n_views = d->n_views;
     return 0;
 }
 
@@ -514,8 +573,8 @@ int mf_model_settle(mf_model *m)
     struct mf_model_state *st = m->state;
     if (st->oom)
         return -1;
-    m->t0_ns = st->t0 == UINT64_MAX ? 0 : st->t0;
-    m->t1_ns = st->t1 > m->t0_ns ? st->t1 : m->t0_ns;
+    m->t0_ns = st->span.t0 == UINT64_MAX ? 0 : st->span.t0;
+    m->t1_ns = st->span.t1 > m->t0_ns ? st->span.t1 : m->t0_ns;
     m->n_strings = mf_strings_count(m->strings);
     free(m->devices);
     free(st->settled_views);
@@ -528,37 +587,45 @@ int mf_model_settle(mf_model *m)
     for (size_t i = 0; i < st->n_devs; i++) {
         if (!st->devs[i]->n_views)
             continue;          /* named (DEVICE) but no event of its own */
-        if (settle_device(m, st->devs[i], &m->devices[m->n_devices++], st->settled_views + used) < 0)
+        if (settle_device(m, (uint32_t)i, &m->devices[m->n_devices++],
+                          st->settled_views + used) < 0)
             return -1;
         used += st->devs[i]->n_views;
     }
     qsort(m->devices, m->n_devices, sizeof *m->devices, by_device);
-    if (mf_model_settle_blocks(m) < 0 || settle_threads(m) < 0 || mf_timeline_settle(m) < 0 ||
+    if (mf_blocks_settle(&st->blocks, m) < 0 || mf_timeline_settle(&st->timeline, m->t1_ns, m) < 0 ||
         settle_warnings(m) < 0)
         return -1;
     return st->oom ? -1 : 0;
+}
+
+/* The live blocks a view visit passes on: those not drawn whole. */
+typedef struct not_whole {
+    const mf_view *v;
+    int (*fn)(const mf_block *b, void *ctx);
+    void *ctx;
+} not_whole;
+
+static int if_not_whole(const mf_block *b, void *ctx)
+{
+    const not_whole *w = ctx;
+    if (w->v->n_blocks && mf_picture_kept_whole(w->v, b))
+        return 0;              /* in v->blocks (drawn whole) */
+    return w->fn(b, w->ctx);
 }
 
 int mf_model_each_live(const mf_model *m, const mf_view *v,
                        int (*fn)(const mf_block *b, void *ctx), void *ctx)
 {
     const struct mf_model_state *st = m->state;
+    not_whole w = { v, fn, ctx };
     for (size_t log = 0; log < st->n_procs; log++) {
         if (st->procs[log].pid != v->pid)
             continue;
-        for (uint32_t id = mf_live_first(&st->live, (uint16_t)log); id;) {
-            const mf_live *e = mf_live_get(&st->live, id);
-            id = e->next;
-            if (e->view != v->index || e->device != v->device)
-                continue;
-            mf_block b;
-            mf_model_live_block(m, e, &b);
-            if (v->n_blocks && mf_picture_kept_whole(v, &b))
-                continue;          /* in v->blocks (drawn whole) */
-            int rc = fn(&b, ctx);
-            if (rc)
-                return rc;
-        }
+        int rc = mf_blocks_each_live(&st->blocks, (uint16_t)log, v->index, v->device,
+                                     if_not_whole, &w);
+        if (rc)
+            return rc;
     }
     return 0;
 }
@@ -571,40 +638,21 @@ void mf_model_free(mf_model *m)
         return;
     struct mf_model_state *st = m->state;
     if (st) {
-        mf_sub_free(m);
+        mf_blocks_free(&st->blocks);
+        mf_sub_free(&st->sub);
+        mf_timeline_free(&st->timeline);
+        mf_picture_free(&st->picture);
         for (size_t i = 0; i < st->n_devs; i++) {
-            mf_dev_state *d = st->devs[i];
-            mf_series_free(&d->occupancy);
-            mf_snapshots_free(&d->snapshots);
-            mf_keyed_free(&d->scopes);
-            mf_keyed_free(&d->sites);
-            mf_keyed_free(&d->stacks);
-            free(d->views);
-            free(d->pub.scopes);
-            free(d->pub.sites);
-            free(d->pub.peak_stacks);
-            free(d);
+            free(st->devs[i]->views);
+            free(st->devs[i]);
         }
         free(st->devs);
-        for (size_t i = 0; i < st->n_views; i++) {
-            mf_picture_free(st->views[i]);
+        for (size_t i = 0; i < st->n_views; i++)
             free(st->views[i]);
-        }
         free(st->views);
-        for (size_t i = 0; i < st->n_procs; i++) {
+        for (size_t i = 0; i < st->n_procs; i++)
             free(st->procs[i].view_of);
-            free(st->procs[i].gpu_unfreed);
-        }
         free(st->procs);
-        mf_live_free(&st->live);
-        mf_topk_free(&st->leaks);
-        mf_timeline_free(m);
-        for (size_t i = 0; i < st->n_threads; i++) {
-            free(st->threads[i].open);
-            free(st->threads[i].events);
-        }
-        free(st->threads);
-        free(st->thread_slots);
         free(st->settled_views);
         for (size_t i = 0; i < st->n_warnings; i++)
             free(st->warnings[i]);
@@ -620,9 +668,6 @@ void mf_model_free(mf_model *m)
     }
     free(m->processes);
     free(m->devices);
-    free(m->threads);
-    free(m->leaks);
-    free(m->gpu_live);
     free(m->warnings);
     mf_sites_close(m->sites);
     mf_strings_free(m->strings);
@@ -681,7 +726,7 @@ const char *mf_model_thread_name(const mf_model *model, uint32_t pid, uint32_t t
 {
     mf_thread_info key = { .tid = tid, .pid = pid };
     const mf_thread_info *t =
-        model->n_threads ? bsearch(&key, model->threads, model->n_threads, sizeof key, by_pid_tid)
+        model->n_threads ? bsearch(&key, model->threads, model->n_threads, sizeof key, mf_timeline_thread_order)
                          : NULL;
     return t && t->name ? mf_model_string(model, t->name) : NULL;
 }

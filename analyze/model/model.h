@@ -371,7 +371,7 @@ typedef struct mf_model {
     uint64_t since_ns;        /* events before this were left out (0: none) */
     uint64_t until_ns;        /* events after this were left out (UINT64_MAX: none) */
     struct mf_sites *sites;   /* allocation sites (sites.h); NULL: the logs have no stacks */
-    struct mf_model_state *state;   /* the incremental part (model_state.h) */
+    struct mf_model_state *state;   /* the incremental part (model.c and its parts) */
 } mf_model;
 
 #define MF_MODEL_LEAKS 100        /* leaks kept */

@@ -1,95 +1,156 @@
 /*
- * model_blocks.c - blocks: an allocation starts one, a free, an allocation
- * over its still-live address, or its process's end ends it.  Each change
- * updates the counts, the occupancy curves and peaks, and the per-scope
- * statistics of the device and of the process's view, in O(1); an ended
- * block goes to the picture (model_picture.c), and, never freed, to the
- * leaks.  See model.h for what each count means.
+ * model_blocks.c - blocks (see model_blocks.h): an allocation starts one,
+ * a free, an allocation over its still-live address, or its process's end
+ * ends it.  Each change updates the counts, the occupancy curves and peaks,
+ * and the per-scope statistics of the device and of the process's view, in
+ * O(1); an ended block goes to the picture (model_picture.c), and, never
+ * freed, to the leaks.  See model.h for what each count means.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "budget.h"
 #include "grow.h"
-#include "model_state.h"
+#include "keyed.h"
+#include "model_blocks.h"
+#include "series.h"
+#include "sites.h"
 
-static mf_dev_state *device_of(const mf_model *m, uint16_t device)
+/* Budgets: what the blocks keep at most, whatever the log. */
+#define DEVICE_POINTS (1u << 17)      /* occupancy points per device */
+#define DEVICE_SNAPSHOTS 30000u       /* samples per device */
+#define VIEW_POINTS_ALL (1u << 20)    /* occupancy points, all views together */
+#define VIEW_POINTS_MIN 1024u
+#define VIEW_POINTS_MAX 16384u
+#define VIEW_SNAPSHOTS 4096u
+#define STACKS_KEPT 65536u            /* stacks counted one by one, per device */
+
+typedef struct mf_blocks_device {
+    uint16_t device;
+    mf_counts counts;
+    mf_kind_stat kinds[MF_MODEL_KINDS];
+    mf_series occupancy;
+    mf_snapshots snapshots;
+    uint64_t epoch;           /* peaks reached */
+    mf_keyed scopes;          /* by scope string id */
+    mf_keyed sites;           /* by site id (sites.h), when the logs have stacks */
+    mf_keyed stacks;          /* by stack id, for the stacks live at the peak */
+    uint64_t held_actual;     /* actual bytes held now */
+    uint64_t unfreed_bytes, unfreed_count;   /* ended with their process */
+    mf_scope_stat *scopes_out, *sites_out;   /* what the last settle made */
+    mf_stack_share *stacks_out;
+} mf_blocks_device;
+
+typedef struct mf_blocks_view {
+    uint32_t slot;            /* its device's */
+    uint32_t pid;
+    mf_counts counts;
+    mf_series occupancy;
+    mf_snapshots snapshots;
+    uint64_t epoch;           /* peaks reached */
+    uint64_t held_actual;     /* actual bytes held now */
+    uint64_t unfreed_bytes, unfreed_count;   /* ended with their process */
+} mf_blocks_view;
+
+typedef struct mf_blocks_process {
+    uint32_t pid;
+    int forked;
+    mf_block *gpu_unfreed;    /* GPU blocks it held when it ended */
+    size_t n_gpu_unfreed, cap_gpu_unfreed;
+} mf_blocks_process;
+
+void mf_blocks_init(mf_blocks *b, mf_picture *picture)
 {
-    return m->state->devs[m->state->device_slot[device]];
+    memset(b, 0, sizeof *b);
+    b->picture = picture;
+    b->view_points = VIEW_POINTS_MAX;
+}
+
+void mf_blocks_set_sites(mf_blocks *b, struct mf_sites *sites)
+{
+    b->sites = sites;
+}
+
+int mf_blocks_add_device(mf_blocks *b, uint16_t device)
+{
+    mf_blocks_device *d = calloc(1, sizeof *d);
+    if (!d || mf_grow((void **)&b->devs, &b->cap_devs, b->n_devs + 1, sizeof *b->devs) < 0) {
+        free(d);
+        return -1;
+    }
+    d->device = device;
+    d->counts.min_addr = UINT64_MAX;
+    mf_series_init(&d->occupancy, DEVICE_POINTS);
+    mf_snapshots_init(&d->snapshots, DEVICE_SNAPSHOTS);
+    d->stacks.limit = STACKS_KEPT;
+    b->devs[b->n_devs++] = d;
+    return 0;
+}
+
+int mf_blocks_add_view(mf_blocks *b, uint32_t slot, uint32_t pid)
+{
+    mf_blocks_view *v = calloc(1, sizeof *v);
+    if (!v || mf_grow((void **)&b->views, &b->cap_views, b->n_views + 1, sizeof *b->views) < 0) {
+        free(v);
+        return -1;
+    }
+    v->slot = slot;
+    v->pid = pid;
+    v->counts.min_addr = UINT64_MAX;
+    mf_series_init(&v->occupancy, b->view_points);
+    mf_snapshots_init(&v->snapshots, VIEW_SNAPSHOTS);
+    b->views[b->n_views++] = v;
+    size_t points = mf_budget_share(VIEW_POINTS_ALL, b->n_views, VIEW_POINTS_MIN,
+                                    VIEW_POINTS_MAX);
+    if (points != b->view_points) {
+        b->view_points = points;
+        for (size_t i = 0; i < b->n_views; i++)
+            mf_series_set_limit(&b->views[i]->occupancy, points);
+    }
+    return 0;
+}
+
+/* The state of process image log, created if new; NULL when out of memory. */
+static mf_blocks_process *process(mf_blocks *b, uint16_t log)
+{
+    if (log >= b->n_procs) {
+        mf_blocks_process *procs = realloc(b->procs, ((size_t)log + 1) * sizeof *procs);
+        if (!procs)
+            return NULL;
+        memset(procs + b->n_procs, 0, ((size_t)log + 1 - b->n_procs) * sizeof *procs);
+        b->procs = procs;
+        b->n_procs = (size_t)log + 1;
+    }
+    return &b->procs[log];
+}
+
+int mf_blocks_set_process(mf_blocks *b, uint16_t log, uint32_t pid, int forked)
+{
+    mf_blocks_process *p = process(b, log);
+    if (!p)
+        return -1;
+    p->pid = pid;
+    p->forked = forked;
+    return 0;
 }
 
 /* ---- scopes, sites and stacks ------------------------------------------------- */
 
-static mf_dev_scope *keyed_new(mf_model *m, mf_keyed *t, uint32_t key)
+/* The entry of key in t, created if new; NULL (and oom) when out of memory. */
+static mf_keyed_entry *keyed(mf_blocks *b, mf_keyed *t, uint32_t key)
 {
-    if (mf_grow((void **)&t->items, &t->cap, t->n + 1, sizeof *t->items) < 0) {
-        m->state->oom = 1;
-        return NULL;
-    }
-    mf_dev_scope *s = &t->items[t->n++];
-    memset(s, 0, sizeof *s);
-    s->s.scope = key;
-    s->s.min_size = UINT64_MAX;
+    mf_keyed_entry *s = mf_keyed_get(t, key);
+    if (!s)
+        b->oom = 1;
     return s;
 }
 
-mf_dev_scope *mf_keyed_get(mf_model *m, mf_keyed *t, uint32_t key)
+/* The site and stack entries of a block's stack (when the model has sites). */
+static void dev_site(mf_blocks *b, mf_blocks_device *d, uint32_t stack, mf_keyed_entry **site,
+                     mf_keyed_entry **st)
 {
-    if (key < t->n_index && t->index[key] >= 0)
-        return &t->items[t->index[key]];
-    if (t->limit && t->n >= t->limit) {
-        if (!t->other) {
-            if (!keyed_new(m, t, MF_KEY_OTHER))
-                return NULL;
-            t->other = (int32_t)t->n;   /* index + 1 */
-        }
-        return &t->items[t->other - 1];
-    }
-    if (mf_grow_filled((void **)&t->index, &t->n_index, (size_t)key + 1, sizeof *t->index,
-                       0xff) < 0) {
-        m->state->oom = 1;
-        return NULL;
-    }
-    if (!keyed_new(m, t, key))
-        return NULL;
-    t->index[key] = (int32_t)(t->n - 1);
-    return &t->items[t->n - 1];
-}
-
-void mf_keyed_free(mf_keyed *t)
-{
-    free(t->items);
-    free(t->index);
-    memset(t, 0, sizeof *t);
-}
-
-static mf_dev_scope *dev_scope(mf_model *m, mf_dev_state *d, uint32_t scope)
-{
-    return mf_keyed_get(m, &d->scopes, scope);
-}
-
-/* The site and stack entries of a block's stack (NULL, NULL without sites). */
-static void dev_site(mf_model *m, mf_dev_state *d, uint32_t stack, mf_dev_scope **site,
-                     mf_dev_scope **st)
-{
-    *site = *st = NULL;
-    if (!m->sites)
-        return;
-    d->stacks.limit = MF_STACKS_KEPT;
-    *site = mf_keyed_get(m, &d->sites, mf_sites_of_stack(m->sites, stack));
-    *st = mf_keyed_get(m, &d->stacks, stack);
-}
-
-void mf_keyed_alloc(mf_dev_scope *s, uint64_t epoch, uint64_t bytes, uint64_t time_ns)
-{
-    s->s.alloc_count++;
-    s->s.alloc_bytes += bytes;
-    s->s.min_size = bytes < s->s.min_size ? bytes : s->s.min_size;
-    s->s.max_size = bytes > s->s.max_size ? bytes : s->s.max_size;
-    mf_scope_held_change(&s->held, epoch, (int64_t)bytes, 1);
-    if (s->held.bytes > s->s.peak_live_bytes) {
-        s->s.peak_live_bytes = s->held.bytes;
-        s->s.peak_live_time_ns = time_ns;
-    }
+    *site = keyed(b, &d->sites, mf_sites_of_stack(b->sites, stack));
+    *st = keyed(b, &d->stacks, stack);
 }
 
 /* ---- counts -------------------------------------------------------------------- */
@@ -120,26 +181,27 @@ static void counts_peak(mf_counts *c, uint64_t *epoch, uint64_t time_ns)
     }
 }
 
-static mf_kind_stat *kind_of(mf_dev_state *d, uint16_t flags)
+static mf_kind_stat *kind_of(mf_blocks_device *d, uint16_t flags)
 {
-    return &d->pub.kinds[((flags & MF_MEMKIND_MASK) >> MF_MEMKIND_SHIFT) % MF_MODEL_KINDS];
+    return &d->kinds[((flags & MF_MEMKIND_MASK) >> MF_MEMKIND_SHIFT) % MF_MODEL_KINDS];
 }
 
-static void add_points(mf_model *m, mf_dev_state *d, mf_view_state *v, uint64_t time_ns)
+static void add_points(mf_blocks *b, mf_blocks_device *d, mf_blocks_view *v, uint64_t time_ns)
 {
-    if (mf_series_add(&d->occupancy, time_ns, d->pub.held_bytes, d->held_actual) < 0 ||
-        mf_series_add(&v->occupancy, time_ns, v->pub.held_bytes, v->held_actual) < 0)
-        m->state->oom = 1;
+    if (mf_series_add(&d->occupancy, time_ns, d->counts.held_bytes, d->held_actual) < 0 ||
+        mf_series_add(&v->occupancy, time_ns, v->counts.held_bytes, v->held_actual) < 0)
+        b->oom = 1;
 }
 
 /* ---- the life of a block -------------------------------------------------------------- */
 
-void mf_model_live_block(const mf_model *m, const mf_live *e, mf_block *out)
+/* The block of live entry e as it stands at the model's end. */
+static void live_block(const mf_blocks *b, const mf_live *e, mf_block *out)
 {
     *out = (mf_block){
         .addr = e->addr, .requested = e->requested, .actual = e->actual,
         .alloc_ns = e->alloc_ns, .free_ns = MF_LIVE_AT_END, .scope = e->scope, .name = e->name,
-        .tid = e->tid, .pid = m->state->procs[e->log].pid, .stack = e->stack,
+        .tid = e->tid, .pid = e->log < b->n_procs ? b->procs[e->log].pid : 0, .stack = e->stack,
         .device = e->device, .flags = e->flags, .end = MF_BLOCK_LIVE,
     };
 }
@@ -159,49 +221,51 @@ static uint64_t requested_key(const void *b)
     return ((const mf_block *)b)->requested;
 }
 
-static void keep_unfreed(mf_model *m, const mf_block *b)
+/* A block its process ended with: a leak candidate, and on a GPU one of
+ * the blocks MXNet's CSV lists. */
+static void keep_unfreed(mf_blocks *b, uint16_t log, const mf_block *blk)
 {
-    struct mf_model_state *st = m->state;
-    if (!st->leaks.worse)
-        mf_topk_init(&st->leaks, sizeof(mf_block), MF_MODEL_LEAKS, 0, by_requested_worse, NULL,
+    if (!b->leaks.worse)
+        mf_topk_init(&b->leaks, sizeof(mf_block), MF_MODEL_LEAKS, 0, by_requested_worse, NULL,
                      requested_key);
-    if (mf_topk_offer(&st->leaks, b, NULL) < 0)
-        st->oom = 1;
+    if (mf_topk_offer(&b->leaks, blk, NULL) < 0)
+        b->oom = 1;
+    if (MF_DEVICE_KIND(blk->device) != MF_DEVICE_GPU)
+        return;
+    mf_blocks_process *p = process(b, log);
+    if (!p || mf_grow((void **)&p->gpu_unfreed, &p->cap_gpu_unfreed, p->n_gpu_unfreed + 1,
+                      sizeof *p->gpu_unfreed) < 0)
+        b->oom = 1;
+    else
+        p->gpu_unfreed[p->n_gpu_unfreed++] = *blk;
 }
 
 /* End live block id at time_ns, the way `how` says (a process's end adds
  * its curve points once, after all its blocks). */
-static void end_block(mf_model *m, uint32_t id, unsigned how, uint64_t time_ns)
+static void end_block(mf_blocks *b, uint32_t id, unsigned how, uint64_t time_ns)
 {
-    struct mf_model_state *st = m->state;
-    const mf_live *e = mf_live_get(&st->live, id);
-    mf_dev_state *d = device_of(m, e->device);
-    mf_view_state *v = st->views[e->view];
+    const mf_live *e = mf_live_get(&b->live, id);
+    mf_blocks_view *v = b->views[e->view];
+    mf_blocks_device *d = b->devs[v->slot];
     uint64_t req = e->requested;
-    d->pub.held_bytes -= req;
-    d->pub.held_count--;
+    d->counts.held_bytes -= req;
+    d->counts.held_count--;
     d->held_actual -= e->actual;
-    v->pub.held_bytes -= req;
-    v->pub.held_count--;
+    v->counts.held_bytes -= req;
+    v->counts.held_count--;
     v->held_actual -= e->actual;
-    mf_dev_scope *ds = dev_scope(m, d, e->scope), *site, *stack;
+    mf_keyed_entry *ds = keyed(b, &d->scopes, e->scope), *site = NULL, *stack = NULL;
     if (ds)
         mf_scope_held_change(&ds->held, d->epoch, -(int64_t)req, -1);
-    dev_site(m, d, e->stack, &site, &stack);
+    if (b->sites)
+        dev_site(b, d, e->stack, &site, &stack);
     if (site)
         mf_scope_held_change(&site->held, d->epoch, -(int64_t)req, -1);
     if (stack)
         mf_scope_held_change(&stack->held, d->epoch, -(int64_t)req, -1);
-    if (!st->opt.no_picture) {
-        mf_view_scope *vs = mf_picture_scope(v, e->scope);
-        if (vs)
-            mf_scope_held_change(&vs->held, v->epoch, -(int64_t)req, -1);
-        else
-            st->oom = 1;
-    }
     if (how == MF_BLOCK_FREED) {
-        d->pub.free_count++;
-        v->pub.free_count++;
+        d->counts.free_count++;
+        v->counts.free_count++;
         if (ds)
             ds->s.free_count++;
         if (site)
@@ -222,295 +286,320 @@ static void end_block(mf_model *m, uint32_t id, unsigned how, uint64_t time_ns)
         }
     } else {
         kind_of(d, e->flags)->live_bytes_end -= req;
+        add_points(b, d, v, time_ns);
     }
-    if (how != MF_BLOCK_PROCESS_ENDED)
-        add_points(m, d, v, time_ns);
-    mf_block b = {
+    mf_block blk = {
         .addr = e->addr, .requested = req, .actual = e->actual, .alloc_ns = e->alloc_ns,
         .free_ns = time_ns, .scope = e->scope, .name = e->name, .tid = e->tid,
-        .pid = v->pub.pid, .stack = e->stack, .device = e->device, .flags = e->flags,
+        .pid = v->pid, .stack = e->stack, .device = e->device, .flags = e->flags,
         .end = (uint8_t)how,
     };
-    if (how == MF_BLOCK_PROCESS_ENDED) {
-        keep_unfreed(m, &b);
-        mf_proc_state *p = &st->procs[e->log];
-        if (MF_DEVICE_KIND(b.device) == MF_DEVICE_GPU) {
-            if (mf_grow((void **)&p->gpu_unfreed, &p->cap_gpu_unfreed, p->n_gpu_unfreed + 1,
-                        sizeof *p->gpu_unfreed) < 0)
-                st->oom = 1;
-            else
-                p->gpu_unfreed[p->n_gpu_unfreed++] = b;
-        }
-    }
-    if (!st->opt.no_picture && mf_picture_retire(m, v, &b) < 0)
-        st->oom = 1;
-    mf_live_remove(&st->live, id);
+    if (how == MF_BLOCK_PROCESS_ENDED)
+        keep_unfreed(b, e->log, &blk);
+    if (b->picture && mf_picture_retire(b->picture, e->view, v->epoch, &blk) < 0)
+        b->oom = 1;
+    mf_live_remove(&b->live, id);
 }
 
-void mf_model_on_alloc(mf_model *m, const mf_event *e)
+int mf_blocks_on_alloc(mf_blocks *b, const mf_event *e, uint32_t view)
 {
-    struct mf_model_state *st = m->state;
-    mf_dev_state *d;
-    mf_view_state *v = mf_model_view_of(m, e->log, e->device, &d);
-    if (!v) {
-        st->oom = 1;
-        return;
-    }
-    uint32_t old = mf_live_find(&st->live, e->log, e->device, e->flags, e->addr);
+    mf_blocks_view *v = b->views[view];
+    mf_blocks_device *d = b->devs[v->slot];
+    uint32_t old = mf_live_find(&b->live, e->log, e->device, e->flags, e->addr);
     if (old) {
-        end_block(m, old, MF_BLOCK_REPLACED, e->time_ns);
-        d->pub.replaced_blocks++;
-        v->pub.replaced_blocks++;
+        end_block(b, old, MF_BLOCK_REPLACED, e->time_ns);
+        d->counts.replaced_blocks++;
+        v->counts.replaced_blocks++;
     }
-    mf_live b = {
+    mf_live l = {
         .addr = e->addr, .requested = e->size, .actual = e->actual, .alloc_ns = e->time_ns,
         .scope = e->scope, .name = e->name, .tid = e->tid, .stack = e->stack,
-        .view = v->index, .device = e->device, .flags = e->flags, .log = e->log,
+        .view = view, .device = e->device, .flags = e->flags, .log = e->log,
     };
-    if (!mf_live_insert(&st->live, &b)) {
-        st->oom = 1;
-        return;
-    }
-    counts_alloc(&d->pub.counts, e->addr, e->size, e->actual);
-    counts_alloc(&v->pub.counts, e->addr, e->size, e->actual);
+    if (!mf_live_insert(&b->live, &l))
+        return -1;
+    counts_alloc(&d->counts, e->addr, e->size, e->actual);
+    counts_alloc(&v->counts, e->addr, e->size, e->actual);
     d->held_actual += e->actual;
     v->held_actual += e->actual;
     mf_kind_stat *k = kind_of(d, e->flags);
     k->alloc_count++;
     k->alloc_bytes += e->size;
     k->live_bytes_end += e->size;
-    mf_dev_scope *ds = dev_scope(m, d, e->scope), *site, *stack;
+    mf_keyed_entry *ds = keyed(b, &d->scopes, e->scope), *site = NULL, *stack = NULL;
     if (ds)
         mf_keyed_alloc(ds, d->epoch, e->size, e->time_ns);
-    dev_site(m, d, e->stack, &site, &stack);
+    if (b->sites)
+        dev_site(b, d, e->stack, &site, &stack);
     if (site)
         mf_keyed_alloc(site, d->epoch, e->size, e->time_ns);
     if (stack)
         mf_scope_held_change(&stack->held, d->epoch, (int64_t)e->size, 1);
-    if (!st->opt.no_picture) {
-        mf_view_scope *vs = mf_picture_scope(v, e->scope);
-        if (!vs) {
-            st->oom = 1;
-            return;
-        }
-        vs->total += e->size;
-        mf_scope_held_change(&vs->held, v->epoch, (int64_t)e->size, 1);
-        uint64_t span = e->actual ? e->actual : e->size;
-        if (mf_picture_alloc(m, v, e->addr, span ? span : 1) < 0)
-            st->oom = 1;
-    }
-    counts_peak(&d->pub.counts, &d->epoch, e->time_ns);
-    counts_peak(&v->pub.counts, &v->epoch, e->time_ns);
-    v->first_ns = v->pub.alloc_count == 1 ? e->time_ns : v->first_ns;
-    v->last_ns = e->time_ns;
-    add_points(m, d, v, e->time_ns);
+    if (b->picture && mf_picture_alloc(b->picture, view, v->epoch, &l) < 0)
+        return -1;
+    counts_peak(&d->counts, &d->epoch, e->time_ns);
+    counts_peak(&v->counts, &v->epoch, e->time_ns);
+    add_points(b, d, v, e->time_ns);
+    return b->oom ? -1 : 0;
 }
 
-void mf_model_on_free(mf_model *m, const mf_event *e)
+int mf_blocks_on_free(mf_blocks *b, const mf_event *e)
 {
-    struct mf_model_state *st = m->state;
-    uint32_t id = mf_live_find(&st->live, e->log, e->device, e->flags, e->addr);
-    if (id) {
-        end_block(m, id, MF_BLOCK_FREED, e->time_ns);
-        return;
-    }
-    mf_dev_state *d;
-    mf_view_state *v = mf_model_view_of(m, e->log, e->device, &d);
-    if (!v) {
-        st->oom = 1;
-        return;
-    }
+    uint32_t id = mf_live_find(&b->live, e->log, e->device, e->flags, e->addr);
+    if (!id)
+        return 0;
+    end_block(b, id, MF_BLOCK_FREED, e->time_ns);
+    return b->oom ? -1 : 1;
+}
+
+void mf_blocks_on_unknown_free(mf_blocks *b, const mf_event *e, uint32_t view)
+{
+    mf_blocks_view *v = b->views[view];
+    mf_blocks_device *d = b->devs[v->slot];
     /* A forked child starts as a copy of its parent's heap: a free of an
      * address it never allocated frees memory it inherited at the fork
      * (whether or not the parent still holds its own copy). */
-    if (st->procs[e->log].parent >= 0) {
-        d->pub.inherited_frees++;
-        v->pub.inherited_frees++;
+    if (e->log < b->n_procs && b->procs[e->log].forked) {
+        d->counts.inherited_frees++;
+        v->counts.inherited_frees++;
         return;
     }
-    d->pub.unknown_frees++;
-    v->pub.unknown_frees++;
+    d->counts.unknown_frees++;
+    v->counts.unknown_frees++;
 }
 
-void mf_model_on_process_end(mf_model *m, const mf_event *e)
+int mf_blocks_on_process_end(mf_blocks *b, uint16_t log, uint64_t time_ns,
+                             const uint32_t *view_of, size_t n_view_of)
 {
-    struct mf_model_state *st = m->state;
-    if (e->log >= st->n_procs || st->procs[e->log].ended)
-        return;
-    st->procs[e->log].ended = 1;
-    if (e->time_ns < m->since_ns)
-        return;
-    mf_sub_on_process_end(m, e->log, e->time_ns);
     int any = 0;
-    for (uint32_t id = mf_live_first(&st->live, e->log); id;) {
-        uint32_t next = mf_live_get(&st->live, id)->next;
-        end_block(m, id, MF_BLOCK_PROCESS_ENDED, e->time_ns);
+    for (uint32_t id = mf_live_first(&b->live, log); id;) {
+        uint32_t next = mf_live_get(&b->live, id)->next;
+        end_block(b, id, MF_BLOCK_PROCESS_ENDED, time_ns);
         id = next;
         any = 1;
     }
     if (!any)
-        return;
-    const mf_proc_state *p = &st->procs[e->log];
-    for (size_t slot = 0; slot < p->n_view_of; slot++)
-        if (p->view_of[slot])
-            add_points(m, st->devs[slot], st->views[p->view_of[slot] - 1], e->time_ns);
-    if (e->time_ns > st->t1)
-        st->t1 = e->time_ns;
+        return b->oom ? -1 : 0;
+    for (size_t slot = 0; slot < n_view_of; slot++)
+        if (view_of[slot])
+            add_points(b, b->devs[slot], b->views[view_of[slot] - 1], time_ns);
+    return b->oom ? -1 : 1;
 }
 
-void mf_model_on_sample(mf_model *m, const mf_event *e, const mf_sample_values *values)
+int mf_blocks_on_sample(mf_blocks *b, const mf_event *e, uint32_t view,
+                        const mf_sample_values *values)
 {
-    mf_dev_state *d;
-    mf_view_state *v = mf_model_view_of(m, e->log, e->device, &d);
-    if (!v) {
-        m->state->oom = 1;
-        return;
-    }
-    mf_snapshot s = { .time_ns = e->time_ns, .events_live = d->pub.held_bytes };
+    mf_blocks_view *v = b->views[view];
+    mf_blocks_device *d = b->devs[v->slot];
+    mf_snapshot s = { .time_ns = e->time_ns, .events_live = d->counts.held_bytes };
     memcpy(s.value, values->value, sizeof s.value);
     if (mf_snapshots_add(&d->snapshots, &s) < 0)
-        m->state->oom = 1;
-    s.events_live = v->pub.held_bytes;
+        b->oom = 1;
+    s.events_live = v->counts.held_bytes;
     if (mf_snapshots_add(&v->snapshots, &s) < 0)
-        m->state->oom = 1;
+        b->oom = 1;
+    return b->oom ? -1 : 0;
+}
+
+uint16_t mf_blocks_gpu_block_device(const mf_blocks *b, uint16_t log, uint64_t addr,
+                                    uint16_t fallback)
+{
+    for (size_t i = 0; i < b->n_devs; i++) {
+        uint16_t dev = b->devs[i]->device;
+        if (MF_DEVICE_KIND(dev) == MF_DEVICE_GPU &&
+            (mf_live_find(&b->live, log, dev, 0, addr) ||
+             mf_live_find(&b->live, log, dev, MF_FLAG_EXPLICIT, addr)))
+            return dev;
+    }
+    return fallback;
+}
+
+uint64_t mf_blocks_view_epoch(const mf_blocks *b, uint32_t view)
+{
+    return b->views[view]->epoch;
+}
+
+int mf_blocks_each_live(const mf_blocks *b, uint16_t log, uint32_t view, uint16_t device,
+                        int (*fn)(const mf_block *blk, void *ctx), void *ctx)
+{
+    for (uint32_t id = mf_live_first(&b->live, log); id;) {
+        const mf_live *e = mf_live_get(&b->live, id);
+        id = e->next;
+        if (e->view != view || e->device != device)
+            continue;
+        mf_block blk;
+        live_block(b, e, &blk);
+        int rc = fn(&blk, ctx);
+        if (rc)
+            return rc;
+    }
+    return 0;
 }
 
 /* ---- settling ------------------------------------------------------------------- */
 
-static int by_scope_id(const void *a, const void *b)
-{
-    uint32_t x = ((const mf_scope_stat *)a)->scope, y = ((const mf_scope_stat *)b)->scope;
-    return x < y ? -1 : x > y;
-}
-
-mf_scope_stat *mf_keyed_settle(const mf_keyed *t, uint64_t epoch, uint64_t peak_bytes)
-{
-    mf_scope_stat *out = malloc((t->n ? t->n : 1) * sizeof *out);
-    if (!out)
-        return NULL;
-    for (size_t i = 0; i < t->n; i++) {
-        const mf_dev_scope *ds = &t->items[i];
-        mf_scope_stat *s = &out[i];
-        *s = ds->s;
-        mf_scope_held_at_peak(&ds->held, epoch, &s->at_peak_bytes, &s->at_peak_count);
-        if (peak_bytes == 0)
-            s->at_peak_bytes = s->at_peak_count = 0;
-        s->live_bytes_end += ds->held.bytes;
-        s->live_count_end += ds->held.count;
-        if (s->min_size == UINT64_MAX)
-            s->min_size = 0;
-    }
-    qsort(out, t->n, sizeof *out, by_scope_id);
-    return out;
-}
-
 /* The stacks that held bytes at the device's peak, by stack id. */
-static int settle_peak_stacks(mf_dev_state *d)
+static int settle_peak_stacks(mf_blocks_device *d, mf_device_model *out)
 {
-    free(d->pub.peak_stacks);
-    d->pub.peak_stacks = NULL;
-    d->pub.n_peak_stacks = 0;
-    mf_scope_stat *all = mf_keyed_settle(&d->stacks, d->epoch, d->pub.peak_bytes);
+    free(d->stacks_out);
+    d->stacks_out = NULL;
+    mf_scope_stat *all = mf_keyed_settle(&d->stacks, d->epoch, d->counts.peak_bytes);
     if (!all)
         return -1;
     size_t n = 0;
     for (size_t i = 0; i < d->stacks.n; i++)
         if (all[i].at_peak_count)
             all[n++] = all[i];
-    mf_stack_share *out = malloc((n ? n : 1) * sizeof *out);
-    for (size_t i = 0; out && i < n; i++)
-        out[i] = (mf_stack_share){ all[i].scope, all[i].at_peak_bytes, all[i].at_peak_count };
+    d->stacks_out = malloc((n ? n : 1) * sizeof *d->stacks_out);
+    for (size_t i = 0; d->stacks_out && i < n; i++)
+        d->stacks_out[i] = (mf_stack_share){ all[i].scope, all[i].at_peak_bytes,
+                                             all[i].at_peak_count };
     free(all);
-    d->pub.peak_stacks = out;
-    d->pub.n_peak_stacks = n;
-    return out ? 0 : -1;
+    out->peak_stacks = d->stacks_out;
+    out->n_peak_stacks = d->stacks_out ? n : 0;
+    return d->stacks_out ? 0 : -1;
 }
 
-int mf_model_settle_scopes(mf_model *m, mf_dev_state *d)
+int mf_blocks_settle_device(mf_blocks *b, uint32_t slot, mf_device_model *out)
 {
-    free(d->pub.scopes);
-    free(d->pub.sites);
-    d->pub.sites = NULL;
-    d->pub.n_sites = 0;
-    if (!(d->pub.scopes = mf_keyed_settle(&d->scopes, d->epoch, d->pub.peak_bytes)))
+    mf_blocks_device *d = b->devs[slot];
+    out->counts = d->counts;
+    memcpy(out->kinds, d->kinds, sizeof out->kinds);
+    out->occupancy = mf_series_points(&d->occupancy, &out->n_occupancy);
+    out->occupancy_points = d->occupancy.added;
+    out->snapshots = mf_snapshots_items(&d->snapshots, &out->n_snapshots);
+    out->snapshots_added = d->snapshots.added;
+    free(d->scopes_out);
+    free(d->sites_out);
+    d->sites_out = NULL;
+    out->sites = NULL;
+    out->n_sites = 0;
+    if (!(out->scopes = d->scopes_out = mf_keyed_settle(&d->scopes, d->epoch,
+                                                          d->counts.peak_bytes)))
         return -1;
-    d->pub.n_scopes = d->scopes.n;
-    if (m->sites) {
-        if (!(d->pub.sites = mf_keyed_settle(&d->sites, d->epoch, d->pub.peak_bytes)) || settle_peak_stacks(d) < 0)
+    out->n_scopes = d->scopes.n;
+    out->peak_stacks = d->stacks_out;
+    if (b->sites) {
+        if (!(out->sites = d->sites_out = mf_keyed_settle(&d->sites, d->epoch,
+                                                            d->counts.peak_bytes)) ||
+            settle_peak_stacks(d, out) < 0)
             return -1;
-        d->pub.n_sites = d->sites.n;
+        out->n_sites = d->sites.n;
     }
-    d->pub.live_bytes_end = d->unfreed_bytes + d->pub.held_bytes;
-    d->pub.live_count_end = d->unfreed_count + d->pub.held_count;
-    for (size_t i = 0; i < d->n_views; i++) {
-        mf_view_state *v = m->state->views[d->views[i]];
-        v->pub.live_bytes_end = v->unfreed_bytes + v->pub.held_bytes;
-        v->pub.live_count_end = v->unfreed_count + v->pub.held_count;
-    }
+    out->live_bytes_end = d->unfreed_bytes + d->counts.held_bytes;
+    out->live_count_end = d->unfreed_count + d->counts.held_count;
+    if (out->min_addr == UINT64_MAX)
+        out->min_addr = 0;
+    if (out->alloc_count == 0)
+        out->min_size = 0;
+    return 0;
+}
+
+int mf_blocks_settle_view(mf_blocks *b, uint32_t view, mf_view *out)
+{
+    mf_blocks_view *v = b->views[view];
+    out->counts = v->counts;
+    out->occupancy = mf_series_points(&v->occupancy, &out->n_occupancy);
+    out->occupancy_points = v->occupancy.added;
+    out->snapshots = mf_snapshots_items(&v->snapshots, &out->n_snapshots);
+    out->live_bytes_end = v->unfreed_bytes + v->counts.held_bytes;
+    out->live_count_end = v->unfreed_count + v->counts.held_count;
+    out->live_blocks = v->counts.held_count;
+    if (out->min_addr == UINT64_MAX)
+        out->min_addr = 0;
     return 0;
 }
 
 /* The largest blocks never freed: those that ended with their process, and
  * those live now. */
-static int settle_leaks(mf_model *m)
+static int settle_leaks(mf_blocks *b, mf_model *out)
 {
-    struct mf_model_state *st = m->state;
     mf_topk all;
     mf_topk_init(&all, sizeof(mf_block), MF_MODEL_LEAKS, 0, by_requested_worse, NULL,
                  requested_key);
-    for (size_t i = 0; i < st->leaks.n; i++)
-        if (mf_topk_offer(&all, mf_topk_item(&st->leaks, i), NULL) < 0)
+    for (size_t i = 0; i < b->leaks.n; i++)
+        if (mf_topk_offer(&all, mf_topk_item(&b->leaks, i), NULL) < 0)
             return -1;
-    for (size_t log = 0; log < st->live.n_logs; log++)
-        for (uint32_t id = mf_live_first(&st->live, (uint16_t)log); id;) {
-            const mf_live *e = mf_live_get(&st->live, id);
-            mf_block b;
-            mf_model_live_block(m, e, &b);
-            if (mf_topk_offer(&all, &b, NULL) < 0)
+    for (size_t log = 0; log < b->live.n_logs; log++)
+        for (uint32_t id = mf_live_first(&b->live, (uint16_t)log); id;) {
+            const mf_live *e = mf_live_get(&b->live, id);
+            mf_block blk;
+            live_block(b, e, &blk);
+            if (mf_topk_offer(&all, &blk, NULL) < 0)
                 return -1;
             id = e->next;
         }
-    free(m->leaks);
-    m->leaks = malloc((all.n ? all.n : 1) * sizeof *m->leaks);
-    int rc = m->leaks ? mf_topk_sorted(&all, m->leaks) : -1;
-    m->n_leaks = rc == 0 ? all.n : 0;
+    free(b->leaks_out);
+    out->leaks = b->leaks_out = malloc((all.n ? all.n : 1) * sizeof *b->leaks_out);
+    int rc = b->leaks_out ? mf_topk_sorted(&all, b->leaks_out) : -1;
+    out->n_leaks = rc == 0 ? all.n : 0;
     mf_topk_free(&all);
     return rc;
 }
 
 /* Every GPU block never freed (MXNet's CSV lists them per process). */
-static int settle_gpu(mf_model *m)
+static int settle_gpu(mf_blocks *b, size_t n_logs, mf_model *out)
 {
-    struct mf_model_state *st = m->state;
     size_t n = 0, cap = 0;
     mf_block *all = NULL;
-    for (size_t log = 0; log < st->n_procs; log++) {
-        const mf_proc_state *p = &st->procs[log];
-        for (size_t i = 0; i < p->n_gpu_unfreed; i++) {
+    for (size_t log = 0; log < n_logs; log++) {
+        const mf_blocks_process *p = log < b->n_procs ? &b->procs[log] : NULL;
+        for (size_t i = 0; p && i < p->n_gpu_unfreed; i++) {
             if (mf_grow((void **)&all, &cap, n + 1, sizeof *all) < 0)
                 goto oom;
             all[n++] = p->gpu_unfreed[i];
         }
-        for (uint32_t id = mf_live_first(&st->live, (uint16_t)log); id;) {
-            const mf_live *e = mf_live_get(&st->live, id);
+        for (uint32_t id = mf_live_first(&b->live, (uint16_t)log); id;) {
+            const mf_live *e = mf_live_get(&b->live, id);
             id = e->next;
             if (MF_DEVICE_KIND(e->device) != MF_DEVICE_GPU)
                 continue;
             if (mf_grow((void **)&all, &cap, n + 1, sizeof *all) < 0)
                 goto oom;
-            mf_model_live_block(m, e, &all[n++]);
+            live_block(b, e, &all[n++]);
         }
     }
-    free(m->gpu_live);
-    m->gpu_live = all;
-    m->n_gpu_live = n;
+    free(b->gpu_out);
+    out->gpu_live = b->gpu_out = all;
+    out->n_gpu_live = n;
     return 0;
 oom:
     free(all);
     return -1;
 }
 
-int mf_model_settle_blocks(mf_model *m)
+int mf_blocks_settle(mf_blocks *b, mf_model *out)
 {
-    return settle_leaks(m) < 0 || settle_gpu(m) < 0 ? -1 : 0;
+    return settle_leaks(b, out) < 0 || settle_gpu(b, out->n_processes, out) < 0 ? -1 : 0;
+}
+
+void mf_blocks_free(mf_blocks *b)
+{
+    for (size_t i = 0; i < b->n_devs; i++) {
+        mf_blocks_device *d = b->devs[i];
+        mf_series_free(&d->occupancy);
+        mf_snapshots_free(&d->snapshots);
+        mf_keyed_free(&d->scopes);
+        mf_keyed_free(&d->sites);
+        mf_keyed_free(&d->stacks);
+        free(d->scopes_out);
+        free(d->sites_out);
+        free(d->stacks_out);
+        free(d);
+    }
+    free(b->devs);
+    for (size_t i = 0; i < b->n_views; i++) {
+        mf_series_free(&b->views[i]->occupancy);
+        mf_snapshots_free(&b->views[i]->snapshots);
+        free(b->views[i]);
+    }
+    free(b->views);
+    for (size_t i = 0; i < b->n_procs; i++)
+        free(b->procs[i].gpu_unfreed);
+    free(b->procs);
+    mf_live_free(&b->live);
+    mf_topk_free(&b->leaks);
+    free(b->leaks_out);
+    free(b->gpu_out);
+    memset(b, 0, sizeof *b);
 }

@@ -12,7 +12,38 @@
 #include <string.h>
 
 #include "grow.h"
-#include "model_state.h"
+#include "model_timeline.h"
+
+/* Budgets: what the timeline keeps at most, whatever the log. */
+#define SPAN_BYTES (8u << 20)         /* trace bytes of scope spans */
+#define ACTIVITY_BYTES (8u << 20)     /* of GPU activities */
+#define OBJECT_BYTES (8u << 20)       /* of trace objects' spans */
+#define EVENT_BYTES 120u              /* an X event without its name */
+#define POOL_EVENTS 10000u
+#define MARKERS 10000u
+#define COUNTERS 1024u                /* trace counter series */
+#define COUNTER_POINTS 4096u          /* points per counter series */
+
+/* A thread's track: its name, and its open scope spans and trace events. */
+typedef struct mf_thread_track {
+    uint32_t pid, tid;
+    uint32_t name;
+    mf_span *open;            /* scope spans pushed, not popped (innermost last) */
+    size_t n_open, cap_open;
+    mf_trace_span *events;    /* Event begin without end (innermost last) */
+    size_t n_events, cap_events;
+} mf_thread_track;
+
+/* An async trace object begun and not ended (Task, Frame, NVTX range). */
+typedef struct mf_open_object {
+    uint64_t key;             /* log << 48 ^ kind << 40 ^ id; 0 = empty */
+    mf_trace_span span;
+} mf_open_object;
+
+typedef struct mf_counter_state {
+    uint32_t pid, domain, name;
+    mf_series points;
+} mf_counter_state;
 
 /* An item of a budgeted selection: the thing and what it costs in the trace. */
 typedef struct kept_span {
@@ -79,117 +110,169 @@ static int shorter_object(const void *pa, const void *pb)
 }
 
 /* What an X/b/e event with this name takes in the trace. */
-static uint64_t cost_of(const mf_model *m, uint32_t name)
+static uint64_t cost_of(const mf_timeline *t, uint32_t name)
 {
-    return MF_TRACE_EVENT_BYTES + strlen(mf_model_string(m, name));
+    return EVENT_BYTES + strlen(mf_strings_get(t->strings, name));
 }
 
-int mf_timeline_init(mf_model *m)
+void mf_timeline_init(mf_timeline *t, const mf_strings *strings, int no_trace)
 {
-    struct mf_model_state *st = m->state;
-    mf_topk_init(&st->spans, sizeof(kept_span), 0, MF_SPAN_BYTES, shorter_span, cost_span,
+    memset(t, 0, sizeof *t);
+    t->strings = strings;
+    t->no_trace = no_trace;
+    mf_topk_init(&t->spans, sizeof(kept_span), 0, SPAN_BYTES, shorter_span, cost_span,
                  span_length);
-    mf_topk_init(&st->activities, sizeof(kept_activity), 0, MF_ACTIVITY_BYTES, shorter_activity,
+    mf_topk_init(&t->activities, sizeof(kept_activity), 0, ACTIVITY_BYTES, shorter_activity,
                  cost_activity, activity_length);
-    mf_topk_init(&st->trace_spans, sizeof(kept_object), 0, MF_TRACE_SPAN_BYTES, shorter_object,
+    mf_topk_init(&t->objects, sizeof(kept_object), 0, OBJECT_BYTES, shorter_object,
                  cost_object, object_length);
+}
+
+/* ---- threads ---------------------------------------------------------------------- */
+
+static uint32_t thread_hash(uint32_t pid, uint32_t tid)
+{
+    uint64_t x = ((uint64_t)pid << 32 | tid) * 0x9e3779b97f4a7c15ull;
+    return (uint32_t)(x >> 32);
+}
+
+static int thread_rehash(mf_timeline *t, size_t n_slots)
+{
+    uint32_t *slots = calloc(n_slots, sizeof *slots);
+    if (!slots)
+        return -1;
+    for (size_t i = 0; i < t->n_threads; i++) {
+        size_t k = thread_hash(t->threads[i].pid, t->threads[i].tid) & (n_slots - 1);
+        while (slots[k])
+            k = (k + 1) & (n_slots - 1);
+        slots[k] = (uint32_t)i + 1;
+    }
+    free(t->thread_slots);
+    t->thread_slots = slots;
+    t->n_thread_slots = n_slots;
     return 0;
 }
 
-static uint32_t pid_of(const mf_model *m, const mf_event *e)
+/* The track of thread (pid, tid), created if new; NULL (and oom) when out
+ * of memory. */
+static mf_thread_track *track(mf_timeline *t, uint32_t pid, uint32_t tid)
 {
-    return e->log < m->n_processes ? m->processes[e->log].pid : 0;
+    if ((t->n_threads + 1) * 2 > t->n_thread_slots &&
+        thread_rehash(t, t->n_thread_slots ? 2 * t->n_thread_slots : 256) < 0)
+        goto oom;
+    size_t k = thread_hash(pid, tid) & (t->n_thread_slots - 1);
+    for (; t->thread_slots[k]; k = (k + 1) & (t->n_thread_slots - 1)) {
+        mf_thread_track *th = &t->threads[t->thread_slots[k] - 1];
+        if (th->pid == pid && th->tid == tid)
+            return th;
+    }
+    if (mf_grow((void **)&t->threads, &t->cap_threads, t->n_threads + 1, sizeof *t->threads) < 0)
+        goto oom;
+    mf_thread_track *th = &t->threads[t->n_threads++];
+    memset(th, 0, sizeof *th);
+    th->pid = pid;
+    th->tid = tid;
+    t->thread_slots[k] = (uint32_t)t->n_threads;
+    return th;
+oom:
+    t->oom = 1;
+    return NULL;
+}
+
+int mf_timeline_thread(mf_timeline *t, uint32_t pid, uint32_t tid)
+{
+    return track(t, pid, tid) ? 0 : -1;
+}
+
+int mf_timeline_name_thread(mf_timeline *t, uint32_t pid, uint32_t tid, uint32_t name)
+{
+    mf_thread_track *th = track(t, pid, tid);
+    if (!th)
+        return -1;
+    th->name = name;
+    return 0;
 }
 
 /* ---- scope spans --------------------------------------------------------------- */
 
-static void keep_span(mf_model *m, const mf_span *s)
+static void keep_span(mf_timeline *t, const mf_span *s)
 {
-    kept_span k = { *s, cost_of(m, s->scope) };
-    if (mf_topk_offer(&m->state->spans, &k, NULL) < 0)
-        m->state->oom = 1;
+    kept_span k = { *s, cost_of(t, s->scope) };
+    if (mf_topk_offer(&t->spans, &k, NULL) < 0)
+        t->oom = 1;
 }
 
-static void close_spans(mf_model *m, mf_thread_track *t, uint32_t keep, uint64_t time_ns)
+static void close_spans(mf_timeline *t, mf_thread_track *th, uint32_t keep, uint64_t time_ns)
 {
-    while (t->n_open > keep) {
-        mf_span *s = &t->open[--t->n_open];
+    while (th->n_open > keep) {
+        mf_span *s = &th->open[--th->n_open];
         s->end_ns = time_ns > s->begin_ns ? time_ns : s->begin_ns;
-        keep_span(m, s);
+        keep_span(t, s);
     }
 }
 
-void mf_timeline_on_scope(mf_model *m, const mf_event *e)
+int mf_timeline_on_scope(mf_timeline *t, const mf_event *e, uint32_t pid)
 {
-    struct mf_model_state *st = m->state;
-    if (st->opt.no_trace)
-        return;
-    mf_thread_track *t = mf_model_thread(m, pid_of(m, e), e->tid);
-    if (!t) {
-        st->oom = 1;
-        return;
-    }
+    if (t->no_trace)
+        return 0;
+    mf_thread_track *th = track(t, pid, e->tid);
+    if (!th)
+        return -1;
     unsigned op = e->extra & 0xff, depth = e->extra >> 8;
     if (op == MF_SCOPE_POP) {
-        close_spans(m, t, depth, e->time_ns);
-        return;
+        close_spans(t, th, depth, e->time_ns);
+        return t->oom ? -1 : 0;
     }
     if (op != MF_SCOPE_PUSH)
-        return;
-    close_spans(m, t, depth ? depth - 1 : 0, e->time_ns);   /* pops that were lost */
-    if (mf_grow((void **)&t->open, &t->cap_open, t->n_open + 1, sizeof *t->open) < 0) {
-        st->oom = 1;
-        return;
-    }
-    t->open[t->n_open++] = (mf_span){
-        .begin_ns = e->time_ns, .end_ns = e->time_ns, .seq = st->seq++, .scope = e->scope,
-        .tid = e->tid, .pid = t->pid, .depth = depth,
+        return 0;
+    close_spans(t, th, depth ? depth - 1 : 0, e->time_ns);   /* pops that were lost */
+    if (mf_grow((void **)&th->open, &th->cap_open, th->n_open + 1, sizeof *th->open) < 0)
+        return -1;
+    th->open[th->n_open++] = (mf_span){
+        .begin_ns = e->time_ns, .end_ns = e->time_ns, .seq = t->seq++, .scope = e->scope,
+        .tid = e->tid, .pid = th->pid, .depth = depth,
     };
+    return t->oom ? -1 : 0;
 }
 
 /* ---- GPU activities and pools ----------------------------------------------------- */
 
-void mf_timeline_on_activity(mf_model *m, const mf_event *e)
+int mf_timeline_on_activity(mf_timeline *t, const mf_event *e, uint32_t pid)
 {
-    struct mf_model_state *st = m->state;
+    if (t->no_trace)
+        return 0;
     uint64_t end = e->actual > e->time_ns ? e->actual : e->time_ns;
-    st->t1 = end > st->t1 ? end : st->t1;
-    if (st->opt.no_trace)
-        return;
     kept_activity k = {
         .a = { .start_ns = e->time_ns, .end_ns = end, .bytes = e->size, .name = e->name,
-               .stream = e->extra, .correlation = (uint32_t)e->addr, .pid = pid_of(m, e),
+               .stream = e->extra, .correlation = (uint32_t)e->addr, .pid = pid,
                .device = e->device, .kind = e->flags },
-        .cost = cost_of(m, e->name),
+        .cost = cost_of(t, e->name),
     };
-    if (mf_topk_offer(&st->activities, &k, NULL) < 0)
-        st->oom = 1;
+    return mf_topk_offer(&t->activities, &k, NULL) < 0 ? -1 : 0;
 }
 
-void mf_timeline_on_pool(mf_model *m, const mf_event *e)
+int mf_timeline_on_pool(mf_timeline *t, const mf_event *e, uint32_t pid, uint16_t device)
 {
-    struct mf_model_state *st = m->state;
-    if (m->n_pools >= MF_POOL_EVENTS) {
-        m->pools_dropped++;
-        return;
+    if (t->n_pools >= POOL_EVENTS) {
+        t->pools_dropped++;
+        return 0;
     }
-    if (mf_grow((void **)&m->pools, &st->cap_pools, m->n_pools + 1, sizeof *m->pools) < 0) {
-        st->oom = 1;
-        return;
-    }
-    m->pools[m->n_pools++] = (mf_pool_event){
+    if (mf_grow((void **)&t->pools, &t->cap_pools, t->n_pools + 1, sizeof *t->pools) < 0)
+        return -1;
+    t->pools[t->n_pools++] = (mf_pool_event){
         .time_ns = e->time_ns, .addr = e->addr, .size = e->size, .threshold = e->actual,
-        .pid = pid_of(m, e), .device = e->device, .op = (uint16_t)e->extra,
+        .pid = pid, .device = device, .op = (uint16_t)e->extra,
     };
+    return 0;
 }
 
 /* ---- trace objects ------------------------------------------------------------------ */
 
-static void keep_object(mf_model *m, const mf_trace_span *s)
+static void keep_object(mf_timeline *t, const mf_trace_span *s)
 {
-    kept_object k = { *s, cost_of(m, s->name) };
-    if (mf_topk_offer(&m->state->trace_spans, &k, NULL) < 0)
-        m->state->oom = 1;
+    kept_object k = { *s, cost_of(t, s->name) };
+    if (mf_topk_offer(&t->objects, &k, NULL) < 0)
+        t->oom = 1;
 }
 
 static uint64_t object_key(const mf_event *e, unsigned begin_kind)
@@ -198,201 +281,218 @@ static uint64_t object_key(const mf_event *e, unsigned begin_kind)
     return x ? x : 1;
 }
 
-static size_t object_home(const struct mf_model_state *st, uint64_t key)
+static size_t object_home(const mf_timeline *t, uint64_t key)
 {
-    return (size_t)((key * 0xbf58476d1ce4e5b9ull) >> 32) & (st->n_object_slots - 1);
+    return (size_t)((key * 0xbf58476d1ce4e5b9ull) >> 32) & (t->n_open_slots - 1);
 }
 
-static mf_open_object *find_object(struct mf_model_state *st, uint64_t key)
+static mf_open_object *find_object(mf_timeline *t, uint64_t key)
 {
-    if (!st->n_object_slots)
+    if (!t->n_open_slots)
         return NULL;
-    for (size_t i = object_home(st, key);; i = (i + 1) & (st->n_object_slots - 1)) {
-        if (!st->objects[i].key)
+    for (size_t i = object_home(t, key);; i = (i + 1) & (t->n_open_slots - 1)) {
+        if (!t->open[i].key)
             return NULL;
-        if (st->objects[i].key == key)
-            return &st->objects[i];
+        if (t->open[i].key == key)
+            return &t->open[i];
     }
 }
 
-static int objects_resize(struct mf_model_state *st, size_t n_slots)
+static int objects_resize(mf_timeline *t, size_t n_slots)
 {
-    mf_open_object *old = st->objects;
-    size_t n_old = st->n_object_slots;
-    st->objects = calloc(n_slots, sizeof *st->objects);
-    if (!st->objects) {
-        st->objects = old;
+    mf_open_object *old = t->open;
+    size_t n_old = t->n_open_slots;
+    t->open = calloc(n_slots, sizeof *t->open);
+    if (!t->open) {
+        t->open = old;
         return -1;
     }
-    st->n_object_slots = n_slots;
+    t->n_open_slots = n_slots;
     for (size_t i = 0; i < n_old; i++) {
         if (!old[i].key)
             continue;
-        size_t k = object_home(st, old[i].key);
-        while (st->objects[k].key)
+        size_t k = object_home(t, old[i].key);
+        while (t->open[k].key)
             k = (k + 1) & (n_slots - 1);
-        st->objects[k] = old[i];
+        t->open[k] = old[i];
     }
     free(old);
     return 0;
 }
 
-static void remove_object(struct mf_model_state *st, mf_open_object *o)
+static void remove_object(mf_timeline *t, mf_open_object *o)
 {
-    size_t mask = st->n_object_slots - 1, hole = (size_t)(o - st->objects);
-    for (size_t i = (hole + 1) & mask; st->objects[i].key; i = (i + 1) & mask) {
-        size_t home = object_home(st, st->objects[i].key);
+    size_t mask = t->n_open_slots - 1, hole = (size_t)(o - t->open);
+    for (size_t i = (hole + 1) & mask; t->open[i].key; i = (i + 1) & mask) {
+        size_t home = object_home(t, t->open[i].key);
         int stays = hole <= i ? (home > hole && home <= i) : (home > hole || home <= i);
         if (!stays) {
-            st->objects[hole] = st->objects[i];
+            t->open[hole] = t->open[i];
             hole = i;
         }
     }
-    st->objects[hole].key = 0;
-    st->n_objects--;
+    t->open[hole].key = 0;
+    t->n_open--;
 }
 
-static void begin_object(mf_model *m, const mf_event *e, unsigned kind)
+static void begin_object(mf_timeline *t, const mf_event *e, unsigned kind, uint32_t pid)
 {
-    struct mf_model_state *st = m->state;
     uint64_t key = object_key(e, kind);
-    mf_open_object *o = find_object(st, key);
+    mf_open_object *o = find_object(t, key);
     if (o) {                   /* begun again before it ended: the first ends here */
         o->span.end_ns = e->time_ns;
-        keep_object(m, &o->span);
-        remove_object(st, o);
+        keep_object(t, &o->span);
+        remove_object(t, o);
     }
-    if ((st->n_objects + 1) * 2 > st->n_object_slots &&
-        objects_resize(st, st->n_object_slots ? 2 * st->n_object_slots : 64) < 0) {
-        st->oom = 1;
+    if ((t->n_open + 1) * 2 > t->n_open_slots &&
+        objects_resize(t, t->n_open_slots ? 2 * t->n_open_slots : 64) < 0) {
+        t->oom = 1;
         return;
     }
-    size_t k = object_home(st, key);
-    while (st->objects[k].key)
-        k = (k + 1) & (st->n_object_slots - 1);
-    st->objects[k] = (mf_open_object){
+    size_t k = object_home(t, key);
+    while (t->open[k].key)
+        k = (k + 1) & (t->n_open_slots - 1);
+    t->open[k] = (mf_open_object){
         .key = key,
         .span = { .begin_ns = e->time_ns, .end_ns = e->time_ns, .id = e->addr,
-                  .seq = st->seq++, .domain = e->scope, .name = e->name, .pid = pid_of(m, e),
+                  .seq = t->seq++, .domain = e->scope, .name = e->name, .pid = pid,
                   .tid = e->tid, .end_tid = e->tid, .kind = (uint16_t)kind },
     };
-    st->n_objects++;
+    t->n_open++;
 }
 
-static void end_object(mf_model *m, const mf_event *e, unsigned begin_kind)
+static void end_object(mf_timeline *t, const mf_event *e, unsigned begin_kind)
 {
-    struct mf_model_state *st = m->state;
-    mf_open_object *o = find_object(st, object_key(e, begin_kind));
+    mf_open_object *o = find_object(t, object_key(e, begin_kind));
     if (!o)
         return;                /* its begin was not recorded */
     o->span.end_ns = e->time_ns > o->span.begin_ns ? e->time_ns : o->span.begin_ns;
     o->span.end_tid = e->tid;
-    keep_object(m, &o->span);
-    remove_object(st, o);
+    keep_object(t, &o->span);
+    remove_object(t, o);
 }
 
-static void thread_event(mf_model *m, const mf_event *e, int begin)
+static void thread_event(mf_timeline *t, const mf_event *e, int begin, uint32_t pid)
 {
-    struct mf_model_state *st = m->state;
-    mf_thread_track *t = mf_model_thread(m, pid_of(m, e), e->tid);
-    if (!t) {
-        st->oom = 1;
+    mf_thread_track *th = track(t, pid, e->tid);
+    if (!th)
         return;
-    }
     if (!begin) {
-        if (t->n_events) {
-            mf_trace_span *s = &t->events[--t->n_events];
+        if (th->n_events) {
+            mf_trace_span *s = &th->events[--th->n_events];
             s->end_ns = e->time_ns > s->begin_ns ? e->time_ns : s->begin_ns;
-            keep_object(m, s);
+            keep_object(t, s);
         }
         return;
     }
-    if (mf_grow((void **)&t->events, &t->cap_events, t->n_events + 1, sizeof *t->events) < 0) {
-        st->oom = 1;
+    if (mf_grow((void **)&th->events, &th->cap_events, th->n_events + 1, sizeof *th->events) < 0) {
+        t->oom = 1;
         return;
     }
-    t->events[t->n_events++] = (mf_trace_span){
-        .begin_ns = e->time_ns, .end_ns = e->time_ns, .id = e->addr, .seq = st->seq++,
-        .domain = e->scope, .name = e->name, .pid = t->pid, .tid = e->tid, .end_tid = e->tid,
+    th->events[th->n_events++] = (mf_trace_span){
+        .begin_ns = e->time_ns, .end_ns = e->time_ns, .id = e->addr, .seq = t->seq++,
+        .domain = e->scope, .name = e->name, .pid = th->pid, .tid = e->tid, .end_tid = e->tid,
         .kind = MF_TRACE_EVENT_BEGIN,
     };
 }
 
-static void counter(mf_model *m, const mf_event *e)
+static void counter(mf_timeline *t, const mf_event *e, uint32_t pid)
 {
-    struct mf_model_state *st = m->state;
-    uint32_t pid = pid_of(m, e);
     mf_counter_state *c = NULL;
-    for (size_t i = st->n_counters; i-- > 0 && !c;)
-        if (st->counters[i].name == e->name && st->counters[i].domain == e->scope &&
-            st->counters[i].pid == pid)
-            c = &st->counters[i];
+    for (size_t i = t->n_counters; i-- > 0 && !c;)
+        if (t->counters[i].name == e->name && t->counters[i].domain == e->scope &&
+            t->counters[i].pid == pid)
+            c = &t->counters[i];
     if (!c) {
-        if (st->n_counters >= MF_COUNTERS) {
-            m->counters_dropped++;
+        if (t->n_counters >= COUNTERS) {
+            t->counters_dropped++;
             return;
         }
-        if (mf_grow((void **)&st->counters, &st->cap_counters, st->n_counters + 1,
-                    sizeof *st->counters) < 0) {
-            st->oom = 1;
+        if (mf_grow((void **)&t->counters, &t->cap_counters, t->n_counters + 1,
+                    sizeof *t->counters) < 0) {
+            t->oom = 1;
             return;
         }
-        c = &st->counters[st->n_counters++];
+        c = &t->counters[t->n_counters++];
         c->pid = pid;
         c->domain = e->scope;
         c->name = e->name;
-        mf_series_init(&c->points, MF_COUNTER_POINTS);
+        mf_series_init(&c->points, COUNTER_POINTS);
     }
     if (mf_series_add(&c->points, e->time_ns, e->addr, 0) < 0)
-        st->oom = 1;
+        t->oom = 1;
 }
 
-static void marker(mf_model *m, const mf_event *e)
+static void marker(mf_timeline *t, const mf_event *e, uint32_t pid)
 {
-    struct mf_model_state *st = m->state;
-    if (m->n_markers >= MF_MARKERS) {
-        m->markers_dropped++;
+    if (t->n_markers >= MARKERS) {
+        t->markers_dropped++;
         return;
     }
-    if (mf_grow((void **)&m->markers, &st->cap_markers, m->n_markers + 1, sizeof *m->markers) < 0) {
-        st->oom = 1;
+    if (mf_grow((void **)&t->markers, &t->cap_markers, t->n_markers + 1, sizeof *t->markers) < 0) {
+        t->oom = 1;
         return;
     }
-    m->markers[m->n_markers++] = (mf_trace_marker){ e->time_ns, e->scope, e->name,
-                                                    pid_of(m, e), e->tid, e->extra };
+    t->markers[t->n_markers++] = (mf_trace_marker){ e->time_ns, e->scope, e->name, pid, e->tid,
+                                                    e->extra };
 }
 
-void mf_timeline_on_object(mf_model *m, const mf_event *e)
+int mf_timeline_on_object(mf_timeline *t, const mf_event *e, uint32_t pid)
 {
-    if (m->state->opt.no_trace)
-        return;
+    if (t->no_trace)
+        return 0;
     switch (e->flags) {
     case MF_TRACE_TASK_BEGIN:
     case MF_TRACE_FRAME_BEGIN:
     case MF_TRACE_RANGE_BEGIN:
-        begin_object(m, e, e->flags);
+        begin_object(t, e, e->flags, pid);
         break;
     case MF_TRACE_TASK_END:
     case MF_TRACE_FRAME_END:
     case MF_TRACE_RANGE_END:
-        end_object(m, e, e->flags - 1u);
+        end_object(t, e, e->flags - 1u);
         break;
     case MF_TRACE_EVENT_BEGIN:
-        thread_event(m, e, 1);
+        thread_event(t, e, 1, pid);
         break;
     case MF_TRACE_EVENT_END:
-        thread_event(m, e, 0);
+        thread_event(t, e, 0, pid);
         break;
     case MF_TRACE_COUNTER:
-        counter(m, e);
+        counter(t, e, pid);
         break;
     case MF_TRACE_MARKER:
-        marker(m, e);
+        marker(t, e, pid);
         break;
     }
+    return t->oom ? -1 : 0;
 }
 
 /* ---- settling ------------------------------------------------------------------------ */
+
+int mf_timeline_thread_order(const void *a, const void *b)
+{
+    const mf_thread_info *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+static int settle_threads(mf_timeline *t, mf_model *out)
+{
+    free(t->threads_out);
+    out->threads = t->threads_out = malloc((t->n_threads ? t->n_threads : 1) *
+                                           sizeof *t->threads_out);
+    out->n_threads = 0;
+    if (!t->threads_out)
+        return -1;
+    for (size_t i = 0; i < t->n_threads; i++)
+        t->threads_out[i] = (mf_thread_info){ t->threads[i].tid, t->threads[i].pid,
+                                              t->threads[i].name };
+    out->n_threads = t->n_threads;
+    qsort(t->threads_out, t->n_threads, sizeof *t->threads_out, mf_timeline_thread_order);
+    return 0;
+}
 
 static int by_seq_span(const void *pa, const void *pb)
 {
@@ -425,33 +525,32 @@ static int select_with(const mf_topk *kept, mf_topk *all)
     return 0;
 }
 
-static int settle_spans(mf_model *m)
+static int settle_spans(mf_timeline *t, uint64_t t1, mf_model *out)
 {
-    struct mf_model_state *st = m->state;
     mf_topk all;
-    if (select_with(&st->spans, &all) < 0)
+    if (select_with(&t->spans, &all) < 0)
         goto oom;
-    for (size_t i = 0; i < st->n_threads; i++)
-        for (size_t j = 0; j < st->threads[i].n_open; j++) {
-            kept_span k = { st->threads[i].open[j], 0 };
-            k.s.end_ns = m->t1_ns > k.s.begin_ns ? m->t1_ns : k.s.begin_ns;
-            k.cost = cost_of(m, k.s.scope);
+    for (size_t i = 0; i < t->n_threads; i++)
+        for (size_t j = 0; j < t->threads[i].n_open; j++) {
+            kept_span k = { t->threads[i].open[j], 0 };
+            k.s.end_ns = t1 > k.s.begin_ns ? t1 : k.s.begin_ns;
+            k.cost = cost_of(t, k.s.scope);
             if (mf_topk_offer(&all, &k, NULL) < 0)
                 goto oom;
         }
     kept_span *sorted = malloc((all.n ? all.n : 1) * sizeof *sorted);
-    free(m->spans);
-    m->spans = malloc((all.n ? all.n : 1) * sizeof *m->spans);
-    if (!sorted || !m->spans || mf_topk_sorted(&all, sorted) < 0) {
+    free(t->spans_out);
+    out->spans = t->spans_out = malloc((all.n ? all.n : 1) * sizeof *t->spans_out);
+    if (!sorted || !t->spans_out || mf_topk_sorted(&all, sorted) < 0) {
         free(sorted);
         goto oom;
     }
     for (size_t i = 0; i < all.n; i++)
-        m->spans[i] = sorted[i].s;
+        t->spans_out[i] = sorted[i].s;
     free(sorted);
-    m->n_spans = all.n;
-    m->spans_dropped = all.dropped;
-    qsort(m->spans, m->n_spans, sizeof *m->spans, by_seq_span);
+    out->n_spans = all.n;
+    out->spans_dropped = all.dropped;
+    qsort(t->spans_out, all.n, sizeof *t->spans_out, by_seq_span);
     mf_topk_free(&all);
     return 0;
 oom:
@@ -459,59 +558,58 @@ oom:
     return -1;
 }
 
-static int settle_activities(mf_model *m)
+static int settle_activities(mf_timeline *t, mf_model *out)
 {
-    struct mf_model_state *st = m->state;
-    kept_activity *sorted = malloc((st->activities.n ? st->activities.n : 1) * sizeof *sorted);
-    free(m->activities);
-    m->activities = malloc((st->activities.n ? st->activities.n : 1) * sizeof *m->activities);
-    if (!sorted || !m->activities || mf_topk_sorted(&st->activities, sorted) < 0) {
+    size_t n = t->activities.n;
+    kept_activity *sorted = malloc((n ? n : 1) * sizeof *sorted);
+    free(t->activities_out);
+    out->activities = t->activities_out = malloc((n ? n : 1) * sizeof *t->activities_out);
+    if (!sorted || !t->activities_out || mf_topk_sorted(&t->activities, sorted) < 0) {
         free(sorted);
         return -1;
     }
-    for (size_t i = 0; i < st->activities.n; i++)
-        m->activities[i] = sorted[i].a;
+    for (size_t i = 0; i < n; i++)
+        t->activities_out[i] = sorted[i].a;
     free(sorted);
-    m->n_activities = st->activities.n;
-    m->activities_dropped = st->activities.dropped;
-    qsort(m->activities, m->n_activities, sizeof *m->activities, by_start);
+    out->n_activities = n;
+    out->activities_dropped = t->activities.dropped;
+    qsort(t->activities_out, n, sizeof *t->activities_out, by_start);
     return 0;
 }
 
-static int offer_open_object(mf_model *m, mf_topk *all, mf_trace_span s)
+static int offer_open_object(const mf_timeline *t, mf_topk *all, mf_trace_span s, uint64_t t1)
 {
-    s.end_ns = m->t1_ns > s.begin_ns ? m->t1_ns : s.begin_ns;
+    s.end_ns = t1 > s.begin_ns ? t1 : s.begin_ns;
     s.open = 1;
-    kept_object k = { s, cost_of(m, s.name) };
+    kept_object k = { s, cost_of(t, s.name) };
     return mf_topk_offer(all, &k, NULL) < 0 ? -1 : 0;
 }
 
-static int settle_objects(mf_model *m)
+static int settle_objects(mf_timeline *t, uint64_t t1, mf_model *out)
 {
-    struct mf_model_state *st = m->state;
     mf_topk all;
-    if (select_with(&st->trace_spans, &all) < 0)
+    if (select_with(&t->objects, &all) < 0)
         goto oom;
-    for (size_t i = 0; i < st->n_object_slots; i++)
-        if (st->objects[i].key && offer_open_object(m, &all, st->objects[i].span) < 0)
+    for (size_t i = 0; i < t->n_open_slots; i++)
+        if (t->open[i].key && offer_open_object(t, &all, t->open[i].span, t1) < 0)
             goto oom;
-    for (size_t i = 0; i < st->n_threads; i++)
-        for (size_t j = 0; j < st->threads[i].n_events; j++)
-            if (offer_open_object(m, &all, st->threads[i].events[j]) < 0)
+    for (size_t i = 0; i < t->n_threads; i++)
+        for (size_t j = 0; j < t->threads[i].n_events; j++)
+            if (offer_open_object(t, &all, t->threads[i].events[j], t1) < 0)
                 goto oom;
     kept_object *sorted = malloc((all.n ? all.n : 1) * sizeof *sorted);
-    free(m->trace_spans);
-    m->trace_spans = malloc((all.n ? all.n : 1) * sizeof *m->trace_spans);
-    if (!sorted || !m->trace_spans || mf_topk_sorted(&all, sorted) < 0) {
+    free(t->objects_out);
+    out->trace_spans = t->objects_out = malloc((all.n ? all.n : 1) * sizeof *t->objects_out);
+    if (!sorted || !t->objects_out || mf_topk_sorted(&all, sorted) < 0) {
         free(sorted);
         goto oom;
     }
     for (size_t i = 0; i < all.n; i++)
-        m->trace_spans[i] = sorted[i].s;
+        t->objects_out[i] = sorted[i].s;
     free(sorted);
-    m->n_trace_spans = all.n;
-    m->trace_spans_dropped = all.dropped;
-    qsort(m->trace_spans, m->n_trace_spans, sizeof *m->trace_spans, by_seq_object);
+    out->n_trace_spans = all.n;
+    out->trace_spans_dropped = all.dropped;
+    qsort(t->objects_out, all.n, sizeof *t->objects_out, by_seq_object);
     mf_topk_free(&all);
     return 0;
 oom:
@@ -519,46 +617,62 @@ oom:
     return -1;
 }
 
-static int settle_counters(mf_model *m)
+static int settle_counters(mf_timeline *t, mf_model *out)
 {
-    struct mf_model_state *st = m->state;
-    free(m->counters);
-    m->counters = malloc((st->n_counters ? st->n_counters : 1) * sizeof *m->counters);
-    if (!m->counters)
+    free(t->counters_out);
+    out->counters = t->counters_out = malloc((t->n_counters ? t->n_counters : 1) *
+                                             sizeof *t->counters_out);
+    out->n_counters = 0;
+    if (!t->counters_out)
         return -1;
-    for (size_t i = 0; i < st->n_counters; i++) {
-        mf_counter_state *c = &st->counters[i];
+    for (size_t i = 0; i < t->n_counters; i++) {
+        mf_counter_state *c = &t->counters[i];
         size_t n;
         const mf_point *points = mf_series_points(&c->points, &n);
-        m->counters[i] = (mf_trace_counter){ c->pid, c->domain, c->name, points, n,
-                                             c->points.added };
+        t->counters_out[i] = (mf_trace_counter){ c->pid, c->domain, c->name, points, n,
+                                                 c->points.added };
     }
-    m->n_counters = st->n_counters;
+    out->n_counters = t->n_counters;
+    out->counters_dropped = t->counters_dropped;
     return 0;
 }
 
-int mf_timeline_settle(mf_model *m)
+int mf_timeline_settle(mf_timeline *t, uint64_t t1, mf_model *out)
 {
-    if (settle_spans(m) < 0 || settle_activities(m) < 0 || settle_objects(m) < 0 ||
-        settle_counters(m) < 0)
+    out->pools = t->pools;
+    out->n_pools = t->n_pools;
+    out->pools_dropped = t->pools_dropped;
+    out->markers = t->markers;
+    out->n_markers = t->n_markers;
+    out->markers_dropped = t->markers_dropped;
+    if (settle_threads(t, out) < 0 || settle_spans(t, t1, out) < 0 ||
+        settle_activities(t, out) < 0 || settle_objects(t, t1, out) < 0 ||
+        settle_counters(t, out) < 0)
         return -1;
     return 0;
 }
 
-void mf_timeline_free(mf_model *m)
+void mf_timeline_free(mf_timeline *t)
 {
-    struct mf_model_state *st = m->state;
-    mf_topk_free(&st->spans);
-    mf_topk_free(&st->activities);
-    mf_topk_free(&st->trace_spans);
-    free(st->objects);
-    for (size_t i = 0; i < st->n_counters; i++)
-        mf_series_free(&st->counters[i].points);
-    free(st->counters);
-    free(m->spans);
-    free(m->activities);
-    free(m->pools);
-    free(m->trace_spans);
-    free(m->markers);
-    free(m->counters);
+    for (size_t i = 0; i < t->n_threads; i++) {
+        free(t->threads[i].open);
+        free(t->threads[i].events);
+    }
+    free(t->threads);
+    free(t->thread_slots);
+    mf_topk_free(&t->spans);
+    mf_topk_free(&t->activities);
+    mf_topk_free(&t->objects);
+    free(t->open);
+    free(t->pools);
+    free(t->markers);
+    for (size_t i = 0; i < t->n_counters; i++)
+        mf_series_free(&t->counters[i].points);
+    free(t->counters);
+    free(t->threads_out);
+    free(t->spans_out);
+    free(t->activities_out);
+    free(t->objects_out);
+    free(t->counters_out);
+    memset(t, 0, sizeof *t);
 }
