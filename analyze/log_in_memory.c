@@ -41,7 +41,7 @@ static int keep(log_private *lp, const mf_event *e, const mf_sample_values *samp
 {
     mf_log *log = &lp->pub;
     if (e->type == MF_REC_THREAD)
-        return add_thread(lp, e->tid, e->scope);
+        return add_thread(lp, e->tid, e->thread.name);
     if (e->type == MF_REC_DEVICE || e->type == MF_EV_PROCESS_END)
         return 0;
     if (mf_grow((void **)&log->events, &lp->cap_events, log->n_events + 1, sizeof *e) < 0)
@@ -52,8 +52,8 @@ static int keep(log_private *lp, const mf_event *e, const mf_sample_values *samp
         if (mf_grow((void **)&log->samples, &lp->cap_samples, log->n_samples + 1,
                     sizeof *log->samples) < 0)
             return -1;
-        log->samples[log->n_samples] = samples[e->extra];
-        copy->extra = (uint32_t)log->n_samples++;
+        log->samples[log->n_samples] = samples[e->sample.index];
+        copy->sample.index = (uint32_t)log->n_samples++;
     }
     return 0;
 }
@@ -213,18 +213,10 @@ static uint32_t remap(mf_model *m, const mf_log *log, mf_idmap *map, uint32_t id
 
 static void remap_event(mf_model *m, const mf_log *log, mf_idmap *map, mf_event *e)
 {
-    switch (e->type) {
-    case MF_REC_ALLOC: case MF_REC_TRACE:
-        e->scope = remap(m, log, map, e->scope);
-        e->name = remap(m, log, map, e->name);
-        break;
-    case MF_REC_SCOPE: case MF_REC_THREAD:
-        e->scope = remap(m, log, map, e->scope);
-        break;
-    case MF_REC_ACTIVITY: case MF_REC_DEVICE:
-        e->name = remap(m, log, map, e->name);
-        break;
-    }
+    uint32_t *ids[2];
+    unsigned n = mf_event_strings(e, ids);
+    for (unsigned i = 0; i < n; i++)
+        *ids[i] = remap(m, log, map, *ids[i]);
 }
 
 static void describe(mf_log_info *info, const mf_log *log, char *program, size_t len)
@@ -272,9 +264,10 @@ mf_model *mf_model_build(mf_log *const *logs, size_t n, uint64_t until_ns, char 
         mf_event e = log->events[at[best]++];
         e.log = (uint16_t)best;
         remap_event(m, log, &maps[best], &e);
-        const mf_sample_values *values = e.type == MF_REC_SAMPLE ? &log->samples[e.extra] : NULL;
+        const mf_sample_values *values =
+            e.type == MF_REC_SAMPLE ? &log->samples[e.sample.index] : NULL;
         if (values)
-            e.extra = 0;
+            e.sample.index = 0;
         ok = mf_model_feed(m, &e, 1, values) == 0;
     }
     if (ok) {

@@ -25,7 +25,7 @@ typedef struct mf_log {
     char **argv;               /* program and arguments */
     mf_event *events;          /* in time order; string ids are pool ids */
     size_t n_events;
-    mf_sample_values *samples; /* SAMPLE payloads, indexed by mf_event.extra */
+    mf_sample_values *samples; /* SAMPLE values, indexed by mf_event.sample.index */
     size_t n_samples;
     mf_strings *pool;          /* the texts of the events' string ids */
     uint32_t n_strings;        /* ids are 0 .. n_strings - 1 */

@@ -384,7 +384,7 @@ START_TEST(until_cuts_the_log)
     ck_assert_int_eq(mf_log_read(path, &log, err, sizeof err), 0);
     uint64_t cut = 0;
     for (size_t i = 0; i < log->n_events; i++)
-        if (log->events[i].type == MF_REC_ALLOC && log->events[i].addr == 0x2000)
+        if (log->events[i].type == MF_REC_ALLOC && log->events[i].alloc.addr == 0x2000)
             cut = log->events[i].time_ns;
     mf_model *m = mf_model_build(&log, 1, cut + 1000000, err, sizeof err);
     const mf_device_model *d = mf_model_device(m, CPU0);
@@ -648,16 +648,16 @@ START_TEST(settle_before_first_alloc_keeps_addresses)
                          .next_image = -1 };
     info.header.pid = 42;
     ck_assert_int_eq(mf_model_set_process(m, 0, &info), 0);
-    mf_event free_first = { .type = MF_REC_FREE, .time_ns = 1000, .addr = 0x5000,
-                            .device = CPU0 };
+    mf_event free_first = { .type = MF_REC_FREE, .time_ns = 1000, .device = CPU0,
+                            .free.addr = 0x5000 };
     ck_assert_int_eq(mf_model_feed(m, &free_first, 1, NULL), 0);
     ck_assert_int_eq(mf_model_settle(m), 0);
     const mf_view *v = mf_model_view(m, CPU0, 42);
     ck_assert_ptr_nonnull(v);
     ck_assert_uint_eq(v->unknown_frees, 1);
     ck_assert_uint_eq(v->min_addr, 0);
-    mf_event alloc = { .type = MF_REC_ALLOC, .time_ns = 2000, .addr = 0x9000, .size = 100,
-                       .actual = 112, .device = CPU0 };
+    mf_event alloc = { .type = MF_REC_ALLOC, .time_ns = 2000, .device = CPU0,
+                       .alloc = { .addr = 0x9000, .requested = 100, .actual = 112 } };
     ck_assert_int_eq(mf_model_feed(m, &alloc, 1, NULL), 0);
     ck_assert_int_eq(mf_model_settle(m), 0);
     v = mf_model_view(m, CPU0, 42);

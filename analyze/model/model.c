@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compiler.h"
 #include "grow.h"
 #include "model_blocks.h"
 #include "model_picture.h"
@@ -283,17 +284,17 @@ static uint32_t pid_of(const mf_model *m, const mf_event *e)
 static void on_note(mf_model *m, const mf_event *e)
 {
     unsigned pid = pid_of(m, e);
-    switch (e->extra) {
+    switch (e->note.code) {
     case MF_NOTE_GPU_DROPPED:
-        m->gpu_dropped += e->size;
+        m->gpu_dropped += e->note.value;
         break;
     case MF_NOTE_GPU_OFF:
         mf_model_warn(m, "pid %u: GPU capture was off (CUPTI result %llu)", pid,
-                      (unsigned long long)e->size);
+                      (unsigned long long)e->note.value);
         break;
     case MF_NOTE_SCOPE_OVERFLOW:
         mf_model_warn(m, "pid %u: %llu scope pushes went past the 256-deep scope stack and "
-                      "were ignored", pid, (unsigned long long)e->size);
+                      "were ignored", pid, (unsigned long long)e->note.value);
         break;
     }
 }
@@ -305,12 +306,11 @@ static int on_device(mf_model *m, const mf_event *e)
         return -1;
     mf_device_info *info = &m->state->devs[slot]->info;
     info->known = 1;
-    info->name = e->name;
-    info->total_bytes = e->size;
-    info->mig = e->extra;
-    info->pci_bus = e->scope;
-    memcpy(info->uuid, &e->addr, 8);
-    memcpy(info->uuid + 8, &e->actual, 8);
+    info->name = e->gpu.name;
+    info->total_bytes = e->gpu.total_bytes;
+    info->mig = e->gpu.mig;
+    info->pci_bus = e->gpu.pci_bus;
+    memcpy(info->uuid, e->gpu.uuid, sizeof info->uuid);
     return 0;
 }
 
@@ -319,7 +319,7 @@ static int on_thread(mf_model *m, const mf_event *e)
     if (e->log >= m->n_processes)
         return 0;
     return mf_timeline_name_thread(&m->state->timeline, m->processes[e->log].pid, e->tid,
-                                   e->scope);
+                                   e->thread.name);
 }
 
 /* Process image log ended: its blocks and sub-blocks end with it. */
@@ -352,21 +352,29 @@ static int note_thread(mf_model *m, const mf_event *e)
 }
 
 /* A string id the pool does not have (only a caller feeding events of its
- * own can make one) is "unknown": ids index the model's tables. */
-static void check_ids(const mf_model *m, mf_event *e)
+ * own can make one) is "unknown": ids index the model's tables.  Returns e,
+ * or its copy in *copy with such ids 0. */
+static const mf_event *known_ids(const mf_model *m, const mf_event *e, mf_event *copy)
 {
     uint32_t n = mf_strings_count(m->strings);
-    if (e->scope >= n && e->type != MF_REC_DEVICE)
-        e->scope = 0;
-    if (e->name >= n)
-        e->name = 0;
+    const uint32_t *ids[2];
+    unsigned k = mf_event_strings_of(e, ids);
+    if (MF_LIKELY((k < 1 || *ids[0] < n) && (k < 2 || *ids[1] < n)))
+        return e;
+    uint32_t *fix[2];
+    *copy = *e;
+    k = mf_event_strings(copy, fix);
+    for (unsigned i = 0; i < k; i++)
+        if (*fix[i] >= n)
+            *fix[i] = 0;
+    return copy;
 }
 
 static int on_alloc(mf_model *m, const mf_event *e)
 {
     struct mf_model_state *st = m->state;
     uint32_t view;
-    if (e->flags & MF_FLAG_SUBBLOCK)
+    if (e->alloc.flags & MF_FLAG_SUBBLOCK)
         return view_of(m, e->log, mf_sub_device_of(&st->sub, e), &view) < 0
                    ? -1 : mf_sub_on_alloc(&st->sub, e, view);
     return view_of(m, e->log, e->device, &view) < 0 ? -1 : mf_blocks_on_alloc(&st->blocks, e, view);
@@ -375,7 +383,7 @@ static int on_alloc(mf_model *m, const mf_event *e)
 static int on_free(mf_model *m, const mf_event *e)
 {
     struct mf_model_state *st = m->state;
-    if (e->flags & MF_FLAG_SUBBLOCK)
+    if (e->free.flags & MF_FLAG_SUBBLOCK)
         return mf_sub_on_free(&st->sub, e);
     int rc = mf_blocks_on_free(&st->blocks, e);
     if (rc != 0)
@@ -398,9 +406,9 @@ static int on_pool(mf_model *m, const mf_event *e)
 {
     struct mf_model_state *st = m->state;
     uint16_t device = e->device;
-    if (e->extra >= MF_POOL_HEAP_REGISTERED &&   /* an NVTX heap: on its device */
+    if (e->pool.op >= MF_POOL_HEAP_REGISTERED &&   /* an NVTX heap: on its device */
         mf_sub_on_heap(&st->sub, e,
-                       mf_blocks_gpu_block_device(&st->blocks, e->log, e->addr, e->device),
+                       mf_blocks_gpu_block_device(&st->blocks, e->log, e->pool.addr, e->device),
                        &device) < 0)
         return -1;
     return mf_timeline_on_pool(&st->timeline, e, pid_of(m, e), device);
@@ -409,14 +417,14 @@ static int on_pool(mf_model *m, const mf_event *e)
 static int on_activity(mf_model *m, const mf_event *e)
 {
     struct mf_model_state *st = m->state;
-    uint64_t end = e->actual > e->time_ns ? e->actual : e->time_ns;
+    uint64_t end = e->activity.end_ns > e->time_ns ? e->activity.end_ns : e->time_ns;
     st->span.t1 = end > st->span.t1 ? end : st->span.t1;
     return mf_timeline_on_activity(&st->timeline, e, pid_of(m, e));
 }
 
 static int on_trace(mf_model *m, const mf_event *e)
 {
-    if (e->flags == MF_TRACE_REGION_NAME) {
+    if (e->trace.kind == MF_TRACE_REGION_NAME) {
         mf_sub_on_name(&m->state->sub, e);
         return 0;
     }
@@ -427,9 +435,8 @@ static int on_trace(mf_model *m, const mf_event *e)
 static int feed_one(mf_model *m, const mf_event *event, const mf_sample_values *samples)
 {
     struct mf_model_state *st = m->state;
-    mf_event copy = *event;
-    const mf_event *e = &copy;
-    check_ids(m, &copy);
+    mf_event copy;
+    const mf_event *e = known_ids(m, event, &copy);
     if (e->type == MF_REC_THREAD)
         return on_thread(m, e);
     if (e->type == MF_REC_DEVICE)
@@ -445,7 +452,7 @@ static int feed_one(mf_model *m, const mf_event *event, const mf_sample_values *
     switch (e->type) {
     case MF_REC_ALLOC: return on_alloc(m, e);
     case MF_REC_FREE: return on_free(m, e);
-    case MF_REC_SAMPLE: return on_sample(m, e, &samples[e->extra]);
+    case MF_REC_SAMPLE: return on_sample(m, e, &samples[e->sample.index]);
     case MF_REC_SCOPE: return mf_timeline_on_scope(&st->timeline, e, pid_of(m, e));
     case MF_REC_ACTIVITY: return on_activity(m, e);
     case MF_REC_POOL: return on_pool(m, e);
@@ -593,8 +600,8 @@ int mf_model_settle(mf_model *m)
         used += st->devs[i]->n_views;
     }
     qsort(m->devices, m->n_devices, sizeof *m->devices, by_device);
-    if (mf_blocks_settle(&st->blocks, m) < 0 || mf_timeline_settle(&st->timeline, m->t1_ns, m) < 0 ||
-        settle_warnings(m) < 0)
+    if (mf_blocks_settle(&st->blocks, m) < 0 ||
+        mf_timeline_settle(&st->timeline, m->t1_ns, m) < 0 || settle_warnings(m) < 0)
         return -1;
     return st->oom ? -1 : 0;
 }
@@ -725,9 +732,9 @@ const mf_site_stat *mf_model_site(const mf_device_model *dev, uint32_t site)
 const char *mf_model_thread_name(const mf_model *model, uint32_t pid, uint32_t tid)
 {
     mf_thread_info key = { .tid = tid, .pid = pid };
-    const mf_thread_info *t =
-        model->n_threads ? bsearch(&key, model->threads, model->n_threads, sizeof key, mf_timeline_thread_order)
-                         : NULL;
+    const mf_thread_info *t = model->n_threads ? bsearch(&key, model->threads, model->n_threads,
+                                                         sizeof key, mf_timeline_thread_order)
+                                               : NULL;
     return t && t->name ? mf_model_string(model, t->name) : NULL;
 }
 

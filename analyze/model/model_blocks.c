@@ -303,38 +303,39 @@ static void end_block(mf_blocks *b, uint32_t id, unsigned how, uint64_t time_ns)
 
 int mf_blocks_on_alloc(mf_blocks *b, const mf_event *e, uint32_t view)
 {
+    const mf_ev_alloc *a = &e->alloc;
     mf_blocks_view *v = b->views[view];
     mf_blocks_device *d = b->devs[v->slot];
-    uint32_t old = mf_live_find(&b->live, e->log, e->device, e->flags, e->addr);
+    uint32_t old = mf_live_find(&b->live, e->log, e->device, a->flags, a->addr);
     if (old) {
         end_block(b, old, MF_BLOCK_REPLACED, e->time_ns);
         d->counts.replaced_blocks++;
         v->counts.replaced_blocks++;
     }
     mf_live l = {
-        .addr = e->addr, .requested = e->size, .actual = e->actual, .alloc_ns = e->time_ns,
-        .scope = e->scope, .name = e->name, .tid = e->tid, .stack = e->stack,
-        .view = view, .device = e->device, .flags = e->flags, .log = e->log,
+        .addr = a->addr, .requested = a->requested, .actual = a->actual, .alloc_ns = e->time_ns,
+        .scope = a->scope, .name = a->name, .tid = e->tid, .stack = a->stack,
+        .view = view, .device = e->device, .flags = a->flags, .log = e->log,
     };
     if (!mf_live_insert(&b->live, &l))
         return -1;
-    counts_alloc(&d->counts, e->addr, e->size, e->actual);
-    counts_alloc(&v->counts, e->addr, e->size, e->actual);
-    d->held_actual += e->actual;
-    v->held_actual += e->actual;
-    mf_kind_stat *k = kind_of(d, e->flags);
+    counts_alloc(&d->counts, a->addr, a->requested, a->actual);
+    counts_alloc(&v->counts, a->addr, a->requested, a->actual);
+    d->held_actual += a->actual;
+    v->held_actual += a->actual;
+    mf_kind_stat *k = kind_of(d, a->flags);
     k->alloc_count++;
-    k->alloc_bytes += e->size;
-    k->live_bytes_end += e->size;
-    mf_keyed_entry *ds = keyed(b, &d->scopes, e->scope), *site = NULL, *stack = NULL;
+    k->alloc_bytes += a->requested;
+    k->live_bytes_end += a->requested;
+    mf_keyed_entry *ds = keyed(b, &d->scopes, a->scope), *site = NULL, *stack = NULL;
     if (ds)
-        mf_keyed_alloc(ds, d->epoch, e->size, e->time_ns);
+        mf_keyed_alloc(ds, d->epoch, a->requested, e->time_ns);
     if (b->sites)
-        dev_site(b, d, e->stack, &site, &stack);
+        dev_site(b, d, a->stack, &site, &stack);
     if (site)
-        mf_keyed_alloc(site, d->epoch, e->size, e->time_ns);
+        mf_keyed_alloc(site, d->epoch, a->requested, e->time_ns);
     if (stack)
-        mf_scope_held_change(&stack->held, d->epoch, (int64_t)e->size, 1);
+        mf_scope_held_change(&stack->held, d->epoch, (int64_t)a->requested, 1);
     if (b->picture && mf_picture_alloc(b->picture, view, v->epoch, &l) < 0)
         return -1;
     counts_peak(&d->counts, &d->epoch, e->time_ns);
@@ -345,7 +346,7 @@ int mf_blocks_on_alloc(mf_blocks *b, const mf_event *e, uint32_t view)
 
 int mf_blocks_on_free(mf_blocks *b, const mf_event *e)
 {
-    uint32_t id = mf_live_find(&b->live, e->log, e->device, e->flags, e->addr);
+    uint32_t id = mf_live_find(&b->live, e->log, e->device, e->free.flags, e->free.addr);
     if (!id)
         return 0;
     end_block(b, id, MF_BLOCK_FREED, e->time_ns);

@@ -92,17 +92,18 @@ static mf_heap *heap_holding(const mf_subblocks *s, uint16_t log, uint64_t addr)
 
 int mf_sub_on_heap(mf_subblocks *s, const mf_event *e, uint16_t gpu_device, uint16_t *device)
 {
-    mf_heap *h = heap_holding(s, e->log, e->addr);
-    *device = h && h->addr == e->addr ? h->device : e->device;
-    if (e->extra == MF_POOL_HEAP_REGISTERED) {
-        if (!h || h->addr != e->addr) {
+    const mf_ev_pool *p = &e->pool;
+    mf_heap *h = heap_holding(s, e->log, p->addr);
+    *device = h && h->addr == p->addr ? h->device : e->device;
+    if (p->op == MF_POOL_HEAP_REGISTERED) {
+        if (!h || h->addr != p->addr) {
             if (mf_grow((void **)&s->heaps, &s->cap_heaps, s->n_heaps + 1, sizeof *s->heaps) < 0)
                 return -1;
             h = &s->heaps[s->n_heaps++];
         }
-        *h = (mf_heap){ e->addr, e->size ? e->size : 1, e->log, gpu_device };
+        *h = (mf_heap){ p->addr, p->size ? p->size : 1, e->log, gpu_device };
         *device = gpu_device;
-    } else if (e->extra == MF_POOL_HEAP_UNREGISTERED && h && h->addr == e->addr) {
+    } else if (p->op == MF_POOL_HEAP_UNREGISTERED && h && h->addr == p->addr) {
         *h = s->heaps[--s->n_heaps];
     }
     return 0;
@@ -110,7 +111,7 @@ int mf_sub_on_heap(mf_subblocks *s, const mf_event *e, uint16_t gpu_device, uint
 
 uint16_t mf_sub_device_of(const mf_subblocks *s, const mf_event *e)
 {
-    const mf_heap *h = heap_holding(s, e->log, e->addr);
+    const mf_heap *h = heap_holding(s, e->log, e->alloc.addr);
     return h ? h->device : e->device;
 }
 
@@ -167,25 +168,26 @@ static void end_sub(mf_subblocks *s, uint32_t id, unsigned how, uint64_t time_ns
 
 int mf_sub_on_alloc(mf_subblocks *s, const mf_event *e, uint32_t view)
 {
+    const mf_ev_alloc *a = &e->alloc;
     mf_sub_device *d = s->devs[s->views[view]->slot];
-    uint32_t old = mf_live_find(&s->live, e->log, e->device, e->flags, e->addr);
+    uint32_t old = mf_live_find(&s->live, e->log, e->device, a->flags, a->addr);
     if (old)
         end_sub(s, old, MF_BLOCK_REPLACED, e->time_ns);
     mf_live b = {
-        .addr = e->addr, .requested = e->size, .actual = e->actual, .alloc_ns = e->time_ns,
-        .scope = e->scope, .name = e->name, .tid = e->tid, .stack = e->stack,
-        .view = view, .device = e->device, .flags = e->flags, .log = e->log,
+        .addr = a->addr, .requested = a->requested, .actual = a->actual, .alloc_ns = e->time_ns,
+        .scope = a->scope, .name = a->name, .tid = e->tid, .stack = a->stack,
+        .view = view, .device = e->device, .flags = a->flags, .log = e->log,
     };
     if (!mf_live_insert(&s->live, &b))
         return -1;
     mf_sub_counts *c = &d->counts;
     c->alloc_count++;
-    c->alloc_bytes += e->size;
-    c->held_bytes += e->size;
+    c->alloc_bytes += a->requested;
+    c->held_bytes += a->requested;
     c->held_count++;
-    mf_keyed_entry *k = mf_keyed_get(&d->scopes, e->scope);
+    mf_keyed_entry *k = mf_keyed_get(&d->scopes, a->scope);
     if (k)
-        mf_keyed_alloc(k, d->epoch, e->size, e->time_ns);
+        mf_keyed_alloc(k, d->epoch, a->requested, e->time_ns);
     else
         s->oom = 1;
     if (c->held_bytes > c->peak_bytes) {
@@ -198,7 +200,7 @@ int mf_sub_on_alloc(mf_subblocks *s, const mf_event *e, uint32_t view)
 
 int mf_sub_on_free(mf_subblocks *s, const mf_event *e)
 {
-    uint32_t id = mf_live_find(&s->live, e->log, e->device, e->flags, e->addr);
+    uint32_t id = mf_live_find(&s->live, e->log, e->device, e->free.flags, e->free.addr);
     if (id)
         end_sub(s, id, MF_BLOCK_FREED, e->time_ns);
     /* an unknown sub-block's end (registered before recording started) is
@@ -218,9 +220,10 @@ int mf_sub_on_process_end(mf_subblocks *s, uint16_t log, uint64_t time_ns)
 
 void mf_sub_on_name(mf_subblocks *s, const mf_event *e)
 {
-    uint32_t id = mf_live_find(&s->live, e->log, (uint16_t)e->extra, MF_FLAG_SUBBLOCK, e->addr);
+    const mf_ev_trace *t = &e->trace;   /* arg: the device, value: the address */
+    uint32_t id = mf_live_find(&s->live, e->log, (uint16_t)t->arg, MF_FLAG_SUBBLOCK, t->value);
     if (id)
-        mf_live_get(&s->live, id)->name = e->name;
+        mf_live_get(&s->live, id)->name = t->name;
 }
 
 /* ---- settling ------------------------------------------------------------------------ */

@@ -218,7 +218,7 @@ int mf_timeline_on_scope(mf_timeline *t, const mf_event *e, uint32_t pid)
     mf_thread_track *th = track(t, pid, e->tid);
     if (!th)
         return -1;
-    unsigned op = e->extra & 0xff, depth = e->extra >> 8;
+    unsigned op = e->scope.op, depth = e->scope.depth;
     if (op == MF_SCOPE_POP) {
         close_spans(t, th, depth, e->time_ns);
         return t->oom ? -1 : 0;
@@ -229,7 +229,7 @@ int mf_timeline_on_scope(mf_timeline *t, const mf_event *e, uint32_t pid)
     if (mf_grow((void **)&th->open, &th->cap_open, th->n_open + 1, sizeof *th->open) < 0)
         return -1;
     th->open[th->n_open++] = (mf_span){
-        .begin_ns = e->time_ns, .end_ns = e->time_ns, .seq = t->seq++, .scope = e->scope,
+        .begin_ns = e->time_ns, .end_ns = e->time_ns, .seq = t->seq++, .scope = e->scope.scope,
         .tid = e->tid, .pid = th->pid, .depth = depth,
     };
     return t->oom ? -1 : 0;
@@ -241,12 +241,13 @@ int mf_timeline_on_activity(mf_timeline *t, const mf_event *e, uint32_t pid)
 {
     if (t->no_trace)
         return 0;
-    uint64_t end = e->actual > e->time_ns ? e->actual : e->time_ns;
+    const mf_ev_activity *a = &e->activity;
+    uint64_t end = a->end_ns > e->time_ns ? a->end_ns : e->time_ns;
     kept_activity k = {
-        .a = { .start_ns = e->time_ns, .end_ns = end, .bytes = e->size, .name = e->name,
-               .stream = e->extra, .correlation = (uint32_t)e->addr, .pid = pid,
-               .device = e->device, .kind = e->flags },
-        .cost = cost_of(t, e->name),
+        .a = { .start_ns = e->time_ns, .end_ns = end, .bytes = a->bytes, .name = a->name,
+               .stream = a->stream, .correlation = a->correlation, .pid = pid,
+               .device = e->device, .kind = a->kind },
+        .cost = cost_of(t, a->name),
     };
     return mf_topk_offer(&t->activities, &k, NULL) < 0 ? -1 : 0;
 }
@@ -260,8 +261,8 @@ int mf_timeline_on_pool(mf_timeline *t, const mf_event *e, uint32_t pid, uint16_
     if (mf_grow((void **)&t->pools, &t->cap_pools, t->n_pools + 1, sizeof *t->pools) < 0)
         return -1;
     t->pools[t->n_pools++] = (mf_pool_event){
-        .time_ns = e->time_ns, .addr = e->addr, .size = e->size, .threshold = e->actual,
-        .pid = pid, .device = device, .op = (uint16_t)e->extra,
+        .time_ns = e->time_ns, .addr = e->pool.addr, .size = e->pool.size,
+        .threshold = e->pool.threshold, .pid = pid, .device = device, .op = (uint16_t)e->pool.op,
     };
     return 0;
 }
@@ -277,7 +278,8 @@ static void keep_object(mf_timeline *t, const mf_trace_span *s)
 
 static uint64_t object_key(const mf_event *e, unsigned begin_kind)
 {
-    uint64_t x = e->addr * 0x9e3779b97f4a7c15ull ^ ((uint64_t)e->log << 48 | (uint64_t)begin_kind << 40);
+    uint64_t x = e->trace.value * 0x9e3779b97f4a7c15ull ^
+                 ((uint64_t)e->log << 48 | (uint64_t)begin_kind << 40);
     return x ? x : 1;
 }
 
@@ -354,8 +356,8 @@ static void begin_object(mf_timeline *t, const mf_event *e, unsigned kind, uint3
         k = (k + 1) & (t->n_open_slots - 1);
     t->open[k] = (mf_open_object){
         .key = key,
-        .span = { .begin_ns = e->time_ns, .end_ns = e->time_ns, .id = e->addr,
-                  .seq = t->seq++, .domain = e->scope, .name = e->name, .pid = pid,
+        .span = { .begin_ns = e->time_ns, .end_ns = e->time_ns, .id = e->trace.value,
+                  .seq = t->seq++, .domain = e->trace.domain, .name = e->trace.name, .pid = pid,
                   .tid = e->tid, .end_tid = e->tid, .kind = (uint16_t)kind },
     };
     t->n_open++;
@@ -390,8 +392,9 @@ static void thread_event(mf_timeline *t, const mf_event *e, int begin, uint32_t 
         return;
     }
     th->events[th->n_events++] = (mf_trace_span){
-        .begin_ns = e->time_ns, .end_ns = e->time_ns, .id = e->addr, .seq = t->seq++,
-        .domain = e->scope, .name = e->name, .pid = th->pid, .tid = e->tid, .end_tid = e->tid,
+        .begin_ns = e->time_ns, .end_ns = e->time_ns, .id = e->trace.value, .seq = t->seq++,
+        .domain = e->trace.domain, .name = e->trace.name, .pid = th->pid, .tid = e->tid,
+        .end_tid = e->tid,
         .kind = MF_TRACE_EVENT_BEGIN,
     };
 }
@@ -400,7 +403,7 @@ static void counter(mf_timeline *t, const mf_event *e, uint32_t pid)
 {
     mf_counter_state *c = NULL;
     for (size_t i = t->n_counters; i-- > 0 && !c;)
-        if (t->counters[i].name == e->name && t->counters[i].domain == e->scope &&
+        if (t->counters[i].name == e->trace.name && t->counters[i].domain == e->trace.domain &&
             t->counters[i].pid == pid)
             c = &t->counters[i];
     if (!c) {
@@ -415,11 +418,11 @@ static void counter(mf_timeline *t, const mf_event *e, uint32_t pid)
         }
         c = &t->counters[t->n_counters++];
         c->pid = pid;
-        c->domain = e->scope;
-        c->name = e->name;
+        c->domain = e->trace.domain;
+        c->name = e->trace.name;
         mf_series_init(&c->points, COUNTER_POINTS);
     }
-    if (mf_series_add(&c->points, e->time_ns, e->addr, 0) < 0)
+    if (mf_series_add(&c->points, e->time_ns, e->trace.value, 0) < 0)
         t->oom = 1;
 }
 
@@ -433,24 +436,24 @@ static void marker(mf_timeline *t, const mf_event *e, uint32_t pid)
         t->oom = 1;
         return;
     }
-    t->markers[t->n_markers++] = (mf_trace_marker){ e->time_ns, e->scope, e->name, pid, e->tid,
-                                                    e->extra };
+    t->markers[t->n_markers++] = (mf_trace_marker){ e->time_ns, e->trace.domain, e->trace.name,
+                                                    pid, e->tid, e->trace.arg };
 }
 
 int mf_timeline_on_object(mf_timeline *t, const mf_event *e, uint32_t pid)
 {
     if (t->no_trace)
         return 0;
-    switch (e->flags) {
+    switch (e->trace.kind) {
     case MF_TRACE_TASK_BEGIN:
     case MF_TRACE_FRAME_BEGIN:
     case MF_TRACE_RANGE_BEGIN:
-        begin_object(t, e, e->flags, pid);
+        begin_object(t, e, e->trace.kind, pid);
         break;
     case MF_TRACE_TASK_END:
     case MF_TRACE_FRAME_END:
     case MF_TRACE_RANGE_END:
-        end_object(t, e, e->flags - 1u);
+        end_object(t, e, e->trace.kind - 1u);
         break;
     case MF_TRACE_EVENT_BEGIN:
         thread_event(t, e, 1, pid);
