@@ -10,7 +10,8 @@ noinst_LTLIBRARIES += libmemflow-analysis.la
 # are included by bare name): read/ the streaming reader (chunk sources,
 # header, records, scan, merge, damage), compact/ the compact form at rest,
 # model/ the model and its bounded parts, symbols/ stacks to sites,
-# stats/ the statistics of a model; at the top, what all of them use.
+# stats/ the statistics of a model; at the top, what all of them use and a
+# whole log in memory for tests and tools (log_in_memory.c).
 ANALYZE_INCLUDES = -I$(srcdir)/analyze -I$(srcdir)/analyze/read -I$(srcdir)/analyze/compact \
 	-I$(srcdir)/analyze/model -I$(srcdir)/analyze/symbols -I$(srcdir)/analyze/stats
 libmemflow_analysis_la_SOURCES = $(RUNTIME_SHARED_SOURCES) \
