@@ -2,7 +2,7 @@
  * log_format.h - the binary layout of a memflow log (.mfl), version 2.
  *
  * The log is the single source of truth: the recorder writes it while the
- * program runs, the reader (log_reader.c) validates and decodes it, and every
+ * program runs, the reader (log_in_memory.c) validates and decodes it, and every
  * output is derived from what the reader returns.  docs/FORMAT.md is the
  * prose specification of exactly this file.
  *
@@ -28,7 +28,7 @@
 #define MF_CHUNK_MAGIC 0x4b43464du      /* "MFCK" */
 #define MF_HEADER_FINISHED 0x1u         /* file_header.flags: clean end */
 #define MF_HEADER_DROPPED 0x2u          /* the log could not grow: events lost */
-#define MF_HEADER_COMPACT 0x4u          /* the compact form at rest (analyze/compact.h) */
+#define MF_HEADER_COMPACT 0x4u          /* the compact form at rest (analyze/compact/compact.h) */
 
 /* How a process ended (file_header.end_how). */
 enum mf_end_how {

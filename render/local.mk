@@ -1,6 +1,6 @@
 # render/ - the outputs, written from the model: the Cairo memory_flow
 # renderer (render/svg.mk), the Chrome trace, the statistics (one
-# computation, analyze/statistics.c; one walk here, written as a table or
+# computation, analyze/stats/statistics.c; one walk here, written as a table or
 # JSON by an emitter),
 # MXNet's CSV, through one sink and one escaping module, each written into
 # a private new file renamed into place (outfile.c); outputs.c writes the

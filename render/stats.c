@@ -1,6 +1,6 @@
 /*
  * stats.c - the statistics' entry points: compute them once
- * (analyze/statistics.c) and walk them into a table or JSON emitter.
+ * (analyze/stats/statistics.c) and walk them into a table or JSON emitter.
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
  * table and the rest as a text table or as JSON with the same content, both
  * written by one walk of the sections (stats_sections.c) through an
  * emitter (emitter.h).  The numbers are computed once, in
- * analyze/statistics.c; these only print them.  Used by `memflow stats`,
+ * analyze/stats/statistics.c; these only print them.  Used by `memflow stats`,
  * `memflow serve`, and the stats.txt / stats.json outputs.
  * docs/OUTPUTS.md describes every section, column and key.
  */

@@ -67,7 +67,7 @@ if [ -s "$SCRATCH/bad" ]; then
     fail "common/, the analysis or the memflow program includes libmemflow's headers: $(cat "$SCRATCH/bad")"
 fi
 find runtime common alloc gpu -name '*.[ch]' -exec grep -l \
-    '#include "\(log_reader\|model\|chunk_source\|outputs\|stats\|svg\|trace\|csv\|escape\)\.h"' {} + \
+    '#include "\(log_in_memory\|model\|chunk_source\|outputs\|stats\|svg\|chrome_trace\|csv\|escape\)\.h"' {} + \
     > "$SCRATCH/bad" || true
 if [ -s "$SCRATCH/bad" ]; then
     fail "runtime includes analysis headers: $(cat "$SCRATCH/bad")"

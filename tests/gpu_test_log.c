@@ -68,9 +68,9 @@ size_t gpu_test_notes(const mf_log *log, unsigned code, uint64_t *value)
 {
     size_t n = 0;
     for (size_t i = 0; i < log->n_events; i++)
-        if (log->events[i].type == MF_REC_NOTE && log->events[i].extra == code) {
+        if (log->events[i].type == MF_REC_NOTE && log->events[i].note.code == code) {
             n++;
-            *value = log->events[i].size;
+            *value = log->events[i].note.value;
         }
     return n;
 }

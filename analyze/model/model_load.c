@@ -1,14 +1,12 @@
 /*
  * model_load.c - logs to a settled model: the streaming reader's events fed
  * to the model in batches (a few thousand at a time), so memory is what the
- * reader and the model keep, not the log.  Also the same from logs already
- * in memory (mf_log_read), for tests and tools.
+ * reader and the model keep, not the log.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "idmap.h"
 #include "model.h"
 #include "reader.h"
 #include "statistics.h"
@@ -115,103 +113,4 @@ mf_model *mf_model_load(const char *const *paths, size_t n, uint64_t until_rel_n
     mf_load_options opt = { .until_rel_ns = until_rel_ns };
     int rc;
     return mf_model_load_opts(paths, n, &opt, &rc, err, errlen);
-}
-
-/* ---- from logs in memory ------------------------------------------------------ */
-
-/* The model's id of log li's string id (interned on first use). */
-static uint32_t remap(mf_model *m, const mf_log *log, mf_idmap *map, uint32_t id)
-{
-    if (id <= MF_STRING_DEFAULT_SCOPE)
-        return id;
-    uint32_t got = mf_idmap_get(map, id);
-    if (got)
-        return got;
-    const char *text = mf_log_string(log, id);
-    got = mf_strings_intern(m->strings, text, strlen(text));
-    if (got != MF_STRINGS_FAILED)
-        mf_idmap_set(map, id, got);
-    return got;
-}
-
-static void remap_event(mf_model *m, const mf_log *log, mf_idmap *map, mf_event *e)
-{
-    switch (e->type) {
-    case MF_REC_ALLOC: case MF_REC_TRACE:
-        e->scope = remap(m, log, map, e->scope);
-        e->name = remap(m, log, map, e->name);
-        break;
-    case MF_REC_SCOPE: case MF_REC_THREAD:
-        e->scope = remap(m, log, map, e->scope);
-        break;
-    case MF_REC_ACTIVITY: case MF_REC_DEVICE:
-        e->name = remap(m, log, map, e->name);
-        break;
-    }
-}
-
-static void describe(mf_log_info *info, const mf_log *log, char *program, size_t len)
-{
-    memset(info, 0, sizeof *info);
-    info->path = log->path;
-    info->header = log->header;
-    info->argc = log->argc;
-    info->argv = log->argv;
-    size_t used = 0;
-    program[0] = 0;
-    for (int i = 0; i < log->argc && used + 1 < len; i++)
-        used += (size_t)snprintf(program + used, len - used, "%s%s", i ? " " : "", log->argv[i]);
-    info->program = program;
-    info->parent = info->prev_image = info->next_image = -1;
-}
-
-mf_model *mf_model_build(mf_log *const *logs, size_t n, uint64_t until_ns, char *err,
-                         size_t errlen)
-{
-    mf_model *m = mf_model_new(NULL, err, errlen);
-    size_t *at = calloc(n ? n : 1, sizeof *at);
-    mf_idmap *maps = calloc(n ? n : 1, sizeof *maps);
-    int ok = m && at && maps;
-    char program[4096];
-    for (size_t i = 0; ok && i < n; i++) {
-        mf_log_info info;
-        describe(&info, logs[i], program, sizeof program);
-        ok = mf_model_set_process(m, (uint32_t)i, &info) == 0;
-        if (logs[i]->damaged) {
-            mf_model_warn(m, "%s", logs[i]->damage);
-            m->damaged = 1;
-        }
-    }
-    while (ok) {                       /* merge the logs' sorted events */
-        size_t best = n;
-        for (size_t i = 0; i < n; i++)
-            if (at[i] < logs[i]->n_events && logs[i]->events[at[i]].time_ns <= until_ns &&
-                (best == n || logs[i]->events[at[i]].time_ns <
-                                  logs[best]->events[at[best]].time_ns))
-                best = i;
-        if (best == n)
-            break;
-        const mf_log *log = logs[best];
-        mf_event e = log->events[at[best]++];
-        e.log = (uint16_t)best;
-        remap_event(m, log, &maps[best], &e);
-        const mf_sample_values *values = e.type == MF_REC_SAMPLE ? &log->samples[e.extra] : NULL;
-        if (values)
-            e.extra = 0;
-        ok = mf_model_feed(m, &e, 1, values) == 0;
-    }
-    if (ok) {
-        m->until_ns = until_ns;
-        ok = mf_model_settle(m) == 0;
-    }
-    for (size_t i = 0; maps && i < n; i++)
-        mf_idmap_free(&maps[i]);
-    free(maps);
-    free(at);
-    if (!ok) {
-        mf_model_free(m);
-        snprintf(err, errlen, "out of memory building the model");
-        return NULL;
-    }
-    return m;
 }

@@ -47,8 +47,8 @@
 #include <stdint.h>
 
 #include "compiler.h"
+#include "device.h"
 #include "event.h"
-#include "log_reader.h"
 #include "reader.h"
 #include "ranges.h"
 #include "series.h"
@@ -376,7 +376,7 @@ typedef struct mf_model {
     uint64_t since_ns;        /* events before this were left out (0: none) */
     uint64_t until_ns;        /* events after this were left out (UINT64_MAX: none) */
     struct mf_sites *sites;   /* allocation sites (sites.h); NULL: the logs have no stacks */
-    struct mf_model_state *state;   /* the incremental part (model_state.h) */
+    struct mf_model_state *state;   /* the incremental part (model.c and its parts) */
 } mf_model;
 
 #define MF_MODEL_LEAKS 100        /* leaks kept */
@@ -455,13 +455,6 @@ typedef struct mf_load_options {
 MF_EXPORT mf_model *mf_model_load_opts(const char *const *paths, size_t n,
                                        const mf_load_options *opt, int *rc, char *err,
                                        size_t errlen);
-
-/*
- * The model of logs already in memory (mf_log_read), for tests and tools:
- * only events at or before until_ns count (UINT64_MAX: all).
- */
-MF_EXPORT mf_model *mf_model_build(mf_log *const *logs, size_t n, uint64_t until_ns,
-                                   char *err, size_t errlen);
 
 /* String of an id; "unknown" for 0 or an id the model lacks. */
 MF_EXPORT const char *mf_model_string(const mf_model *model, uint32_t id);

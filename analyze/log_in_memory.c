@@ -1,13 +1,15 @@
 /*
- * log_reader.c - a whole log in memory (see log_reader.h): the streaming
- * reader's events collected into arrays.
+ * log_in_memory.c - a whole log in memory (see log_in_memory.h): the
+ * streaming reader's events collected into arrays; and the model of such
+ * logs, fed event by event.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "grow.h"
-#include "log_reader.h"
+#include "idmap.h"
+#include "log_in_memory.h"
 #include "reader.h"
 
 #define BATCH 4096
@@ -39,7 +41,7 @@ static int keep(log_private *lp, const mf_event *e, const mf_sample_values *samp
 {
     mf_log *log = &lp->pub;
     if (e->type == MF_REC_THREAD)
-        return add_thread(lp, e->tid, e->scope);
+        return add_thread(lp, e->tid, e->thread.name);
     if (e->type == MF_REC_DEVICE || e->type == MF_EV_PROCESS_END)
         return 0;
     if (mf_grow((void **)&log->events, &lp->cap_events, log->n_events + 1, sizeof *e) < 0)
@@ -50,8 +52,8 @@ static int keep(log_private *lp, const mf_event *e, const mf_sample_values *samp
         if (mf_grow((void **)&log->samples, &lp->cap_samples, log->n_samples + 1,
                     sizeof *log->samples) < 0)
             return -1;
-        log->samples[log->n_samples] = samples[e->extra];
-        copy->extra = (uint32_t)log->n_samples++;
+        log->samples[log->n_samples] = samples[e->sample.index];
+        copy->sample.index = (uint32_t)log->n_samples++;
     }
     return 0;
 }
@@ -190,4 +192,96 @@ const char *mf_log_thread_name(const mf_log *log, uint32_t tid)
         if (lp->thread_tids[i] == tid)
             return mf_log_string(log, lp->thread_names[i]);
     return NULL;
+}
+
+/* ---- the model of logs in memory ------------------------------------------------ */
+
+/* The model's id of log li's string id (interned on first use). */
+static uint32_t remap(mf_model *m, const mf_log *log, mf_idmap *map, uint32_t id)
+{
+    if (id <= MF_STRING_DEFAULT_SCOPE)
+        return id;
+    uint32_t got = mf_idmap_get(map, id);
+    if (got)
+        return got;
+    const char *text = mf_log_string(log, id);
+    got = mf_strings_intern(m->strings, text, strlen(text));
+    if (got != MF_STRINGS_FAILED)
+        mf_idmap_set(map, id, got);
+    return got;
+}
+
+static void remap_event(mf_model *m, const mf_log *log, mf_idmap *map, mf_event *e)
+{
+    uint32_t *ids[2];
+    unsigned n = mf_event_strings(e, ids);
+    for (unsigned i = 0; i < n; i++)
+        *ids[i] = remap(m, log, map, *ids[i]);
+}
+
+static void describe(mf_log_info *info, const mf_log *log, char *program, size_t len)
+{
+    memset(info, 0, sizeof *info);
+    info->path = log->path;
+    info->header = log->header;
+    info->argc = log->argc;
+    info->argv = log->argv;
+    size_t used = 0;
+    program[0] = 0;
+    for (int i = 0; i < log->argc && used + 1 < len; i++)
+        used += (size_t)snprintf(program + used, len - used, "%s%s", i ? " " : "", log->argv[i]);
+    info->program = program;
+    info->parent = info->prev_image = info->next_image = -1;
+}
+
+mf_model *mf_model_build(mf_log *const *logs, size_t n, uint64_t until_ns, char *err,
+                         size_t errlen)
+{
+    mf_model *m = mf_model_new(NULL, err, errlen);
+    size_t *at = calloc(n ? n : 1, sizeof *at);
+    mf_idmap *maps = calloc(n ? n : 1, sizeof *maps);
+    int ok = m && at && maps;
+    char program[4096];
+    for (size_t i = 0; ok && i < n; i++) {
+        mf_log_info info;
+        describe(&info, logs[i], program, sizeof program);
+        ok = mf_model_set_process(m, (uint32_t)i, &info) == 0;
+        if (logs[i]->damaged) {
+            mf_model_warn(m, "%s", logs[i]->damage);
+            m->damaged = 1;
+        }
+    }
+    while (ok) {                       /* merge the logs' sorted events */
+        size_t best = n;
+        for (size_t i = 0; i < n; i++)
+            if (at[i] < logs[i]->n_events && logs[i]->events[at[i]].time_ns <= until_ns &&
+                (best == n || logs[i]->events[at[i]].time_ns <
+                                  logs[best]->events[at[best]].time_ns))
+                best = i;
+        if (best == n)
+            break;
+        const mf_log *log = logs[best];
+        mf_event e = log->events[at[best]++];
+        e.log = (uint16_t)best;
+        remap_event(m, log, &maps[best], &e);
+        const mf_sample_values *values =
+            e.type == MF_REC_SAMPLE ? &log->samples[e.sample.index] : NULL;
+        if (values)
+            e.sample.index = 0;
+        ok = mf_model_feed(m, &e, 1, values) == 0;
+    }
+    if (ok) {
+        m->until_ns = until_ns;
+        ok = mf_model_settle(m) == 0;
+    }
+    for (size_t i = 0; maps && i < n; i++)
+        mf_idmap_free(&maps[i]);
+    free(maps);
+    free(at);
+    if (!ok) {
+        mf_model_free(m);
+        snprintf(err, errlen, "out of memory building the model");
+        return NULL;
+    }
+    return m;
 }

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "grow.h"
-#include "reader_log.h"
+#include "reader_internal.h"
 
 size_t mf_rlog_chunk_position(const mf_rlog *log, uint64_t index)
 {
@@ -84,7 +84,8 @@ static int on_thread(mf_rlog *log, uint32_t li, mf_scan_sink *sink, const mf_rec
                                              log->n_threads + 1, sizeof *log->threads) < 0)
         return -1;
     log->threads[log->n_threads++] = (mf_tid_name){ t.tid, name };
-    mf_event e = { .type = MF_REC_THREAD, .tid = t.tid, .scope = name, .log = (uint16_t)li };
+    mf_event e = { .type = MF_REC_THREAD, .tid = t.tid, .log = (uint16_t)li,
+                   .thread.name = name };
     return add_meta(sink, &e);
 }
 
@@ -122,12 +123,11 @@ static int on_device(mf_rlog *log, uint32_t li, mf_scan_sink *sink, const mf_rec
 {
     mf_rec_device d;
     memcpy(&d, r->p, sizeof d);
-    mf_event e = { .type = MF_REC_DEVICE, .device = (uint16_t)r->aux, .size = d.total_bytes,
-                   .extra = d.mig, .scope = d.pci_bus, .log = (uint16_t)li };
-    memcpy(&e.addr, d.uuid, 8);
-    memcpy(&e.actual, d.uuid + 8, 8);
-    e.name = mf_rlog_string(log, sink->pool, d.name);
-    return e.name == MF_STRINGS_FAILED ? -1 : add_meta(sink, &e);
+    mf_event e = { .type = MF_REC_DEVICE, .device = (uint16_t)r->aux, .log = (uint16_t)li,
+                   .gpu = { .total_bytes = d.total_bytes, .mig = d.mig, .pci_bus = d.pci_bus } };
+    memcpy(e.gpu.uuid, d.uuid, sizeof e.gpu.uuid);
+    e.gpu.name = mf_rlog_string(log, sink->pool, d.name);
+    return e.gpu.name == MF_STRINGS_FAILED ? -1 : add_meta(sink, &e);
 }
 
 static int on_meta(mf_rlog *log, uint32_t li, mf_scan_sink *sink, const mf_record *r,

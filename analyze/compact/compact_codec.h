@@ -1,6 +1,6 @@
 /*
  * compact_codec.h - the dense encoding of one log chunk, the first half of
- * the compact form (analyze/compact.h; zstd is the second half, applied by
+ * the compact form (analyze/compact/compact.h; zstd is the second half, applied by
  * compact.c to what this codec produces).
  *
  * A chunk's records are split into streams of like bytes (record kinds,

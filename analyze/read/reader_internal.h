@@ -1,11 +1,12 @@
 /*
- * reader_log.h - the reader's state of one log, shared by the three files
- * of the reader: reader.c (opens logs, relates processes, drives), log_scan.c
- * (the first pass: indexes chunks, collects strings) and merge.c (the second
- * pass: events of all logs in time order).  Internal to analyze/.
+ * reader_internal.h - the reader's internals: its state of one log, shared
+ * by the three files of the reader: reader.c (opens logs, relates
+ * processes, drives), log_scan.c (the first pass: indexes chunks, collects
+ * strings) and merge.c (the second pass: events of all logs in time order).
+ * Internal to analyze/read/.
  */
-#ifndef MEMFLOW_READER_LOG_H
-#define MEMFLOW_READER_LOG_H
+#ifndef MEMFLOW_READER_INTERNAL_H
+#define MEMFLOW_READER_INTERNAL_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -103,4 +104,4 @@ uint32_t mf_rlog_string(mf_rlog *log, mf_strings *pool, uint32_t id);
 /* Where chunk `index` is in the log's chunk source list, or SIZE_MAX. */
 size_t mf_rlog_chunk_position(const mf_rlog *log, uint64_t index);
 
-#endif /* MEMFLOW_READER_LOG_H */
+#endif /* MEMFLOW_READER_INTERNAL_H */

@@ -1,11 +1,12 @@
 /*
- * log_reader.h - one whole log in memory: every event of it in an array, in
- * time order.  A convenience over the streaming reader (reader.h) for
- * tests and small tools that want to look at each event; it costs memory in
- * proportion to the log, so the outputs never use it (they stream: model.h).
+ * log_in_memory.h - one whole log in memory: every event of it in an
+ * array, in time order, and the model of such logs.  A convenience over the
+ * streaming reader (reader.h) for tests and small tools that want to look
+ * at each event; it costs memory in proportion to the log, so the outputs
+ * never use it (they stream: model.h, mf_model_load).
  */
-#ifndef MEMFLOW_LOG_READER_H
-#define MEMFLOW_LOG_READER_H
+#ifndef MEMFLOW_LOG_IN_MEMORY_H
+#define MEMFLOW_LOG_IN_MEMORY_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -14,6 +15,7 @@
 #include "device.h"
 #include "event.h"
 #include "log_format.h"
+#include "model.h"
 #include "string_pool.h"
 
 typedef struct mf_log {
@@ -23,7 +25,7 @@ typedef struct mf_log {
     char **argv;               /* program and arguments */
     mf_event *events;          /* in time order; string ids are pool ids */
     size_t n_events;
-    mf_sample_values *samples; /* SAMPLE payloads, indexed by mf_event.extra */
+    mf_sample_values *samples; /* SAMPLE values, indexed by mf_event.sample.index */
     size_t n_samples;
     mf_strings *pool;          /* the texts of the events' string ids */
     uint32_t n_strings;        /* ids are 0 .. n_strings - 1 */
@@ -60,4 +62,12 @@ MF_EXPORT const mf_stack *mf_log_stack(const mf_log *log, uint32_t id);
 /* The name of the thread tid, or NULL if the log did not record one. */
 MF_EXPORT const char *mf_log_thread_name(const mf_log *log, uint32_t tid);
 
-#endif /* MEMFLOW_LOG_READER_H */
+/*
+ * The model of logs already in memory, fed event by event: only events at
+ * or before until_ns count (UINT64_MAX: all).  NULL with a message in err
+ * when out of memory.
+ */
+MF_EXPORT mf_model *mf_model_build(mf_log *const *logs, size_t n, uint64_t until_ns,
+                                   char *err, size_t errlen);
+
+#endif /* MEMFLOW_LOG_IN_MEMORY_H */

@@ -14,7 +14,7 @@
 #include "merge.h"
 #include "process_start.h"
 #include "reader.h"
-#include "reader_log.h"
+#include "reader_internal.h"
 
 struct mf_reader {
     mf_rlog **logs;
@@ -272,7 +272,7 @@ static int add_ends(mf_reader *r)
         if (r->end_added[i] || !li->end_ns)
             continue;
         mf_event e = { .type = MF_EV_PROCESS_END, .time_ns = li->end_ns, .log = (uint16_t)i,
-                       .extra = li->end_how | (li->end_inferred ? MF_EV_END_INFERRED : 0) };
+                       .end.how = li->end_how | (li->end_inferred ? MF_EV_END_INFERRED : 0) };
         if (mf_merge_add_event(r->merge, &e) < 0)
             return -1;
         r->end_added[i] = 1;

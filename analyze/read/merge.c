@@ -309,33 +309,38 @@ static int open_segment(mf_merge *m, const mf_segment *s, char *err, size_t errl
 
 /* ---- emitting ------------------------------------------------------------------ */
 
-/* Decode the cursor's current event into e with pool ids. */
+/* Decode the cursor's current event into e with pool ids (a log's ids it
+ * never wrote get placeholders, in this order: mf_event_strings's ids, an
+ * ALLOC's name before its scope). */
 static int decode(mf_merge *m, cursor *c, mf_event *e, mf_sample_values *samples, size_t slot)
 {
     mf_rlog *log = (*m->logs)[c->seg.log];
+    uint32_t a = 0, b = 0;
     mf_record_decode(&c->rec, &c->st, e);
     e->log = (uint16_t)c->seg.log;
+    m->decoded++;
     switch (e->type) {
     case MF_REC_ALLOC:
-        e->name = mf_rlog_string(log, m->pool, e->name);
-        e->stack = e->stack ? mf_idmap_get(&log->stacks, e->stack) : 0;
-        /* fall through */
+        a = e->alloc.name = mf_rlog_string(log, m->pool, e->alloc.name);
+        e->alloc.stack = e->alloc.stack ? mf_idmap_get(&log->stacks, e->alloc.stack) : 0;
+        b = e->alloc.scope = mf_rlog_string(log, m->pool, e->alloc.scope);
+        break;
     case MF_REC_SCOPE:
-        e->scope = mf_rlog_string(log, m->pool, e->scope);
+        a = e->scope.scope = mf_rlog_string(log, m->pool, e->scope.scope);
         break;
     case MF_REC_TRACE:
-        e->scope = mf_rlog_string(log, m->pool, e->scope);
-        /* fall through */
+        a = e->trace.domain = mf_rlog_string(log, m->pool, e->trace.domain);
+        b = e->trace.name = mf_rlog_string(log, m->pool, e->trace.name);
+        break;
     case MF_REC_ACTIVITY:
-        e->name = mf_rlog_string(log, m->pool, e->name);
+        a = e->activity.name = mf_rlog_string(log, m->pool, e->activity.name);
         break;
     case MF_REC_SAMPLE:
         mf_record_sample_values(&c->rec, &samples[slot]);
-        e->extra = (uint32_t)slot;
+        e->sample.index = (uint32_t)slot;
         break;
     }
-    m->decoded++;
-    return e->scope == MF_STRINGS_FAILED || e->name == MF_STRINGS_FAILED ? -1 : 0;
+    return a == MF_STRINGS_FAILED || b == MF_STRINGS_FAILED ? -1 : 0;
 }
 
 static int advance(mf_merge *m, cursor *c, char *err, size_t errlen)

@@ -1,6 +1,6 @@
 /*
  * compact_layout.h - the bytes of a compact log (the compact form at rest,
- * analyze/compact.h), shared by its writer (compact.c) and its reader
+ * analyze/compact/compact.h), shared by its writer (compact.c) and its reader
  * (compact_source.c).  docs/FORMAT.md ("Compact form") is the prose form.
  *
  *   offset 0           the live file's first prefix_len bytes (file header

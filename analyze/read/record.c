@@ -85,16 +85,12 @@ static void decode_alloc(const uint8_t *p, mf_event *e, uint32_t aux)
 {
     mf_rec_alloc a;
     memcpy(&a, p, sizeof a);
-    e->addr = a.addr;
-    e->size = a.requested;
-    e->actual = a.actual;
-    e->scope = a.scope;
-    e->name = a.name;
+    e->device = (uint16_t)aux;
+    e->alloc = (mf_ev_alloc){ .addr = a.addr, .requested = a.requested, .actual = a.actual,
+                              .scope = a.scope, .name = a.name, .stack = a.stack,
+                              .flags = (uint16_t)(aux >> 16) };
     if (a.tid)
         e->tid = a.tid;
-    e->stack = a.stack;
-    e->device = (uint16_t)aux;
-    e->flags = (uint16_t)(aux >> 16);
 }
 
 static void decode_cpu_alloc(const uint8_t *p, unsigned type, mf_event *e)
@@ -103,12 +99,12 @@ static void decode_cpu_alloc(const uint8_t *p, unsigned type, mf_event *e)
     memcpy(&a, p, type == MF_REC_CPU_ALLOC_STACK ? sizeof(mf_rec_cpu_alloc_stack)
                                                  : sizeof(mf_rec_cpu_alloc));
     e->type = MF_REC_ALLOC;
-    e->addr = a.addr;
-    e->size = a.requested_flags & ((UINT64_C(1) << MF_CPU_SIZE_BITS) - 1);
-    e->flags = (uint16_t)(a.requested_flags >> MF_CPU_SIZE_BITS);
-    e->actual = e->size + a.slack;
-    e->scope = a.scope;
-    e->stack = a.stack;
+    e->alloc.addr = a.addr;
+    e->alloc.requested = a.requested_flags & ((UINT64_C(1) << MF_CPU_SIZE_BITS) - 1);
+    e->alloc.flags = (uint16_t)(a.requested_flags >> MF_CPU_SIZE_BITS);
+    e->alloc.actual = e->alloc.requested + a.slack;
+    e->alloc.scope = a.scope;
+    e->alloc.stack = a.stack;
 }
 
 static void decode_other(const uint8_t *p, unsigned type, uint32_t aux, mf_event *e)
@@ -117,16 +113,14 @@ static void decode_other(const uint8_t *p, unsigned type, uint32_t aux, mf_event
     case MF_REC_FREE: {
         mf_rec_free f;
         memcpy(&f, p, sizeof f);
-        e->addr = f.addr;
         e->device = (uint16_t)aux;
-        e->flags = (uint16_t)(aux >> 16);
+        e->free = (mf_ev_free){ .addr = f.addr, .flags = (uint16_t)(aux >> 16) };
         break;
     }
     case MF_REC_SCOPE: {
         mf_rec_scope s;
         memcpy(&s, p, sizeof s);
-        e->scope = aux;
-        e->extra = (s.op & 0xff) | s.depth << 8;
+        e->scope = (mf_ev_scope){ .scope = aux, .op = s.op & 0xff, .depth = s.depth & 0xffffff };
         break;
     }
     case MF_REC_SAMPLE:
@@ -135,45 +129,36 @@ static void decode_other(const uint8_t *p, unsigned type, uint32_t aux, mf_event
     case MF_REC_ACTIVITY: {
         mf_rec_activity a;
         memcpy(&a, p, sizeof a);
-        e->actual = a.end_ns;
-        e->size = a.bytes;
-        e->name = a.name;
-        e->extra = a.stream;
-        e->addr = a.correlation;
         e->device = (uint16_t)aux;
-        e->flags = (uint16_t)(aux >> 16);
+        e->activity = (mf_ev_activity){ .end_ns = a.end_ns, .bytes = a.bytes,
+                                        .correlation = a.correlation, .name = a.name,
+                                        .stream = a.stream, .kind = (uint16_t)(aux >> 16) };
         break;
     }
     case MF_REC_STATE:
-        e->extra = aux;
+        e->state.op = aux;
         break;
     case MF_REC_NOTE: {
         mf_rec_note n;
         memcpy(&n, p, sizeof n);
-        e->size = n.value;
-        e->extra = aux;
+        e->note = (mf_ev_note){ .value = n.value, .code = aux };
         break;
     }
     case MF_REC_POOL: {
         mf_rec_pool pl;
         memcpy(&pl, p, sizeof pl);
-        e->addr = pl.addr;
-        e->size = pl.size;
-        e->actual = pl.threshold;
         e->device = (uint16_t)aux;
-        e->extra = aux >> 16;
+        e->pool = (mf_ev_pool){ .addr = pl.addr, .size = pl.size, .threshold = pl.threshold,
+                                .op = aux >> 16 };
         break;
     }
     case MF_REC_TRACE: {
         mf_rec_trace t;
         memcpy(&t, p, sizeof t);
-        e->addr = t.value;
-        e->scope = t.domain;
-        e->name = t.name;
+        e->trace = (mf_ev_trace){ .value = t.value, .domain = t.domain, .name = t.name,
+                                  .arg = t.arg, .kind = (uint16_t)aux };
         if (t.tid)
             e->tid = t.tid;
-        e->extra = t.arg;
-        e->flags = (uint16_t)aux;
         break;
     }
     }
@@ -189,8 +174,8 @@ void mf_record_decode(const mf_record *r, const mf_chunk_state *st, mf_event *e)
         mf_rec_cpu_free f;
         memcpy(&f, r->p, sizeof f);
         e->type = MF_REC_FREE;
-        e->addr = f.addr_flags & ((UINT64_C(1) << MF_CPU_ADDR_BITS) - 1);
-        e->flags = (uint16_t)(f.addr_flags >> MF_CPU_ADDR_BITS);
+        e->free.addr = f.addr_flags & ((UINT64_C(1) << MF_CPU_ADDR_BITS) - 1);
+        e->free.flags = (uint16_t)(f.addr_flags >> MF_CPU_ADDR_BITS);
     } else if (r->type == MF_REC_CPU_ALLOC || r->type == MF_REC_CPU_ALLOC_STACK) {
         decode_cpu_alloc(r->p, r->type, e);
     } else if (r->type == MF_REC_ALLOC) {

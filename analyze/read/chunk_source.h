@@ -1,7 +1,7 @@
 /*
  * chunk_source.h - a log's chunks as raw bytes, whatever form the file is
  * in: live (.mfl as the recorder writes it) or compact at rest
- * (MF_HEADER_COMPACT, analyze/compact.h).  The reader is built on it;
+ * (MF_HEADER_COMPACT, analyze/compact/compact.h).  The reader is built on it;
  * nothing else in memflow reads log files.
  *
  * Contract: a chunk comes back exactly as the recorder wrote it (chunk
@@ -37,7 +37,7 @@ typedef struct mf_chunk_info {
  * Open the log at path (either form).  Returns 0, or -1 with a message
  * naming the file and the reason in err ("FILE: not a memflow log", "FILE:
  * empty file, not a memflow log", "FILE: cannot open: ...").  The header's
- * fields are not checked here (analyze/log_header.c does, and tells damage
+ * fields are not checked here (log_header.c does, and tells damage
  * from another version); only that the file starts like a log: its magic,
  * of which one byte may be damaged.
  */

@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "reader_log.h"
+#include "reader_internal.h"
 
 typedef struct mf_merge mf_merge;
 
