@@ -10,10 +10,7 @@
  * back if the exec fails.  posix_spawn and system() start other processes
  * and do not come here.  A vfork child shares its parent's memory: the
  * recorder ignores its calls, so the parent's header stays the parent's.
- *
- * dlclose is interposed too, though no end: code that goes away may be
- * replaced by other code at the same addresses, which the stack walker's
- * cached frame rules must not be taken for (mf_recorder_code_unloaded).
+ * (dlopen and dlclose are interposed in loader.c.)
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -29,7 +26,6 @@ typedef int (*execv_fn)(const char *, char *const[]);
 typedef int (*fexecve_fn)(int, char *const[], char *const[]);
 typedef int (*execveat_fn)(int, const char *, char *const[], char *const[], int);
 typedef void (*quick_exit_fn)(int);
-typedef int (*dlclose_fn)(void *);
 
 /* libc's own functions, looked up once at load (never later: a vfork
  * child must not take the loader's lock). */
@@ -39,7 +35,6 @@ static struct {
     fexecve_fn fexecve;
     execveat_fn execveat;
     quick_exit_fn quick_exit;
-    dlclose_fn dlclose;
 } libc_exec;
 
 __attribute__((constructor)) static void find_libc_exec(void)
@@ -51,16 +46,6 @@ __attribute__((constructor)) static void find_libc_exec(void)
     libc_exec.fexecve = (fexecve_fn)dlsym(RTLD_NEXT, "fexecve");
     libc_exec.execveat = (execveat_fn)dlsym(RTLD_NEXT, "execveat");
     libc_exec.quick_exit = (quick_exit_fn)dlsym(RTLD_NEXT, "quick_exit");
-    libc_exec.dlclose = (dlclose_fn)dlsym(RTLD_NEXT, "dlclose");
-}
-
-MF_EXPORT int dlclose(void *handle)
-{
-    if (!libc_exec.dlclose)
-        return -1; /* not found at load: nothing to close with */
-    int rc = libc_exec.dlclose(handle);
-    mf_recorder_code_unloaded();
-    return rc;
 }
 
 static _Noreturn void end_now(int status)

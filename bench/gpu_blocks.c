@@ -15,7 +15,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "log_reader.h"
+#include "log_in_memory.h"
 
 /* A JSON string: quotes, backslashes and control bytes escaped. */
 static void json_string(const char *s)
@@ -45,12 +45,13 @@ static void print_allocs(const mf_log *log)
         const mf_event *e = &log->events[i];
         if (e->type != MF_REC_ALLOC || !is_gpu(e))
             continue;
+        const mf_ev_alloc *a = &e->alloc;
         printf("%s[%u,%u,%u,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",", sep,
-               MF_DEVICE_INDEX(e->device), (e->flags & MF_MEMKIND_MASK) >> MF_MEMKIND_SHIFT,
-               e->flags & ~MF_MEMKIND_MASK & 0xffffu, e->addr, e->size, e->time_ns);
-        json_string(mf_log_string(log, e->scope));
+               MF_DEVICE_INDEX(e->device), (a->flags & MF_MEMKIND_MASK) >> MF_MEMKIND_SHIFT,
+               a->flags & ~MF_MEMKIND_MASK & 0xffffu, a->addr, a->requested, e->time_ns);
+        json_string(mf_log_string(log, a->scope));
         putchar(',');
-        json_string(mf_log_string(log, e->name));
+        json_string(mf_log_string(log, a->name));
         printf(",%u]", e->tid);
         sep = ",\n";
     }
@@ -65,7 +66,8 @@ static void print_rest(const mf_log *log)
         const mf_event *e = &log->events[i];
         if (e->type == MF_REC_FREE && is_gpu(e)) {
             printf("%s[%u,%u,%" PRIu64 ",%" PRIu64 "]", sep, MF_DEVICE_INDEX(e->device),
-                   (e->flags & MF_MEMKIND_MASK) >> MF_MEMKIND_SHIFT, e->addr, e->time_ns);
+                   (e->free.flags & MF_MEMKIND_MASK) >> MF_MEMKIND_SHIFT, e->free.addr,
+                   e->time_ns);
             sep = ",\n";
         }
     }
@@ -74,7 +76,7 @@ static void print_rest(const mf_log *log)
     for (size_t i = 0; i < log->n_events; i++) {
         const mf_event *e = &log->events[i];
         if (e->type == MF_REC_NOTE) {
-            printf("%s[%u,%" PRIu64 "]", sep, e->extra, e->size);
+            printf("%s[%u,%" PRIu64 "]", sep, e->note.code, e->note.value);
             sep = ",";
         }
     }
@@ -83,7 +85,7 @@ static void print_rest(const mf_log *log)
     for (size_t i = 0; i < log->n_events; i++) {
         const mf_event *e = &log->events[i];
         if (e->type == MF_REC_SAMPLE && is_gpu(e)) {
-            const mf_sample_values *v = &log->samples[e->extra];
+            const mf_sample_values *v = &log->samples[e->sample.index];
             printf("%s[%u,%" PRIu64 ",%" PRIu64 ",%" PRIu64 "]", sep,
                    MF_DEVICE_INDEX(e->device), e->time_ns, v->value[MF_SAMPLE_GPU_USED],
                    v->value[MF_SAMPLE_GPU_TOTAL]);

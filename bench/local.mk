@@ -21,7 +21,7 @@ bench_stackdepth_CFLAGS = $(AM_CFLAGS) -O2 -fomit-frame-pointer
 # logs as JSON for gpu_check.py.
 noinst_PROGRAMS += bench/gpu_blocks
 bench_gpu_blocks_SOURCES = bench/gpu_blocks.c
-bench_gpu_blocks_LDADD = libmemflow-analysis.la libmemflow.la
+bench_gpu_blocks_LDADD = libmemflow-analysis.la
 bench_gpu_blocks_LDFLAGS = -no-install
 EXTRA_DIST += bench/run.sh bench/gpu-remote.sh bench/gpu_check.py bench/torch_probe.py \
 	bench/faults.sh
@@ -39,7 +39,7 @@ bench-python: all
 noinst_PROGRAMS += bench/compact_bench
 bench_compact_bench_SOURCES = bench/compact_bench.c
 bench_compact_bench_CFLAGS = $(AM_CFLAGS) $(ZSTD_CFLAGS)
-bench_compact_bench_LDADD = libmemflow-analysis.la libmemflow.la $(ZSTD_LIBS)
+bench_compact_bench_LDADD = libmemflow-analysis.la $(ZSTD_LIBS)
 EXTRA_DIST += bench/compact.sh
 
 bench: all

@@ -1,6 +1,6 @@
 /*
  * cmd_compact.c - `memflow compact LOG...`: replace finished logs with
- * their compact form (analyze/compact.h), which every memflow command reads
+ * their compact form (analyze/compact/compact.h), which every memflow command reads
  * like the live one; and the compaction `memflow run` does after rendering.
  *
  * Ctrl-C, SIGTERM and SIGHUP stop a compaction cleanly (the live log stays,

@@ -19,7 +19,7 @@
 #include "config.h"
 #include "outputs.h"
 
-#define DEFAULT_FORMATS "memory_flow.svg,profile.json,stats.txt"
+#define DEFAULT_FORMATS MF_OUTPUTS_DEFAULT   /* outputs_table.h */
 
 typedef struct render_args {
     char **logs;
@@ -226,10 +226,9 @@ int cmd_render(int argc, char **argv)
         cli_load_options lo = { .until_ns = a.at_ns, .merge_runs = a.merge_runs,
                                 .tiles_by_site = a.color_by == MF_COLOR_BY_SITE };
         if (a.formats) {      /* build only what the outputs asked for need */
-            lo.no_trace = !strstr(a.formats, "profile.json") &&
-                          !strstr(a.formats, "chrome_timeline.json");
-            /* the trace names the largest blocks the picture keeps whole */
-            lo.no_picture = !strstr(a.formats, "memory_flow.") && lo.no_trace;
+            unsigned needs = mf_outputs_needs(a.formats);
+            lo.no_trace = !(needs & MF_NEEDS_TRACE);
+            lo.no_picture = !(needs & MF_NEEDS_PICTURE);
         }
         mf_model *m = cli_load(a.n_logs, a.logs, &lo, &rc);
         if (m)

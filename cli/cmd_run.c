@@ -21,7 +21,6 @@
  * program that exited 0, a failure of memflow's own (no log, rendering)
  * is 1.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -69,15 +68,6 @@ static void run_usage(FILE *out)
           out);
 }
 
-/* MEMFLOW_<KEY> for a configuration key. */
-static void env_name(const char *key, size_t keylen, char *buf, size_t len)
-{
-    size_t at = (size_t)snprintf(buf, len, "MEMFLOW_");
-    for (size_t i = 0; i < keylen && at + 1 < len; i++)
-        buf[at++] = (char)toupper((unsigned char)key[i]);
-    buf[at] = 0;
-}
-
 /* Check one KEY=VALUE and export it for the program (path: the folder). */
 static int set_key(const char *pair, run_options *opt)
 {
@@ -95,7 +85,7 @@ static int set_key(const char *pair, run_options *opt)
     }
     if (strcmp(key, "path") == 0)
         opt->set_path = v;
-    env_name(key, strlen(key), var, sizeof var);
+    mf_config_variable(key, var, sizeof var);
     setenv(var, v, 1);
     return 0;
 }
@@ -369,10 +359,10 @@ int cmd_run(int argc, char **argv)
     run_child_adopt_orphans();
     int exec_errno;
     pid_t pid = run_child_start(opt.command, &exec_errno);
-    if (pid == -1)
-        return exec_failure(opt.command[0], exec_errno);
-    if (pid < 0)
-        return RUN_EXIT_OWN_ERROR;
+    if (pid < 0) {
+        run_stage_finish(0); /* no program ran: its staging file goes */
+        return pid == -1 ? exec_failure(opt.command[0], exec_errno) : RUN_EXIT_OWN_ERROR;
+    }
     run_stage_start();
     int status = run_child_wait(pid, &run);
     run_stage_finish(pid);

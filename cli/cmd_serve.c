@@ -45,7 +45,7 @@
 #include "stats.h"
 
 #define BATCH 4096
-#define DEFAULT_FORMATS "memory_flow.svg,profile.json,stats.txt"
+#define DEFAULT_FORMATS MF_OUTPUTS_DEFAULT   /* outputs_table.h */
 
 typedef struct server {
     const char *path;
@@ -123,10 +123,9 @@ static mf_model *new_since_model(uint64_t since_ns)
 static void copy_ids(server *s, mf_event *e)
 {
     mf_strings *to = s->since->strings;
-    uint32_t *ids[2] = { &e->scope, &e->name };
-    for (int i = 0; i < 2; i++) {
-        if (i == 0 && e->type == MF_REC_DEVICE)
-            continue;       /* scope is the PCI bus there */
+    uint32_t *ids[2];
+    unsigned n = mf_event_strings(e, ids);
+    for (unsigned i = 0; i < n; i++) {
         if (*ids[i] > MF_STRING_DEFAULT_SCOPE) {
             const char *text = mf_strings_get(s->pool, *ids[i]);
             *ids[i] = mf_strings_intern(to, text, strlen(text));

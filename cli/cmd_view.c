@@ -1,7 +1,7 @@
 /*
  * cmd_view.c - `memflow view LOG...|DIR [--port N] [--no-open]
  * [--merge-runs] [--rebuild]`: open (or build) the index of the logs
- * (analyze/index.h), serve the zoomable viewer on the loopback
+ * (analyze/index/index.h), serve the zoomable viewer on the loopback
  * (view_server.c), print its URL with its token, open a browser where one
  * is available, and serve until interrupted.  A DIR stands for the
  * memflow-*.mfl logs in it.  Exit: 0 after SIGINT/SIGTERM, 1 the logs

@@ -20,7 +20,8 @@
 
 #include "commands.h"
 #include "options.h"
-#include "stage.h"
+#include "stage_drain.h"
+#include "stage_slots.h"
 
 /* Whether name is memflow-*.stage. */
 static int is_stage_name(const char *name)

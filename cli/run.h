@@ -39,7 +39,9 @@ typedef struct run_ident {
  * that process's; start, once the program runs, starts the thread (copies
  * full chunks into the log, or keeps chunks ready); finish, once the
  * program `child` is gone and reaped, stops it and copies what was left
- * staged, or cuts child's logs back to their claimed chunks.
+ * staged, or cuts child's logs back to their claimed chunks; finish(0)
+ * when no program started (it could not be executed) removes the staging
+ * file, which no process used.
  */
 int run_stage_prepare(const run_ident *run);
 void run_stage_child(void);

@@ -7,7 +7,7 @@
  * chunk of the program's time, part of it the page cache allocating and
  * zeroing fresh pages.  memflow run is idle while the program runs: here
  * it watches the output folder (inotify) for the run's logs (run id
- * checked, runtime/log_format.h), follows each log's chunks_claimed, and
+ * checked, common/log_format.h), follows each log's chunks_claimed, and
  * keeps chunks [claimed, claimed + AHEAD) reserved (fallocate) and in the
  * page cache (readahead: zero pages of the reserved blocks).  The claim
  * then maps pages that exist: ~0.6 ms a chunk instead of ~0.95 ms, for

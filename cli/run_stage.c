@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "run.h"
-#include "stage.h"
+#include "stage_drain.h"
 
 /* How long the drain sleeps between looks: MIN_WAIT_US while the program
  * records (its claims move, slots fill), twice as long after each look

@@ -1,6 +1,6 @@
 /*
  * view_api.h - the data answers of `memflow view` (JSON), computed from the
- * view index (analyze/index.h) for one parsed request (view_request.h).
+ * view index (analyze/index/index.h) for one parsed request (view_request.h).
  * Times in answers and requests are ns since the run's start (t0);
  * addresses are plain numbers.  Every list is bounded (MF_VIEW_*_MAX).
  */

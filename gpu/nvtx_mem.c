@@ -25,7 +25,7 @@
  *
  * The runtime cannot tell which device holds an address, so sub-blocks are
  * recorded on cpu/0 and the analysis places one that lies inside a live GPU
- * block on that block's device (analyze/model_subblocks.c).  Regions are
+ * block on that block's device (analyze/model/model_subblocks.c).  Regions are
  * kept in a small table (address -> size, heap) behind one mutex: this is
  * not the malloc hot path, and HeapReset must find a heap's regions.
  * Only NVTX_MEM_TYPE_VIRTUAL_ADDRESS regions have an address; others

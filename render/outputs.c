@@ -1,14 +1,14 @@
 /*
  * outputs.c - write the outputs named in a formats list into a directory:
  * the last step of the data flow for `memflow run`, `memflow render` and
- * memflow_dump().  Each name goes to its writer:
- *   memory_flow.svg/.png/.pdf  -> mf_svg_write (svg.c)
- *   profile.json               -> mf_trace_write_file, named opt->trace_name
- *   chrome_timeline.json       -> the same trace under that name
- *   stats.txt / stats.json     -> mf_stats_write (table / JSON)
- *   gpu_memory_profile.csv     -> mf_csv_write_all: <prefix>-pid_<pid>.csv
- *   stacks.folded              -> mf_folded_write (flamegraph.c), with stacks
- *   flamegraph.svg             -> mf_flame_write (flamegraph.c), with stacks
+ * memflow_dump().  The outputs are the rows of common/outputs_table.h;
+ * each row's writer is one write_<writer> function here:
+ *   svg            memory_flow.svg/.png/.pdf: mf_svg_write (svg.c)
+ *   profile        the Chrome trace (chrome_trace.c) named opt->trace_name
+ *   chrome_trace   the same trace under its own name
+ *   stats_table    stats.txt, stats_json stats.json: mf_stats_string
+ *   csv            MXNet's CSV per process: mf_csv_write_all (csv.c)
+ *   folded, flame  the peak's stacks (flamegraph.c), with call stacks
  */
 #include <errno.h>
 #include <stdio.h>
@@ -17,13 +17,14 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "chrome_trace.h"
 #include "csv.h"
 #include "flamegraph.h"
 #include "outfile.h"
 #include "outputs.h"
+#include "outputs_table.h"
 #include "paths.h"
 #include "stats.h"
-#include "trace.h"
 
 #define PROGRESS_AFTER_NS 1000000000ull
 
@@ -42,20 +43,6 @@ static int has_gpu_blocks(const mf_model *m)
     return 0;
 }
 
-void mf_outputs_formats_for(const mf_model *model, const char *configured, char *buf,
-                            size_t len)
-{
-    snprintf(buf, len, "%s", configured);
-    if (has_gpu_blocks(model) && !strstr(configured, "gpu_memory_profile.csv"))
-        snprintf(buf + strlen(buf), len - strlen(buf), "%sgpu_memory_profile.csv",
-                 *buf ? "," : "");
-    static const char *const with_stacks[] = { "stacks.folded", "flamegraph.svg" };
-    for (size_t i = 0; model->sites && i < 2; i++)
-        if (!strstr(configured, with_stacks[i]))
-            snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", *buf ? "," : "",
-                     with_stacks[i]);
-}
-
 /* dir/name, or name itself when it is an absolute path. */
 static void join_path(char *buf, size_t len, const char *dir, const char *name)
 {
@@ -63,19 +50,6 @@ static void join_path(char *buf, size_t len, const char *dir, const char *name)
         snprintf(buf, len, "%s", name);
     else
         snprintf(buf, len, "%s/%s", dir, name);
-}
-
-static int write_stats(const mf_model *m, const char *path, int json, char *err, size_t errlen)
-{
-    mf_stats_options so = { .json = json };
-    char *text = mf_stats_string(m, &so);
-    if (!text) {
-        snprintf(err, errlen, "%s: cannot write the statistics: out of memory", path);
-        return -1;
-    }
-    int rc = mf_outfile_write_all(path, text, strlen(text), err, errlen);
-    free(text);
-    return rc;
 }
 
 /* Add a line to the report ("NAME" written, or why not). */
@@ -88,11 +62,79 @@ static void report(const mf_output_options *opt, const char *what)
     mf_sink_puts(opt->report, what);
 }
 
+/* ---- the writers: one per `writer` of outputs_table.h --------------------------- */
+
+/* Each writes the output called name into dir (0), or says why it failed in
+ * err (-1); what it wrote, or why it wrote nothing, goes to the report. */
+typedef int (*output_writer)(const mf_model *m, const char *dir, const char *name,
+                             const mf_output_options *opt, char *err, size_t errlen);
+
+static int write_svg(const mf_model *m, const char *dir, const char *name,
+                     const mf_output_options *opt, char *err, size_t errlen)
+{
+    char path[8192];
+    join_path(path, sizeof path, dir, name);
+    int rc = mf_svg_write(m, path, &opt->svg, err, errlen);
+    if (rc == 0)
+        report(opt, name);
+    return rc;
+}
+
+static int write_chrome_trace(const mf_model *m, const char *dir, const char *name,
+                              const mf_output_options *opt, char *err, size_t errlen)
+{
+    char path[8192];
+    join_path(path, sizeof path, dir, name);
+    int rc = mf_chrome_trace_write_file(m, path, err, errlen);
+    if (rc == 0)
+        report(opt, name);
+    return rc;
+}
+
+/* profile.json: the Chrome trace under the configured name (`filename`). */
+static int write_profile(const mf_model *m, const char *dir, const char *name,
+                         const mf_output_options *opt, char *err, size_t errlen)
+{
+    const char *file = opt->trace_name && *opt->trace_name ? opt->trace_name : name;
+    return write_chrome_trace(m, dir, file, opt, err, errlen);
+}
+
+static int write_stats(const mf_model *m, const char *dir, const char *name, int json,
+                       const mf_output_options *opt, char *err, size_t errlen)
+{
+    char path[8192];
+    join_path(path, sizeof path, dir, name);
+    mf_stats_options so = { .json = json };
+    char *text = mf_stats_string(m, &so);
+    if (!text) {
+        snprintf(err, errlen, "%s: cannot write the statistics: out of memory", path);
+        return -1;
+    }
+    int rc = mf_outfile_write_all(path, text, strlen(text), err, errlen);
+    free(text);
+    if (rc == 0)
+        report(opt, name);
+    return rc;
+}
+
+static int write_stats_table(const mf_model *m, const char *dir, const char *name,
+                             const mf_output_options *opt, char *err, size_t errlen)
+{
+    return write_stats(m, dir, name, 0, opt, err, errlen);
+}
+
+static int write_stats_json(const mf_model *m, const char *dir, const char *name,
+                            const mf_output_options *opt, char *err, size_t errlen)
+{
+    return write_stats(m, dir, name, 1, opt, err, errlen);
+}
+
 /* The MXNet CSV of every process that had GPU memory, or a note that there
  * was none (then nothing is written: no file is claimed that is not there). */
-static int write_csv(const mf_model *m, const char *dir, const mf_output_options *opt,
-                     char *err, size_t errlen)
+static int write_csv(const mf_model *m, const char *dir, const char *name,
+                     const mf_output_options *opt, char *err, size_t errlen)
 {
+    (void)name;
     int written = 0;
     if (mf_csv_write_all(m, dir, opt->csv_prefix, &written, err, errlen) < 0)
         return -1;
@@ -111,16 +153,16 @@ static int write_csv(const mf_model *m, const char *dir, const mf_output_options
             seen = m->processes[j].pid == pid;
         if (seen || !mf_csv_process_has_gpu(m, pid))
             continue;
-        char name[512];
-        snprintf(name, sizeof name, "%s-pid_%u.csv", prefix, pid);
-        report(opt, name);
+        char file[512];
+        snprintf(file, sizeof file, "%s-pid_%u.csv", prefix, pid);
+        report(opt, file);
     }
     return 0;
 }
 
-/* stacks.folded or flamegraph.svg of the device opt names (or the first
- * with stacks), or a note that the log has no stacks to show. */
-static int write_stacks(const mf_model *m, const char *dir, const char *name,
+/* stacks.folded or flamegraph.svg (folded or not) of the device opt names
+ * (or the first with stacks), or a note that the log has no stacks to show. */
+static int write_stacks(const mf_model *m, const char *dir, const char *name, int folded,
                         const mf_output_options *opt, char *err, size_t errlen)
 {
     const mf_device_model *dev = mf_flame_device(m, opt->svg.only_device);
@@ -134,51 +176,98 @@ static int write_stacks(const mf_model *m, const char *dir, const char *name,
     }
     char path[8192];
     join_path(path, sizeof path, dir, name);
-    int rc = name[0] == 's' ? mf_folded_write(m, dev, path, err, errlen)
-                            : mf_flame_write(m, dev, path, err, errlen);
+    int rc = folded ? mf_folded_write(m, dev, path, err, errlen)
+                    : mf_flame_write(m, dev, path, err, errlen);
     if (rc == 0)
         report(opt, name);
     return rc;
 }
 
-/* Write the one output called name (len bytes of the formats list). */
+static int write_folded(const mf_model *m, const char *dir, const char *name,
+                        const mf_output_options *opt, char *err, size_t errlen)
+{
+    return write_stacks(m, dir, name, 1, opt, err, errlen);
+}
+
+static int write_flame(const mf_model *m, const char *dir, const char *name,
+                       const mf_output_options *opt, char *err, size_t errlen)
+{
+    return write_stacks(m, dir, name, 0, opt, err, errlen);
+}
+
+/* ---- the table ------------------------------------------------------------------ */
+
+typedef struct output {
+    const char *name;
+    output_writer write;
+    int when;                 /* MF_OUTPUT_* */
+    unsigned needs;           /* MF_NEEDS_* */
+} output;
+
+#define OUTPUT_ROW(name, writer, when, needs) { name, write_##writer, when, needs },
+static const output outputs[] = { MF_OUTPUTS(OUTPUT_ROW) };
+#undef OUTPUT_ROW
+#define N_OUTPUTS (sizeof outputs / sizeof outputs[0])
+
+/* The row of the output called name (len bytes), or NULL. */
+static const output *find_output(const char *name, size_t len)
+{
+    for (size_t i = 0; i < N_OUTPUTS; i++)
+        if (strlen(outputs[i].name) == len && memcmp(outputs[i].name, name, len) == 0)
+            return &outputs[i];
+    return NULL;
+}
+
+/* Whether the comma-separated list names the output exactly. */
+static int list_names(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        size_t len = strcspn(p, ",");
+        if (len == n && memcmp(p, name, n) == 0)
+            return 1;
+        p += len + (p[len] == ',');
+    }
+    return 0;
+}
+
+/* Whether a row written by default (when) applies to the model. */
+static int applies(const mf_model *model, int when)
+{
+    return (when == MF_OUTPUT_GPU && has_gpu_blocks(model)) ||
+           (when == MF_OUTPUT_STACKS && model->sites);
+}
+
+void mf_outputs_formats_for(const mf_model *model, const char *configured, char *buf,
+                            size_t len)
+{
+    snprintf(buf, len, "%s", configured);
+    for (size_t i = 0; i < N_OUTPUTS; i++)
+        if (applies(model, outputs[i].when) && !list_names(configured, outputs[i].name))
+            snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", *buf ? "," : "",
+                     outputs[i].name);
+}
+
+unsigned mf_outputs_needs(const char *formats)
+{
+    unsigned needs = 0;
+    for (const char *p = formats; *p;) {
+        size_t len = strcspn(p, ",");
+        const output *o = find_output(p, len);
+        needs |= o ? o->needs : 0;
+        p += len + (p[len] == ',');
+    }
+    return needs;
+}
+
+/* Write the one output called name. */
 static int write_one(const mf_model *m, const char *dir, const char *name,
                      const mf_output_options *opt, char *err, size_t errlen)
 {
-    char path[8192];
-    int rc;
-    if (strncmp(name, "memory_flow.", 12) == 0 &&
-        (!strcmp(name + 12, "svg") || !strcmp(name + 12, "png") || !strcmp(name + 12, "pdf"))) {
-        join_path(path, sizeof path, dir, name);
-        rc = mf_svg_write(m, path, &opt->svg, err, errlen);
-        if (rc == 0)
-            report(opt, name);
-        return rc;
-    }
-    if (!strcmp(name, "profile.json") || !strcmp(name, "chrome_timeline.json")) {
-        const char *file = name;
-        if (!strcmp(name, "profile.json") && opt->trace_name && *opt->trace_name)
-            file = opt->trace_name;
-        join_path(path, sizeof path, dir, file);
-        rc = mf_trace_write_file(m, path, err, errlen);
-        if (rc == 0)
-            report(opt, file);
-        return rc;
-    }
-    if (!strcmp(name, "stats.txt") || !strcmp(name, "stats.json")) {
-        join_path(path, sizeof path, dir, name);
-        rc = write_stats(m, path, name[6] == 'j', err, errlen);
-        if (rc == 0)
-            report(opt, name);
-        return rc;
-    }
-    if (!strcmp(name, "gpu_memory_profile.csv"))
-        return write_csv(m, dir, opt, err, errlen);
-    if (!strcmp(name, "stacks.folded") || !strcmp(name, "flamegraph.svg"))
-        return write_stacks(m, dir, name, opt, err, errlen);
-    snprintf(err, errlen, "unknown output '%s'; accepted: memory_flow.svg, memory_flow.png, "
-             "memory_flow.pdf, profile.json, chrome_timeline.json, stats.txt, stats.json, "
-             "gpu_memory_profile.csv, stacks.folded, flamegraph.svg", name);
+    const output *o = find_output(name, strlen(name));
+    if (o)
+        return o->write(m, dir, name, opt, err, errlen);
+    snprintf(err, errlen, "unknown output '%s'; accepted: %s", name, MF_OUTPUT_NAMES);
     return -1;
 }
 
@@ -197,8 +286,7 @@ MF_EXPORT int mf_outputs_write(const mf_model *model, const char *dir,
 {
     if (mf_make_dirs(dir, err, errlen) < 0)
         return -1;
-    const char *formats = opt->formats && *opt->formats ? opt->formats
-                                                        : "memory_flow.svg,profile.json,stats.txt";
+    const char *formats = opt->formats && *opt->formats ? opt->formats : MF_OUTPUTS_DEFAULT;
     size_t n = 1;
     for (const char *p = formats; *p; p++)
         n += *p == ',';

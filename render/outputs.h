@@ -1,8 +1,9 @@
 /*
  * outputs.h - write the configured outputs of a model into a directory:
  * memory_flow.svg/.png/.pdf, the Chrome trace, statistics, GPU memory CSV,
- * and with call stacks the folded stacks and flame graph of the peak.
- * Used by `memflow run`, `memflow render` and memflow_dump().
+ * and with call stacks the folded stacks and flame graph of the peak (the
+ * rows of outputs_table.h).  Used by `memflow run`, `memflow render` and
+ * memflow_dump().
  */
 #ifndef MEMFLOW_OUTPUTS_H
 #define MEMFLOW_OUTPUTS_H
@@ -10,6 +11,7 @@
 #include <stddef.h>
 
 #include "model.h"
+#include "outputs_table.h"
 #include "sink.h"
 #include "svg.h"
 
@@ -42,5 +44,12 @@ int mf_outputs_write(const mf_model *model, const char *dir, const mf_output_opt
  */
 MF_EXPORT void mf_outputs_formats_for(const mf_model *model, const char *configured, char *buf,
                                       size_t len);
+
+/*
+ * What the outputs named in formats (a formats list) need of the model
+ * besides its counts: MF_NEEDS_PICTURE and MF_NEEDS_TRACE or'ed; unknown
+ * names need nothing.
+ */
+MF_EXPORT unsigned mf_outputs_needs(const char *formats);
 
 #endif

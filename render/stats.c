@@ -1,6 +1,6 @@
 /*
  * stats.c - the statistics' entry points: compute them once
- * (analyze/statistics.c) and hand them to the table or JSON formatter.
+ * (analyze/stats/statistics.c) and walk them into a table or JSON emitter.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -29,10 +29,9 @@ int mf_stats_write_sink(const mf_model *model, mf_sink *out, const mf_stats_opti
         out->error = out->error ? out->error : ENOMEM;
         return -1;
     }
-    if (opt->json)
-        mf_stats_print_json(&s, out);
-    else
-        mf_stats_print_table(&s, out);
+    mf_emitter e;
+    mf_emit_init(&e, opt->json ? MF_EMIT_JSON : MF_EMIT_TABLE, out);
+    mf_stats_emit(&s, &e);
     mf_stats_free(&s);
     return out->error ? -1 : 0;
 }

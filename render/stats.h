@@ -1,8 +1,9 @@
 /*
  * stats.h - the statistics of a model as text: MXNet's "Device Storage"
- * table and the rest as a text table (stats_table.c) or as JSON with the
- * same content (stats_json.c).  The numbers are computed once, in
- * analyze/statistics.c; these only print them.  Used by `memflow stats`,
+ * table and the rest as a text table or as JSON with the same content, both
+ * written by one walk of the sections (stats_sections.c) through an
+ * emitter (emitter.h).  The numbers are computed once, in
+ * analyze/stats/statistics.c; these only print them.  Used by `memflow stats`,
  * `memflow serve`, and the stats.txt / stats.json outputs.
  * docs/OUTPUTS.md describes every section, column and key.
  */
@@ -12,6 +13,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "emitter.h"
 #include "model.h"
 #include "sink.h"
 #include "statistics.h"
@@ -41,8 +43,8 @@ MF_EXPORT char *mf_stats_string(const mf_model *model, const mf_stats_options *o
 /* The same into a FILE.  0, or -1. */
 MF_EXPORT int mf_stats_write(const mf_model *model, FILE *out, const mf_stats_options *opt);
 
-/* The two formatters. */
-void mf_stats_print_table(const mf_stats *s, mf_sink *out);
-void mf_stats_print_json(const mf_stats *s, mf_sink *out);
+/* Walk every section of s into e, which writes the table or the JSON
+ * (stats_sections.c). */
+void mf_stats_emit(const mf_stats *s, mf_emitter *e);
 
 #endif /* MEMFLOW_STATS_H */

@@ -2,7 +2,7 @@
  * svg.c - memory_flow: the time x address picture of a model, drawn with
  * Cairo into an SVG, PNG or PDF (by the file's extension).
  *
- * Data flow: model (analyze/model.h: per device, one view per process) ->
+ * Data flow: model (analyze/model/model.h: per device, one view per process) ->
  * panels (here: the processes with the largest peaks get a panel each, the
  * rest share one, svg_group.c) -> layout (svg_layout.c: time axis,
  * compressed address axis per panel) and colours (svg_color.c) -> drawing

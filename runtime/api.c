@@ -10,6 +10,7 @@
 
 #include "memflow.h"
 #include "config.h"
+#include "error.h"
 #include "device.h"
 #include "recorder.h"
 

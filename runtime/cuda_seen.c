@@ -6,9 +6,12 @@
  * before cuInit, so the driver never loads the plugin named by
  * CUDA_INJECTION64_PATH and GPU capture would stay silent.  libmemflow is in
  * every profiled process, so it looks at exit: if the CUDA runtime or driver
- * library is loaded but the plugin never reported that it started, it tells
- * why in one NOTE (for the analysis) and one stderr line (for the person
- * running `memflow run`).  See cuda_seen.h for the exact conditions.
+ * library is loaded, or the program asked for the driver (the CUDA runtime
+ * linked in statically, nvcc's default, does so at its first call; the
+ * preload library sees the dlopen), but the plugin never reported that it
+ * started, it tells why in one NOTE (for the analysis) and one stderr line
+ * (for the person running `memflow run`).  See cuda_seen.h for the exact
+ * conditions.
  */
 #include <errno.h>
 #include <link.h>
@@ -23,10 +26,28 @@
 
 static int plugin_started;
 static pid_t loading_pid; /* a forked copy has another pid: it stays silent */
+/* The first name the program asked the loader for the driver by: 0 none,
+ * 1 being copied, 2 in driver_sought. */
+static int driver_asked;
+static char driver_sought[64];
 
 void mf_cuda_plugin_started(void)
 {
     __atomic_store_n(&plugin_started, 1, __ATOMIC_RELEASE);
+}
+
+void mf_cuda_driver_sought(const char *name)
+{
+    int none = 0;
+    if (!__atomic_compare_exchange_n(&driver_asked, &none, 1, 0, __ATOMIC_ACQUIRE,
+                                     __ATOMIC_RELAXED))
+        return;
+    size_t n = strlen(name);
+    if (n >= sizeof driver_sought)
+        n = sizeof driver_sought - 1;
+    memcpy(driver_sought, name, n);
+    driver_sought[n] = 0;
+    __atomic_store_n(&driver_asked, 2, __ATOMIC_RELEASE);
 }
 
 typedef struct cuda_libraries {
@@ -77,6 +98,11 @@ void mf_cuda_seen_at_exit(void)
         mf_recorder_note(MF_NOTE_GPU_NO_DRIVER, 0);
         fprintf(stderr, "memflow: %s used CUDA (%s) but no CUDA driver or GPU was found, so "
                 "its GPU memory was not recorded\n", program, found.runtime);
+    } else if (__atomic_load_n(&driver_asked, __ATOMIC_ACQUIRE) == 2 &&
+               !nvidia_driver_installed()) {
+        mf_recorder_note(MF_NOTE_GPU_NO_DRIVER, 0);
+        fprintf(stderr, "memflow: %s used CUDA (it looked for %s) but no CUDA driver or GPU "
+                "was found, so its GPU memory was not recorded\n", program, driver_sought);
     }
 }
 

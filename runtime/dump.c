@@ -38,6 +38,7 @@
 
 #include "memflow.h"
 #include "config.h"
+#include "error.h"
 #include "log_writer.h"
 #include "recorder.h"
 

@@ -20,6 +20,7 @@
 
 #include "memflow.h"
 #include "config.h"
+#include "error.h"
 #include "clock_fast.h"
 #include "cuda_seen.h"
 #include "intern.h"

@@ -39,12 +39,27 @@ static inline int mf_recording_now(void)
  * Per-thread "inside memflow" depth.  Capture code skips recording while it
  * is nonzero, so memflow's own allocations (dlopen, stdio, the reader during
  * memflow_dumps) never show up as the program's.
+ *
+ * The compiler barriers keep the depth in memory across the calls between
+ * BEGIN and END: a compiler that knows free() (a builtin) reads no other
+ * memory may otherwise drop an increment and decrement around a lone
+ * free(), and that free is then recorded as the program's (the Python
+ * binding's dumps() recorded one free of an address never seen allocated
+ * at each call that way).
  */
 extern MF_EXPORT __thread int mf_thread_internal
     __attribute__((tls_model("initial-exec")));
 
-#define MF_INTERNAL_BEGIN() (mf_thread_internal++)
-#define MF_INTERNAL_END() (mf_thread_internal--)
+#define MF_INTERNAL_BEGIN()                                                              \
+    do {                                                                                 \
+        mf_thread_internal++;                                                            \
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);                                         \
+    } while (0)
+#define MF_INTERNAL_END()                                                                \
+    do {                                                                                 \
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);                                         \
+        mf_thread_internal--;                                                            \
+    } while (0)
 
 /*
  * CPU hot path: record an allocation of the malloc family on cpu/0 at the

@@ -11,6 +11,7 @@
 
 #include "memflow.h"
 #include "config.h"
+#include "error.h"
 #include "recorder.h"
 #include "scope.h"
 #include "thread_state.h"

@@ -1,7 +1,8 @@
 /*
  * stage.c - the program's side of the staging area under `memflow run`
  * (see stage.h for the why and the contract, stage_slots.h for the file's
- * layout and how slots reach the log; memflow run's side is stage_run.c).
+ * layout and how slots reach the log; memflow run's side is
+ * cli/stage_drain.c).
  *
  * The program seldom makes a system call for memflow run: memflow run
  * looks for full slots every millisecond or so while the program records
@@ -20,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "stage.h"
 #include "stage_slots.h"
 
 #define MAPPED_BUDGET 3u                /* slots a process maps beyond one a filling slot */

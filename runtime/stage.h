@@ -11,7 +11,8 @@
  * reused; the copy into the page cache (pwrite) is memflow run's work.
  *
  * The area is a file in the output folder, memflow-RUNID.stage, that
- * memflow run creates (mf_stage_create) and hands to the process it
+ * memflow run creates (mf_stage_create, cli/stage_drain.h: memflow run's
+ * side, compiled into the memflow program) and hands to the process it
  * starts, and to that process only: its descriptor and identity go in
  * MEMFLOW_STAGE, and the child marks the area as its own
  * (mf_stage_child_owns) just before exec.  The first image of that process
@@ -47,9 +48,6 @@
 
 #include "compiler.h"
 #include "run_id.h"
-
-#define MF_STAGE_SLOTS 32u           /* 32 MiB of address space; pages on use */
-#define MF_STAGE_SUFFIX ".stage"     /* memflow-RUNID.stage in the output folder */
 
 /* ---- the program's side (libmemflow internals) ----------------------- */
 
@@ -97,63 +95,5 @@ void mf_stage_flush(int log_fd);
 
 /* In a forked child: the parent's stage is not the child's; unmap it. */
 void mf_stage_forget(void);
-
-/* ---- memflow run's side (runtime/stage_run.c, in the memflow program) -- */
-
-typedef struct mf_stage mf_stage;
-
-/*
- * Create a stage for the next process memflow run starts: the file
- * DIR/memflow-RUNID.stage (hex run id), new, its 32 MiB reserved on disk,
- * locked.  Returns NULL with a message in err when it cannot be had (it
- * exists, the disk is full, the file size limit is lower, no flock):
- * memflow run then runs without one.  env gets the value for MEMFLOW_STAGE.
- */
-mf_stage *mf_stage_create(const char *dir, const uint8_t run_id[MF_RUN_ID_BYTES],
-                                    char *env, size_t envlen, char *err, size_t errlen);
-
-/*
- * In the forked child, just before exec: the stage is this process's, and
- * its descriptor survives the exec.  Async-signal-safe.
- */
-void mf_stage_child_owns(mf_stage *s);
-
-/*
- * Copy full slots into the log, keep the log's disk space reserved a few
- * chunks ahead of the program's claims and the next slots' pages mapped
- * (final, for when the process is gone: every slot's recorded prefix, and
- * the file cut back to its claimed chunks).  Returns how many slots were
- * written, or -1 with a message in err when the log could not be written
- * (the slots stay for the program to write while it runs).
- */
-int mf_stage_drain(mf_stage *s, int final, char *err, size_t errlen);
-
-/* Whether the program claimed chunks between the last two drains (or has
- * not opened its log yet): it is recording, slots will fill. */
-int mf_stage_busy(mf_stage *s);
-
-/* Sleep until mf_stage_wake or timeout_us pass (the program never wakes
- * memflow run: it looks for full slots as often as they come). */
-void mf_stage_wait(mf_stage *s, int timeout_us);
-
-/* Wake a thread sleeping in mf_stage_wait. */
-void mf_stage_wake(mf_stage *s);
-
-/* Unmap and close (after the final drain); the file is removed when that
- * drain wrote every slot, else kept for mf_stage_recover. */
-void mf_stage_destroy(mf_stage *s);
-
-/*
- * For a reader of an output folder: the stage file at path, if the run it
- * belongs to is over (nobody holds its lock: memflow run and the program
- * were killed together), has its slots written into the log they belong to
- * (the same file by device and inode, with the same run id) and is
- * removed.  Returns how many chunks were written (0: nothing was staged,
- * or the run is still going and will write them itself), with a message
- * in msg when it wrote any; -1 with a message when the file is not a
- * stage of this user or its log cannot take the records (the file is then
- * left as it is, so nothing is lost).
- */
-int mf_stage_recover(const char *path, char *msg, size_t msglen);
 
 #endif /* MEMFLOW_STAGE_H */

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "log_reader.h"
+#include "log_in_memory.h"
 
 int main(int argc, char **argv)
 {
@@ -25,8 +25,9 @@ int main(int argc, char **argv)
         }
         for (size_t j = 0; j < log->n_events; j++) {
             const mf_event *e = &log->events[j];
-            if (e->type == MF_REC_ALLOC && e->size >= min)
-                printf("%s %llu\n", mf_log_string(log, e->scope), (unsigned long long)e->size);
+            if (e->type == MF_REC_ALLOC && e->alloc.requested >= min)
+                printf("%s %llu\n", mf_log_string(log, e->alloc.scope),
+                       (unsigned long long)e->alloc.requested);
         }
         mf_log_free(log);
     }

@@ -53,13 +53,23 @@ if preload_works; then
     [ ! -s "$SCRATCH/needed" ] || fail "libmemflow.so needs more than libc: $(cat "$SCRATCH/needed")"
 fi
 
-# Layering: the analysis never includes the recorder's headers; the runtime
-# never includes the analysis'.
+# Layering: runtime/ is libmemflow, and only libmemflow and its plugins
+# include its headers; common/, the analysis and the memflow program include
+# common/ ones and their own (the program links no libmemflow:
+# cli_no_recorder.sh).
+# The runtime never includes the analysis' headers.
 cd "$top_srcdir"
-if grep -ln '#include "\(recorder\|thread_state\|log_writer\|intern\)\.h"' analyze/*.[ch] render/*.[ch] cli/*.[ch] > "$SCRATCH/bad" 2>/dev/null; then
-    fail "analysis includes runtime internals: $(cat "$SCRATCH/bad")"
+runtime_headers=$(cd runtime && ls -- *.h | sed 's/\./\\./' | paste -sd'|' -)
+[ -n "$runtime_headers" ] || fail "no header in runtime/"
+find common analyze render cli -name '*.[ch]' -exec grep -lE "#include \"($runtime_headers)\"" {} + \
+    > "$SCRATCH/bad" || true
+if [ -s "$SCRATCH/bad" ]; then
+    fail "common/, the analysis or the memflow program includes libmemflow's headers: $(cat "$SCRATCH/bad")"
 fi
-if grep -ln '#include "\(log_reader\|model\|chunk_source\|outputs\|stats\|svg\|trace\|csv\|escape\)\.h"' runtime/*.[ch] alloc/*.[ch] gpu/*.[ch] > "$SCRATCH/bad" 2>/dev/null; then
+find runtime common alloc gpu -name '*.[ch]' -exec grep -l \
+    '#include "\(log_in_memory\|model\|chunk_source\|outputs\|stats\|svg\|chrome_trace\|csv\|escape\)\.h"' {} + \
+    > "$SCRATCH/bad" || true
+if [ -s "$SCRATCH/bad" ]; then
     fail "runtime includes analysis headers: $(cat "$SCRATCH/bad")"
 fi
 exit 0

@@ -1,5 +1,5 @@
 /*
- * check_compact.c - the compact form of a log (analyze/compact.h): the
+ * check_compact.c - the compact form of a log (analyze/compact/compact.h): the
  * dense codec round-trips every record type and every kind of damage byte
  * for byte and never faults on a bad encoding; mf_compact_log turns a live
  * log into a compact one that mf_chunk_source reads back exactly (header,

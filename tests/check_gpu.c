@@ -29,11 +29,10 @@
 
 #include "recorder.h"
 #include "memflow.h"
-#include "config.h"
 #include "csv.h"
 #include "gpu.h"
 #include "gpu_test_log.h"
-#include "log_reader.h"
+#include "log_in_memory.h"
 #include "model.h"
 
 /* ---- log set-up --------------------------------------------------------- */
@@ -309,25 +308,25 @@ START_TEST(memory2_records_become_alloc_and_free_events)
         const mf_event *e = nth_event(log, MF_REC_ALLOC, MF_DEVICE_GPU, i);
         ck_assert_ptr_nonnull(e);
         ck_assert_uint_eq(e->device, want[i].device);
-        ck_assert_uint_eq(e->flags, want[i].flags);
-        ck_assert_uint_eq(e->addr, want[i].addr);
-        ck_assert_uint_eq(e->size, want[i].size);
-        ck_assert_uint_eq(e->actual, want[i].size);
+        ck_assert_uint_eq(e->alloc.flags, want[i].flags);
+        ck_assert_uint_eq(e->alloc.addr, want[i].addr);
+        ck_assert_uint_eq(e->alloc.requested, want[i].size);
+        ck_assert_uint_eq(e->alloc.actual, want[i].size);
         ck_assert_uint_eq(e->time_ns, want[i].time);
-        ck_assert_str_eq(mf_log_string(log, e->scope), want[i].scope);
-        ck_assert_uint_eq(e->name, MF_STRING_UNKNOWN);
+        ck_assert_str_eq(mf_log_string(log, e->alloc.scope), want[i].scope);
+        ck_assert_uint_eq(e->alloc.name, MF_STRING_UNKNOWN);
         ck_assert_uint_eq(e->tid, want[i].tid);
     }
     const mf_event *f0 = nth_event(log, MF_REC_FREE, MF_DEVICE_GPU, 0);
     ck_assert_uint_eq(f0->device, MF_DEVICE(1, 0));
-    ck_assert_uint_eq(f0->addr, 0x7f0000000000ull);
+    ck_assert_uint_eq(f0->free.addr, 0x7f0000000000ull);
     ck_assert_uint_eq(f0->time_ns, t0 + 7000);
-    ck_assert_uint_eq(f0->flags, GPU_FLAGS(MF_MEM_DEVICE, 0));
+    ck_assert_uint_eq(f0->free.flags, GPU_FLAGS(MF_MEM_DEVICE, 0));
     const mf_event *f1 = nth_event(log, MF_REC_FREE, MF_DEVICE_GPU, 1);
     ck_assert_uint_eq(f1->device, MF_DEVICE(1, 1));
-    ck_assert_uint_eq(f1->addr, 0x7f1000000000ull);
+    ck_assert_uint_eq(f1->free.addr, 0x7f1000000000ull);
     ck_assert_uint_eq(f1->time_ns, t0 + 8000);
-    ck_assert_uint_eq(f1->flags, GPU_FLAGS(MF_MEM_POOL, MF_FLAG_ASYNC));
+    ck_assert_uint_eq(f1->free.flags, GPU_FLAGS(MF_MEM_POOL, MF_FLAG_ASYNC));
     mf_log_free(log);
     free(b.bytes);
 }
@@ -363,10 +362,10 @@ START_TEST(memory_pool_records_become_pool_events)
     for (unsigned i = 0; i < 3; i++) {
         const mf_event *e = nth_event(log, MF_REC_POOL, -1, i);
         ck_assert_uint_eq(e->device, MF_DEVICE(MF_DEVICE_GPU, 3));
-        ck_assert_uint_eq(e->extra, want_ops[i]);
-        ck_assert_uint_eq(e->addr, 0x7e0000000000ull);
-        ck_assert_uint_eq(e->size, (uint64_t)(32 - 8 * i) << 20);
-        ck_assert_uint_eq(e->actual, 1 << 20);
+        ck_assert_uint_eq(e->pool.op, want_ops[i]);
+        ck_assert_uint_eq(e->pool.addr, 0x7e0000000000ull);
+        ck_assert_uint_eq(e->pool.size, (uint64_t)(32 - 8 * i) << 20);
+        ck_assert_uint_eq(e->pool.threshold, 1 << 20);
         ck_assert_uint_eq(e->time_ns, t0 + 100 * (i + 1));
     }
     mf_log_free(log);
@@ -451,13 +450,13 @@ START_TEST(kernel_memcpy_memset_records_become_activities)
     for (size_t i = 0; i < 5; i++) {
         const mf_event *e = nth_event(log, MF_REC_ACTIVITY, -1, i);
         ck_assert_uint_eq(e->device, want[i].device);
-        ck_assert_uint_eq(e->flags, want[i].kind);
+        ck_assert_uint_eq(e->activity.kind, want[i].kind);
         ck_assert_uint_eq(e->time_ns, want[i].start);
-        ck_assert_uint_eq(e->actual, want[i].end);
-        ck_assert_uint_eq(e->size, want[i].bytes);
-        ck_assert_uint_eq(e->extra, want[i].stream);
-        ck_assert_str_eq(mf_log_string(log, e->name), want[i].name);
-        ck_assert_uint_eq(e->addr, want[i].correlation);
+        ck_assert_uint_eq(e->activity.end_ns, want[i].end);
+        ck_assert_uint_eq(e->activity.bytes, want[i].bytes);
+        ck_assert_uint_eq(e->activity.stream, want[i].stream);
+        ck_assert_str_eq(mf_log_string(log, e->activity.name), want[i].name);
+        ck_assert_uint_eq(e->activity.correlation, want[i].correlation);
     }
     mf_log_free(log);
     free(b.bytes);
@@ -482,9 +481,9 @@ START_TEST(external_correlation_record_is_skipped)
     ck_assert_uint_eq(process_on_cupti_thread(&b).walked, 3);
     mf_log *log = gpu_test_finish_and_read();
     ck_assert_uint_eq(count_events(log, MF_REC_ALLOC, MF_DEVICE_GPU), 2);
-    ck_assert_uint_eq(nth_event(log, MF_REC_ALLOC, MF_DEVICE_GPU, 0)->addr, 0x1000);
-    ck_assert_uint_eq(nth_event(log, MF_REC_ALLOC, MF_DEVICE_GPU, 1)->addr, 0x2000);
-    ck_assert_uint_eq(nth_event(log, MF_REC_ALLOC, MF_DEVICE_GPU, 1)->size, 128);
+    ck_assert_uint_eq(nth_event(log, MF_REC_ALLOC, MF_DEVICE_GPU, 0)->alloc.addr, 0x1000);
+    ck_assert_uint_eq(nth_event(log, MF_REC_ALLOC, MF_DEVICE_GPU, 1)->alloc.addr, 0x2000);
+    ck_assert_uint_eq(nth_event(log, MF_REC_ALLOC, MF_DEVICE_GPU, 1)->alloc.requested, 128);
     mf_log_free(log);
     free(b.bytes);
 }
@@ -521,11 +520,11 @@ START_TEST(gpu_timestamp_orders_with_cpu_events)
         if (log->events[k].type == MF_REC_ALLOC)
             seen[n++] = &log->events[k];
     ck_assert_int_eq(n, 3);
-    ck_assert_uint_eq(seen[0]->addr, (uintptr_t)before);
-    ck_assert_uint_eq(seen[1]->addr, 0xd000);
+    ck_assert_uint_eq(seen[0]->alloc.addr, (uintptr_t)before);
+    ck_assert_uint_eq(seen[1]->alloc.addr, 0xd000);
     ck_assert_uint_eq(seen[1]->device, MF_DEVICE(MF_DEVICE_GPU, 0));
     ck_assert_uint_eq(seen[1]->time_ns, gpu_time);
-    ck_assert_uint_eq(seen[2]->addr, (uintptr_t)after);
+    ck_assert_uint_eq(seen[2]->alloc.addr, (uintptr_t)after);
     ck_assert_uint_lt(seen[0]->time_ns, gpu_time);
     ck_assert_uint_gt(seen[2]->time_ns, gpu_time);
     mf_log_free(log);
@@ -550,8 +549,8 @@ START_TEST(dropped_records_are_noted)
     mf_log *log = gpu_test_finish_and_read();
     ck_assert_uint_eq(count_events(log, MF_REC_NOTE, -1), 1);
     const mf_event *e = nth_event(log, MF_REC_NOTE, -1, 0);
-    ck_assert_uint_eq(e->extra, MF_NOTE_GPU_DROPPED);
-    ck_assert_uint_eq(e->size, 17);
+    ck_assert_uint_eq(e->note.code, MF_NOTE_GPU_DROPPED);
+    ck_assert_uint_eq(e->note.value, 17);
     mf_log_free(log);
 }
 END_TEST
@@ -638,13 +637,13 @@ START_TEST(gpu_snapshot_at_api_exit_stamped_with_the_event)
     const mf_event *s1 = nth_event(log, MF_REC_SAMPLE, -1, 1);
     ck_assert_uint_eq(s0->device, MF_DEVICE(MF_DEVICE_GPU, 0));
     ck_assert_uint_eq(s0->time_ns, t_b);
-    ck_assert_uint_eq(log->samples[s0->extra].value[MF_SAMPLE_GPU_USED], 1000);
-    ck_assert_uint_eq(log->samples[s0->extra].value[MF_SAMPLE_GPU_TOTAL], 80ull << 30);
+    ck_assert_uint_eq(log->samples[s0->sample.index].value[MF_SAMPLE_GPU_USED], 1000);
+    ck_assert_uint_eq(log->samples[s0->sample.index].value[MF_SAMPLE_GPU_TOTAL], 80ull << 30);
     ck_assert_uint_eq(s1->device, MF_DEVICE(MF_DEVICE_GPU, 0));
     ck_assert_uint_eq(s1->time_ns, t_free_b);
-    ck_assert_uint_eq(log->samples[s1->extra].value[MF_SAMPLE_GPU_USED], 2000);
-    ck_assert_str_eq(mf_log_string(log, nth_event(log, MF_REC_ALLOC, MF_DEVICE_GPU, 1)->scope),
-                     "step:");
+    ck_assert_uint_eq(log->samples[s1->sample.index].value[MF_SAMPLE_GPU_USED], 2000);
+    ck_assert_str_eq(
+        mf_log_string(log, nth_event(log, MF_REC_ALLOC, MF_DEVICE_GPU, 1)->alloc.scope), "step:");
     mf_log_free(log);
     free(b.bytes);
 }
@@ -662,7 +661,7 @@ START_TEST(truncated_last_record_is_not_translated)
     ck_assert_uint_eq(process_on_cupti_thread(&b).walked, 1);
     mf_log *log = gpu_test_finish_and_read();
     ck_assert_uint_eq(count_events(log, MF_REC_ALLOC, MF_DEVICE_GPU), 1);
-    ck_assert_uint_eq(nth_event(log, MF_REC_ALLOC, MF_DEVICE_GPU, 0)->addr, 0x1000);
+    ck_assert_uint_eq(nth_event(log, MF_REC_ALLOC, MF_DEVICE_GPU, 0)->alloc.addr, 0x1000);
     mf_log_free(log);
     free(b.bytes);
 }
@@ -722,12 +721,12 @@ START_TEST(many_threads_keep_their_scopes)
         const mf_event *e = &log->events[k];
         if (e->type != MF_REC_ALLOC || MF_DEVICE_KIND(e->device) != MF_DEVICE_GPU)
             continue;
-        uint32_t id = (uint32_t)((e->addr - 0x100000000ull) / 4096);
+        uint32_t id = (uint32_t)((e->alloc.addr - 0x100000000ull) / 4096);
         int who = (int)((id - 1) / CALLS_PER_THREAD);
         char want[32];
         snprintf(want, sizeof want, "worker%d:", who);
         ck_assert_uint_eq(e->time_ns, t0 + id);
-        ck_assert_str_eq(mf_log_string(log, e->scope), want);
+        ck_assert_str_eq(mf_log_string(log, e->alloc.scope), want);
         ck_assert_uint_eq(e->tid, callers[who].tid);
         seen++;
     }
@@ -783,10 +782,10 @@ START_TEST(hundred_thousand_allocations_in_one_buffer_keep_their_scopes)
         const mf_event *e = &log->events[k];
         if (e->type != MF_REC_ALLOC || MF_DEVICE_KIND(e->device) != MF_DEVICE_GPU)
             continue;
-        uint32_t i = (uint32_t)((e->addr - 0x200000000ull) / 512);
+        uint32_t i = (uint32_t)((e->alloc.addr - 0x200000000ull) / 512);
         char want[16];
         snprintf(want, sizeof want, "layer%02u:", i % 100);
-        ck_assert_str_eq(mf_log_string(log, e->scope), want);
+        ck_assert_str_eq(mf_log_string(log, e->alloc.scope), want);
         ck_assert_uint_eq(e->tid, my_tid());
         ck_assert_uint_eq(e->time_ns, t0 + i);
         checked++;
@@ -826,8 +825,8 @@ START_TEST(reused_address_keeps_each_calls_scope)
     ck_assert_uint_eq(count_events(log, MF_REC_ALLOC, MF_DEVICE_GPU), 2);
     const mf_event *a0 = nth_event(log, MF_REC_ALLOC, MF_DEVICE_GPU, 0); /* sorted by time */
     const mf_event *a1 = nth_event(log, MF_REC_ALLOC, MF_DEVICE_GPU, 1);
-    ck_assert_str_eq(mf_log_string(log, a0->scope), "first:");
-    ck_assert_str_eq(mf_log_string(log, a1->scope), "second:");
+    ck_assert_str_eq(mf_log_string(log, a0->alloc.scope), "first:");
+    ck_assert_str_eq(mf_log_string(log, a1->alloc.scope), "second:");
     mf_log_free(log);
     free(b.bytes);
 }
@@ -851,8 +850,7 @@ static __attribute__((noinline)) void allocate_on_gpu_here(void)
 START_TEST(gpu_allocations_carry_the_api_calls_stack)
 {
     const char *keys[] = { "stacks" }, *on[] = { "32" }, *off[] = { "0" };
-    char err[512];
-    ck_assert_msg(mf_config_apply(1, keys, on, NULL, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(memflow_set_config(1, keys, on) == 0, "%s", memflow_last_error());
     start_log("stacks", NULL);
     allocate_on_gpu_here();
     record_buffer b = buffer_new();
@@ -864,11 +862,11 @@ START_TEST(gpu_allocations_carry_the_api_calls_stack)
     ck_assert_uint_eq(count_events(log, MF_REC_ALLOC, MF_DEVICE_GPU), 2);
     const mf_event *a = nth_event(log, MF_REC_ALLOC, MF_DEVICE_GPU, 0);
     const mf_event *c = nth_event(log, MF_REC_ALLOC, MF_DEVICE_GPU, 1);
-    ck_assert_uint_ne(a->stack, 0);          /* the stack ids: two call sites */
-    ck_assert_uint_ne(c->stack, 0);
-    ck_assert_uint_ne(a->stack, c->stack);
+    ck_assert_uint_ne(a->alloc.stack, 0);          /* the stack ids: two call sites */
+    ck_assert_uint_ne(c->alloc.stack, 0);
+    ck_assert_uint_ne(a->alloc.stack, c->alloc.stack);
     for (int k = 0; k < 2; k++) {
-        const mf_stack *stack = mf_log_stack(log, (k ? c : a)->stack);
+        const mf_stack *stack = mf_log_stack(log, (k ? c : a)->alloc.stack);
         ck_assert_ptr_nonnull(stack);
         int in_caller = 0;
         for (uint32_t i = 0; i < stack->depth; i++) {
@@ -879,7 +877,7 @@ START_TEST(gpu_allocations_carry_the_api_calls_stack)
     }
     mf_log_free(log);
     free(b.bytes);
-    ck_assert_int_eq(mf_config_apply(1, keys, off, NULL, err, sizeof err), 0);
+    ck_assert_int_eq(memflow_set_config(1, keys, off), 0);
 }
 END_TEST
 
@@ -957,17 +955,17 @@ START_TEST(vmm_mappings_and_registered_host_memory_become_blocks)
     for (size_t i = 0; i < 5; i++) {
         const mf_event *e = nth_event(log, MF_REC_ALLOC, MF_DEVICE_GPU, i);
         ck_assert_uint_eq(e->device, want[i].device);
-        ck_assert_uint_eq(e->flags, want[i].flags);
-        ck_assert_uint_eq(e->addr, want[i].addr);
-        ck_assert_uint_eq(e->size, want[i].size);
-        ck_assert_str_eq(mf_log_string(log, e->scope), want[i].scope);
+        ck_assert_uint_eq(e->alloc.flags, want[i].flags);
+        ck_assert_uint_eq(e->alloc.addr, want[i].addr);
+        ck_assert_uint_eq(e->alloc.requested, want[i].size);
+        ck_assert_str_eq(mf_log_string(log, e->alloc.scope), want[i].scope);
         if (i < 4)
             ck_assert_uint_eq(e->tid, my_tid());
     }
     uint64_t freed[] = { va, va + page, va + 8 * page, (uintptr_t)host };
     for (size_t i = 0; i < 4; i++) {
         const mf_event *f = nth_event(log, MF_REC_FREE, MF_DEVICE_GPU, i);
-        ck_assert_uint_eq(f->addr, freed[i]);
+        ck_assert_uint_eq(f->free.addr, freed[i]);
         ck_assert_uint_eq(f->device, i < 2 ? MF_DEVICE(1, 1) : MF_DEVICE(1, 0));
     }
     mf_log_free(log);
@@ -1028,18 +1026,19 @@ START_TEST(zero_and_reversed_timestamps_keep_the_time_axis)
     const mf_event *known = NULL, *untagged = NULL;
     for (size_t i = 0; i < 3; i++) {
         const mf_event *e = nth_event(log, MF_REC_ALLOC, MF_DEVICE_GPU, i);
-        if (e->addr == 0xc000)
+        if (e->alloc.addr == 0xc000)
             known = e;
-        if (e->addr == 0xe000)
+        if (e->alloc.addr == 0xe000)
             untagged = e;
     }
     ck_assert_ptr_nonnull(known);
     ck_assert_uint_ge(known->time_ns, before);
     ck_assert_uint_le(known->time_ns, after);
-    ck_assert_str_eq(mf_log_string(log, known->scope), "known:");
+    ck_assert_str_eq(mf_log_string(log, known->alloc.scope), "known:");
     ck_assert_uint_eq(untagged->time_ns, t0 + 100);
     ck_assert_uint_eq(count_events(log, MF_REC_ACTIVITY, -1), 1);
-    ck_assert_str_eq(mf_log_string(log, nth_event(log, MF_REC_ACTIVITY, -1, 0)->name), "timed");
+    ck_assert_str_eq(mf_log_string(log, nth_event(log, MF_REC_ACTIVITY, -1, 0)->activity.name),
+                     "timed");
     ck_assert_uint_eq(nth_event(log, MF_REC_POOL, -1, 0)->time_ns, t0 + 300);
     ck_assert_uint_eq(nth_event(log, MF_REC_FREE, MF_DEVICE_GPU, 0)->time_ns, t0 + 300);
     uint64_t bad = 0;
@@ -1140,8 +1139,8 @@ START_TEST(devices_and_the_names_behind_blocks)
     const char *scopes[] = { "<unk>:", "<unk>:", "mine:" };
     for (size_t i = 0; i < 3; i++) {
         const mf_event *e = nth_event(log, MF_REC_ALLOC, MF_DEVICE_GPU, i);
-        ck_assert_str_eq(mf_log_string(log, e->name), names[i]);
-        ck_assert_str_eq(mf_log_string(log, e->scope), scopes[i]);
+        ck_assert_str_eq(mf_log_string(log, e->alloc.name), names[i]);
+        ck_assert_str_eq(mf_log_string(log, e->alloc.scope), scopes[i]);
     }
     /* what a GPU is has no time: the time axis still starts at the run */
     char err[512];
@@ -1251,9 +1250,9 @@ START_TEST(one_clock_within_ten_ppm_of_monotonic)
     const mf_event *cpu[2] = { NULL, NULL };
     for (size_t i = 0; i < log->n_events; i++) {
         const mf_event *e = &log->events[i];
-        if (e->type == MF_REC_ALLOC && e->addr == (uintptr_t)block_a)
+        if (e->type == MF_REC_ALLOC && e->alloc.addr == (uintptr_t)block_a)
             cpu[0] = e;
-        if (e->type == MF_REC_ALLOC && e->addr == (uintptr_t)block_b)
+        if (e->type == MF_REC_ALLOC && e->alloc.addr == (uintptr_t)block_b)
             cpu[1] = e;
     }
     ck_assert_ptr_nonnull(cpu[0]);
@@ -1329,7 +1328,7 @@ START_TEST(buffer_callbacks_hand_out_translate_and_unmap)
     mf_log *log = gpu_test_finish_and_read();
     ck_assert_uint_eq(count_events(log, MF_REC_ALLOC, MF_DEVICE_GPU), 1);
     ck_assert_uint_eq(count_events(log, MF_REC_FREE, MF_DEVICE_GPU), 1);
-    ck_assert_uint_eq(nth_event(log, MF_REC_FREE, MF_DEVICE_GPU, 0)->addr, 0xa000);
+    ck_assert_uint_eq(nth_event(log, MF_REC_FREE, MF_DEVICE_GPU, 0)->free.addr, 0xa000);
     ck_assert_uint_eq(count_events(log, MF_REC_NOTE, -1), 0);
     mf_log_free(log);
 }
@@ -1483,16 +1482,17 @@ START_TEST(start_without_driver_says_so_once)
     mf_log *log = gpu_test_finish_and_read();
     ck_assert_uint_eq(count_events(log, MF_REC_NOTE, -1), 1);
     const mf_event *note = nth_event(log, MF_REC_NOTE, -1, 0);
-    ck_assert_uint_eq(note->extra, MF_NOTE_GPU_OFF);
+    ck_assert_uint_eq(note->note.code, MF_NOTE_GPU_OFF);
     const char *result = "?";
-    ck_assert_int_eq(cuptiGetResultString((CUptiResult)note->size, &result), CUPTI_SUCCESS);
+    ck_assert_int_eq(cuptiGetResultString((CUptiResult)note->note.value, &result), CUPTI_SUCCESS);
     char want[512];
     snprintf(want, sizeof want, "memflow: GPU capture is off: %s "
              "(cuptiSubscribe_v2 failed; no usable CUDA driver or GPU?)"
              "; CPU capture goes on\n", result);
     ck_assert_str_eq(err, want);
     ck_assert_uint_eq(count_events(log, MF_REC_ALLOC, MF_DEVICE_CPU), 1);
-    ck_assert_uint_eq(nth_event(log, MF_REC_ALLOC, MF_DEVICE_CPU, 0)->addr, (uintptr_t)cpu_block);
+    ck_assert_uint_eq(nth_event(log, MF_REC_ALLOC, MF_DEVICE_CPU, 0)->alloc.addr,
+                      (uintptr_t)cpu_block);
     mf_log_free(log);
 }
 END_TEST

@@ -23,7 +23,7 @@
 #include "config.h"
 #include "gpu.h"
 #include "gpu_test_log.h"
-#include "log_reader.h"
+#include "log_in_memory.h"
 #include "memflow.h"
 
 /* ---- the wrapped CUPTI calls -------------------------------------------- */

@@ -1,6 +1,6 @@
 /*
  * check_model.c - the model (analyze/model*.c), statistics
- * (analyze/statistics.c, render/stats*.c), CSV (render/csv.c) and
+ * (analyze/stats/statistics.c, render/stats*.c), CSV (render/csv.c) and
  * memflow_dump/dumps (runtime/dump.c, answered by memflow serve) on REAL logs:
  * each test starts the real recorder into a scratch folder, records known
  * blocks through the public API (memflow_scope_push, memflow_record_alloc,
@@ -19,6 +19,7 @@
 #include "memflow.h"
 #include "config.h"
 #include "csv.h"
+#include "log_in_memory.h"
 #include "model.h"
 #include "stats.h"
 
@@ -383,7 +384,7 @@ START_TEST(until_cuts_the_log)
     ck_assert_int_eq(mf_log_read(path, &log, err, sizeof err), 0);
     uint64_t cut = 0;
     for (size_t i = 0; i < log->n_events; i++)
-        if (log->events[i].type == MF_REC_ALLOC && log->events[i].addr == 0x2000)
+        if (log->events[i].type == MF_REC_ALLOC && log->events[i].alloc.addr == 0x2000)
             cut = log->events[i].time_ns;
     mf_model *m = mf_model_build(&log, 1, cut + 1000000, err, sizeof err);
     const mf_device_model *d = mf_model_device(m, CPU0);
@@ -636,6 +637,38 @@ START_TEST(dump_while_running_keeps_recording)
 }
 END_TEST
 
+/* A model settled before a view's first allocation (memflow serve answers
+ * at any time) still takes that allocation's address as the view's lowest. */
+START_TEST(settle_before_first_alloc_keeps_addresses)
+{
+    char err[256];
+    mf_model *m = mf_model_new(NULL, err, sizeof err);
+    ck_assert_ptr_nonnull(m);
+    mf_log_info info = { .path = "x.mfl", .program = "x", .parent = -1, .prev_image = -1,
+                         .next_image = -1 };
+    info.header.pid = 42;
+    ck_assert_int_eq(mf_model_set_process(m, 0, &info), 0);
+    mf_event free_first = { .type = MF_REC_FREE, .time_ns = 1000, .device = CPU0,
+                            .free.addr = 0x5000 };
+    ck_assert_int_eq(mf_model_feed(m, &free_first, 1, NULL), 0);
+    ck_assert_int_eq(mf_model_settle(m), 0);
+    const mf_view *v = mf_model_view(m, CPU0, 42);
+    ck_assert_ptr_nonnull(v);
+    ck_assert_uint_eq(v->unknown_frees, 1);
+    ck_assert_uint_eq(v->min_addr, 0);
+    mf_event alloc = { .type = MF_REC_ALLOC, .time_ns = 2000, .device = CPU0,
+                       .alloc = { .addr = 0x9000, .requested = 100, .actual = 112 } };
+    ck_assert_int_eq(mf_model_feed(m, &alloc, 1, NULL), 0);
+    ck_assert_int_eq(mf_model_settle(m), 0);
+    v = mf_model_view(m, CPU0, 42);
+    ck_assert_uint_eq(v->alloc_count, 1);
+    ck_assert_uint_eq(v->min_addr, 0x9000);
+    ck_assert_uint_eq(v->max_addr, 0x9000 + 112);
+    ck_assert_uint_eq(mf_model_device(m, CPU0)->min_addr, 0x9000);
+    mf_model_free(m);
+}
+END_TEST
+
 static Suite *model_suite(void)
 {
     Suite *s = suite_create("model");
@@ -656,6 +689,7 @@ static Suite *model_suite(void)
     tcase_add_test(tc, dump_without_a_log_says_so);
     tcase_add_test(tc, dump_while_running_keeps_recording);
     tcase_add_test(tc, continuous_dump_refreshes_outputs);
+    tcase_add_test(tc, settle_before_first_alloc_keeps_addresses);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,8 +1,8 @@
 /*
  * check_parts.c - the model's bounded parts on their own (compiled in:
- * they are internal to the library): the tile grid (analyze/tiles.c) in
+ * they are internal to the library): the tile grid (analyze/model/tiles.c) in
  * strips, painted and coarsened in time and in address; the top-k
- * selection (analyze/topk.c) against a full sort, with counts, budgets,
+ * selection (analyze/model/topk.c) against a full sort, with counts, budgets,
  * keys and ties.
  */
 #include <check.h>

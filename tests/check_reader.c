@@ -1,5 +1,5 @@
 /*
- * check_reader.c - Check suite of the streaming reader (analyze/reader.c,
+ * check_reader.c - Check suite of the streaming reader (analyze/read/reader.c,
  * log_scan.c, merge.c, log_header.c) on real logs: each test records with
  * the real recorder in its own forked process, closes the log, damages it
  * the way a disk, a crash or a stray write would, and reads it back.
@@ -18,7 +18,7 @@
 #include "checksum.h"
 #include "clock.h"
 #include "config.h"
-#include "log_reader.h"
+#include "log_in_memory.h"
 #include "memflow.h"
 #include "model.h"
 #include "reader.h"
@@ -144,7 +144,7 @@ START_TEST(merge_orders_late_records)
             ck_assert_uint_le(log->events[i - 1].time_ns, e->time_ns);
         if (e->type == MF_REC_ALLOC && e->time_ns >= t0 && e->time_ns <= t0 + 30) {
             ck_assert_uint_lt(k, 6);
-            ck_assert_uint_eq(e->addr, want[k]);
+            ck_assert_uint_eq(e->alloc.addr, want[k]);
             k++;
         }
     }
@@ -186,8 +186,8 @@ START_TEST(merge_interleaves_logs)
     long n;
     while ((n = mf_reader_next(r, ev, sv, 64, UINT64_MAX, err, sizeof err)) > 0)
         for (long i = 0; i < n; i++)
-            if (ev[i].type == MF_REC_ALLOC && (ev[i].addr & ~0x3ffull) == 0 && k < 8)
-                order[k++] = ev[i].addr;
+            if (ev[i].type == MF_REC_ALLOC && (ev[i].alloc.addr & ~0x3ffull) == 0 && k < 8)
+                order[k++] = ev[i].alloc.addr;
     ck_assert_int_eq(n, 0);
     /* times: 100@0 200@5 101@10 201@10 102@20 202@25 */
     const uint64_t want[] = { 0x100, 0x200, 0x101, 0x201, 0x102, 0x202 };
@@ -438,7 +438,7 @@ START_TEST(exec_images_chain_and_end)
         for (long i = 0; i < n; i++)
             if (ev[i].type == MF_EV_PROCESS_END) {
                 ck_assert_uint_eq(ev[i].log, ends == 0 ? 1 : 0);
-                ck_assert_uint_eq(ev[i].extra & 0xff,
+                ck_assert_uint_eq(ev[i].end.how & 0xff,
                                   ends == 0 ? MF_END_EXEC : MF_END_EXIT);
                 ends++;
             }
@@ -524,14 +524,15 @@ START_TEST(stack_ids_reach_events_and_blocks)
         for (long i = 0; i < got; i++) {
             if (ev[i].type != MF_REC_ALLOC)
                 continue;
-            if (ev[i].addr == 0xabc000) {
+            const mf_ev_alloc *a = &ev[i].alloc;
+            if (a->addr == 0xabc000) {
                 ck_assert_uint_eq(ev[i].time_ns, t + 10);
-                ck_assert_uint_eq(ev[i].size, 4096);
-                stack_a = ev[i].stack;
-            } else if (ev[i].addr == 0xdef000) {
-                stack_b = ev[i].stack;
+                ck_assert_uint_eq(a->requested, 4096);
+                stack_a = a->stack;
+            } else if (a->addr == 0xdef000) {
+                stack_b = a->stack;
             } else {
-                ck_assert_uint_eq(ev[i].stack, 0);
+                ck_assert_uint_eq(a->stack, 0);
             }
         }
     ck_assert_uint_ne(stack_a, 0);

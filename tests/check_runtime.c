@@ -25,9 +25,11 @@
 #include "recorder.h"
 #include "memflow.h"
 #include "config.h"
-#include "log_reader.h"
+#include "log_in_memory.h"
 #include "log_writer.h"
 #include "stage.h"
+#include "stage_drain.h"
+#include "stage_slots.h"
 
 static char scratch[4096];
 
@@ -80,6 +82,18 @@ START_TEST(config_unknown_key_names_key_and_accepted)
     ck_assert_ptr_nonnull(strstr(e, "sample_rate"));
     /* all or nothing: sample_rate was not applied */
     ck_assert_uint_eq(mf_config_get()->sample_rate, 0);
+    /* the accepted keys are the key table's, each once, in its order */
+    ck_assert_str_eq(mf_config_keys(),
+                     "filename, path, format, formats, profile_all, profile_memory, "
+                     "profile_api, profile_device, continuous_dump, dump_period, "
+                     "aggregate_stats, gpu_memory_profile_filename_prefix, sample_rate, stacks, "
+                     "torch_scopes");
+    ck_assert_ptr_nonnull(strstr(e, mf_config_keys()));
+    char var[32];
+    mf_config_variable("gpu_memory_profile_filename_prefix", var, sizeof var);
+    ck_assert_str_eq(var, "MEMFLOW_GPU_MEMORY_PROFILE_FILE"); /* cut short at 31 bytes */
+    mf_config_variable("sample_rate", var, sizeof var);
+    ck_assert_str_eq(var, "MEMFLOW_SAMPLE_RATE");
 }
 END_TEST
 
@@ -258,17 +272,17 @@ START_TEST(record_roundtrip_exact)
     ck_assert_uint_eq(count_type(log, MF_REC_ALLOC), 2);
     ck_assert_uint_eq(count_type(log, MF_REC_FREE), 1);
     const mf_event *a = nth_of_type(log, MF_REC_ALLOC, 0);
-    ck_assert_uint_eq(a->addr, 0x7f0000001000);
-    ck_assert_uint_eq(a->size, 5120);
-    ck_assert_uint_eq(a->actual, 8192);
+    ck_assert_uint_eq(a->alloc.addr, 0x7f0000001000);
+    ck_assert_uint_eq(a->alloc.requested, 5120);
+    ck_assert_uint_eq(a->alloc.actual, 8192);
     ck_assert_uint_eq(a->device, MF_DEVICE(MF_DEVICE_GPU, 1));
-    ck_assert_str_eq(mf_log_string(log, a->scope), "layer0:");
-    ck_assert_str_eq(mf_log_string(log, a->name), "weight");
-    ck_assert_uint_eq(a->flags & MF_FLAG_REUSED, MF_FLAG_REUSED);
+    ck_assert_str_eq(mf_log_string(log, a->alloc.scope), "layer0:");
+    ck_assert_str_eq(mf_log_string(log, a->alloc.name), "weight");
+    ck_assert_uint_eq(a->alloc.flags & MF_FLAG_REUSED, MF_FLAG_REUSED);
     ck_assert_uint_eq(a->tid, (uint32_t)gettid());
     const mf_event *b = nth_of_type(log, MF_REC_ALLOC, 1);
-    ck_assert_str_eq(mf_log_string(log, b->scope), "<unk>:");
-    ck_assert_str_eq(mf_log_string(log, b->name), "unknown");
+    ck_assert_str_eq(mf_log_string(log, b->alloc.scope), "<unk>:");
+    ck_assert_str_eq(mf_log_string(log, b->alloc.name), "unknown");
     ck_assert_uint_eq(b->device, MF_DEVICE(MF_DEVICE_CPU, 0));
     ck_assert(a->time_ns <= b->time_ns);
     ck_assert_uint_eq(log->header.pid, (uint64_t)getpid());
@@ -310,10 +324,10 @@ START_TEST(record_threads_exact_and_spanning_chunks)
     for (size_t i = 0; i < log->n_events; i++) {
         const mf_event *e = &log->events[i];
         if (e->type == MF_REC_ALLOC) {
-            const char *s = mf_log_string(log, e->scope);
+            const char *s = mf_log_string(log, e->alloc.scope);
             ck_assert(s[0] == 'w' && s[1] >= '1' && s[1] <= '4');
             per[s[1] - '0']++;
-            ck_assert_uint_eq(e->addr >> 32, (uint64_t)(s[1] - '0'));
+            ck_assert_uint_eq(e->alloc.addr >> 32, (uint64_t)(s[1] - '0'));
         }
         if (i > 0)
             ck_assert(log->events[i - 1].time_ns <= e->time_ns);
@@ -479,17 +493,17 @@ START_TEST(compact_cpu_records_roundtrip)
     const mf_event *a1 = nth_of_type(log, MF_REC_ALLOC, 1);
     const mf_event *a2 = nth_of_type(log, MF_REC_ALLOC, 2);
     const mf_event *f0 = nth_of_type(log, MF_REC_FREE, 0);
-    ck_assert_uint_eq(a0->addr, 0x7f0000000010);
-    ck_assert_uint_eq(a0->size, 24);
-    ck_assert_uint_eq(a0->actual, 32);
-    ck_assert_str_eq(mf_log_string(log, a0->scope), "hot:");
-    ck_assert_uint_eq(a1->size, (uint64_t)1 << 50);
-    ck_assert_uint_eq(a1->actual, ((uint64_t)1 << 50) + 4096);
-    ck_assert_str_eq(mf_log_string(log, a1->scope), "hot:");
-    ck_assert_uint_eq(f0->addr, 0x7f0000000010);
-    ck_assert_uint_eq(f0->flags & MF_FLAG_REALLOC, MF_FLAG_REALLOC);
-    ck_assert_uint_eq(a2->flags & MF_FLAG_REALLOC, MF_FLAG_REALLOC);
-    ck_assert_uint_eq(a2->actual, 112);
+    ck_assert_uint_eq(a0->alloc.addr, 0x7f0000000010);
+    ck_assert_uint_eq(a0->alloc.requested, 24);
+    ck_assert_uint_eq(a0->alloc.actual, 32);
+    ck_assert_str_eq(mf_log_string(log, a0->alloc.scope), "hot:");
+    ck_assert_uint_eq(a1->alloc.requested, (uint64_t)1 << 50);
+    ck_assert_uint_eq(a1->alloc.actual, ((uint64_t)1 << 50) + 4096);
+    ck_assert_str_eq(mf_log_string(log, a1->alloc.scope), "hot:");
+    ck_assert_uint_eq(f0->free.addr, 0x7f0000000010);
+    ck_assert_uint_eq(f0->free.flags & MF_FLAG_REALLOC, MF_FLAG_REALLOC);
+    ck_assert_uint_eq(a2->alloc.flags & MF_FLAG_REALLOC, MF_FLAG_REALLOC);
+    ck_assert_uint_eq(a2->alloc.actual, 112);
     ck_assert(a0->time_ns <= f0->time_ns && f0->time_ns <= a2->time_ns);
     ck_assert_uint_eq(a0->tid, (uint32_t)gettid());
     ck_assert_uint_eq(a0->device, 0);
@@ -570,7 +584,7 @@ START_TEST(full_disk_drops_are_reported)
     size_t kept = 0;
     for (size_t i = 0; i < log->n_events; i++)
         if (log->events[i].type == MF_REC_ALLOC)
-            ck_assert_uint_eq(log->events[i].addr, 0x7f0000000000 + kept++ * 64);
+            ck_assert_uint_eq(log->events[i].alloc.addr, 0x7f0000000000 + kept++ * 64);
     ck_assert_uint_gt(kept, 30000);
     ck_assert_uint_lt(kept, 200000);
     /* every event is kept or counted: the header says how many were dropped */
@@ -629,14 +643,15 @@ START_TEST(full_disk_then_space_gives_a_dense_log)
     ck_assert_uint_ge((uint64_t)st.st_blocks * 512, (uint64_t)st.st_size);
     size_t late = 0;
     for (size_t i = 0; i < log->n_events; i++)
-        late += log->events[i].type == MF_REC_ALLOC && log->events[i].addr >= 0x7d0000000000 &&
-                log->events[i].addr < 0x7e0000000000;
+        late += log->events[i].type == MF_REC_ALLOC &&
+                log->events[i].alloc.addr >= 0x7d0000000000 &&
+                log->events[i].alloc.addr < 0x7e0000000000;
     ck_assert_uint_eq(late, 100000);
     mf_log_free(log);
 }
 END_TEST
 
-/* ---- the staging area (runtime/stage.h) ----------------------------------
+/* ---- the staging area (runtime/stage.h, cli/stage_drain.h) --------------
  * The test process plays both parts: the program whose chunks are staged,
  * and memflow run copying them (a drain thread, as cli/run_stage.c has). */
 
@@ -724,11 +739,14 @@ static void check_compact_records(const mf_log *log, int threads)
     size_t out_of_order = 0, unexpected = 0;
     for (size_t i = 0; i < log->n_events; i++) {
         const mf_event *e = &log->events[i];
-        unsigned k = (unsigned)(e->addr >> 36);
         out_of_order += i > 0 && log->events[i - 1].time_ns > e->time_ns;
+        if (e->type != MF_REC_ALLOC && e->type != MF_REC_FREE)
+            continue;
+        uint64_t addr = e->type == MF_REC_ALLOC ? e->alloc.addr : e->free.addr;
+        unsigned k = (unsigned)(addr >> 36);
         if (k < 1 || k > (unsigned)threads)
             continue;
-        uintptr_t at = (e->addr & (((uintptr_t)1 << 36) - 1)) / 16;
+        uintptr_t at = (addr & (((uintptr_t)1 << 36) - 1)) / 16;
         if (e->type == MF_REC_ALLOC)
             unexpected += at != next_alloc[k]++;
         else if (e->type == MF_REC_FREE)
@@ -861,7 +879,8 @@ START_TEST(stage_flush_writes_what_is_staged)
     mf_log_writer_flush();
     log = read_own_log();
     ck_assert_uint_eq(count_type(log, MF_REC_ALLOC), 1000);
-    ck_assert_uint_eq(nth_of_type(log, MF_REC_ALLOC, 999)->addr, 0x7f0000000000 + 999 * 64);
+    ck_assert_uint_eq(nth_of_type(log, MF_REC_ALLOC, 999)->alloc.addr,
+                      0x7f0000000000 + 999 * 64);
     mf_log_free(log);
 }
 END_TEST

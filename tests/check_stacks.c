@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log_reader.h"
+#include "log_in_memory.h"
 #include "memflow.h"
 #include "recorder.h"
 #include "stacks.h"
@@ -64,9 +64,10 @@ START_TEST(table_full_refuses_new_stacks_and_keeps_old_ones)
     ck_assert_uint_eq(mf_log_stack(log, 8)->depth - mf_log_stack(log, 1)->depth, 7);
     size_t full_notes = 0;
     for (size_t i = 0; i < log->n_events; i++)
-        if (log->events[i].type == MF_REC_NOTE && log->events[i].extra == MF_NOTE_STACKS_FULL) {
+        if (log->events[i].type == MF_REC_NOTE &&
+            log->events[i].note.code == MF_NOTE_STACKS_FULL) {
             full_notes++;
-            ck_assert_uint_eq(log->events[i].size, 8);
+            ck_assert_uint_eq(log->events[i].note.value, 8);
         }
     ck_assert_uint_eq(full_notes, 1);
     mf_log_free(log);

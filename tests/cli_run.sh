@@ -58,6 +58,19 @@ printf 'not a program\n' > "$SCRATCH/not-executable"
 chmod 644 "$SCRATCH/not-executable"
 expect_eq "not executable" 126 "$(status "$MEMFLOW" run -o "$SCRATCH/noexec" -- "$SCRATCH/not-executable")"
 err_has "cannot run '.*not-executable': Permission denied"
+# A program that never started leaves nothing in the output folder: not
+# the staging file made for it (32 MiB), staged by default or by name, nor
+# anything without one.
+expect_eq "what a missing program left in its folder" "" "$(ls -A "$SCRATCH/missing")"
+expect_eq "what a program that cannot run left in its folder" "" "$(ls -A "$SCRATCH/noexec")"
+for stage in 1 0; do
+    expect_eq "missing program, MEMFLOW_STAGE=$stage" 127 \
+        "$(status env MEMFLOW_STAGE=$stage "$MEMFLOW" run -o "$SCRATCH/missing$stage" -- ./no-such-program)"
+    expect_eq "not executable, MEMFLOW_STAGE=$stage" 126 \
+        "$(status env MEMFLOW_STAGE=$stage "$MEMFLOW" run -o "$SCRATCH/noexec$stage" -- "$SCRATCH/not-executable")"
+    expect_eq "what they left, MEMFLOW_STAGE=$stage" "" \
+        "$(ls -A "$SCRATCH/missing$stage" "$SCRATCH/noexec$stage" | grep -v -e '^$' -e ':$' || true)"
+done
 
 # A program that links only the API runs unprofiled and unchanged.
 expect_eq "API-only program" 0 "$(status "$top_builddir/samples/mlp")"

@@ -1,8 +1,10 @@
 #!/bin/sh
 # docs.sh - the documentation says what the program does: every subcommand,
 # option and configuration key the memflow command accepts is in the README
-# and in memflow(1); every function of memflow.h is in memflow(3); the man
-# pages format without warnings.
+# and in memflow(1); every output it writes (the one list of outputs,
+# common/outputs_table.h) is in the README, memflow(1) and docs/OUTPUTS.md;
+# every function of memflow.h is in memflow(3); the man pages format without
+# warnings.
 . "$top_srcdir/tests/lib.sh"
 MAN1="$top_srcdir/docs/memflow.1"
 MAN3="$top_srcdir/docs/memflow.3"
@@ -15,6 +17,17 @@ keys=$(sed -n 's/.*accepted keys: //p' "$SCRATCH/keys.err" | tr -d ',')
 for key in $keys; do
     grep -q "^\.B.* $key\b\|^\.B $key$\|^\.BR.*\b$key\b" "$MAN1" || fail "memflow(1) lacks the key $key"
     grep -q "^| .*\`$key\`" "$README" || fail "README's key table lacks $key"
+done
+
+# The outputs, as the program lists them when given an unknown one.
+"$MEMFLOW" render --formats no_such_output none.mfl 2> "$SCRATCH/outputs.err" || true
+outputs=$(sed -n 's/.*accepted: a comma-separated list of //p' "$SCRATCH/outputs.err" | tr -d ',')
+[ -n "$outputs" ] || fail "no output list in: $(cat "$SCRATCH/outputs.err")"
+grep '^| `--formats LIST`' "$README" > "$SCRATCH/formats.row" || fail "README has no --formats row"
+for name in $outputs; do
+    grep -qF "\`$name\`" "$SCRATCH/formats.row" || fail "README's --formats row lacks $name"
+    grep -qF "$name" "$MAN1" || fail "memflow(1) lacks the output $name"
+    grep -qF "$name" "$top_srcdir/docs/OUTPUTS.md" || fail "docs/OUTPUTS.md lacks the output $name"
 done
 
 # The subcommands, as `memflow --help` lists them, and each one's options.

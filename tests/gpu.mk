@@ -38,4 +38,12 @@ tests_gpu_log_summary_SOURCES = tests/gpu_log_summary.c
 tests_gpu_log_summary_CPPFLAGS = $(AM_CPPFLAGS) $(CUPTI_CFLAGS)
 tests_gpu_log_summary_LDADD = libmemflow-analysis.la libmemflow.la $(CUPTI_LIBS)
 tests_gpu_log_summary_LDFLAGS = $(TEST_LINK_FLAGS)
+# alloc_loop as plain `nvcc` builds it, the CUDA runtime linked in
+# statically (nvcc's default), for gpu_no_driver.sh.
+if HAVE_NVCC
+check_SCRIPTS += tests/alloc_loop_static
+tests/alloc_loop_static: $(srcdir)/samples/cuda/alloc_loop.cu
+	$(AM_V_GEN)$(NVCC) -o $@ $(srcdir)/samples/cuda/alloc_loop.cu
+CLEANFILES += tests/alloc_loop_static
+endif
 endif

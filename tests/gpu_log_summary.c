@@ -11,7 +11,7 @@
 
 #include <cupti.h>
 
-#include "log_reader.h"
+#include "log_in_memory.h"
 
 int main(int argc, char **argv)
 {
@@ -31,20 +31,21 @@ int main(int argc, char **argv)
     uint64_t addr[16];
     for (size_t i = 0; i < log->n_events; i++) {
         const mf_event *e = &log->events[i];
-        if (e->type == MF_REC_ALLOC && e->device == 0 && e->size == 12345 && allocs < 16)
-            addr[allocs++] = e->addr;
+        if (e->type == MF_REC_ALLOC && e->device == 0 && e->alloc.requested == 12345 &&
+            allocs < 16)
+            addr[allocs++] = e->alloc.addr;
         if (e->type == MF_REC_FREE && e->device == 0)
             for (unsigned long k = 0; k < allocs; k++)
-                frees += e->addr == addr[k];
+                frees += e->free.addr == addr[k];
         if ((e->type == MF_REC_ALLOC || e->type == MF_REC_FREE) &&
             MF_DEVICE_KIND(e->device) == MF_DEVICE_GPU)
             gpu_events++;
-        if (e->type == MF_REC_NOTE && e->extra == MF_NOTE_GPU_OFF) {
+        if (e->type == MF_REC_NOTE && e->note.code == MF_NOTE_GPU_OFF) {
             notes++;
-            note_value = e->size;
+            note_value = e->note.value;
         }
-        no_driver += e->type == MF_REC_NOTE && e->extra == MF_NOTE_GPU_NO_DRIVER;
-        not_injected += e->type == MF_REC_NOTE && e->extra == MF_NOTE_GPU_NOT_INJECTED;
+        no_driver += e->type == MF_REC_NOTE && e->note.code == MF_NOTE_GPU_NO_DRIVER;
+        not_injected += e->type == MF_REC_NOTE && e->note.code == MF_NOTE_GPU_NOT_INJECTED;
     }
     const char *result = "none";
     if (notes)

@@ -9,7 +9,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "config.h"
 #include "gpu_test_log.h"
 #include "memflow.h"
 #include "recorder.h"
@@ -30,8 +29,7 @@ void gpu_test_start_log(const char *suite, const char *name, const char *sample_
     ck_assert_int_eq(system(cmd), 0);
     const char *keys[] = { "path", "sample_rate" };
     const char *vals[] = { gpu_test_scratch, sample_rate ? sample_rate : "0" };
-    char err[512];
-    ck_assert_msg(mf_config_apply(2, keys, vals, NULL, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(memflow_set_config(2, keys, vals) == 0, "%s", memflow_last_error());
     ck_assert_msg(mf_recorder_start() == 0, "%s", memflow_last_error());
 }
 
@@ -70,9 +68,9 @@ size_t gpu_test_notes(const mf_log *log, unsigned code, uint64_t *value)
 {
     size_t n = 0;
     for (size_t i = 0; i < log->n_events; i++)
-        if (log->events[i].type == MF_REC_NOTE && log->events[i].extra == code) {
+        if (log->events[i].type == MF_REC_NOTE && log->events[i].note.code == code) {
             n++;
-            *value = log->events[i].size;
+            *value = log->events[i].note.value;
         }
     return n;
 }

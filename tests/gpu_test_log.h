@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "log_reader.h"
+#include "log_in_memory.h"
 
 /* The folder of the log start_log made last. */
 extern char gpu_test_scratch[4096];

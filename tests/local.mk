@@ -12,6 +12,12 @@ AM_TESTS_ENVIRONMENT = \
 	SANITIZED_BUILD='$(enable_sanitize)'; export SANITIZED_BUILD; \
 	LSAN_OPTIONS='suppressions=$(abs_top_srcdir)/tests/lsan.supp:print_suppressions=0'; \
 	export LSAN_OPTIONS;
+# Each test runs through tests/clean_pass.sh: a test that passes removes its
+# scratch folder tests/out/NAME (its logs and outputs: 2.1 GB for the whole
+# suite otherwise); a failing one keeps it, and so does every test with
+# KEEP_TEST_OUT=1.  `make clean` removes tests/out.
+LOG_COMPILER = $(SHELL) $(srcdir)/tests/clean_pass.sh
+EXTRA_DIST += tests/clean_pass.sh
 # Test programs link the uninstalled libraries directly (no libtool wrapper
 # scripts), so `memflow run -- tests/prog` profiles the program itself.
 TEST_LINK_FLAGS = -no-install

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log_reader.h"
+#include "log_in_memory.h"
 
 typedef struct live { uint64_t addr, size; uint32_t scope; uint32_t used; } live;
 typedef struct counts { uint64_t allocs, frees, bytes, actual; } counts;
@@ -52,10 +52,21 @@ static struct {
     unsigned n_live;
 } sub;
 
+/* The address and flags of an ALLOC or FREE. */
+static uint64_t addr_of(const mf_event *e)
+{
+    return e->type == MF_REC_ALLOC ? e->alloc.addr : e->free.addr;
+}
+
+static unsigned flags_of(const mf_event *e)
+{
+    return e->type == MF_REC_ALLOC ? e->alloc.flags : e->free.flags;
+}
+
 static void count_subblock(const mf_event *e)
 {
     unsigned i = 0;
-    while (i < sub.n_live && sub.addr[i] != e->addr)
+    while (i < sub.n_live && sub.addr[i] != addr_of(e))
         i++;
     if (i < sub.n_live) {         /* a free, or an allocation over a live one: it ends */
         sub.held -= sub.size[i];
@@ -66,11 +77,11 @@ static void count_subblock(const mf_event *e)
     }
     if (e->type != MF_REC_ALLOC || sub.n_live == MAX_SUBBLOCKS)
         return;
-    sub.addr[sub.n_live] = e->addr;
-    sub.size[sub.n_live++] = e->size;
+    sub.addr[sub.n_live] = e->alloc.addr;
+    sub.size[sub.n_live++] = e->alloc.requested;
     sub.allocs++;
-    sub.bytes += e->size;
-    sub.held += e->size;
+    sub.bytes += e->alloc.requested;
+    sub.held += e->alloc.requested;
     sub.peak = sub.held > sub.peak ? sub.held : sub.peak;
 }
 
@@ -95,20 +106,22 @@ int main(int argc, char **argv)
     uint64_t allocs = 0, frees = 0, unknown = 0, held = 0, peak = 0;
     for (size_t i = 0; i < log->n_events; i++) {
         const mf_event *e = &log->events[i];
-        if ((e->type == MF_REC_ALLOC || e->type == MF_REC_FREE) && (e->flags & MF_FLAG_SUBBLOCK)) {
+        if ((e->type == MF_REC_ALLOC || e->type == MF_REC_FREE) &&
+            (flags_of(e) & MF_FLAG_SUBBLOCK)) {
             count_subblock(e);
         } else if (e->type == MF_REC_ALLOC) {
-            live *s = slot_of(e->addr);
+            const mf_ev_alloc *a = &e->alloc;
+            live *s = slot_of(a->addr);
             held -= s->used ? s->size : 0;
-            *s = (live){ e->addr, e->size, e->scope < log->n_strings ? e->scope : 0, 1 };
+            *s = (live){ a->addr, a->requested, a->scope < log->n_strings ? a->scope : 0, 1 };
             per_scope[s->scope].allocs++;
-            per_scope[s->scope].bytes += e->size;
-            per_scope[s->scope].actual += e->actual;
+            per_scope[s->scope].bytes += a->requested;
+            per_scope[s->scope].actual += a->actual;
             allocs++;
-            held += e->size;
+            held += a->requested;
             peak = held > peak ? held : peak;
         } else if (e->type == MF_REC_FREE) {
-            live *s = slot_of(e->addr);
+            live *s = slot_of(e->free.addr);
             frees++;
             if (!s->used) {
                 unknown++;

@@ -1,6 +1,6 @@
 /*
  * logheader.c - print a log's file header, read with plain pread() and
- * runtime/log_format.h alone (no reader), for the reliability tests.
+ * common/log_format.h alone (no reader), for the reliability tests.
  *
  * One "key=value" per line: version, flags, chunks_claimed, file_size,
  * allocated (bytes of disk blocks the file holds), pid, ppid, run_id (32 hex

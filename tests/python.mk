@@ -1,15 +1,15 @@
-# tests/python.mk - tests of the trace-object API (runtime/trace.c) and of
+# tests/python.mk - tests of the trace-object API (runtime/objects.c) and of
 # the Python package (python/): the API in-process, under `memflow run`,
 # PyTorch module scopes, other interpreters.
 check_PROGRAMS += tests/tracecheck
 tests_tracecheck_SOURCES = tests/tracecheck.c
 if HAVE_CHECK
-check_PROGRAMS += tests/check_trace
-tests_check_trace_SOURCES = tests/check_trace.c
-tests_check_trace_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_check_trace_LDADD = libmemflow.la $(CHECK_LIBS) -lpthread
-tests_check_trace_LDFLAGS = $(TEST_LINK_FLAGS)
-TESTS += tests/check_trace
+check_PROGRAMS += tests/check_objects
+tests_check_objects_SOURCES = tests/check_objects.c
+tests_check_objects_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_check_objects_LDADD = libmemflow.la $(CHECK_LIBS) -lpthread
+tests_check_objects_LDFLAGS = $(TEST_LINK_FLAGS)
+TESTS += tests/check_objects
 endif
 check_PROGRAMS += tests/blocks
 tests_blocks_SOURCES = tests/blocks.c

@@ -18,6 +18,7 @@ import memflow
 from memflow import profiler, Profiler, profile
 
 SCRATCH = os.environ["SCRATCH"]
+MEMFLOW = os.environ["MEMFLOW"]
 TRACECHECK = os.path.join(os.environ["top_builddir"], "tests", "tracecheck")
 
 
@@ -244,6 +245,24 @@ class Statistics(unittest.TestCase):
             memflow.record_alloc("tpu/0", 1, 1)
         self.assertIn("bad device 'tpu/0'", str(e.exception))
 
+    def test_device_storage_is_the_usage_counter(self):
+        # MXNet's Device Storage row aggregates the device's usage counter, as
+        # the seed's example "Memory: cpu/0  3  96.0600  96.0760": usage went
+        # from 96.06 to 96.076 kB and back, three updates
+        profiler.set_state("run")
+        memflow.record_alloc("gpu/7", 0x700000, 96060)
+        memflow.record_alloc("gpu/7", 0x800000, 16)
+        memflow.record_free("gpu/7", 0x800000)
+        rows = [line.split() for line in profiler.dumps().splitlines()
+                if line.startswith("Memory: gpu/7 ")]
+        self.assertEqual(rows, [["Memory:", "gpu/7", "3", "96.0600", "96.0760", "96.0653"]])
+        d = [x for x in json.loads(profiler.dumps(format="json"))["devices"]
+             if x["device"] == "gpu/7"][0]
+        self.assertEqual((d["use_count"], d["min_use"], d["max_use"], d["avg_use"]),
+                         (3, 96060, 96076, 96065.333))
+        self.assertEqual((d["alloc_count"], d["min_size"], d["max_size"], d["avg_size"]),
+                         (2, 16, 96060, 48038.0))
+
     def test_dumps_arguments(self):
         profiler.set_state("run")
         self.assertIn("Device Storage", profiler.dumps())
@@ -263,6 +282,37 @@ def run_child(code):
 
 
 class OwnProcess(unittest.TestCase):
+    def test_mid_run_dumps(self):
+        # dumps() while the program runs, under memflow run: memflow's own
+        # frees are not the program's (each call added one "free of an
+        # address never seen allocated"), and what the program holds is
+        # live now, not leaked
+        script = os.path.join(SCRATCH, "midrun.py")
+        with open(script, "w") as f:
+            f.write("import json\n"
+                    "from memflow import profiler\n"
+                    "profiler.set_state('run')\n"
+                    "with profiler.scope('big'):\n"
+                    "    big = bytearray(3000000)\n"
+                    "d = [json.loads(profiler.dumps(format='json')) for _ in range(3)]\n"
+                    "print(json.dumps([x['unknown_frees'] for x in d]))\n"
+                    "print(json.dumps(d[-1]['leaks']))\n"
+                    "print(json.dumps([(b['scope'], b['requested'])\n"
+                    "                  for b in d[-1]['live_now'][:1]]))\n"
+                    "print(profiler.dumps().split('Leaks')[1].split('Unknown')[0])\n")
+        r = subprocess.run([MEMFLOW, "run", "--no-render", "-o", os.path.join(SCRATCH, "midrun"),
+                            "--", sys.executable, script], cwd=SCRATCH,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+        lines = r.stdout.splitlines()
+        self.assertEqual(lines[:1], ["[0, 0, 0]"], r.stderr)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(lines[1:3], ["[]", '[["big:", 3000001]]'])
+        table = lines[3:]
+        self.assertEqual(table[:4], [" (largest blocks never freed, up to 20)", "=================",
+                                     "none", ""])
+        self.assertEqual(table[4], "Live now (largest blocks of processes still running, up to 20)")
+        self.assertEqual(table[7].split()[2:3] + table[7].split()[-1:], ["3000001", "big:unknown"])
+
     def test_cpu_capture_warning_once(self):
         r = run_child("from memflow import profiler\n"
                       "profiler.set_config(path='warn')\n"

@@ -4,7 +4,8 @@ EXTRA_DIST += tests/render_gpu_expected.csv
 if HAVE_CHECK
 check_PROGRAMS += tests/check_escape tests/check_model tests/check_reader tests/check_parts
 TESTS += tests/check_escape tests/check_model tests/check_reader tests/check_parts
-tests_check_parts_SOURCES = tests/check_parts.c analyze/tiles.c analyze/topk.c analyze/grow.c
+tests_check_parts_SOURCES = tests/check_parts.c analyze/model/tiles.c analyze/model/topk.c \
+	analyze/grow.c
 tests_check_parts_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_check_parts_LDADD = $(CHECK_LIBS)
 tests_check_reader_SOURCES = tests/check_reader.c

@@ -21,7 +21,11 @@ want = dict(alloc_count=4, free_count=2, alloc_bytes=1450, peak_bytes=1150,
             max_size=1000, avg_size=362.5, snapshots=1)
 for k, v in want.items():
     assert c[k] == v, (k, c[k], v)
+# MXNet's usage counter: bytes held after each alloc and free (not the
+# unknown one): 100 400 450 150 1150 1050; gpu/0: 4096 12288 8192
+assert (c["use_count"], c["min_use"], c["max_use"], c["avg_use"]) == (6, 100, 1150, 550.0), c
 g = dev["gpu/0"]
+assert (g["use_count"], g["min_use"], g["max_use"], g["avg_use"]) == (3, 4096, 12288, 8192.0), g
 assert (g["alloc_count"], g["free_count"], g["alloc_bytes"], g["peak_bytes"],
         g["live_bytes_end"]) == (2, 1, 12288, 12288, 8192), g
 scopes = {(s["scope"], s["device"]): s for s in d["scopes"]}
@@ -50,11 +54,16 @@ PY
 "$MEMFLOW" stats "$LOG" >"$SCRATCH/stats.txt" || fail "memflow stats exited $?"
 grep -q '^Name  *Total Count    Min Use  (kB)    Max Use  (kB)    Avg Use  (kB)$' "$SCRATCH/stats.txt" ||
     fail "Device Storage header with MXNet's column names"
+# the usage counter, as MXNet's table: updates, its smallest, largest (the
+# peak) and mean value in kB
 row=$(grep '^Memory: cpu/0 ' "$SCRATCH/stats.txt" | tr -s ' ')
-expect_eq "cpu/0 row" "Memory: cpu/0 4 0.0500 1.0000 0.3625" "$row"
-grep -q 'Avg is the arithmetic mean' "$SCRATCH/stats.txt" || fail "the table says which mean"
+expect_eq "cpu/0 row" "Memory: cpu/0 6 0.1000 1.1500 0.5500" "$row"
+row=$(grep '^Memory: gpu/0 ' "$SCRATCH/stats.txt" | tr -s ' ')
+expect_eq "gpu/0 row" "Memory: gpu/0 3 4.0960 12.2880 8.1920" "$row"
+grep -q "Max Use is the peak; Avg is their mean, not MXNet's (max - min) / 2" "$SCRATCH/stats.txt" ||
+    fail "the table says what Use and Avg are"
 grep -q '^cpu/0: peak 1150 bytes' "$SCRATCH/stats.txt" || fail "peak line"
-# --sort-by count --ascending: gpu/0 (2 allocations) before cpu/0 (4)
+# --sort-by count --ascending: gpu/0 (3 updates) before cpu/0 (6)
 "$MEMFLOW" stats "$LOG" --sort-by count --ascending >"$SCRATCH/asc.txt"
 first=$(grep -m1 '^Memory: ' "$SCRATCH/asc.txt" | cut -c1-13)
 expect_eq "ascending by count" "Memory: gpu/0" "$first"

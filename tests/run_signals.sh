@@ -50,7 +50,7 @@ fi
 # make install lays them out): the program is still recorded.
 inst="$SCRATCH/inst dir"
 mkdir -p "$inst/bin" "$inst/lib/memflow"
-cp "$top_builddir/.libs/memflow" "$inst/bin/memflow"
+cp "$MEMFLOW" "$inst/bin/memflow" # a program: it links no uninstalled library
 cp "$top_builddir/.libs/libmemflow.so.0" "$inst/lib/"
 cp "$top_builddir/.libs/libmemflow-preload.so" "$inst/lib/memflow/"
 status=0

@@ -1,5 +1,7 @@
-# tests/runtime.mk - tests of runtime/ (config, scopes, recorder, log writer) and
-# alloc/ (the malloc family under `memflow run`).
+# tests/runtime.mk - tests of runtime/ (scopes, recorder, log writer, the
+# staging file's two sides), common/ (config) and alloc/ (the malloc family,
+# dlopen under `memflow run`), and that the memflow program never loads
+# libmemflow.
 check_PROGRAMS += tests/alloc_workload tests/logcheck tests/logheader tests/cxx_new
 tests_alloc_workload_SOURCES = tests/alloc_workload.c
 tests_alloc_workload_LDADD = libmemflow.la -lpthread
@@ -40,13 +42,33 @@ if HAVE_CHECK
 # the runtime's sources are built into it rather than reached through
 # libmemflow.so, which exports only the API and the plugins' entry points.
 check_PROGRAMS += tests/check_runtime
-tests_check_runtime_SOURCES = tests/check_runtime.c $(RUNTIME_SOURCES) $(STAGE_RUN_SOURCES)
-tests_check_runtime_CPPFLAGS = $(RUNTIME_CPPFLAGS)
+tests_check_runtime_SOURCES = tests/check_runtime.c $(RUNTIME_SOURCES) $(STAGE_DRAIN_SOURCES)
+tests_check_runtime_CPPFLAGS = $(RUNTIME_CPPFLAGS) -I$(srcdir)/cli
 tests_check_runtime_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) -pthread
 tests_check_runtime_LDADD = libmemflow-analysis.la $(CHECK_LIBS) -lpthread -ldl
 tests_check_runtime_LDFLAGS = $(TEST_LINK_FLAGS)
 TESTS += tests/check_runtime
 endif
+
+# The memflow program never loads the recorder, whatever MEMFLOW_ variables
+# it inherits (tests/cli_no_recorder.sh).
+TESTS += tests/cli_no_recorder.sh
+EXTRA_DIST += tests/cli_no_recorder.sh
+
+# The preload library's dlopen leaves the program the caller: a plugin
+# found only through the program's RUNPATH still loads under memflow run
+# (tests/preload_dlopen.sh).  The plugin is a module in tests/.libs, which
+# only dlopen_runpath's RUNPATH names.
+check_LTLIBRARIES = tests/libdlprobe.la
+tests_libdlprobe_la_SOURCES = tests/dlprobe.c
+tests_libdlprobe_la_LDFLAGS = -module -avoid-version -rpath /nowhere
+check_PROGRAMS += tests/dlopen_runpath
+tests_dlopen_runpath_SOURCES = tests/dlopen_runpath.c
+tests_dlopen_runpath_LDADD = -ldl
+tests_dlopen_runpath_LDFLAGS = $(TEST_LINK_FLAGS) \
+	-Wl,--enable-new-dtags,-rpath,$(abs_top_builddir)/tests/.libs
+TESTS += tests/preload_dlopen.sh
+EXTRA_DIST += tests/preload_dlopen.sh
 
 # The runtime/analysis boundary (tests/boundary.sh): dump_client links only
 # libmemflow, with --as-needed, as a distribution's program would.

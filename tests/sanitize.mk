@@ -19,7 +19,7 @@ tests/san/obj.stamp: $(SAN_LIB_FILES)
 	  case $$f in *.c) case " $$srcs " in *" $$top/$$f "*) ;; \
 	    *) srcs="$$srcs $$top/$$f" ;; esac ;; esac; done; \
 	cd tests/san/obj && $(FUZZ_CC) -c $(SAN_FLAGS) -D_GNU_SOURCE -I$$build/include -I$$top/include \
-	  -I$$top/runtime -I$$top/analyze -I$$top/render -DMEMFLOW_PKGLIBDIR='"$(pkglibdir)"' -DMEMFLOW_BINDIR='"$(bindir)"' -DMEMFLOW_PYTHONDIR='"$(pythondir)"' \
+	  -I$$top/common -I$$top/runtime $(ANALYZE_INCLUDES:-I$(srcdir)/%=-I$$top/%) -I$$top/render -DMEMFLOW_PKGLIBDIR='"$(pkglibdir)"' -DMEMFLOW_BINDIR='"$(bindir)"' -DMEMFLOW_PYTHONDIR='"$(pythondir)"' \
 	  -DMF_LIBUNWIND_SONAME='"$(LIBUNWIND_SONAME)"' $(LIBUNWIND_CFLAGS) \
 	  -pthread $(CAIRO_CFLAGS) $(LIBDW_CFLAGS) $(ZSTD_CFLAGS) $$srcs
 	@touch $@

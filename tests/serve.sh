@@ -30,6 +30,11 @@ record("alloc 1000")
 d = stats()
 assert cpu(d)["alloc_count"] == 1000 and cpu(d)["live_bytes_end"] == 100000, cpu(d)
 assert d["processes"][0]["end"]["how"] == "running", d["processes"]
+# the program still runs: its blocks are live now, not leaks (20 listed,
+# the largest first, then the oldest)
+assert d["leaks"] == [] and len(d["live_now"]) == 20, (d["leaks"], len(d["live_now"]))
+assert [(b["address"], b["requested"]) for b in d["live_now"][:2]] == \
+    [("0x100000", 100), ("0x100080", 100)], d["live_now"][:2]
 before = counts()
 
 record("alloc 500")
@@ -43,9 +48,14 @@ added = {k: after[k] - before[k] for k in before}
 assert added == {"records_scanned": 700, "events_decoded": 700, "events_fed": 700}, added
 print("second request: %(records_scanned)d records scanned, %(events_decoded)d decoded" % added)
 
-# the table, sorted as asked
+# the table, sorted as asked; the live blocks under "Live now", none leaked
 status, table = ask("stats", "table", "count", "1", "0")
 assert status == "ok" and "Device Storage" in table and "Memory: cpu/0" in table, table
+lines = table.splitlines()
+at = lines.index("Leaks (largest blocks never freed, up to 20)")
+assert lines[at + 2:at + 5] == ["none", "", "Live now (largest blocks of processes still "
+                                "running, up to 20)"], lines[at:at + 5]
+assert len([l for l in lines[at + 7:] if l.startswith("cpu/0 ")]) == 20, lines[at:]
 
 # RESET: later statistics count only what happens after this answer
 status, _ = ask("stats", "json", "total", "0", "1")

@@ -3,7 +3,7 @@
 # distributions build (-O2 -fomit-frame-pointer, with -g for the analysis);
 # the two shared libraries they load are built here with plain rules, one of
 # them stripped.  stacks_check prints the allocations of a log per
-# symbolised site (analyze/symbols.c).
+# symbolised site (analyze/symbols/symbols.c).
 STACKS_TEST_CFLAGS = -O2 -fomit-frame-pointer -g
 check_PROGRAMS += tests/stacks_workload tests/stacks_cxx tests/stacks_api tests/stacks_check \
 	tests/stacks_paths tests/many_sites

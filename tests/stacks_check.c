@@ -3,7 +3,7 @@
  * the call-stack tests (and a quick look at a log by hand).
  *
  * Reads LOG with the reader, symbolises every recorded stack with
- * analyze/symbols.c, and prints one line per allocation site, sorted:
+ * analyze/symbols/symbols.c, and prints one line per allocation site, sorted:
  *
  *   SITE allocs=N bytes=N
  *
@@ -31,7 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log_reader.h"
+#include "log_in_memory.h"
 #include "symbols.h"
 
 typedef struct site {
@@ -139,15 +139,17 @@ static void print_events(const mf_log *log)
     for (size_t i = 0; i < log->n_events; i++) {
         const mf_event *e = &log->events[i];
         if (e->type == MF_REC_NOTE) {
-            printf("note %u value=%" PRIu64 "\n", e->extra, e->size);
+            printf("note %u value=%" PRIu64 "\n", e->note.code, e->note.value);
             continue;
         }
         if (e->type != MF_REC_TRACE)
             continue;
-        const char *kind = e->flags < sizeof kinds / sizeof kinds[0] && kinds[e->flags]
-                               ? kinds[e->flags] : "trace";
-        printf("%s id=%" PRIu64 " name=%s", kind, e->addr, e->name ? mf_log_string(log, e->name) : "-");
-        printf(" domain=%s", e->scope ? mf_log_string(log, e->scope) : "-");
+        const mf_ev_trace *t = &e->trace;
+        const char *kind = t->kind < sizeof kinds / sizeof kinds[0] && kinds[t->kind]
+                               ? kinds[t->kind] : "trace";
+        printf("%s id=%" PRIu64 " name=%s", kind, t->value,
+               t->name ? mf_log_string(log, t->name) : "-");
+        printf(" domain=%s", t->domain ? mf_log_string(log, t->domain) : "-");
         printf(" thread=%s\n", thread_of(log, e->tid));
     }
 }
@@ -200,16 +202,16 @@ int main(int argc, char **argv)
         if (e->type != MF_REC_ALLOC)
             continue;
         allocs++;
-        const mf_stack *st = mf_log_stack(log, e->stack);
+        const mf_stack *st = mf_log_stack(log, e->alloc.stack);
         char *name = NULL;
         if (st) {
             with_stack++;
             int at = mf_symbols_site(sym, st->ip, st->depth);
             name = paths ? path_of(sym, st) : chain(sym, mf_symbols_frame(sym, st->ip[at]), where);
         }
-        site *s = site_named(name ? name : strdup("(no stack)"), st ? e->stack : 0, paths);
+        site *s = site_named(name ? name : strdup("(no stack)"), st ? e->alloc.stack : 0, paths);
         s->allocs++;
-        s->bytes += e->size;
+        s->bytes += e->alloc.requested;
     }
     qsort(sites, n_sites, sizeof *sites, by_name);
     for (size_t i = 0; i < n_sites; i++) {

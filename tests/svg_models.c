@@ -144,17 +144,17 @@ mf_model *svgt_finish(svgt_scene *s)
         const mf_block *b = &s->blocks[i];
         uint16_t log = log_of(pids, &n_pids, b->pid);
         uint32_t scope = b->scope < n_texts ? ids[b->scope] : b->scope;
-        ev[n] = (timed){ .e = { .type = MF_REC_ALLOC, .time_ns = b->alloc_ns, .addr = b->addr,
-                                .size = b->requested, .actual = b->actual, .tid = b->tid,
-                                .scope = scope,
-                                .name = ids[b->name],
-                                .device = b->device, .flags = b->flags, .log = log },
+        ev[n] = (timed){ .e = { .type = MF_REC_ALLOC, .time_ns = b->alloc_ns, .tid = b->tid,
+                                .device = b->device, .log = log,
+                                .alloc = { .addr = b->addr, .requested = b->requested,
+                                           .actual = b->actual, .scope = scope,
+                                           .name = ids[b->name], .flags = b->flags } },
                          .order = n };
         n++;
         if (b->free_ns != MF_LIVE_AT_END) {
             ev[n] = (timed){ .e = { .type = MF_REC_FREE, .time_ns = b->free_ns,
-                                    .addr = b->addr, .device = b->device, .flags = b->flags,
-                                    .log = log },
+                                    .device = b->device, .log = log,
+                                    .free = { .addr = b->addr, .flags = b->flags } },
                              .order = n };
             n++;
         }
@@ -185,7 +185,7 @@ mf_model *svgt_finish(svgt_scene *s)
     }
     for (size_t i = 0; i < s->n_threads; i++) {
         mf_event t = { .type = MF_REC_THREAD, .tid = s->threads[i].tid,
-                       .scope = intern(m, s->threads[i].name) };
+                       .thread.name = intern(m, s->threads[i].name) };
         if (mf_model_feed(m, &t, 1, NULL) < 0)
             abort();
     }

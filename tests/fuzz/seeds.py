@@ -13,7 +13,7 @@ import sys
 
 CHUNK = 1 << 20
 PIECE = 4096
-ARGV_LEN = 68     # offsetof(mf_file_header, argv_len), runtime/log_format.h
+ARGV_LEN = 68     # offsetof(mf_file_header, argv_len), common/log_format.h
 
 
 def pieces(data):

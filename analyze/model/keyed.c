@@ -1,0 +1,88 @@
+/*
+ * keyed.c - per-key statistics of a device or its sub-blocks (see
+ * keyed.h): a dense array of entries and an index by key.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "grow.h"
+#include "keyed.h"
+
+static mf_keyed_entry *keyed_new(mf_keyed *t, uint32_t key)
+{
+    if (mf_grow((void **)&t->items, &t->cap, t->n + 1, sizeof *t->items) < 0)
+        return NULL;
+    mf_keyed_entry *s = &t->items[t->n++];
+    memset(s, 0, sizeof *s);
+    s->s.scope = key;
+    s->s.min_size = UINT64_MAX;
+    return s;
+}
+
+mf_keyed_entry *mf_keyed_get(mf_keyed *t, uint32_t key)
+{
+    if (key < t->n_index && t->index[key] >= 0)
+        return &t->items[t->index[key]];
+    if (t->limit && t->n >= t->limit) {
+        if (!t->other) {
+            if (!keyed_new(t, MF_KEY_OTHER))
+                return NULL;
+            t->other = (int32_t)t->n;   /* index + 1 */
+        }
+        return &t->items[t->other - 1];
+    }
+    if (mf_grow_filled((void **)&t->index, &t->n_index, (size_t)key + 1, sizeof *t->index,
+                       0xff) < 0)
+        return NULL;
+    if (!keyed_new(t, key))
+        return NULL;
+    t->index[key] = (int32_t)(t->n - 1);
+    return &t->items[t->n - 1];
+}
+
+void mf_keyed_alloc(mf_keyed_entry *s, uint64_t epoch, uint64_t bytes, uint64_t time_ns)
+{
+    s->s.alloc_count++;
+    s->s.alloc_bytes += bytes;
+    s->s.min_size = bytes < s->s.min_size ? bytes : s->s.min_size;
+    s->s.max_size = bytes > s->s.max_size ? bytes : s->s.max_size;
+    mf_scope_held_change(&s->held, epoch, (int64_t)bytes, 1);
+    if (s->held.bytes > s->s.peak_live_bytes) {
+        s->s.peak_live_bytes = s->held.bytes;
+        s->s.peak_live_time_ns = time_ns;
+    }
+}
+
+static int by_key(const void *a, const void *b)
+{
+    uint32_t x = ((const mf_scope_stat *)a)->scope, y = ((const mf_scope_stat *)b)->scope;
+    return x < y ? -1 : x > y;
+}
+
+mf_scope_stat *mf_keyed_settle(const mf_keyed *t, uint64_t epoch, uint64_t peak_bytes)
+{
+    mf_scope_stat *out = malloc((t->n ? t->n : 1) * sizeof *out);
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < t->n; i++) {
+        const mf_keyed_entry *ds = &t->items[i];
+        mf_scope_stat *s = &out[i];
+        *s = ds->s;
+        mf_scope_held_at_peak(&ds->held, epoch, &s->at_peak_bytes, &s->at_peak_count);
+        if (peak_bytes == 0)
+            s->at_peak_bytes = s->at_peak_count = 0;
+        s->live_bytes_end += ds->held.bytes;
+        s->live_count_end += ds->held.count;
+        if (s->min_size == UINT64_MAX)
+            s->min_size = 0;
+    }
+    qsort(out, t->n, sizeof *out, by_key);
+    return out;
+}
+
+void mf_keyed_free(mf_keyed *t)
+{
+    free(t->items);
+    free(t->index);
+    memset(t, 0, sizeof *t);
+}

@@ -1,0 +1,493 @@
+/*
+ * model.h - what the outputs read, built from events as they stream, in
+ * memory bounded by what the outputs need, never by the log's length.
+ *
+ * Data flow: reader (events in time order) -> mf_model_feed (here) ->
+ * mf_model_settle -> outputs (svg*.c, chrome_trace.c, stats, csv.c).  Outputs only
+ * read the model.  The model is incremental: more events may be fed after a
+ * settle and it settles again (`memflow serve` answers request after
+ * request from one model, reading only what the log gained).
+ *
+ * What is kept, and its bound:
+ *  - live blocks (the one part that follows the program: what it holds at
+ *    once; live_table.h);
+ *  - counts, peaks and per-scope statistics per device and per process
+ *    ("view": one process on one device): bounded by devices x processes x
+ *    scopes;
+ *  - occupancy curves, allocator samples, trace counters: bounded series
+ *    (series.h: exact up to their limit, then min/max halving);
+ *  - the picture: per view the largest blocks whole (topk.h) and every
+ *    other block painted into a bounded cell grid (tiles.h), and the
+ *    address ranges used (ranges.h);
+ *  - the trace: the longest scope spans, GPU activities and trace-object
+ *    spans within byte budgets, the first pool events and markers;
+ *  - the largest blocks never freed (leaks).
+ * Sizes are requested bytes unless a field says actual.  Times are
+ * CLOCK_MONOTONIC ns as in the log; t0_ns is the earliest event.
+ *
+ * Sub-blocks (MF_FLAG_SUBBLOCK: regions a program's own allocator hands
+ * out inside memory already counted, from the NVTX memory API) live in a
+ * table of their own and are counted apart (mf_sub_counts, sub_scopes, a
+ * view's subblocks): they add nothing to a device's or a view's counts,
+ * peaks, occupancy, scopes, sites, leaks or GPU blocks.  One recorded on
+ * cpu/0 whose NVTX heap starts at a live GPU block of its process belongs
+ * to that block's device (model_subblocks.c).
+ *
+ * Processes: a log is one process image.  When an image ends (its end
+ * mark, an exec, or its last event: the reader's MF_EV_PROCESS_END), the
+ * blocks it still holds end with it: they are not freed, so they count as
+ * never freed (live_bytes_end, leaks, the dark edge in the picture), but
+ * they no longer count as held, so a device's peak is the most the
+ * processes alive at one time held together.
+ */
+#ifndef MEMFLOW_MODEL_H
+#define MEMFLOW_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "compiler.h"
+#include "device.h"
+#include "event.h"
+#include "reader.h"
+#include "ranges.h"
+#include "series.h"
+#include "sites.h"
+#include "string_pool.h"
+#include "tiles.h"
+
+#define MF_LIVE_AT_END UINT64_MAX   /* mf_block.free_ns of a block live at the model's end */
+
+/* How a block ended. */
+enum mf_block_end {
+    MF_BLOCK_FREED = 0,
+    MF_BLOCK_LIVE = 1,              /* still live at the model's end */
+    MF_BLOCK_PROCESS_ENDED = 2,     /* never freed: its process ended (exit, exec, kill) */
+    MF_BLOCK_REPLACED = 3           /* an allocation at its still-live address ended it */
+};
+
+/* One allocation's life. */
+typedef struct mf_block {
+    uint64_t addr;
+    uint64_t requested;
+    uint64_t actual;
+    uint64_t alloc_ns;
+    uint64_t free_ns;         /* when it ended; MF_LIVE_AT_END if live at the end */
+    uint32_t scope;           /* string id */
+    uint32_t name;            /* string id (0 = "unknown") */
+    uint32_t tid;
+    uint32_t pid;
+    uint32_t stack;           /* the reader's stack id (0: none) */
+    uint16_t device;
+    uint16_t flags;           /* MF_FLAG_* | memory kind */
+    uint8_t end;              /* enum mf_block_end */
+} mf_block;
+
+/* The bytes a block covers on an address axis: actual, or requested if
+ * actual is 0, at least 1. */
+static inline uint64_t mf_block_span(const mf_block *b)
+{
+    uint64_t s = b->actual ? b->actual : b->requested;
+    return s ? s : 1;
+}
+
+/* The order in which blocks are kept whole and drawn one by one: a ranks
+ * below b when it spans fewer bytes, then when it was allocated later, then
+ * at a higher address (a total order). */
+static inline int mf_block_ranks_below(const mf_block *a, const mf_block *b)
+{
+    uint64_t x = mf_block_span(a), y = mf_block_span(b);
+    if (x != y)
+        return x < y;
+    if (a->alloc_ns != b->alloc_ns)
+        return a->alloc_ns > b->alloc_ns;
+    if (a->addr != b->addr)
+        return a->addr > b->addr;
+    return a->flags > b->flags;
+}
+
+/* Is the block one the program never freed (live at the end, or held until
+ * its process ended)? */
+static inline int mf_block_never_freed(const mf_block *b)
+{
+    return b->end == MF_BLOCK_LIVE || b->end == MF_BLOCK_PROCESS_ENDED;
+}
+
+/* The counts of a device, and of each process on it (a view). */
+#define MF_COUNTS_FIELDS                                                                  \
+    uint64_t alloc_count, free_count;     /* allocations; frees that ended a block */     \
+    uint64_t alloc_bytes, alloc_actual_bytes;                                             \
+    uint64_t min_size, max_size;          /* of requested sizes */                        \
+    uint64_t min_addr, max_addr;          /* lowest address, highest end address */      \
+    uint64_t peak_bytes, peak_time_ns;    /* most bytes held at once, first moment */     \
+    uint64_t held_bytes, held_count;      /* held at the model's end */                   \
+    uint64_t live_bytes_end, live_count_end; /* never freed: held at the end, or until */ \
+                                          /* their process ended */                       \
+    uint64_t unknown_frees;               /* frees of addresses not live */               \
+    uint64_t inherited_frees;             /* a forked child's frees of its parent's blocks */ \
+    uint64_t replaced_blocks;             /* allocations at a still-live address */
+
+typedef struct mf_counts {
+    MF_COUNTS_FIELDS
+} mf_counts;
+
+/* The sub-blocks of a device (requested bytes). */
+typedef struct mf_sub_counts {
+    uint64_t alloc_count, free_count;     /* allocations; frees that ended one */
+    uint64_t alloc_bytes;
+    uint64_t peak_bytes, peak_time_ns;    /* most held at once, first moment */
+    uint64_t held_bytes, held_count;      /* held at the model's end */
+    uint64_t live_bytes_end, live_count_end; /* never ended: held at the end, or */
+                                          /* until their process ended */
+} mf_sub_counts;
+
+/* What one scope did on one device. */
+typedef struct mf_scope_stat {
+    uint32_t scope;           /* string id */
+    uint64_t alloc_count, free_count;
+    uint64_t alloc_bytes;     /* sum of requested */
+    uint64_t min_size, max_size;
+    uint64_t peak_live_bytes; /* the most this scope held at once */
+    uint64_t peak_live_time_ns;
+    uint64_t live_bytes_end, live_count_end;   /* never freed */
+    uint64_t at_peak_bytes;   /* held at the device's peak moment */
+    uint64_t at_peak_count;
+} mf_scope_stat;
+
+/* Allocation sites (sites.h) reuse mf_scope_stat: its `scope` holds the
+ * site id.  Live at end, peak live and at-peak values mean the same. */
+typedef mf_scope_stat mf_site_stat;
+
+/* The bytes of one stack held at a device's peak. */
+typedef struct mf_stack_share {
+    uint32_t stack;           /* the reader's stack id; 0: blocks without a stack;
+                                 UINT32_MAX: stacks past the ones counted one by one */
+    uint64_t bytes, count;
+} mf_stack_share;
+
+/* What one memory kind (enum mf_memory_kind) did on one device. */
+#define MF_MODEL_KINDS 8
+typedef struct mf_kind_stat {
+    uint64_t alloc_count;
+    uint64_t alloc_bytes;
+    uint64_t live_bytes_end;  /* never freed */
+} mf_kind_stat;
+
+/* A scope of a view's legend. */
+typedef struct mf_legend_scope {
+    uint32_t scope;
+    uint64_t bytes_at_peak;   /* held at the view's peak */
+    uint64_t bytes_total;     /* allocated in all */
+} mf_legend_scope;
+
+/* qsort order of a legend (mf_legend_scope): most bytes at the peak first,
+ * then most bytes in all, then by scope id. */
+MF_EXPORT int mf_legend_scope_order(const void *a, const void *b);
+
+/* One process on one device: what one panel of the picture shows. */
+typedef struct mf_view {
+    uint16_t device;
+    uint32_t pid;
+    union {
+        mf_counts counts;
+        struct { MF_COUNTS_FIELDS };
+    };
+    /* filled by mf_model_settle: */
+    const mf_point *occupancy;     /* live bytes after each alloc/free (bounded) */
+    size_t n_occupancy;
+    uint64_t occupancy_points;     /* points added in all */
+    const mf_snapshot *snapshots;  /* this process's allocator / driver samples */
+    size_t n_snapshots;
+    mf_block *blocks;              /* kept whole: the largest by address span and
+                                      the largest live at the end; largest first */
+    size_t n_blocks;
+    int blocks_full;               /* more blocks were candidates than fit in blocks */
+    const mf_tile_strip *tiles;    /* every other block, as cells (tiles.h) */
+    size_t n_tiles;                /* strips */
+    unsigned tile_gshift, tile_wshift;
+    uint64_t tile_origin;
+    const mf_range *ranges;        /* addresses used, by address */
+    size_t n_ranges;
+    mf_legend_scope *scopes;       /* by bytes at the peak, then in all */
+    size_t n_scopes;
+    uint64_t life_min, life_max;   /* lifetimes of its blocks (to the end when live) */
+    uint64_t size_min, size_max;   /* requested sizes (>= 1) */
+    uint64_t live_blocks;          /* blocks live at the end (some in blocks[]) */
+    uint32_t index;                /* for mf_model_each_live */
+    mf_block *subblocks;           /* its largest sub-blocks (MF_FLAG_SUBBLOCK), ended
+                                      and live, largest first (drawn over their lanes) */
+    size_t n_subblocks;
+    uint64_t subblocks_left_out;   /* sub-blocks past the bound, not in subblocks */
+} mf_view;
+
+/* What a GPU is (DEVICE record). */
+typedef struct mf_device_info {
+    int known;
+    uint32_t name;            /* string id of the model */
+    uint8_t uuid[16];
+    uint64_t total_bytes;
+    uint32_t mig;             /* gpu instance << 16 | compute instance; UINT32_MAX none */
+    uint32_t pci_bus;
+} mf_device_info;
+
+typedef struct mf_device_model {
+    uint16_t device;
+    union {
+        mf_counts counts;
+        struct { MF_COUNTS_FIELDS };
+    };
+    mf_kind_stat kinds[MF_MODEL_KINDS];
+    mf_device_info info;
+    /* MXNet's usage counter: the bytes held after each allocation and each
+     * free that ended a block (alloc_count + free_count updates); its
+     * largest value is peak_bytes. */
+    uint64_t use_min_bytes;        /* its smallest value (0: no update yet) */
+    double use_sum_bytes;          /* its values summed */
+    /* filled by mf_model_settle: */
+    const mf_point *occupancy;     /* all processes together (bounded) */
+    size_t n_occupancy;
+    uint64_t occupancy_points;     /* points added in all */
+    const mf_snapshot *snapshots;  /* samples of all processes */
+    size_t n_snapshots;
+    uint64_t snapshots_added;
+    mf_scope_stat *scopes;         /* every scope that allocated here, by scope id */
+    size_t n_scopes;
+    mf_site_stat *sites;           /* every site that allocated here, by site id (none
+                                      when the logs have no stacks) */
+    size_t n_sites;
+    mf_stack_share *peak_stacks;   /* the stacks held at the peak, by stack id */
+    size_t n_peak_stacks;
+    mf_sub_counts sub;             /* its sub-blocks, apart from every count above */
+    mf_scope_stat *sub_scopes;     /* sub-blocks by scope, by scope id (at_peak_*: at
+                                      the sub-blocks' own peak) */
+    size_t n_sub_scopes;
+    mf_view **views;               /* its processes, largest peak first */
+    size_t n_views;
+} mf_device_model;
+
+/* A GPU memory pool created, trimmed or destroyed (CUPTI MEMORY_POOL). */
+typedef struct mf_pool_event {
+    uint64_t time_ns, addr, size, threshold;
+    uint32_t pid;
+    uint16_t device, op;      /* enum mf_pool_op */
+} mf_pool_event;
+
+/* A scope pushed on a thread: [begin, end), end = t1 if never popped. */
+typedef struct mf_span {
+    uint64_t begin_ns, end_ns;
+    uint64_t seq;             /* order of the pushes */
+    uint32_t scope;
+    uint32_t tid;
+    uint32_t pid;
+    uint32_t depth;
+} mf_span;
+
+/* A GPU kernel, copy or set. */
+typedef struct mf_activity {
+    uint64_t start_ns, end_ns, bytes;
+    uint32_t name, stream, correlation, pid;
+    uint16_t device, kind;    /* enum mf_activity_kind */
+} mf_activity;
+
+/* A trace object's span (Task, Frame, Event, NVTX range): begin..end. */
+typedef struct mf_trace_span {
+    uint64_t begin_ns, end_ns;
+    uint64_t id;              /* the object id that paired begin and end */
+    uint64_t seq;
+    uint32_t domain, name;    /* string ids */
+    uint32_t pid, tid, end_tid;
+    uint16_t kind;            /* MF_TRACE_TASK_BEGIN, _FRAME_, _EVENT_ or _RANGE_BEGIN */
+    uint16_t open;            /* never ended: end_ns is the model's end */
+} mf_trace_span;
+
+/* A trace marker (an instant). */
+typedef struct mf_trace_marker {
+    uint64_t time_ns;
+    uint32_t domain, name, pid, tid;
+    uint32_t scope;           /* enum mf_marker_scope */
+} mf_trace_marker;
+
+/* A trace counter's series (one per process and counter name). */
+typedef struct mf_trace_counter {
+    uint32_t pid, domain, name;
+    const mf_point *points;   /* live_bytes holds the value (an int64 as written) */
+    size_t n_points;
+    uint64_t added;
+} mf_trace_counter;
+
+typedef struct mf_thread_info {
+    uint32_t tid, pid;
+    uint32_t name;            /* string id; 0: no name recorded */
+} mf_thread_info;
+
+/* One process image (one log). */
+typedef struct mf_process_info {
+    uint32_t pid, ppid;
+    char *program;            /* argv joined with spaces */
+    char *log_path;
+    int finished;             /* the log was closed cleanly */
+    uint64_t start_ns;        /* its log opened */
+    uint64_t end_ns;          /* it ended; 0: it was still running (or held at the end) */
+    unsigned end_how;         /* enum mf_end_how, marked or inferred */
+    int64_t end_status;
+    int end_inferred;         /* no end mark: from an exec, or its last event */
+    int abnormal;             /* killed by a signal, or ended with no mark and no clean close */
+    int running;              /* still running when the logs were read */
+    int parent;               /* process index of the image it was forked from, or -1 */
+    int next_image;           /* process index of the image that replaced it (exec), or -1 */
+} mf_process_info;
+
+typedef struct mf_model {
+    uint64_t t0_ns, t1_ns;
+    mf_strings *strings;      /* string ids of every event and block */
+    uint32_t n_strings;       /* ids are 0 .. n_strings - 1 (at the last settle) */
+    mf_device_model *devices; /* cpu/0 first, then gpu/0, gpu/1... */
+    size_t n_devices;
+    mf_process_info *processes;  /* by log */
+    size_t n_processes;
+    mf_thread_info *threads;  /* by pid, tid */
+    size_t n_threads;
+    mf_span *spans;           /* scope spans kept, by begin */
+    size_t n_spans;
+    uint64_t spans_dropped;
+    mf_activity *activities;  /* GPU activities kept, by start */
+    size_t n_activities;
+    uint64_t activities_dropped;
+    mf_pool_event *pools;
+    size_t n_pools;
+    uint64_t pools_dropped;
+    mf_trace_span *trace_spans;   /* trace objects' spans kept, by begin */
+    size_t n_trace_spans;
+    uint64_t trace_spans_dropped;
+    mf_trace_marker *markers;
+    size_t n_markers;
+    uint64_t markers_dropped;
+    mf_trace_counter *counters;
+    size_t n_counters;
+    uint64_t counters_dropped;    /* series past the limit of counters */
+    mf_block *leaks;          /* the largest blocks never freed, largest first */
+    size_t n_leaks;
+    mf_block *gpu_live;       /* every GPU block never freed, by pid */
+    size_t n_gpu_live;
+    uint64_t gpu_dropped;     /* CUPTI records dropped (NOTE records) */
+    char **warnings;          /* damage and notes, one line each */
+    size_t n_warnings;
+    int damaged;              /* some log was damaged (its damage is a warning) */
+    uint64_t since_ns;        /* events before this were left out (0: none) */
+    uint64_t until_ns;        /* events after this were left out (UINT64_MAX: none) */
+    struct mf_sites *sites;   /* allocation sites (sites.h); NULL: the logs have no stacks */
+    struct mf_model_state *state;   /* the incremental part (model.c and its parts) */
+} mf_model;
+
+#define MF_MODEL_LEAKS 100        /* leaks kept */
+
+typedef struct mf_model_options {
+    int no_picture;           /* keep nothing for memory_flow (statistics only) */
+    int no_trace;             /* keep no spans, activities or trace objects */
+    uint64_t since_ns;        /* leave out events before this */
+    int tiles_by_site;        /* the picture's cells keep a block's site id (sites.h)
+                                 in mf_tile.scope, not its scope: memory_flow
+                                 coloured by site (needs stacks) */
+    /* Told of every block (not sub-blocks) as it starts (ended 0, free_ns
+       MF_LIVE_AT_END) and as it ends (ended 1: freed, replaced, or its
+       process ended; end says which), in the order the events are fed; the
+       block is the caller's to copy, valid during the call.  NULL: nobody.
+       `memflow view`'s index (analyze/index/index.h) is built from it. */
+    void (*on_block)(void *ctx, const mf_block *b, int ended);
+    void *on_block_ctx;
+} mf_model_options;
+
+/* An empty model (opt may be NULL); NULL with a message in err when out of memory. */
+MF_EXPORT mf_model *mf_model_new(const mf_model_options *opt, char *err, size_t errlen);
+
+/*
+ * Describe process image `log` (the reader's log index): called for every
+ * log before its events, and again when what the reader knows changes.
+ * 0, or -1 when out of memory.
+ */
+MF_EXPORT int mf_model_set_process(mf_model *m, uint32_t log, const mf_log_info *info);
+
+/*
+ * Feed n events in time order (samples: the SAMPLE values of this batch,
+ * indexed by e->extra).  0, or -1 when out of memory (the model is then
+ * incomplete; free it).
+ */
+MF_EXPORT int mf_model_feed(mf_model *m, const mf_event *events, size_t n,
+                            const mf_sample_values *samples);
+
+/*
+ * Count allocations per site and per stack from now on, through sites (the
+ * model owns it from here: mf_model_free closes it).  Call before feeding.
+ */
+MF_EXPORT void mf_model_set_sites(mf_model *m, struct mf_sites *sites);
+
+/* Add a warning line (printf format). */
+MF_EXPORT void mf_model_warn(mf_model *m, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/*
+ * Fill every field the outputs read from what was fed so far.  May be
+ * called again after more events.  0, or -1 when out of memory.
+ */
+MF_EXPORT int mf_model_settle(mf_model *m);
+
+/*
+ * Call fn(block, ctx) for every block of view v live at the end that is
+ * not in v->blocks (the renderer paints them).  Stops when fn returns
+ * non-zero and returns that.
+ */
+MF_EXPORT int mf_model_each_live(const mf_model *m, const mf_view *v,
+                                 int (*fn)(const mf_block *b, void *ctx), void *ctx);
+
+MF_EXPORT void mf_model_free(mf_model *model);
+
+/*
+ * Read the logs at paths[0..n) and build their model, leaving out events
+ * more than until_rel_ns after the earliest event of all logs (UINT64_MAX:
+ * nothing left out).  Damage of a log becomes warnings ("FILE: offset N:
+ * what") and sets `damaged`.  Returns NULL with a message in err (naming
+ * the file) if a log cannot be read at all, or out of memory.
+ */
+MF_EXPORT mf_model *mf_model_load(const char *const *paths, size_t n, uint64_t until_rel_ns,
+                                  char *err, size_t errlen);
+
+typedef struct mf_load_options {
+    uint64_t until_rel_ns;    /* UINT64_MAX: everything */
+    int merge_runs;           /* merge logs of different runs */
+    mf_model_options model;   /* model.since_ns: leave out events before (absolute) */
+} mf_load_options;
+
+/* mf_model_load with options; *rc gets 0, -1 (err says why) or
+ * MF_READER_OTHER_RUNS. */
+MF_EXPORT mf_model *mf_model_load_opts(const char *const *paths, size_t n,
+                                       const mf_load_options *opt, int *rc, char *err,
+                                       size_t errlen);
+
+/* String of an id; "unknown" for 0 or an id the model lacks. */
+MF_EXPORT const char *mf_model_string(const mf_model *model, uint32_t id);
+
+/* The device model of device, or NULL. */
+MF_EXPORT const mf_device_model *mf_model_device(const mf_model *model, uint16_t device);
+
+/* The view of process pid on device, or NULL. */
+MF_EXPORT const mf_view *mf_model_view(const mf_model *model, uint16_t device, uint32_t pid);
+
+/* The scope statistics of scope on dev, or NULL if it never allocated there. */
+MF_EXPORT const mf_scope_stat *mf_model_scope(const mf_device_model *dev, uint32_t scope);
+
+/* The statistics of site on dev, or NULL if it never allocated there. */
+MF_EXPORT const mf_site_stat *mf_model_site(const mf_device_model *dev, uint32_t site);
+
+/* The name of thread (pid, tid), or NULL when none was recorded. */
+MF_EXPORT const char *mf_model_thread_name(const mf_model *model, uint32_t pid, uint32_t tid);
+
+/* The latest program of process pid ("" when unknown). */
+MF_EXPORT const char *mf_model_program(const mf_model *model, uint32_t pid);
+
+/* "cpu/0" / "gpu/N" of a device into buf (16 bytes); returns buf. */
+MF_EXPORT const char *mf_model_device_name(uint16_t device, char *buf, size_t len);
+
+/* Parse "cpu/0" / "gpu/N" (N < 256); 0, or -1 if text is not a device. */
+MF_EXPORT int mf_model_device_parse(const char *text, uint16_t *device);
+
+#endif /* MEMFLOW_MODEL_H */

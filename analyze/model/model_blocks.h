@@ -1,0 +1,122 @@
+/*
+ * model_blocks.h - the model's blocks: an allocation starts one; a free,
+ * an allocation over its still-live address, or its process's end ends
+ * it.  Each change updates, in O(1), the counts, occupancy curves, peaks
+ * and per-scope, per-site and per-stack statistics of the device and of
+ * the view (one process on one device) the block counts in; an ended block
+ * goes to the picture (model_picture.h) and, never freed, to the leaks.
+ *
+ * model.c tells it which devices, views and processes exist (their indices
+ * are model.c's) and routes ALLOC, FREE, SAMPLE and process ends here; the
+ * blocks know nothing of events of other kinds.  Sub-blocks
+ * (MF_FLAG_SUBBLOCK) never come here (model_subblocks.h).
+ */
+#ifndef MEMFLOW_MODEL_BLOCKS_H
+#define MEMFLOW_MODEL_BLOCKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "live_table.h"
+#include "model.h"
+#include "model_picture.h"
+#include "topk.h"
+
+struct mf_blocks_device;
+struct mf_blocks_view;
+struct mf_blocks_process;
+
+typedef struct mf_blocks {
+    mf_picture *picture;      /* where ended blocks go; NULL: no picture */
+    struct mf_sites *sites;   /* count by site and stack; NULL: no stacks */
+    void (*on_block)(void *ctx, const mf_block *blk, int ended);   /* NULL: nobody */
+    void *on_block_ctx;
+    struct mf_blocks_device **devs;  /* by device slot (model.c's) */
+    size_t n_devs, cap_devs;
+    struct mf_blocks_view **views;   /* by view index (model.c's) */
+    size_t n_views, cap_views;
+    size_t view_points;       /* occupancy points per view, for the current view count */
+    struct mf_blocks_process *procs; /* by log */
+    size_t n_procs;
+    mf_live_table live;       /* the blocks live now */
+    mf_topk leaks;            /* mf_block never freed whose process ended */
+    int oom;
+    mf_block *leaks_out, *gpu_out;   /* what the last settle made (mf_model's) */
+} mf_blocks;
+
+/* No blocks yet; ended blocks go to picture (NULL: none). */
+void mf_blocks_init(mf_blocks *b, mf_picture *picture);
+
+/* Tell fn of every block as it starts (ended 0) and ends (ended 1), as
+ * mf_model_options.on_block says; fn NULL: nobody. */
+void mf_blocks_set_observer(mf_blocks *b, void (*fn)(void *ctx, const mf_block *blk, int ended),
+                            void *ctx);
+
+/* From now on, count allocations per site and per stack through sites. */
+void mf_blocks_set_sites(mf_blocks *b, struct mf_sites *sites);
+
+/* A new device, slot b->n_devs.  0, or -1 when out of memory. */
+int mf_blocks_add_device(mf_blocks *b, uint16_t device);
+
+/* A new view (process pid on the device of slot), index b->n_views; the
+ * per-view share of occupancy points shrinks as views are added.  0, or -1. */
+int mf_blocks_add_view(mf_blocks *b, uint32_t slot, uint32_t pid);
+
+/* Process image `log` is pid, forked from another image or not (a forked
+ * child's frees of addresses it never allocated free what it inherited).
+ * 0, or -1 when out of memory. */
+int mf_blocks_set_process(mf_blocks *b, uint16_t log, uint32_t pid, int forked);
+
+/* ALLOC e (not a sub-block), counted in view.  0, or -1 when out of memory. */
+int mf_blocks_on_alloc(mf_blocks *b, const mf_event *e, uint32_t view);
+
+/* FREE e (not a sub-block): 1 when it ended a live block, 0 when its
+ * address was not live (then call mf_blocks_on_unknown_free), -1 when out of
+ * memory. */
+int mf_blocks_on_free(mf_blocks *b, const mf_event *e);
+
+/* FREE e of an address not live, counted in view: an unknown free, or an
+ * inherited one in a forked child. */
+void mf_blocks_on_unknown_free(mf_blocks *b, const mf_event *e, uint32_t view);
+
+/* SAMPLE e with its values, counted in view.  0, or -1 when out of memory. */
+int mf_blocks_on_sample(mf_blocks *b, const mf_event *e, uint32_t view,
+                        const mf_sample_values *values);
+
+/* Process image `log` ended at time_ns: its live blocks end with it, then
+ * its views' curves (view_of[slot]: view index + 1 by device slot, 0:
+ * none) get one point.  1 when some block ended, 0 when none, -1 when out
+ * of memory. */
+int mf_blocks_on_process_end(mf_blocks *b, uint16_t log, uint64_t time_ns,
+                             const uint32_t *view_of, size_t n_view_of);
+
+/* The device of the live GPU block of log that starts at addr, or
+ * fallback (where an NVTX heap's sub-blocks belong). */
+uint16_t mf_blocks_gpu_block_device(const mf_blocks *b, uint16_t log, uint64_t addr,
+                                    uint16_t fallback);
+
+/* The peaks view has reached (its epoch: the picture's legend counts at it). */
+uint64_t mf_blocks_view_epoch(const mf_blocks *b, uint32_t view);
+
+/*
+ * Call fn(block, ctx) for every block of log live now that counts in view
+ * on device, in the live table's order.  Stops when fn returns non-zero
+ * and returns that.
+ */
+int mf_blocks_each_live(const mf_blocks *b, uint16_t log, uint32_t view, uint16_t device,
+                        int (*fn)(const mf_block *blk, void *ctx), void *ctx);
+
+/* out's counts, kinds, curves, samples, scopes, sites and peak stacks of
+ * the device of slot.  0, or -1 when out of memory. */
+int mf_blocks_settle_device(mf_blocks *b, uint32_t slot, mf_device_model *out);
+
+/* out's counts, curve and samples of view.  0, or -1 when out of memory. */
+int mf_blocks_settle_view(mf_blocks *b, uint32_t view, mf_view *out);
+
+/* out's leaks (the largest blocks never freed) and GPU blocks never freed.
+ * 0, or -1 when out of memory. */
+int mf_blocks_settle(mf_blocks *b, mf_model *out);
+
+void mf_blocks_free(mf_blocks *b);
+
+#endif /* MEMFLOW_MODEL_BLOCKS_H */

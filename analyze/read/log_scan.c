@@ -1,0 +1,294 @@
+/*
+ * log_scan.c - the reader's first pass over a log: every chunk once (and,
+ * for a log still being written, what each chunk gained since the last
+ * look).  It checks every record (record.c), stops a chunk at its first
+ * damage, collects what events refer to (strings, stacks, thread and
+ * device names) and describes each run of accepted records as a segment
+ * for the merge: its time range and whether its times ever go back.  It
+ * decodes no event; it keeps no event.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grow.h"
+#include "reader_internal.h"
+
+size_t mf_rlog_chunk_position(const mf_rlog *log, uint64_t index)
+{
+    size_t n;
+    const mf_chunk_info *c = mf_chunk_source_chunks(log->src, &n);
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c[mid].index == index)
+            return mid;
+        if (c[mid].index < index)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return SIZE_MAX;
+}
+
+uint32_t mf_rlog_string(mf_rlog *log, mf_strings *pool, uint32_t id)
+{
+    if (id == MF_STRING_UNKNOWN)
+        return 0;
+    uint32_t g = mf_idmap_get(&log->strings, id);
+    if (g)
+        return g;
+    if (id == MF_STRING_DEFAULT_SCOPE)
+        return 1;
+    char text[16];
+    int len = snprintf(text, sizeof text, "?%u", id);
+    g = mf_strings_intern(pool, text, (size_t)len);
+    if (g == MF_STRINGS_FAILED || mf_idmap_set(&log->strings, id, g) < 0)
+        return MF_STRINGS_FAILED;
+    return g;
+}
+
+/* A STRING record: the text gets its pool id; a placeholder handed out
+ * before the record was read gets the text. */
+static int on_string(mf_rlog *log, mf_strings *pool, const mf_record *r)
+{
+    mf_rec_string s;
+    memcpy(&s, r->p, sizeof s);
+    const char *text = (const char *)r->p + sizeof s;
+    uint32_t old = mf_idmap_get(&log->strings, r->aux);
+    if (old) {
+        char placeholder[16];
+        snprintf(placeholder, sizeof placeholder, "?%u", r->aux);
+        if (strcmp(mf_strings_get(pool, old), placeholder) == 0)
+            return mf_strings_replace(pool, old, text, s.len);
+        return 0;            /* written twice (identically) */
+    }
+    uint32_t g = mf_strings_intern(pool, text, s.len);
+    return g == MF_STRINGS_FAILED ? -1 : mf_idmap_set(&log->strings, r->aux, g);
+}
+
+static int add_meta(mf_scan_sink *sink, const mf_event *e)
+{
+    if (mf_grow((void **)&sink->meta, &sink->cap_meta, sink->n_meta + 1, sizeof *sink->meta) < 0)
+        return -1;
+    sink->meta[sink->n_meta++] = *e;
+    return 0;
+}
+
+static int on_thread(mf_rlog *log, uint32_t li, mf_scan_sink *sink, const mf_record *r)
+{
+    mf_rec_thread t;
+    memcpy(&t, r->p, sizeof t);
+    uint32_t name = mf_rlog_string(log, sink->pool, r->aux);
+    if (name == MF_STRINGS_FAILED || mf_grow((void **)&log->threads, &log->cap_threads,
+                                             log->n_threads + 1, sizeof *log->threads) < 0)
+        return -1;
+    log->threads[log->n_threads++] = (mf_tid_name){ t.tid, name };
+    mf_event e = { .type = MF_REC_THREAD, .tid = t.tid, .log = (uint16_t)li,
+                   .thread.name = name };
+    return add_meta(sink, &e);
+}
+
+static int on_stack(mf_rlog *log, uint32_t li, mf_scan_sink *sink, const mf_record *r,
+                    uint64_t chunk, uint32_t offset)
+{
+    if (mf_idmap_get(&log->stacks, r->aux))
+        return 0;
+    mf_rec_stack s;
+    memcpy(&s, r->p, sizeof s);
+    if (mf_grow((void **)&sink->stacks, &sink->cap_stacks, sink->n_stacks + 1,
+                sizeof *sink->stacks) < 0)
+        return -1;
+    sink->stacks[sink->n_stacks++] = (mf_stack_ref){ li, s.depth, chunk, offset };
+    return mf_idmap_set(&log->stacks, r->aux, (uint32_t)sink->n_stacks);
+}
+
+static int on_module(mf_rlog *log, mf_scan_sink *sink, const mf_record *r)
+{
+    mf_rec_module m;
+    memcpy(&m, r->p, sizeof m);
+    uint32_t path = mf_rlog_string(log, sink->pool, r->aux);
+    if (path == MF_STRINGS_FAILED || mf_grow((void **)&log->modules, &log->cap_modules,
+                                             log->n_modules + 1, sizeof *log->modules) < 0)
+        return -1;
+    mf_module *out = &log->modules[log->n_modules++];
+    *out = (mf_module){ .path = path, .bias = m.bias, .start = m.start, .end = m.end };
+    out->build_id_len = m.build_id_len < sizeof out->build_id ? m.build_id_len
+                                                              : sizeof out->build_id;
+    memcpy(out->build_id, m.build_id, sizeof out->build_id);
+    return 0;
+}
+
+static int on_device(mf_rlog *log, uint32_t li, mf_scan_sink *sink, const mf_record *r)
+{
+    mf_rec_device d;
+    memcpy(&d, r->p, sizeof d);
+    mf_event e = { .type = MF_REC_DEVICE, .device = (uint16_t)r->aux, .log = (uint16_t)li,
+                   .gpu = { .total_bytes = d.total_bytes, .mig = d.mig, .pci_bus = d.pci_bus } };
+    memcpy(e.gpu.uuid, d.uuid, sizeof e.gpu.uuid);
+    e.gpu.name = mf_rlog_string(log, sink->pool, d.name);
+    return e.gpu.name == MF_STRINGS_FAILED ? -1 : add_meta(sink, &e);
+}
+
+static int on_meta(mf_rlog *log, uint32_t li, mf_scan_sink *sink, const mf_record *r,
+                   uint64_t chunk, uint32_t offset)
+{
+    switch (r->type) {
+    case MF_REC_STRING: return on_string(log, sink->pool, r);
+    case MF_REC_THREAD: return on_thread(log, li, sink, r);
+    case MF_REC_STACK: return on_stack(log, li, sink, r, chunk, offset);
+    case MF_REC_DEVICE: return on_device(log, li, sink, r);
+    case MF_REC_MODULE: return on_module(log, sink, r);
+    }
+    return 0;
+}
+
+/* The chunk header, on the first look at a chunk.  0 if good. */
+static int check_chunk_header(mf_rlog *log, const uint8_t *buf, const mf_chunk_info *info)
+{
+    mf_chunk_header ch;
+    memcpy(&ch, buf, sizeof ch);
+    if (ch.magic != MF_CHUNK_MAGIC) {
+        mf_damage_add(&log->damage, log->path, info->file_offset,
+                      "bad chunk magic 0x%08x (expected 0x%08x)", ch.magic, MF_CHUNK_MAGIC);
+        return -1;
+    }
+    if (ch.index != info->index) {
+        mf_damage_add(&log->damage, log->path, info->file_offset + 4,
+                      "chunk says it is chunk %u, but stands at chunk %llu", ch.index,
+                      (unsigned long long)info->index);
+        return -1;
+    }
+    return 0;
+}
+
+/* Walk buf (n bytes from the file, the chunk's bytes from sc->stop on). */
+static int walk(mf_rlog *log, uint32_t li, mf_scan_sink *sink, mf_scan_chunk *sc,
+                const mf_chunk_info *info, const uint8_t *buf, size_t n)
+{
+    mf_segment seg = { .log = li, .chunk = sc->index, .begin = sc->stop, .min_ns = UINT64_MAX,
+                       .state = sc->state, .sorted = 1 };
+    mf_chunk_state st = sc->state;
+    uint64_t last = 0;
+    size_t at = 0;
+    char why[256];
+    for (;;) {
+        mf_record r;
+        size_t room = MF_CHUNK_SIZE - (sc->stop + at);
+        int rc = mf_record_next(buf + at, n > at ? n - at : 0, room, &st, &log->limits, &r, why,
+                                sizeof why);
+        if (rc < 0) {
+            mf_damage_add(&log->damage, log->path, info->file_offset + sc->stop + at, "%s", why);
+            sc->done = 1;
+        }
+        if (rc <= 0)
+            break;
+        log->records++;
+        sink->scanned++;
+        if (r.cls == MF_CLASS_EVENT) {
+            uint64_t t = r.time_ns;
+            seg.events++;
+            seg.sorted &= t >= last;
+            last = t;
+            seg.min_ns = t < seg.min_ns ? t : seg.min_ns;
+            seg.max_ns = t > seg.max_ns ? t : seg.max_ns;
+        } else if (r.cls == MF_CLASS_META &&
+                   on_meta(log, li, sink, &r, sc->index, (uint32_t)(sc->stop + at)) < 0) {
+            return -1;
+        }
+        at += r.size;
+    }
+    sc->stop += (uint32_t)at;
+    sc->state = st;
+    if (sc->stop + 8 > MF_CHUNK_SIZE)
+        sc->done = 1;
+    seg.end = sc->stop;
+    if (seg.events == 0)
+        return 0;
+    log->events += seg.events;
+    log->first_ns = seg.min_ns < log->first_ns ? seg.min_ns : log->first_ns;
+    log->last_ns = seg.max_ns > log->last_ns ? seg.max_ns : log->last_ns;
+    seg.order = sink->next_order++;
+    if (mf_grow((void **)&sink->segments, &sink->cap_segments, sink->n_segments + 1,
+                sizeof *sink->segments) < 0)
+        return -1;
+    sink->segments[sink->n_segments++] = seg;
+    return 0;
+}
+
+/* Scan chunk source position p whose state is sc (new: stop 0). */
+static int scan_chunk(mf_rlog *log, uint32_t li, mf_scan_sink *sink, size_t p,
+                      mf_scan_chunk *sc, uint8_t *buf, char *err, size_t errlen)
+{
+    size_t n_chunks;
+    const mf_chunk_info *info = &mf_chunk_source_chunks(log->src, &n_chunks)[p];
+    long n = mf_chunk_source_read_at(log->src, p, sc->stop, buf, MF_CHUNK_SIZE - sc->stop, err,
+                                     errlen);
+    if (n < 0)
+        return -1;
+    if (sc->stop == 0) {
+        if ((size_t)n < sizeof(mf_chunk_header))
+            return 0;        /* the header is not all there yet */
+        if (check_chunk_header(log, buf, info) < 0) {
+            sc->done = 1;
+            return 0;
+        }
+        sc->stop = sizeof(mf_chunk_header);
+        sc->state = (mf_chunk_state){ 0, info->tid, 0 };
+        buf += sizeof(mf_chunk_header);
+        n -= (long)sizeof(mf_chunk_header);
+    }
+    if (walk(log, li, sink, sc, info, buf, (size_t)n) < 0) {
+        snprintf(err, errlen, "%s: out of memory while reading the log", log->path);
+        return -1;
+    }
+    return 0;
+}
+
+/* Make log->chunks hold a state for every chunk of the source, in index order. */
+static int sync_chunks(mf_rlog *log)
+{
+    size_t n;
+    const mf_chunk_info *c = mf_chunk_source_chunks(log->src, &n);
+    if (n == log->n_chunks)
+        return 0;
+    mf_scan_chunk *all = calloc(n ? n : 1, sizeof *all);
+    if (!all)
+        return -1;
+    size_t old = 0;
+    for (size_t i = 0; i < n; i++) {
+        while (old < log->n_chunks && log->chunks[old].index < c[i].index)
+            old++;
+        if (old < log->n_chunks && log->chunks[old].index == c[i].index)
+            all[i] = log->chunks[old];
+        else
+            all[i] = (mf_scan_chunk){ .index = c[i].index };
+    }
+    free(log->chunks);
+    log->chunks = all;
+    log->n_chunks = log->cap_chunks = n;
+    return 0;
+}
+
+int mf_scan_log(mf_rlog *log, uint32_t li, mf_scan_sink *sink, char *err, size_t errlen)
+{
+    if (sync_chunks(log) < 0) {
+        snprintf(err, errlen, "%s: out of memory while reading the log", log->path);
+        return -1;
+    }
+    /* ids are dense from 1: the log cannot hold more than one per 16 bytes */
+    log->limits.max_id = (uint32_t)((log->n_chunks + 1) * (MF_CHUNK_SIZE / 16) > UINT32_MAX - 2
+                                        ? UINT32_MAX - 2
+                                        : (log->n_chunks + 1) * (MF_CHUNK_SIZE / 16));
+    uint8_t *buf = malloc(MF_CHUNK_SIZE);
+    if (!buf) {
+        snprintf(err, errlen, "%s: out of memory while reading the log", log->path);
+        return -1;
+    }
+    int rc = 0;
+    for (size_t p = 0; p < log->n_chunks && rc == 0; p++)
+        if (!log->chunks[p].done)
+            rc = scan_chunk(log, li, sink, p, &log->chunks[p], buf, err, errlen);
+    free(buf);
+    return rc;
+}

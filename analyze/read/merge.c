@@ -1,0 +1,402 @@
+/*
+ * merge.c - all logs' events in time order (see merge.h).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grow.h"
+#include "merge.h"
+
+#define WINDOW (64u << 10)
+
+/* An event of an unsorted segment: where it is and when. */
+typedef struct ref {
+    uint64_t time;
+    uint32_t offset;         /* of the record in its chunk */
+    uint32_t tid;            /* the owner at that record */
+} ref;
+
+typedef struct cursor {
+    mf_segment seg;
+    int pseudo;              /* one event of the reader's own, in ev */
+    mf_event ev;
+    size_t position;         /* the chunk's position in its source's list */
+    uint8_t *buf;            /* window (sorted) or the whole segment (unsorted) */
+    uint32_t buf_begin, buf_len;
+    uint32_t pos;            /* sorted: chunk offset of the next record */
+    mf_chunk_state st;
+    mf_record rec;           /* the current event's record */
+    ref *refs;               /* unsorted: its events by time */
+    uint32_t n_refs, next_ref;
+    uint64_t time;           /* the current event: time and offset */
+    uint32_t offset;
+    int has;                 /* there is a current event */
+} cursor;
+
+struct mf_merge {
+    mf_rlog **const *logs;
+    mf_strings *pool;
+    mf_segment *pending;     /* sorted by (min_ns, order) from head on */
+    size_t head, n_pending, cap_pending;
+    mf_event *extra;         /* events of the reader's own, sorted by time */
+    size_t extra_head, n_extra, cap_extra;
+    cursor **heap;
+    size_t n_heap, cap_heap;
+    uint64_t decoded;
+    uint64_t next_extra_order;
+};
+
+mf_merge *mf_merge_new(mf_rlog **const *logs, mf_strings *pool)
+{
+    mf_merge *m = calloc(1, sizeof *m);
+    if (m) {
+        m->logs = logs;
+        m->pool = pool;
+    }
+    return m;
+}
+
+static void cursor_free(cursor *c)
+{
+    if (!c)
+        return;
+    free(c->buf);
+    free(c->refs);
+    free(c);
+}
+
+void mf_merge_free(mf_merge *m)
+{
+    if (!m)
+        return;
+    for (size_t i = 0; i < m->n_heap; i++)
+        cursor_free(m->heap[i]);
+    free(m->heap);
+    free(m->pending);
+    free(m->extra);
+    free(m);
+}
+
+uint64_t mf_merge_decoded(const mf_merge *m)
+{
+    return m->decoded;
+}
+
+/* ---- ordering -------------------------------------------------------------- */
+
+static int segment_before(const mf_segment *a, const mf_segment *b)
+{
+    return a->min_ns != b->min_ns ? a->min_ns < b->min_ns : a->order < b->order;
+}
+
+static int compare_segments(const void *pa, const void *pb)
+{
+    const mf_segment *a = pa, *b = pb;
+    return segment_before(a, b) ? -1 : segment_before(b, a);
+}
+
+/* (time, segment order, offset): the order events come out in. */
+static int cursor_before(const cursor *a, const cursor *b)
+{
+    if (a->time != b->time)
+        return a->time < b->time;
+    if (a->seg.order != b->seg.order)
+        return a->seg.order < b->seg.order;
+    return a->offset < b->offset;
+}
+
+static void sift_down(mf_merge *m, size_t i)
+{
+    cursor **h = m->heap;
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, best = i;
+        if (l < m->n_heap && cursor_before(h[l], h[best]))
+            best = l;
+        if (r < m->n_heap && cursor_before(h[r], h[best]))
+            best = r;
+        if (best == i)
+            return;
+        cursor *t = h[i];
+        h[i] = h[best];
+        h[best] = t;
+        i = best;
+    }
+}
+
+static int push(mf_merge *m, cursor *c)
+{
+    if (mf_grow((void **)&m->heap, &m->cap_heap, m->n_heap + 1, sizeof *m->heap) < 0)
+        return -1;
+    size_t i = m->n_heap++;
+    m->heap[i] = c;
+    while (i > 0 && cursor_before(m->heap[i], m->heap[(i - 1) / 2])) {
+        cursor *t = m->heap[i];
+        m->heap[i] = m->heap[(i - 1) / 2];
+        m->heap[(i - 1) / 2] = t;
+        i = (i - 1) / 2;
+    }
+    return 0;
+}
+
+static void pop(mf_merge *m)
+{
+    cursor_free(m->heap[0]);
+    m->heap[0] = m->heap[--m->n_heap];
+    if (m->n_heap)
+        sift_down(m, 0);
+}
+
+/* ---- adding --------------------------------------------------------------- */
+
+int mf_merge_add(mf_merge *m, const mf_segment *segments, size_t n)
+{
+    if (n == 0)
+        return 0;
+    if (m->head > 4096 && m->head > m->n_pending / 2) {
+        memmove(m->pending, m->pending + m->head, (m->n_pending - m->head) * sizeof *m->pending);
+        m->n_pending -= m->head;
+        m->head = 0;
+    }
+    if (mf_grow((void **)&m->pending, &m->cap_pending, m->n_pending + n, sizeof *m->pending) < 0)
+        return -1;
+    memcpy(m->pending + m->n_pending, segments, n * sizeof *segments);
+    m->n_pending += n;
+    qsort(m->pending + m->head, m->n_pending - m->head, sizeof *m->pending, compare_segments);
+    return 0;
+}
+
+int mf_merge_add_event(mf_merge *m, const mf_event *e)
+{
+    if (mf_grow((void **)&m->extra, &m->cap_extra, m->n_extra + 1, sizeof *m->extra) < 0)
+        return -1;
+    size_t i = m->n_extra++;
+    while (i > m->extra_head && m->extra[i - 1].time_ns > e->time_ns) {
+        m->extra[i] = m->extra[i - 1];
+        i--;
+    }
+    m->extra[i] = *e;
+    return 0;
+}
+
+/* ---- reading a segment ------------------------------------------------------ */
+
+static int read_bytes(mf_merge *m, cursor *c, uint32_t from, uint32_t len, char *err,
+                      size_t errlen)
+{
+    mf_rlog *log = (*m->logs)[c->seg.log];
+    long n = mf_chunk_source_read_at(log->src, c->position, from, c->buf, len, err, errlen);
+    if (n < 0)
+        return -1;
+    c->buf_begin = from;
+    c->buf_len = (uint32_t)n;
+    return 0;
+}
+
+/* Move a sorted cursor to its next event (has = 0 at the segment's end). */
+static int peek_sorted(mf_merge *m, cursor *c, char *err, size_t errlen)
+{
+    for (;;) {
+        if (c->pos >= c->seg.end) {
+            c->has = 0;
+            return 0;
+        }
+        uint32_t off = c->pos - c->buf_begin;
+        if (c->pos < c->buf_begin || off >= c->buf_len ||
+            !mf_record_step(c->buf + off, c->buf_len - off, &c->st, &c->rec)) {
+            uint32_t len = c->seg.end - c->pos < WINDOW ? c->seg.end - c->pos : WINDOW;
+            if (c->buf_begin == c->pos && c->buf_len == len) {
+                c->has = 0;  /* the bytes the scan accepted are gone */
+                return 0;
+            }
+            if (read_bytes(m, c, c->pos, len, err, errlen) < 0)
+                return -1;
+            continue;
+        }
+        c->pos += c->rec.size;
+        if (c->rec.cls == MF_CLASS_EVENT) {
+            c->time = c->rec.time_ns;
+            c->offset = c->pos - c->rec.size;
+            c->has = 1;
+            return 0;
+        }
+    }
+}
+
+static void peek_unsorted(cursor *c)
+{
+    if (c->next_ref >= c->n_refs) {
+        c->has = 0;
+        return;
+    }
+    const ref *r = &c->refs[c->next_ref];
+    const uint8_t *p = c->buf + (r->offset - c->buf_begin);
+    uint64_t word;
+    memcpy(&word, p, 8);
+    c->rec = (mf_record){ p, MF_WORD_TYPE(word), MF_WORD_SIZE(word), MF_WORD_AUX(word),
+                          MF_CLASS_EVENT, r->time };
+    c->st.tid = r->tid;
+    c->time = r->time;
+    c->offset = r->offset;
+    c->has = 1;
+}
+
+static int compare_refs(const void *pa, const void *pb)
+{
+    const ref *a = pa, *b = pb;
+    if (a->time != b->time)
+        return a->time < b->time ? -1 : 1;
+    return a->offset < b->offset ? -1 : a->offset > b->offset;
+}
+
+/* An unsorted segment: read whole, its events sorted by time. */
+static int open_unsorted(mf_merge *m, cursor *c, char *err, size_t errlen)
+{
+    uint32_t len = c->seg.end - c->seg.begin;
+    c->buf = malloc(len ? len : 1);
+    c->refs = malloc((c->seg.events ? c->seg.events : 1) * sizeof *c->refs);
+    if (!c->buf || !c->refs) {
+        snprintf(err, errlen, "%s: out of memory while merging", (*m->logs)[c->seg.log]->path);
+        return -1;
+    }
+    if (read_bytes(m, c, c->seg.begin, len, err, errlen) < 0)
+        return -1;
+    mf_chunk_state st = c->seg.state;
+    mf_record r;
+    for (uint32_t at = 0; at < c->buf_len && c->n_refs < c->seg.events; at += r.size) {
+        if (!mf_record_step(c->buf + at, c->buf_len - at, &st, &r))
+            break;
+        if (r.cls == MF_CLASS_EVENT)
+            c->refs[c->n_refs++] = (ref){ r.time_ns, c->seg.begin + at, st.tid };
+    }
+    qsort(c->refs, c->n_refs, sizeof *c->refs, compare_refs);
+    peek_unsorted(c);
+    return 0;
+}
+
+static int open_segment(mf_merge *m, const mf_segment *s, char *err, size_t errlen)
+{
+    mf_rlog *log = (*m->logs)[s->log];
+    cursor *c = calloc(1, sizeof *c);
+    if (!c) {
+        snprintf(err, errlen, "%s: out of memory while merging", log->path);
+        return -1;
+    }
+    c->seg = *s;
+    c->st = s->state;
+    c->position = mf_rlog_chunk_position(log, s->chunk);
+    int rc = 0;
+    if (c->position == SIZE_MAX) {
+        c->has = 0;
+    } else if (s->sorted) {
+        c->pos = s->begin;
+        c->buf_begin = s->begin;
+        if (!(c->buf = malloc(WINDOW))) {
+            snprintf(err, errlen, "%s: out of memory while merging", log->path);
+            rc = -1;
+        } else {
+            rc = peek_sorted(m, c, err, errlen);
+        }
+    } else {
+        rc = open_unsorted(m, c, err, errlen);
+    }
+    if (rc == 0 && c->has)
+        rc = push(m, c);
+    else
+        cursor_free(c);
+    return rc;
+}
+
+/* ---- emitting ------------------------------------------------------------------ */
+
+/* Decode the cursor's current event into e with pool ids (a log's ids it
+ * never wrote get placeholders, in this order: mf_event_strings's ids, an
+ * ALLOC's name before its scope). */
+static int decode(mf_merge *m, cursor *c, mf_event *e, mf_sample_values *samples, size_t slot)
+{
+    mf_rlog *log = (*m->logs)[c->seg.log];
+    uint32_t a = 0, b = 0;
+    mf_record_decode(&c->rec, &c->st, e);
+    e->log = (uint16_t)c->seg.log;
+    m->decoded++;
+    switch (e->type) {
+    case MF_REC_ALLOC:
+        a = e->alloc.name = mf_rlog_string(log, m->pool, e->alloc.name);
+        e->alloc.stack = e->alloc.stack ? mf_idmap_get(&log->stacks, e->alloc.stack) : 0;
+        b = e->alloc.scope = mf_rlog_string(log, m->pool, e->alloc.scope);
+        break;
+    case MF_REC_SCOPE:
+        a = e->scope.scope = mf_rlog_string(log, m->pool, e->scope.scope);
+        break;
+    case MF_REC_TRACE:
+        a = e->trace.domain = mf_rlog_string(log, m->pool, e->trace.domain);
+        b = e->trace.name = mf_rlog_string(log, m->pool, e->trace.name);
+        break;
+    case MF_REC_ACTIVITY:
+        a = e->activity.name = mf_rlog_string(log, m->pool, e->activity.name);
+        break;
+    case MF_REC_SAMPLE:
+        mf_record_sample_values(&c->rec, &samples[slot]);
+        e->sample.index = (uint32_t)slot;
+        break;
+    }
+    return a == MF_STRINGS_FAILED || b == MF_STRINGS_FAILED ? -1 : 0;
+}
+
+static int advance(mf_merge *m, cursor *c, char *err, size_t errlen)
+{
+    if (c->seg.sorted)
+        return peek_sorted(m, c, err, errlen);
+    c->next_ref++;
+    peek_unsorted(c);
+    return 0;
+}
+
+/* Open every waiting segment that may hold an event before the heap's top. */
+static int open_due(mf_merge *m, char *err, size_t errlen)
+{
+    while (m->head < m->n_pending) {
+        const mf_segment *s = &m->pending[m->head];
+        if (m->n_heap) {
+            const cursor *top = m->heap[0];
+            if (s->min_ns > top->time || (s->min_ns == top->time && s->order > top->seg.order))
+                return 0;
+        }
+        m->head++;
+        if (open_segment(m, s, err, errlen) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+long mf_merge_next(mf_merge *m, mf_event *out, mf_sample_values *samples, size_t max,
+                   uint64_t until, char *err, size_t errlen)
+{
+    size_t n = 0;
+    while (n < max) {
+        if (open_due(m, err, errlen) < 0)
+            return -1;
+        uint64_t t = m->n_heap ? m->heap[0]->time : UINT64_MAX;
+        /* open_due left the heap empty only when nothing waits: t is then the end */
+        if (m->extra_head < m->n_extra && m->extra[m->extra_head].time_ns < t &&
+            m->extra[m->extra_head].time_ns <= until) {
+            out[n++] = m->extra[m->extra_head++];
+            continue;
+        }
+        if (!m->n_heap || t > until)
+            break;
+        cursor *c = m->heap[0];
+        if (decode(m, c, &out[n], samples, n) < 0) {
+            snprintf(err, errlen, "%s: out of memory while merging", (*m->logs)[c->seg.log]->path);
+            return -1;
+        }
+        n++;
+        if (advance(m, c, err, errlen) < 0)
+            return -1;
+        if (c->has)
+            sift_down(m, 0);
+        else
+            pop(m);
+    }
+    return (long)n;
+}

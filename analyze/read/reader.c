@@ -1,0 +1,502 @@
+/*
+ * reader.c - the streaming reader (see reader.h): opens the logs, checks
+ * that they belong to one run, scans them, relates their processes (exec
+ * chains, forked children, how and when each ended) and feeds the merge.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "grow.h"
+#include "merge.h"
+#include "process_start.h"
+#include "reader.h"
+#include "reader_internal.h"
+
+struct mf_reader {
+    mf_rlog **logs;
+    mf_log_info *info;
+    size_t n;
+    mf_strings *pool;
+    mf_scan_sink sink;
+    mf_merge *merge;
+    size_t meta_head;        /* meta events handed out */
+    uint8_t *end_added;      /* per log: its end event is in the merge */
+};
+
+/* ---- opening ---------------------------------------------------------------- */
+
+static void rlog_free(mf_rlog *log)
+{
+    if (!log)
+        return;
+    mf_chunk_source_close(log->src);
+    mf_log_meta_free(&log->meta);
+    mf_damage_free(&log->damage);
+    mf_idmap_free(&log->strings);
+    mf_idmap_free(&log->stacks);
+    free(log->modules);
+    free(log->threads);
+    free(log->chunks);
+    free(log->path);
+    free(log);
+}
+
+static mf_rlog *rlog_open(const char *path, char *err, size_t errlen)
+{
+    mf_rlog *log = calloc(1, sizeof *log);
+    if (!log || !(log->path = strdup(path))) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        rlog_free(log);
+        return NULL;
+    }
+    log->first_ns = UINT64_MAX;
+    if (mf_chunk_source_open(path, &log->src, err, errlen) < 0) {
+        rlog_free(log);
+        return NULL;
+    }
+    size_t len;
+    const uint8_t *header = mf_chunk_source_header(log->src, &len);
+    if (mf_log_header_parse(path, header, len, &log->meta, &log->damage, err, errlen) < 0) {
+        rlog_free(log);
+        return NULL;
+    }
+    return log;
+}
+
+static int run_id_zero(const uint8_t *id)
+{
+    for (int i = 0; i < 16; i++)
+        if (id[i])
+            return 0;
+    return 1;
+}
+
+static void run_id_hex(const uint8_t *id, char *out)
+{
+    for (int i = 0; i < 16; i++)
+        sprintf(out + 2 * i, "%02x", id[i]);
+}
+
+/* Two logs of different runs, unless the caller merges runs. */
+static int check_runs(mf_reader *r, char *err, size_t errlen)
+{
+    size_t first = SIZE_MAX;
+    for (size_t i = 0; i < r->n; i++) {
+        const uint8_t *id = r->logs[i]->meta.header.run_id;
+        if (run_id_zero(id))
+            continue;          /* a writer that did not record its run */
+        if (first == SIZE_MAX) {
+            first = i;
+            continue;
+        }
+        if (memcmp(id, r->logs[first]->meta.header.run_id, 16) == 0)
+            continue;
+        char a[33], b[33];
+        run_id_hex(r->logs[first]->meta.header.run_id, a);
+        run_id_hex(id, b);
+        snprintf(err, errlen, "%s (run %s) and %s (run %s) are logs of different runs: their "
+                 "processes did not run together, so one timeline and one peak of both would "
+                 "be made up; render each run on its own, or give --merge-runs to merge them "
+                 "anyway", r->logs[first]->path, a, r->logs[i]->path, b);
+        return MF_READER_OTHER_RUNS;
+    }
+    return 0;
+}
+
+/* ---- how the logs relate ------------------------------------------------------ */
+
+static int same_argv(const mf_log_meta *a, const mf_log_meta *b)
+{
+    if (a->argc != b->argc)
+        return 0;
+    for (int i = 0; i < a->argc; i++)
+        if (strcmp(a->argv[i], b->argv[i]) != 0)
+            return 0;
+    return 1;
+}
+
+
+/*
+ * Does log i look like the first image of its pid: forked by a parent of
+ * the same program (a logged process whose pid is its ppid, with the same
+ * arguments), before any exec?
+ */
+static int forked_image(const mf_reader *r, size_t i)
+{
+    const mf_log_meta *c = &r->logs[i]->meta;
+    for (size_t j = 0; j < r->n; j++) {
+        const mf_log_meta *p = &r->logs[j]->meta;
+        if (j != i && p->header.pid == c->header.ppid &&
+            !strncmp(p->header.host, c->header.host, sizeof p->header.host) && same_argv(p, c))
+            return 1;
+    }
+    return 0;
+}
+
+/* Does image a of a pid come before image b?  A forked image first (clocks
+ * of two processes can disagree by milliseconds, the fork-exec order
+ * cannot), then by start time, then by the order given. */
+static int image_before(const mf_reader *r, size_t a, size_t b)
+{
+    int fa = forked_image(r, a), fb = forked_image(r, b);
+    if (fa != fb)
+        return fa;
+    uint64_t sa = r->logs[a]->meta.header.start_mono_ns, sb = r->logs[b]->meta.header.start_mono_ns;
+    return sa != sb ? sa < sb : a < b;
+}
+
+/* Images of the same pid on the same host, in the order they ran. */
+static void link_images(mf_reader *r)
+{
+    for (size_t i = 0; i < r->n; i++)
+        r->info[i].prev_image = r->info[i].next_image = -1;
+    for (size_t i = 0; i < r->n; i++) {
+        const mf_file_header *a = &r->logs[i]->meta.header;
+        int best = -1;
+        for (size_t j = 0; j < r->n; j++) {
+            const mf_file_header *b = &r->logs[j]->meta.header;
+            if (j == i || b->pid != a->pid || strncmp(a->host, b->host, sizeof a->host) ||
+                !image_before(r, i, j))
+                continue;
+            if (best < 0 || image_before(r, j, (size_t)best))
+                best = (int)j;
+        }
+        r->info[i].next_image = best;
+        if (best >= 0)
+            r->info[best].prev_image = (int)i;
+    }
+}
+
+/*
+ * A log that is the first image of its pid, whose parent's image at its
+ * start runs the same program, is that image forked: it starts with a copy
+ * of the parent's heap.
+ */
+static void link_forks(mf_reader *r)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        mf_log_info *li = &r->info[i];
+        const mf_file_header *h = &r->logs[i]->meta.header;
+        li->parent = -1;
+        if (li->prev_image >= 0)
+            continue;
+        for (size_t j = 0; j < r->n; j++) {
+            const mf_file_header *p = &r->logs[j]->meta.header;
+            int next = r->info[j].next_image;
+            if (p->pid != h->ppid || strncmp(p->host, h->host, sizeof p->host) ||
+                p->start_mono_ns > h->start_mono_ns ||
+                (next >= 0 && r->logs[next]->meta.header.start_mono_ns <= h->start_mono_ns))
+                continue;
+            if (same_argv(&r->logs[j]->meta, &r->logs[i]->meta))
+                li->parent = (int)j;
+            break;
+        }
+    }
+}
+
+/* Is the process of header h alive on this host (and not a later process
+ * that reuses its pid)? */
+static int process_alive(const mf_file_header *h)
+{
+    char host[sizeof h->host + 1] = "";
+    if (gethostname(host, sizeof host - 1) != 0 || strncmp(host, h->host, sizeof h->host))
+        return 0;
+    if (h->pid == 0 || h->pid > 0x7fffffff || (kill((pid_t)h->pid, 0) != 0 && errno != EPERM))
+        return 0;
+    uint64_t start_ns = mf_process_start_ns(h->pid);
+    if (start_ns == 0)
+        return 1;              /* cannot tell: alive */
+    return start_ns <= h->start_mono_ns + 2000000000ull;   /* started before its log */
+}
+
+/*
+ * The last moment image i is known to have run: its last event, or a later
+ * fork of a child (whose log starts then, naming it as parent) before its
+ * next image took over.
+ */
+static uint64_t last_alive(const mf_reader *r, size_t i)
+{
+    const mf_file_header *h = &r->logs[i]->meta.header;
+    int next = r->info[i].next_image;
+    uint64_t until = next >= 0 ? r->logs[next]->meta.header.start_mono_ns : UINT64_MAX;
+    uint64_t last = r->logs[i]->last_ns ? r->logs[i]->last_ns : h->start_mono_ns;
+    for (size_t j = 0; j < r->n; j++) {
+        const mf_file_header *c = &r->logs[j]->meta.header;
+        if (c->ppid == h->pid && !strncmp(c->host, h->host, sizeof c->host) &&
+            c->start_mono_ns >= h->start_mono_ns && c->start_mono_ns < until &&
+            c->start_mono_ns > last)
+            last = c->start_mono_ns;
+    }
+    return last;
+}
+
+/* When and how image i ended. */
+static void settle_end(mf_reader *r, size_t i)
+{
+    mf_log_info *li = &r->info[i];
+    const mf_rlog *log = r->logs[i];
+    const mf_file_header *h = &log->meta.header;
+    uint64_t last = last_alive(r, i);
+    li->running = li->end_inferred = li->abnormal = 0;
+    li->end_status = h->end_status;
+    if (h->end_how != MF_END_UNKNOWN && h->end_ns) {
+        li->end_how = h->end_how;
+        li->end_ns = h->end_ns > last ? h->end_ns : last;
+        li->abnormal = h->end_how == MF_END_SIGNAL;
+    } else if (li->next_image >= 0) {
+        uint64_t next = r->logs[li->next_image]->meta.header.start_mono_ns;
+        li->end_how = MF_END_EXEC;
+        li->end_ns = next > last ? next : last;
+        li->end_inferred = 1;
+    } else if (process_alive(h)) {
+        li->end_how = MF_END_UNKNOWN;
+        li->end_ns = 0;
+        li->running = !(h->flags & MF_HEADER_FINISHED);
+    } else {
+        li->end_how = MF_END_UNKNOWN;
+        li->end_ns = last;
+        li->end_inferred = 1;
+        li->abnormal = !(h->flags & MF_HEADER_FINISHED);
+    }
+}
+
+/* The end events of images whose end is now known. */
+static int add_ends(mf_reader *r)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        mf_log_info *li = &r->info[i];
+        if (r->end_added[i] || !li->end_ns)
+            continue;
+        mf_event e = { .type = MF_EV_PROCESS_END, .time_ns = li->end_ns, .log = (uint16_t)i,
+                       .end.how = li->end_how | (li->end_inferred ? MF_EV_END_INFERRED : 0) };
+        if (mf_merge_add_event(r->merge, &e) < 0)
+            return -1;
+        r->end_added[i] = 1;
+    }
+    return 0;
+}
+
+static void fill_info(mf_reader *r, size_t i)
+{
+    mf_log_info *li = &r->info[i];
+    const mf_rlog *log = r->logs[i];
+    li->path = log->path;
+    li->header = log->meta.header;
+    li->argc = log->meta.argc;
+    li->argv = log->meta.argv;
+    li->program = log->meta.program;
+    li->first_ns = log->first_ns;
+    li->last_ns = log->last_ns;
+    li->records = log->records;
+    li->damage = &log->damage;
+}
+
+/* ---- scanning ------------------------------------------------------------------- */
+
+/* A live log cut at a chunk boundary: chunks the header claims are missing. */
+static void check_claimed(mf_rlog *log)
+{
+    const mf_file_header *h = &log->meta.header;
+    if (h->flags & (MF_HEADER_COMPACT | MF_HEADER_DROPPED))
+        return;
+    for (int look = 0; look < 2; look++) {
+        uint64_t size = mf_chunk_source_file_size(log->src);
+        uint64_t covered = (size + MF_CHUNK_SIZE - 1) / MF_CHUNK_SIZE;
+        if (h->chunks_claimed <= covered)
+            return;
+        if (look == 0) {       /* a writer between claiming and growing: look again */
+            char ignored[256];
+            if (mf_chunk_source_refresh(log->src, ignored, sizeof ignored) == 0) {
+                size_t len;
+                const mf_file_header *fresh =
+                    (const void *)mf_chunk_source_header(log->src, &len);
+                if (len >= sizeof *fresh)
+                    mf_log_header_update(&log->meta, fresh);
+            }
+            continue;
+        }
+        mf_damage_add(&log->damage, log->path, size,
+                      "the file ends after %llu chunks, but the header says %llu were claimed: "
+                      "the log was cut short and the events of %llu chunks are missing",
+                      (unsigned long long)covered, (unsigned long long)h->chunks_claimed,
+                      (unsigned long long)(h->chunks_claimed - covered));
+    }
+}
+
+static int scan_all(mf_reader *r, char *err, size_t errlen)
+{
+    r->sink.n_segments = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        if (mf_scan_log(r->logs[i], (uint32_t)i, &r->sink, err, errlen) < 0)
+            return -1;
+        fill_info(r, i);
+    }
+    if (mf_merge_add(r->merge, r->sink.segments, r->sink.n_segments) < 0) {
+        snprintf(err, errlen, "out of memory while reading the logs");
+        return -1;
+    }
+    return 0;
+}
+
+static int relate(mf_reader *r, char *err, size_t errlen)
+{
+    link_images(r);
+    link_forks(r);
+    for (size_t i = 0; i < r->n; i++)
+        settle_end(r, i);
+    if (add_ends(r) < 0) {
+        snprintf(err, errlen, "out of memory while reading the logs");
+        return -1;
+    }
+    return 0;
+}
+
+int mf_reader_open(mf_reader **out, const char *const *paths, size_t n, mf_strings *pool,
+                   const mf_reader_options *opt, char *err, size_t errlen)
+{
+    *out = NULL;
+    if (n > UINT16_MAX) {
+        snprintf(err, errlen, "%zu logs: at most %u can be read together", n, UINT16_MAX);
+        return -1;
+    }
+    mf_reader *r = calloc(1, sizeof *r);
+    if (!r || !(r->logs = calloc(n ? n : 1, sizeof *r->logs)) ||
+        !(r->info = calloc(n ? n : 1, sizeof *r->info)) ||
+        !(r->end_added = calloc(n ? n : 1, 1)) || !(r->merge = mf_merge_new(&r->logs, pool))) {
+        snprintf(err, errlen, "out of memory opening the logs");
+        mf_reader_close(r);
+        return -1;
+    }
+    r->pool = pool;
+    r->sink.pool = pool;
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        if (!(r->logs[i] = rlog_open(paths[i], err, errlen)))
+            rc = -1;
+        r->n = i + 1;
+    }
+    if (rc == 0 && !(opt && opt->merge_runs))
+        rc = check_runs(r, err, errlen);
+    if (rc == 0 && scan_all(r, err, errlen) < 0)
+        rc = -1;
+    for (size_t i = 0; rc == 0 && i < r->n; i++) {
+        check_claimed(r->logs[i]);
+        fill_info(r, i);
+    }
+    if (rc == 0 && relate(r, err, errlen) < 0)
+        rc = -1;
+    if (rc != 0) {
+        mf_reader_close(r);
+        return rc;
+    }
+    *out = r;
+    return 0;
+}
+
+int mf_reader_refresh(mf_reader *r, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        mf_rlog *log = r->logs[i];
+        if (mf_chunk_source_refresh(log->src, err, errlen) < 0)
+            return -1;
+        size_t len;
+        const mf_file_header *fresh = (const void *)mf_chunk_source_header(log->src, &len);
+        if (len >= sizeof *fresh)
+            mf_log_header_update(&log->meta, fresh);
+    }
+    if (scan_all(r, err, errlen) < 0)
+        return -1;
+    return relate(r, err, errlen);
+}
+
+void mf_reader_close(mf_reader *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; r->logs && i < r->n; i++)
+        rlog_free(r->logs[i]);
+    free(r->logs);
+    free(r->info);
+    free(r->end_added);
+    mf_merge_free(r->merge);
+    free(r->sink.stacks);
+    free(r->sink.meta);
+    free(r->sink.segments);
+    free(r);
+}
+
+/* ---- reading ------------------------------------------------------------------ */
+
+size_t mf_reader_n_logs(const mf_reader *r)
+{
+    return r->n;
+}
+
+const mf_log_info *mf_reader_log(const mf_reader *r, size_t i)
+{
+    return i < r->n ? &r->info[i] : NULL;
+}
+
+uint64_t mf_reader_t0(const mf_reader *r)
+{
+    uint64_t t0 = UINT64_MAX;
+    for (size_t i = 0; i < r->n; i++)
+        t0 = r->logs[i]->first_ns < t0 ? r->logs[i]->first_ns : t0;
+    return t0;
+}
+
+long mf_reader_next(mf_reader *r, mf_event *out, mf_sample_values *samples, size_t max,
+                    uint64_t until, char *err, size_t errlen)
+{
+    size_t n = 0;
+    while (n < max && r->meta_head < r->sink.n_meta)
+        out[n++] = r->sink.meta[r->meta_head++];
+    if (r->meta_head == r->sink.n_meta)
+        r->meta_head = r->sink.n_meta = 0;
+    if (n)
+        return (long)n;
+    return mf_merge_next(r->merge, out, samples, max, until, err, errlen);
+}
+
+void mf_reader_counts(const mf_reader *r, uint64_t *scanned, uint64_t *decoded)
+{
+    if (scanned)
+        *scanned = r->sink.scanned;
+    if (decoded)
+        *decoded = mf_merge_decoded(r->merge);
+}
+
+uint32_t mf_reader_n_stacks(const mf_reader *r)
+{
+    return (uint32_t)r->sink.n_stacks;
+}
+
+const mf_module *mf_reader_modules(const mf_reader *r, size_t i, size_t *n)
+{
+    *n = r->logs[i]->n_modules;
+    return r->logs[i]->modules;
+}
+
+int mf_reader_stack(mf_reader *r, uint32_t id, uint32_t *log, uint64_t *ip, uint32_t max)
+{
+    if (id == 0 || id > r->sink.n_stacks)
+        return -1;
+    const mf_stack_ref *s = &r->sink.stacks[id - 1];
+    mf_rlog *l = r->logs[s->log];
+    size_t position = mf_rlog_chunk_position(l, s->chunk);
+    uint32_t depth = s->depth < max ? s->depth : max;
+    uint8_t buf[sizeof(mf_rec_stack) + 8 * MF_STACK_MAX_DEPTH];
+    char err[256];
+    if (position == SIZE_MAX ||
+        mf_chunk_source_read_at(l->src, position, s->offset, buf,
+                                sizeof(mf_rec_stack) + 8 * (size_t)depth, err, sizeof err) < 0)
+        return -1;
+    memcpy(ip, buf + sizeof(mf_rec_stack), 8 * (size_t)depth);
+    if (log)
+        *log = s->log;
+    return (int)s->depth;
+}

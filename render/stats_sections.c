@@ -1,0 +1,577 @@
+/*
+ * stats_sections.c - the statistics' one walk: every section, in order,
+ * told once to an emitter (emitter.h) that writes the text table or JSON.
+ *
+ * Sections: the processes and the duration; MXNet's "Device Storage" (its
+ * column names; kB = 1000 bytes as MXNet prints them, labelled); per scope;
+ * the sub-blocks (the table's own section; JSON has them per device); per
+ * allocation site (with stacks); at each peak (by scope and by site);
+ * leaks; notes.  The table shows sizes outside MXNet's table in binary
+ * units (units.h) and lists the first rows where JSON lists all; JSON has
+ * exact numbers, times in ns since t0.  docs/OUTPUTS.md lists every
+ * section, column and key.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "emitter.h"
+#include "stats.h"
+#include "units.h"
+
+#define MAX_TEXT_HOLDERS 20  /* scopes (sites) listed at a peak in the table; JSON has all */
+#define MAX_TEXT_SITES 20    /* allocation sites listed in the table; JSON has all */
+#define JSON_SITE_FRAMES 8   /* frames of a site's first stack, from the site outward */
+#define KB 1000.0            /* MXNet's "kB" */
+
+static uint64_t rel_ns(const mf_model *m, uint64_t t)
+{
+    return t >= m->t0_ns ? t - m->t0_ns : 0;
+}
+
+static size_t name_width(const mf_stats_row *rows, size_t n, size_t min)
+{
+    size_t w = min;
+    for (size_t i = 0; i < n; i++) {
+        size_t len = strlen(rows[i].name);
+        if (len > w)
+            w = len > 60 ? 60 : len;
+    }
+    return w;
+}
+
+/* JSON's "device":"cpu/0", or the table's padded device column. */
+static void device(mf_emitter *e, uint16_t device, const char *table_fmt)
+{
+    char dev[16];
+    mf_emit_name(e, "device", table_fmt, mf_model_device_name(device, dev, sizeof dev));
+}
+
+/* ---- processes ------------------------------------------------------------------ */
+
+static const char *end_name(const mf_process_info *p)
+{
+    static const char *const names[] = { "unknown", "exit", "exit_now", "exec", "signal" };
+    if (p->running || !p->end_ns)
+        return "running";
+    return p->end_how <= MF_END_SIGNAL ? names[p->end_how] : "unknown";
+}
+
+static void process(mf_emitter *e, const mf_model *m, const mf_process_info *p)
+{
+    char how[128];
+    mf_stats_process_end(p, how, sizeof how);
+    mf_emit_object_begin(e, NULL);
+    mf_emit_u64(e, "pid", "process %llu: ", p->pid);
+    mf_emit_json_u64(e, "ppid", p->ppid);
+    mf_emit_text(e, "program", p->program ? p->program : "", 0);
+    if (p->abnormal)
+        mf_emit_table_printf(e, " (not finished: %s)", how);
+    else if (p->running)
+        mf_emit_table_printf(e, " (still running)");
+    mf_emit_table_printf(e, "\n");
+    mf_emit_json_str(e, "log", p->log_path ? p->log_path : "");
+    mf_emit_json_bool(e, "finished", p->finished);
+    mf_emit_object_begin(e, "end");
+    mf_emit_json_str(e, "how", end_name(p));
+    mf_emit_json_i64(e, "status", p->end_status);
+    mf_emit_json_u64(e, "time_ns", p->end_ns ? rel_ns(m, p->end_ns) : 0);
+    mf_emit_json_bool(e, "inferred", p->end_inferred);
+    mf_emit_close(e);
+    mf_emit_json_bool(e, "abnormal", p->abnormal);
+    mf_emit_json_str(e, "ended", how);
+    mf_emit_close(e);
+}
+
+static void processes(const mf_stats *s, mf_emitter *e)
+{
+    const mf_model *m = s->model;
+    mf_emit_table_printf(e, "memflow statistics\n");
+    mf_emit_array_begin(e, "processes");
+    for (size_t i = 0; i < m->n_processes; i++)
+        process(e, m, &m->processes[i]);
+    mf_emit_close(e);
+    mf_emit_json_u64(e, "duration_ns", m->t1_ns - m->t0_ns);
+    mf_emit_table_printf(e, "duration: %.3f ms\n\n", (double)(m->t1_ns - m->t0_ns) / 1e6);
+}
+
+/* ---- devices: MXNet's Device Storage -------------------------------------------- */
+
+static void kinds_json(mf_emitter *e, const mf_device_model *d)
+{
+    mf_emit_object_begin(e, "kinds");
+    for (unsigned k = 0; k < MF_MODEL_KINDS; k++) {
+        if (!d->kinds[k].alloc_count)
+            continue;
+        mf_emit_object_begin(e, mf_memory_kind_name(k));
+        mf_emit_json_u64(e, "alloc_count", d->kinds[k].alloc_count);
+        mf_emit_json_u64(e, "alloc_bytes", d->kinds[k].alloc_bytes);
+        mf_emit_json_u64(e, "live_bytes_end", d->kinds[k].live_bytes_end);
+        mf_emit_close(e);
+    }
+    mf_emit_close(e);
+}
+
+/* A device's sub-blocks, apart from its counts: totals, then by scope. */
+static void subblocks_json(const mf_stats *s, mf_emitter *e, const mf_device_model *d)
+{
+    const mf_sub_counts *c = &d->sub;
+    mf_emit_object_begin(e, "subblocks");
+    mf_emit_json_u64(e, "alloc_count", c->alloc_count);
+    mf_emit_json_u64(e, "free_count", c->free_count);
+    mf_emit_json_u64(e, "alloc_bytes", c->alloc_bytes);
+    mf_emit_json_u64(e, "peak_bytes", c->peak_bytes);
+    mf_emit_json_u64(e, "peak_time_ns", rel_ns(s->model, c->peak_time_ns));
+    mf_emit_json_u64(e, "live_bytes_end", c->live_bytes_end);
+    mf_emit_json_u64(e, "live_count_end", c->live_count_end);
+    mf_emit_array_begin(e, "scopes");
+    for (size_t i = 0; i < d->n_sub_scopes; i++) {
+        const mf_scope_stat *sc = &d->sub_scopes[i];
+        mf_emit_object_begin(e, NULL);
+        mf_emit_json_str(e, "scope", mf_model_string(s->model, sc->scope));
+        mf_emit_json_u64(e, "alloc_count", sc->alloc_count);
+        mf_emit_json_u64(e, "free_count", sc->free_count);
+        mf_emit_json_u64(e, "alloc_bytes", sc->alloc_bytes);
+        mf_emit_json_u64(e, "peak_live_bytes", sc->peak_live_bytes);
+        mf_emit_json_u64(e, "live_bytes_end", sc->live_bytes_end);
+        mf_emit_json_u64(e, "live_count_end", sc->live_count_end);
+        mf_emit_close(e);
+    }
+    mf_emit_close(e);
+    mf_emit_close(e);
+}
+
+static void info_json(const mf_stats *s, mf_emitter *e, const mf_device_info *in)
+{
+    if (!in->known) {
+        mf_emit_json_printf(e, "info", "null");
+        return;
+    }
+    char uuid[33];
+    for (int i = 0; i < 16; i++)
+        snprintf(uuid + 2 * i, 3, "%02x", in->uuid[i]);
+    mf_emit_object_begin(e, "info");
+    mf_emit_json_str(e, "name", mf_model_string(s->model, in->name));
+    mf_emit_json_str(e, "uuid", uuid);
+    mf_emit_json_u64(e, "total_bytes", in->total_bytes);
+    mf_emit_json_u64(e, "pci_bus", in->pci_bus);
+    if (in->mig == UINT32_MAX) {
+        mf_emit_json_printf(e, "mig", "null");
+    } else {
+        mf_emit_array_begin(e, "mig");
+        mf_emit_json_u64(e, NULL, in->mig >> 16);
+        mf_emit_json_u64(e, NULL, in->mig & 0xffff);
+        mf_emit_close(e);
+    }
+    mf_emit_close(e);
+}
+
+static void by_process_json(const mf_stats *s, mf_emitter *e, const mf_device_model *d)
+{
+    mf_emit_array_begin(e, "by_process");
+    for (size_t v = 0; v < d->n_views; v++) {
+        const mf_view *view = d->views[v];
+        mf_emit_object_begin(e, NULL);
+        mf_emit_json_u64(e, "pid", view->pid);
+        mf_emit_json_u64(e, "alloc_count", view->alloc_count);
+        mf_emit_json_u64(e, "alloc_bytes", view->alloc_bytes);
+        mf_emit_json_u64(e, "peak_bytes", view->peak_bytes);
+        mf_emit_json_u64(e, "peak_time_ns", rel_ns(s->model, view->peak_time_ns));
+        mf_emit_json_u64(e, "live_bytes_end", view->live_bytes_end);
+        mf_emit_json_u64(e, "unknown_frees", view->unknown_frees);
+        mf_emit_json_u64(e, "inherited_frees", view->inherited_frees);
+        mf_emit_close(e);
+    }
+    mf_emit_close(e);
+}
+
+/* One device: MXNet's row in the table (its usage counter: updates, and
+ * the smallest, largest and mean value, in kB), everything known in JSON
+ * (the counter in bytes). */
+static void device_row(const mf_stats *s, mf_emitter *e, const mf_stats_row *r, size_t width)
+{
+    const mf_device_model *d = r->dev;
+    char dev[16];
+    mf_emit_object_begin(e, NULL);
+    mf_emit_json_str(e, "device", mf_model_device_name(d->device, dev, sizeof dev));
+    mf_emit_text(e, "name", r->name, width);
+    mf_emit_table_printf(e, "%16llu %16.4f %16.4f %16.4f\n", (unsigned long long)r->count,
+                         (double)r->min / KB, (double)r->max / KB, r->avg / KB);
+    mf_emit_json_u64(e, "use_count", r->count);
+    mf_emit_json_u64(e, "min_use", r->min);
+    mf_emit_json_u64(e, "max_use", r->max);
+    mf_emit_json_double(e, "avg_use", r->avg);
+    mf_emit_json_u64(e, "alloc_count", d->alloc_count);
+    mf_emit_json_u64(e, "free_count", d->free_count);
+    mf_emit_json_u64(e, "alloc_bytes", d->alloc_bytes);
+    mf_emit_json_u64(e, "alloc_actual_bytes", d->alloc_actual_bytes);
+    mf_emit_json_u64(e, "min_size", d->min_size);
+    mf_emit_json_u64(e, "max_size", d->max_size);
+    mf_emit_json_double(e, "avg_size",
+                        d->alloc_count ? (double)d->alloc_bytes / (double)d->alloc_count : 0.0);
+    mf_emit_json_u64(e, "peak_bytes", d->peak_bytes);
+    mf_emit_json_u64(e, "peak_time_ns", rel_ns(s->model, d->peak_time_ns));
+    mf_emit_json_u64(e, "live_bytes_end", d->live_bytes_end);
+    mf_emit_json_u64(e, "live_count_end", d->live_count_end);
+    mf_emit_json_u64(e, "held_bytes_end", d->held_bytes);
+    mf_emit_json_u64(e, "unknown_frees", d->unknown_frees);
+    mf_emit_json_u64(e, "inherited_frees", d->inherited_frees);
+    mf_emit_json_u64(e, "replaced_blocks", d->replaced_blocks);
+    mf_emit_json_u64(e, "snapshots", d->snapshots_added);
+    mf_emit_json_u64(e, "processes", d->n_views);
+    kinds_json(e, d);
+    subblocks_json(s, e, d);
+    info_json(s, e, &d->info);
+    by_process_json(s, e, d);
+    mf_emit_close(e);
+}
+
+/* Whether a device used more than its usual kind (heap on a CPU, device
+ * memory on a GPU): then the kinds are worth listing. */
+static int mixed_kinds(const mf_device_model *d)
+{
+    for (unsigned k = 0; k < MF_MODEL_KINDS; k++)
+        if (d->kinds[k].alloc_count && d->kinds[k].alloc_count != d->alloc_count)
+            return 1;
+    return MF_DEVICE_KIND(d->device) == MF_DEVICE_GPU && d->alloc_count &&
+           d->kinds[MF_MEM_DEVICE].alloc_count != d->alloc_count;
+}
+
+/* The table's lines under Device Storage: what each GPU is, and the memory
+ * kinds of a device that used several. */
+static void device_notes_table(const mf_stats *s, mf_emitter *e, const mf_device_model *d)
+{
+    char dev[16], text[512], a[32], b[32];
+    mf_model_device_name(d->device, dev, sizeof dev);
+    if (d->info.known) {
+        mf_emit_table_printf(e, "%s: ", dev);
+        mf_format_device_info(mf_model_string(s->model, d->info.name), d->info.uuid,
+                              d->info.mig, d->info.total_bytes, text, sizeof text);
+        mf_emit_table_text(e, text);
+        mf_emit_table_printf(e, "\n");
+    }
+    if (!mixed_kinds(d))
+        return;
+    mf_emit_table_printf(e, "%s by memory kind:", dev);
+    for (unsigned k = 0; k < MF_MODEL_KINDS; k++)
+        if (d->kinds[k].alloc_count)
+            mf_emit_table_printf(e, " %s %llu allocations, %s (%s never freed);",
+                                 mf_memory_kind_name(k),
+                                 (unsigned long long)d->kinds[k].alloc_count,
+                                 mf_format_bytes(d->kinds[k].alloc_bytes, a, sizeof a),
+                                 mf_format_bytes(d->kinds[k].live_bytes_end, b, sizeof b));
+    mf_emit_table_printf(e, "\n");
+}
+
+static void devices(const mf_stats *s, mf_emitter *e)
+{
+    size_t w = name_width(s->devices, s->n_devices, 30);
+    mf_emit_table_title(e, "Device Storage");
+    mf_emit_table_cell(e, "Name", w);
+    mf_emit_table_printf(e, "     Total Count    Min Use  (kB)    Max Use  (kB)"
+                            "    Avg Use  (kB)\n");
+    mf_emit_table_cell(e, "----", w);
+    mf_emit_table_printf(e, "     -----------    -------------    -------------"
+                            "    -------------\n");
+    mf_emit_array_begin(e, "devices");
+    mf_emit_lines(e);
+    for (size_t i = 0; i < s->n_devices; i++)
+        device_row(s, e, &s->devices[i], w);
+    mf_emit_close(e);
+    mf_emit_table_printf(e, "Use: requested bytes held on the device after each allocation and "
+                            "free (Total Count: how many; kB = 1000 bytes, as MXNet prints it); "
+                            "Max Use is the peak; Avg is their mean, not MXNet's (max - min) / 2."
+                            "\n");
+    for (size_t i = 0; i < s->model->n_devices; i++)
+        device_notes_table(s, e, &s->model->devices[i]);
+    mf_emit_table_printf(e, "\n");
+}
+
+/* ---- scopes and sites ------------------------------------------------------------- */
+
+/* A scope's or a site's counts, after its name: device, count and bytes in
+ * both; the sizes too in the table when `sizes`; the rest in JSON. */
+static void keyed_counts(const mf_stats *s, mf_emitter *e, const mf_stats_row *r, int sizes)
+{
+    const mf_scope_stat *sc = r->scope;
+    device(e, r->dev->device, "%-8s");
+    mf_emit_u64(e, "alloc_count", " %13llu", sc->alloc_count);
+    mf_emit_json_u64(e, "free_count", sc->free_count);
+    mf_emit_bytes(e, "alloc_bytes", sc->alloc_bytes, 11);
+    if (sizes) {
+        mf_emit_bytes(e, "min_size", sc->min_size, 11);
+        mf_emit_bytes(e, "max_size", sc->max_size, 11);
+        /* the mean of sizes near 2^64 rounds to 2^64, past uint64_t */
+        mf_emit_table_bytes(e, r->avg < 18446744073709549568.0 ? (uint64_t)(r->avg + 0.5)
+                                                                : UINT64_MAX, 11);
+    } else {
+        mf_emit_json_u64(e, "min_size", sc->min_size);
+        mf_emit_json_u64(e, "max_size", sc->max_size);
+    }
+    mf_emit_json_double(e, "avg_size", r->avg);
+    mf_emit_bytes(e, "peak_live_bytes", sc->peak_live_bytes, 11);
+    mf_emit_json_u64(e, "peak_live_time_ns", rel_ns(s->model, sc->peak_live_time_ns));
+    mf_emit_bytes(e, "live_bytes_end", sc->live_bytes_end, 12);
+    mf_emit_json_u64(e, "live_count_end", sc->live_count_end);
+}
+
+static void scopes(const mf_stats *s, mf_emitter *e)
+{
+    size_t w = name_width(s->scopes, s->n_scopes, 24);
+    mf_emit_table_title(e, "Scopes");
+    mf_emit_table_cell(e, "Name", w);
+    mf_emit_table_printf(e, "Device     Total Count   Total Use     Min Use     Max Use     Avg Use"
+                            "   Peak Live  Never Freed\n");
+    mf_emit_array_begin(e, "scopes");
+    mf_emit_lines(e);
+    for (size_t i = 0; i < s->n_scopes; i++) {
+        mf_emit_object_begin(e, NULL);
+        mf_emit_text(e, "scope", s->scopes[i].name, w);
+        keyed_counts(s, e, &s->scopes[i], 1);
+        mf_emit_table_printf(e, "\n");
+        mf_emit_close(e);
+    }
+    mf_emit_close(e);
+    mf_emit_table_printf(e, "\n");
+}
+
+/* The table's sub-blocks section, when there are any: per device, then by
+ * scope (JSON has them in each device). */
+static void subblocks_table(const mf_stats *s, mf_emitter *e)
+{
+    const mf_model *m = s->model;
+    int any = 0;
+    for (size_t i = 0; i < m->n_devices; i++)
+        any |= m->devices[i].sub.alloc_count != 0;
+    if (!any || mf_emit_json(e))
+        return;
+    mf_emit_table_title(e, "Sub-blocks (regions inside other blocks, NVTX memory API; not in "
+                           "the counts above)");
+    mf_emit_table_printf(e, "Device   Scope                         Count   Total Use   Peak Live"
+                            "  Never Freed\n");
+    for (size_t i = 0; i < m->n_devices; i++) {
+        const mf_device_model *d = &m->devices[i];
+        char dev[16];
+        if (!d->sub.alloc_count)
+            continue;
+        mf_emit_table_printf(e, "%-8s %-24s %10llu",
+                             mf_model_device_name(d->device, dev, sizeof dev), "(all)",
+                             (unsigned long long)d->sub.alloc_count);
+        mf_emit_table_bytes(e, d->sub.alloc_bytes, 11);
+        mf_emit_table_bytes(e, d->sub.peak_bytes, 11);
+        mf_emit_table_bytes(e, d->sub.live_bytes_end, 12);
+        mf_emit_table_printf(e, "\n");
+        for (size_t j = 0; j < d->n_sub_scopes; j++) {
+            const mf_scope_stat *sc = &d->sub_scopes[j];
+            mf_emit_table_printf(e, "%-8s ", "");
+            mf_emit_table_cell(e, mf_model_string(m, sc->scope), 24);
+            mf_emit_table_printf(e, "%10llu", (unsigned long long)sc->alloc_count);
+            mf_emit_table_bytes(e, sc->alloc_bytes, 11);
+            mf_emit_table_bytes(e, sc->peak_live_bytes, 11);
+            mf_emit_table_bytes(e, sc->live_bytes_end, 12);
+            mf_emit_table_printf(e, "\n");
+        }
+    }
+    mf_emit_table_printf(e, "\n");
+}
+
+static void frames_json(const mf_stats *s, mf_emitter *e, const mf_stats_row *r)
+{
+    mf_sites *all = s->model->sites;
+    const mf_site *site = mf_sites_get(all, r->scope->scope);
+    mf_site_frame frames[JSON_SITE_FRAMES];
+    size_t n = mf_sites_frames(all, site->stack, frames, JSON_SITE_FRAMES);
+    mf_emit_array_begin(e, "frames");
+    for (size_t f = 0; f < n; f++) {
+        mf_emit_object_begin(e, NULL);
+        mf_emit_json_str(e, "function", frames[f].function ? frames[f].function : "?");
+        mf_emit_json_str(e, "file", frames[f].file);
+        mf_emit_json_u64(e, "line", frames[f].line);
+        mf_emit_json_str(e, "module", frames[f].module);
+        mf_emit_close(e);
+    }
+    mf_emit_close(e);
+}
+
+/* The allocation sites: all in JSON, the first MAX_TEXT_SITES in the
+ * table, in the sort order. */
+static void sites(const mf_stats *s, mf_emitter *e)
+{
+    if (!s->has_sites)
+        return;
+    size_t n = mf_emit_json(e) || s->n_sites < MAX_TEXT_SITES ? s->n_sites : MAX_TEXT_SITES;
+    size_t w = name_width(s->sites, n, 24);
+    char title[160];
+    snprintf(title, sizeof title, "Top allocation sites (%zu of %zu, by %s)", n, s->n_sites,
+             mf_stats_sort_name(s->sort_by));
+    mf_emit_table_title(e, title);
+    mf_emit_table_cell(e, "Site", w);
+    mf_emit_table_printf(e, "Device     Total Count   Total Use   Peak Live  Never Freed\n");
+    mf_emit_array_begin(e, "sites");
+    mf_emit_lines(e);
+    for (size_t i = 0; i < n; i++) {
+        mf_emit_object_begin(e, NULL);
+        mf_emit_text(e, "site", s->sites[i].name, w);
+        keyed_counts(s, e, &s->sites[i], 0);
+        frames_json(s, e, &s->sites[i]);
+        mf_emit_table_printf(e, "\n");
+        mf_emit_close(e);
+    }
+    mf_emit_close(e);
+    mf_emit_table_printf(e, "\n");
+}
+
+/* ---- at the peak ------------------------------------------------------------------ */
+
+/* Who held a device's peak: all in JSON; in the table the first
+ * MAX_TEXT_HOLDERS, then the rest summed. */
+static void holders(mf_emitter *e, const mf_device_model *d, const mf_stats_holder *h, size_t n,
+                    const char *key, const char *what, const char *indent)
+{
+    uint64_t other_bytes = 0, other_blocks = 0;
+    double peak = (double)d->peak_bytes;
+    mf_emit_array_begin(e, key);
+    for (size_t j = 0; j < n; j++) {
+        if (j >= MAX_TEXT_HOLDERS && !mf_emit_json(e)) {
+            other_bytes += h[j].bytes;
+            other_blocks += h[j].blocks;
+            continue;
+        }
+        mf_emit_object_begin(e, NULL);
+        mf_emit_json_str(e, what, h[j].name);
+        mf_emit_json_u64(e, "bytes", h[j].bytes);
+        mf_emit_json_u64(e, "blocks", h[j].blocks);
+        mf_emit_table_printf(e, "%s%16llu bytes %6.2f%% %8llu blocks  ", indent,
+                             (unsigned long long)h[j].bytes, 100.0 * (double)h[j].bytes / peak,
+                             (unsigned long long)h[j].blocks);
+        mf_emit_table_text(e, h[j].name);
+        mf_emit_table_printf(e, "\n");
+        mf_emit_close(e);
+    }
+    mf_emit_close(e);
+    if (n > MAX_TEXT_HOLDERS)
+        mf_emit_table_printf(e, "%s%16llu bytes %6.2f%% %8llu blocks  (%zu other %ss)\n", indent,
+                             (unsigned long long)other_bytes, 100.0 * (double)other_bytes / peak,
+                             (unsigned long long)other_blocks, n - MAX_TEXT_HOLDERS, what);
+}
+
+static void at_peak(const mf_stats *s, mf_emitter *e)
+{
+    mf_emit_table_title(e, "At the peak (all processes together)");
+    mf_emit_array_begin(e, "at_peak");
+    mf_emit_lines(e);
+    for (size_t i = 0; i < s->n_peaks; i++) {
+        const mf_stats_peak *p = &s->peaks[i];
+        const mf_device_model *d = p->dev;
+        char human[32];
+        mf_emit_object_begin(e, NULL);
+        device(e, d->device, "%s: ");
+        mf_emit_u64(e, "peak_bytes", "peak %llu bytes", d->peak_bytes);
+        mf_emit_json_u64(e, "peak_time_ns", rel_ns(s->model, d->peak_time_ns));
+        mf_emit_table_printf(e, " (%s) at %.6f ms\n",
+                             mf_format_bytes(d->peak_bytes, human, sizeof human),
+                             (double)rel_ns(s->model, d->peak_time_ns) / 1e6);
+        holders(e, d, p->holders, p->n_holders, "holders", "scope", "  ");
+        if (s->has_sites) {
+            mf_emit_table_printf(e, "  by site:\n");
+            holders(e, d, p->by_site, p->n_by_site, "by_site", "site", "    ");
+        }
+        mf_emit_close(e);
+    }
+    mf_emit_close(e);
+    mf_emit_table_printf(e, "\n");
+}
+
+/* ---- leaks and notes ---------------------------------------------------------------- */
+
+static void leak(const mf_stats *s, mf_emitter *e, const mf_block *l)
+{
+    const mf_model *m = s->model;
+    const char *thread = mf_model_thread_name(m, l->pid, l->tid);
+    mf_emit_object_begin(e, NULL);
+    mf_emit_json_str(e, "scope", mf_model_string(m, l->scope));
+    mf_emit_json_str(e, "name", mf_model_string(m, l->name));
+    device(e, l->device, "%-8s");
+    mf_emit_json_printf(e, "address", "\"0x%llx\"", (unsigned long long)l->addr);
+    mf_emit_table_printf(e, " %#18llx", (unsigned long long)l->addr);
+    mf_emit_u64(e, "requested", " %16llu", l->requested);
+    mf_emit_u64(e, "actual", " %16llu", l->actual);
+    mf_emit_json_u64(e, "alloc_time_ns", rel_ns(m, l->alloc_ns));
+    mf_emit_table_printf(e, " %13.6f", (double)rel_ns(m, l->alloc_ns) / 1e6);
+    mf_emit_u64(e, "pid", "  %-6llu", l->pid);
+    mf_emit_u64(e, "thread", "  %-6llu  ", l->tid);
+    mf_emit_json_bool(e, "held_until_process_end", l->end == MF_BLOCK_PROCESS_ENDED);
+    mf_emit_json_str(e, "thread_name", thread ? thread : "unknown");
+    mf_emit_table_text(e, mf_model_string(m, l->scope));
+    mf_emit_table_text(e, mf_model_string(m, l->name));
+    mf_emit_table_printf(e, "\n");
+    mf_emit_close(e);
+}
+
+/* A list of blocks never freed: JSON's key, the table's section. */
+static void blocks(const mf_stats *s, mf_emitter *e, const char *key, const char *title,
+                   const mf_block *b, size_t n)
+{
+    mf_emit_table_title(e, title);
+    if (n == 0)
+        mf_emit_table_printf(e, "none\n");
+    else
+        mf_emit_table_printf(e, "Device            Address        Requested           Actual"
+                                "    Alloc (ms)  Pid     Thread  Scope / name\n");
+    mf_emit_array_begin(e, key);
+    mf_emit_lines(e);
+    for (size_t i = 0; i < n; i++)
+        leak(s, e, &b[i]);
+    mf_emit_close(e);
+    mf_emit_table_printf(e, "\n");
+}
+
+/* The leaks; then, in JSON always and in the table while a process runs,
+ * the blocks processes still running hold: live now, not leaks. */
+static void leaks(const mf_stats *s, mf_emitter *e)
+{
+    char title[128];
+    snprintf(title, sizeof title, "Leaks (largest blocks never freed, up to %zu)", s->max_leaks);
+    blocks(s, e, "leaks", title, s->leaks, s->n_leaks);
+    if (!s->running && !mf_emit_json(e))
+        return;
+    snprintf(title, sizeof title, "Live now (largest blocks of processes still running, up to "
+             "%zu)", s->max_leaks);
+    blocks(s, e, "live_now", title, s->live_now, s->n_live_now);
+}
+
+static void notes(const mf_stats *s, mf_emitter *e)
+{
+    const mf_model *m = s->model;
+    mf_emit_u64(e, "unknown_frees", "Unknown frees: %llu\n", s->unknown_frees);
+    if (s->inherited_frees)
+        mf_emit_u64(e, "inherited_frees", "Frees in forked children of blocks inherited from "
+                                          "their parent: %llu\n", s->inherited_frees);
+    else
+        mf_emit_json_u64(e, "inherited_frees", 0);
+    mf_emit_json_u64(e, "gpu_dropped", m->gpu_dropped);
+    mf_emit_json_bool(e, "damaged", m->damaged);
+    mf_emit_array_begin(e, "warnings");
+    for (size_t i = 0; i < m->n_warnings; i++) {
+        mf_emit_table_printf(e, "warning: ");
+        mf_emit_text(e, NULL, m->warnings[i], 0);
+        mf_emit_table_printf(e, "\n");
+    }
+    mf_emit_close(e);
+}
+
+void mf_stats_emit(const mf_stats *s, mf_emitter *e)
+{
+    mf_emit_begin(e);
+    mf_emit_json_str(e, "sort_by", mf_stats_sort_name(s->sort_by));
+    mf_emit_json_bool(e, "ascending", s->ascending);
+    mf_emit_lines(e);
+    processes(s, e);
+    devices(s, e);
+    scopes(s, e);
+    subblocks_table(s, e);
+    sites(s, e);
+    at_peak(s, e);
+    leaks(s, e);
+    notes(s, e);
+    mf_emit_end(e);
+}
