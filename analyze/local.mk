@@ -50,6 +50,7 @@ libmemflow_analysis_la_SOURCES = $(COMMON_SOURCES) \
 	analyze/symbols/symbols.c analyze/symbols/symbols.h \
 	analyze/symbols/sites.c analyze/symbols/sites.h \
 	analyze/index/index.c analyze/index/index.h analyze/index/index_state.h \
-	analyze/index/index_build.c analyze/index/index_file.c analyze/index/index_query.c
+	analyze/index/index_build.c analyze/index/index_cells.c analyze/index/index_file.c \
+	analyze/index/index_query.c
 libmemflow_analysis_la_CFLAGS = $(AM_CFLAGS) $(CAIRO_CFLAGS) $(LIBDW_CFLAGS) $(ZSTD_CFLAGS)
 libmemflow_analysis_la_LIBADD = $(CAIRO_LIBS) $(LIBDW_LIBS) $(ZSTD_LIBS) -lstdc++ -lm

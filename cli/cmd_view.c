@@ -1,6 +1,6 @@
 /*
  * cmd_view.c - `memflow view LOG...|DIR [--port N] [--no-open]
- * [--merge-runs] [--rebuild]`: open (or build) the index of the logs
+ * [--merge-runs] [--rebuild] [--index-only]`: open (or build) the index of the logs
  * (analyze/index/index.h), serve the zoomable viewer on the loopback
  * (view_server.c), print its URL with its token, open a browser where one
  * is available, and serve until interrupted.  A DIR stands for the
@@ -28,6 +28,7 @@
 static void usage(FILE *out)
 {
     fputs("usage: memflow view LOG...|DIR [--port N] [--no-open] [--merge-runs] [--rebuild]\n"
+          "                    [--index-only]\n"
           "\n"
           "Serve a zoomable time x address view of memflow logs on this machine only\n"
           "(127.0.0.1), from an index kept beside the first log (LOG.mfi, reused while\n"
@@ -38,6 +39,7 @@ static void usage(FILE *out)
           "  --no-open      do not start a browser (default: xdg-open where a display is)\n"
           "  --merge-runs   view logs of different runs together\n"
           "  --rebuild      build the index anew even when it is fresh\n"
+          "  --index-only   build the index (or find it fresh), print where it is, exit\n"
           "\n"
           "exit status: 0 stopped by a signal, 1 the logs cannot be read or the port had,\n"
           "             2 bad usage, 4 logs of different runs (see --merge-runs)\n",
@@ -105,7 +107,7 @@ static void open_browser(const char *url)
 int cmd_view(int argc, char **argv)
 {
     static char *logs[MAX_LOGS];
-    int n = 0, no_open = 0;
+    int n = 0, no_open = 0, index_only = 0;
     long port = 0;
     mf_index_options opt = { 0 };
     for (int i = 1; i < argc; i++) {
@@ -117,6 +119,8 @@ int cmd_view(int argc, char **argv)
             no_open = 1;
         } else if (!strcmp(a, "--merge-runs")) {
             opt.merge_runs = 1;
+        } else if (!strcmp(a, "--index-only")) {
+            index_only = 1;
         } else if (!strcmp(a, "--rebuild")) {
             opt.rebuild = 1;
         } else if (!strcmp(a, "--port") && i + 1 < argc) {
@@ -159,6 +163,12 @@ int cmd_view(int argc, char **argv)
     fprintf(stderr, "memflow view: index %s%s\n",
             mf_index_path(ix)[0] ? mf_index_path(ix) : "(temporary)",
             mf_index_reused(ix) ? " (reused)" : "");
+    if (index_only) {
+        mf_index_close(ix);
+        for (int i = 0; i < n; i++)
+            free(logs[i]);
+        return 0;
+    }
     sigset_t stop;
     sigemptyset(&stop);
     sigaddset(&stop, SIGINT);

@@ -2,7 +2,8 @@
 # answers and its libmicrohttpd server (cli/), and the page (view/), compiled
 # into the program by view/embed.sh.
 memflow_SOURCES += cli/cmd_view.c cli/view_request.c cli/view_request.h \
-	cli/view_api.c cli/view_api.h cli/view_server.c cli/view_server.h
+	cli/view_api.c cli/view_api.h cli/view_raster.c cli/view_raster.h cli/view_server.c \
+	cli/view_server.h
 nodist_memflow_SOURCES = cli/view_assets.c
 memflow_CPPFLAGS = $(AM_CPPFLAGS) $(MHD_CFLAGS)
 memflow_LDADD += $(MHD_LIBS)

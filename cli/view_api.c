@@ -5,6 +5,7 @@
  * graph of what was live at its peak and the scopes and sites that grew.
  * Program strings go through the one JSON escaper (render/escape.h).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,14 +15,15 @@
 #include "sink.h"
 #include "svg_color.h"
 #include "view_api.h"
+#include "view_raster.h"
 
 typedef struct api {
     mf_index *ix;
     const mf_view_request *rq;
     mf_sink s;
     char err[512];
-    size_t n_cells, n_blocks;
-    int truncated;
+    size_t n_cells;
+    int binary;               /* the answer is bytes (window), not JSON */
 } api;
 
 static void str(mf_sink *s, const char *text)
@@ -50,6 +52,14 @@ static const char *site_name(api *a, uint32_t stack)
         return NULL;
     const mf_site *site = mf_sites_get(sites, mf_sites_of_stack(sites, stack));
     return site ? site->name : NULL;
+}
+
+static uint64_t ix_end(const api *a, const mf_index_block *b)
+{
+    if (b->free_ns != MF_LIVE_AT_END)
+        return b->free_ns;
+    uint64_t t1 = mf_index_t1(a->ix);
+    return t1 > b->alloc_ns ? t1 : b->alloc_ns + 1;
 }
 
 static const char *string(const api *a, uint32_t id)
@@ -132,11 +142,12 @@ static void view_json(api *a, size_t i)
 static void meta(api *a)
 {
     mf_sink *s = &a->s;
-    mf_sink_printf(s, "{\"t1\":%llu,\"wshift\":%u,\"gshift\":%d,\"levels\":%d,\"running\":%s,"
-                   "\"reused\":%s,\"index\":",
+    mf_sink_printf(s, "{\"t1\":%llu,\"wshift\":%u,\"cell_level\":%d,\"levels\":%d,"
+                   "\"running\":%s,\"reused\":%s,\"blocks_max\":%d,\"index\":",
                    (unsigned long long)rel(a, mf_index_t1(a->ix)), mf_index_wshift(a->ix),
-                   MF_INDEX_GSHIFT, MF_INDEX_LEVELS, mf_index_running(a->ix) ? "true" : "false",
-                   mf_index_reused(a->ix) ? "true" : "false");
+                   mf_index_cell_level(a->ix), MF_INDEX_LEVELS,
+                   mf_index_running(a->ix) ? "true" : "false",
+                   mf_index_reused(a->ix) ? "true" : "false", MF_VIEW_BLOCKS_MAX);
     str(s, mf_index_path(a->ix));
     mf_sink_puts(s, ",\"warnings\":[");
     for (size_t i = 0; i < mf_index_n_warnings(a->ix); i++) {
@@ -151,47 +162,213 @@ static void meta(api *a)
 
 /* ---- window ------------------------------------------------------------------------------ */
 
-static int on_cell(void *ctx, const mf_index_cell *c)
+/* Is b shown under the request's filters (hidden scopes, sizes)? */
+static int shown(const mf_view_request *rq, const mf_index_block *b)
 {
-    api *a = ctx;
-    if (a->n_cells >= MF_VIEW_CELLS_MAX) {
-        a->truncated = 1;
-        return 1;
-    }
-    mf_sink_printf(&a->s, "%s%llu,%llu,%.4g,%u", a->n_cells++ ? "," : "",
-                   (unsigned long long)c->col, (unsigned long long)c->granule, c->fill, c->scope);
+    for (size_t i = 0; i < rq->n_hide; i++)
+        if (rq->hide[i] == b->scope)
+            return 0;
+    return b->requested >= rq->min && (!rq->max || b->requested <= rq->max);
+}
+
+static int scope_shown(const mf_view_request *rq, uint32_t scope)
+{
+    for (size_t i = 0; i < rq->n_hide; i++)
+        if (rq->hide[i] == scope)
+            return 0;
+    return 1;
+}
+
+/* The request's window: absolute times, addresses, the view's axis. */
+typedef struct win {
+    api *a;
+    mf_axis axis;
+    uint64_t t0, t1, a0, a1;
+    mf_raster r;
+    uint8_t *blocks;          /* blocks answered whole: MF_VIEW_BLOCK_BYTES each */
+    size_t n, cap;
+} win;
+
+static int win_open(api *a, win *w)
+{
+    const mf_view_request *rq = a->rq;
+    const mf_index_view *v = mf_index_view_at(a->ix, rq->view);
+    memset(w, 0, sizeof *w);
+    w->a = a;
+    if (mf_axis_init(&w->axis, v->ranges.r, v->ranges.n, v->min_addr, v->max_addr) < 0)
+        return -1;
+    w->t0 = abs_time(a, rq->t0);
+    w->t1 = abs_time(a, rq->t1);
+    w->a0 = mf_axis_addr(&w->axis, rq->y0);
+    w->a1 = mf_axis_addr(&w->axis, rq->y1);
+    if (w->a1 < UINT64_MAX)
+        w->a1++;
     return 0;
 }
 
-static int on_block(void *ctx, const mf_index_block *b)
+static void put_f64(uint8_t *p, double v)
 {
-    api *a = ctx;
-    if (a->n_blocks >= MF_VIEW_BLOCKS_MAX) {
-        a->truncated = 1;
+    memcpy(p, &v, 8);
+}
+
+static void put_u32(uint8_t *p, uint32_t v)
+{
+    memcpy(p, &v, 4);
+}
+
+static int keep_whole(void *ctx, const mf_index_block *b)
+{
+    win *w = ctx;
+    if (!shown(w->a->rq, b))
+        return 0;
+    if (w->n == MF_VIEW_BLOCKS_MAX)
         return 1;
+    if (w->n == w->cap) {
+        size_t cap = w->cap ? w->cap * 2 : 256;
+        uint8_t *p = realloc(w->blocks, cap * MF_VIEW_BLOCK_BYTES);
+        if (!p)
+            return -1;
+        w->blocks = p;
+        w->cap = cap;
     }
-    mf_sink_puts(&a->s, a->n_blocks++ ? "," : "");
-    block_json(a, b);
+    uint8_t *p = w->blocks + w->n++ * MF_VIEW_BLOCK_BYTES;
+    put_f64(p, (double)rel(w->a, b->alloc_ns));
+    put_f64(p + 8, b->free_ns == MF_LIVE_AT_END ? -1.0 : (double)rel(w->a, b->free_ns));
+    put_f64(p + 16, (double)b->addr);
+    put_f64(p + 24, (double)b->requested);
+    put_f64(p + 32, (double)b->actual);
+    put_u32(p + 40, b->scope);
+    put_u32(p + 44, b->stack);
+    put_u32(p + 48, b->tid);
+    put_u32(p + 52, b->name);
+    put_u32(p + 56, (uint32_t)b->end | (uint32_t)b->flags << 8);
+    put_u32(p + 60, b->level);
     return 0;
 }
 
+static int paint_block(void *ctx, const mf_index_block *b)
+{
+    win *w = ctx;
+    if (shown(w->a->rq, b))
+        mf_raster_add(&w->r, b->alloc_ns, ix_end(w->a, b), b->addr,
+                      b->actual ? b->actual : b->requested ? b->requested : 1, 1.0, b->scope);
+    return w->r.oom ? -1 : 0;
+}
+
+static int paint_cell(void *ctx, const mf_index_cell *c)
+{
+    win *w = ctx;
+    if (c->addr < w->a1 && c->addr + c->bytes > w->a0 && scope_shown(w->a->rq, c->scope))
+        mf_raster_add(&w->r, c->t_from, c->t_to, c->addr, c->bytes, c->fill, c->scope);
+    return w->r.oom ? -1 : 0;
+}
+
+/* The level whose columns are about half a pixel wide, or the finest with cells. */
+static int cell_level_for(const api *a, uint64_t t0, uint64_t t1, uint32_t w)
+{
+    double ns_px = (double)(t1 - t0) / w;
+    int l = mf_index_cell_level(a->ix);
+    while (l < MF_INDEX_LEVELS - 1 && ldexp(2.0, (int)(mf_index_wshift(a->ix) + (unsigned)l)) < ns_px)
+        l++;
+    return l;
+}
+
+/* Blocks whole (mode 0) when the window holds few; else a raster of the
+ * page's pixels (mode 1), from the blocks while they are not too many to
+ * read, else from the cells of the index. */
 static int window_answer(api *a)
 {
     const mf_view_request *rq = a->rq;
-    mf_sink *s = &a->s;
-    mf_index_visit cells = { .cell = on_cell, .ctx = a }, blocks = { .block = on_block, .ctx = a };
-    mf_sink_printf(s, "{\"level\":%d,\"cells\":[", rq->level);
-    int rc = rq->level >= 0 ? mf_index_window(a->ix, rq->view, rq->level, abs_time(a, rq->t0),
-                                              abs_time(a, rq->t1), rq->a0, rq->a1, &cells,
-                                              a->err, sizeof a->err) : 0;
+    win w;
+    int rc = -1, level = -1;
+    if (win_open(a, &w) < 0)
+        return -1;
+    uint64_t most = mf_index_count_blocks(a->ix, rq->view, w.t0, w.t1, MF_VIEW_RASTER_BLOCKS);
+    if (most <= MF_VIEW_BLOCKS_MAX) {
+        if (mf_index_blocks(a->ix, rq->view, w.t0, w.t1, w.a0, w.a1, keep_whole, &w, a->err,
+                            sizeof a->err) < 0)
+            goto out;
+        uint8_t head[8];
+        put_u32(head, 0);
+        put_u32(head + 4, (uint32_t)w.n);
+        mf_sink_write(&a->s, head, sizeof head);
+        mf_sink_write(&a->s, w.blocks, w.n * MF_VIEW_BLOCK_BYTES);
+        rc = 0;
+        goto out;
+    }
+    if (mf_raster_init(&w.r, &w.axis, rq->w, rq->h, w.t0, w.t1, rq->y0, rq->y1) < 0)
+        goto out;
+    if (most <= MF_VIEW_RASTER_BLOCKS) {
+        if (mf_index_blocks(a->ix, rq->view, w.t0, w.t1, w.a0, w.a1, paint_block, &w, a->err,
+                            sizeof a->err) < 0)
+            goto out;
+    } else {
+        level = cell_level_for(a, w.t0, w.t1, rq->w);
+        if (mf_index_cells(a->ix, rq->view, level, w.t0, w.t1, paint_cell, &w, a->err,
+                           sizeof a->err) < 0)
+            goto out;
+    }
+    size_t px = (size_t)rq->w * rq->h;
+    uint8_t *pix = malloc(2 * px + 1);
+    if (!pix || mf_raster_finish(&w.r, pix, pix + px) < 0) {
+        free(pix);
+        goto out;
+    }
+    uint8_t head[24];
+    put_u32(head, 1);
+    put_u32(head + 4, rq->w);
+    put_u32(head + 8, rq->h);
+    put_u32(head + 12, (uint32_t)w.r.n_layers);
+    put_u32(head + 16, (uint32_t)level);
+    put_u32(head + 20, (uint32_t)(most > MF_VIEW_RASTER_BLOCKS ? MF_VIEW_RASTER_BLOCKS + 1 : most));
+    mf_sink_write(&a->s, head, sizeof head);
+    for (size_t i = 0; i < w.r.n_layers; i++) {
+        uint8_t id[4];
+        put_u32(id, w.r.scope[i]);
+        mf_sink_write(&a->s, id, 4);
+    }
+    mf_sink_write(&a->s, pix, 2 * px);
+    free(pix);
+    rc = 0;
+out:
+    mf_raster_free(&w.r);
+    mf_axis_free(&w.axis);
+    free(w.blocks);
+    a->binary = 1;
+    return rc;
+}
+
+/* ---- the block under the pointer ------------------------------------------------------------ */
+
+static int pick_largest(void *ctx, const mf_index_block *b)
+{
+    win *w = ctx;
+    mf_index_block *best = (mf_index_block *)w->blocks;
+    if (shown(w->a->rq, b) && (!w->n || b->requested > best->requested)) {
+        *best = *b;
+        w->n = 1;
+    }
+    return 0;
+}
+
+static int at_answer(api *a)
+{
+    win w;
+    mf_index_block best;
+    if (win_open(a, &w) < 0)
+        return -1;
+    w.blocks = (uint8_t *)&best;
+    int rc = mf_index_blocks(a->ix, a->rq->view, w.t0, w.t1, w.a0, w.a1, pick_largest, &w,
+                             a->err, sizeof a->err);
+    mf_axis_free(&w.axis);
     if (rc < 0)
         return -1;
-    mf_sink_puts(s, "],\"blocks\":[");
-    rc = mf_index_window(a->ix, rq->view, rq->level, abs_time(a, rq->t0), abs_time(a, rq->t1),
-                         rq->a0, rq->a1, &blocks, a->err, sizeof a->err);
-    if (rc < 0)
-        return -1;
-    mf_sink_printf(s, "],\"truncated\":%s}\n", a->truncated ? "true" : "false");
+    mf_sink_puts(&a->s, "{\"block\":");
+    if (w.n)
+        block_json(a, &best);
+    else
+        mf_sink_puts(&a->s, "null");
+    mf_sink_puts(&a->s, "}\n");
     return 0;
 }
 
@@ -343,9 +520,8 @@ static uint64_t peak_moment(api *a, uint64_t from, uint64_t to)
     c0 = c0 < from ? from : c0;
     c1 = c1 > to ? to : c1;
     sweep w = { .from = c0, .to = c1 };
-    mf_index_visit visit = { .block = on_sweep_block, .ctx = &w };
     uint64_t best_t = c0;
-    if (mf_index_window(a->ix, a->rq->view, -1, c0, c1, 0, UINT64_MAX, &visit, a->err,
+    if (mf_index_blocks(a->ix, a->rq->view, c0, c1, 0, UINT64_MAX, on_sweep_block, &w, a->err,
                         sizeof a->err) >= 0 && !w.full) {
         qsort(w.c, w.n, sizeof *w.c, by_time);
         int64_t run = 0, best = 0;
@@ -553,6 +729,7 @@ int mf_view_api(mf_index *ix, const mf_view_request *rq, mf_view_answer *out)
     case MF_VIEW_OCCUPANCY: rc = occupancy_answer(&a); break;
     case MF_VIEW_STACK: stack_answer(&a); break;
     case MF_VIEW_RANGE: rc = range_answer(&a); break;
+    case MF_VIEW_AT: rc = at_answer(&a); break;
     default: return error_answer(out, 404, "no such endpoint");
     }
     if (rc < 0 || a.s.error) {
@@ -560,6 +737,7 @@ int mf_view_api(mf_index *ix, const mf_view_request *rq, mf_view_answer *out)
         return error_answer(out, 500, a.err[0] ? a.err : "out of memory");
     }
     out->status = 200;
+    out->binary = a.binary;
     out->len = a.s.len;
     out->body = mf_sink_take(&a.s);
     return out->body ? 0 : -1;

@@ -17,31 +17,32 @@ static const struct {
 } endpoints[] = {
     { "/", MF_VIEW_PAGE, 0, 0 },
     { "/api/meta", MF_VIEW_META, 0, 0 },
-    { "/api/window", MF_VIEW_WINDOW, MF_VQ_VIEW | MF_VQ_LEVEL | MF_VQ_T0 | MF_VQ_T1 | MF_VQ_A0 |
-      MF_VQ_A1, 0 },
+    { "/api/window", MF_VIEW_WINDOW, MF_VQ_VIEW | MF_VQ_T0 | MF_VQ_T1 | MF_VQ_Y0 | MF_VQ_Y1 |
+      MF_VQ_W | MF_VQ_H, MF_VQ_HIDE | MF_VQ_MIN | MF_VQ_MAX },
     { "/api/occupancy", MF_VIEW_OCCUPANCY, MF_VQ_VIEW | MF_VQ_T0 | MF_VQ_T1 | MF_VQ_COLS, 0 },
     { "/api/stack", MF_VIEW_STACK, MF_VQ_STACK, 0 },
     { "/api/range", MF_VIEW_RANGE, MF_VQ_VIEW | MF_VQ_T0 | MF_VQ_T1, 0 },
+    { "/api/at", MF_VIEW_AT, MF_VQ_VIEW | MF_VQ_T0 | MF_VQ_T1 | MF_VQ_Y0 | MF_VQ_Y1,
+      MF_VQ_HIDE | MF_VQ_MIN | MF_VQ_MAX },
 };
 
 static const struct {
     const char *name;
     unsigned bit;
+    uint64_t max;
 } params[] = {
-    { "view", MF_VQ_VIEW }, { "level", MF_VQ_LEVEL }, { "t0", MF_VQ_T0 }, { "t1", MF_VQ_T1 },
-    { "a0", MF_VQ_A0 }, { "a1", MF_VQ_A1 }, { "cols", MF_VQ_COLS }, { "stack", MF_VQ_STACK },
-    { "token", MF_VQ_TOKEN },
+    { "view", MF_VQ_VIEW, UINT32_MAX }, { "t0", MF_VQ_T0, UINT64_MAX },
+    { "t1", MF_VQ_T1, UINT64_MAX }, { "y0", MF_VQ_Y0, UINT64_MAX },
+    { "y1", MF_VQ_Y1, UINT64_MAX }, { "w", MF_VQ_W, MF_VIEW_W_MAX },
+    { "h", MF_VQ_H, MF_VIEW_H_MAX }, { "cols", MF_VQ_COLS, UINT32_MAX },
+    { "stack", MF_VQ_STACK, UINT32_MAX }, { "hide", MF_VQ_HIDE, UINT32_MAX },
+    { "min", MF_VQ_MIN, UINT64_MAX }, { "max", MF_VQ_MAX, UINT64_MAX },
+    { "token", MF_VQ_TOKEN, 0 },
 };
 
-/* Decimal digits (an optional leading '-' when neg_ok) into *v, at most max. */
-static int number(const char *p, size_t n, uint64_t max, int neg_ok, int *neg, uint64_t *v)
+/* Decimal digits into *v, at most max. */
+static int number(const char *p, size_t n, uint64_t max, uint64_t *v)
 {
-    *neg = 0;
-    if (n && p[0] == '-' && neg_ok) {
-        *neg = 1;
-        p++;
-        n--;
-    }
     if (n == 0 || n > 20)
         return -1;
     uint64_t x = 0;
@@ -72,9 +73,12 @@ static int param(const char *p, size_t n, mf_view_request *out, char *err, size_
     size_t name_len = (size_t)(eq - p), vlen = n - name_len - 1;
     const char *v = eq + 1;
     unsigned bit = 0;
+    uint64_t max = 0;
     for (size_t i = 0; i < sizeof params / sizeof *params && !bit; i++)
-        if (strlen(params[i].name) == name_len && !memcmp(params[i].name, p, name_len))
+        if (strlen(params[i].name) == name_len && !memcmp(params[i].name, p, name_len)) {
             bit = params[i].bit;
+            max = params[i].max;
+        }
     if (!bit)
         return fail(err, errlen, 400, "unknown parameter");
     if (out->given & bit)
@@ -90,20 +94,36 @@ static int param(const char *p, size_t n, mf_view_request *out, char *err, size_
         out->token[vlen] = 0;
         return 0;
     }
-    int neg;
+    if (bit == MF_VQ_HIDE) {              /* numbers joined by ',' (none: empty) */
+        for (size_t at = 0; at < vlen;) {
+            const char *comma = memchr(v + at, ',', vlen - at);
+            size_t k = comma ? (size_t)(comma - (v + at)) : vlen - at;
+            uint64_t x;
+            if (out->n_hide == MF_VIEW_HIDE_MAX)
+                return fail(err, errlen, 400, "too many hidden scopes");
+            if (number(v + at, k, max, &x) < 0)
+                return fail(err, errlen, 400, "a hidden scope is not a number in range");
+            out->hide[out->n_hide++] = (uint32_t)x;
+            at += k + (comma ? 1 : 0);
+            if (comma && at == vlen)
+                return fail(err, errlen, 400, "a list ends with ','");
+        }
+        return 0;
+    }
     uint64_t x;
-    if (number(v, vlen, bit == MF_VQ_LEVEL ? 63 : bit == MF_VQ_VIEW || bit == MF_VQ_COLS ||
-               bit == MF_VQ_STACK ? UINT32_MAX : UINT64_MAX, bit == MF_VQ_LEVEL, &neg, &x) < 0 ||
-        (neg && x != 1))
+    if (number(v, vlen, max, &x) < 0)
         return fail(err, errlen, 400, "a parameter is not a number in range");
     switch (bit) {
     case MF_VQ_VIEW: out->view = (uint32_t)x; break;
-    case MF_VQ_LEVEL: out->level = neg ? -1 : (int)x; break;
     case MF_VQ_T0: out->t0 = x; break;
     case MF_VQ_T1: out->t1 = x; break;
-    case MF_VQ_A0: out->a0 = x; break;
-    case MF_VQ_A1: out->a1 = x; break;
+    case MF_VQ_Y0: out->y0 = x; break;
+    case MF_VQ_Y1: out->y1 = x; break;
+    case MF_VQ_W: out->w = (uint32_t)x; break;
+    case MF_VQ_H: out->h = (uint32_t)x; break;
     case MF_VQ_COLS: out->cols = (uint32_t)x; break;
+    case MF_VQ_MIN: out->min = x; break;
+    case MF_VQ_MAX: out->max = x; break;
     default: out->stack = (uint32_t)x; break;
     }
     return 0;
@@ -152,7 +172,9 @@ int mf_view_parse(const char *method, const char *uri, size_t len, mf_view_reque
     }
     if ((out->given & (MF_VQ_T0 | MF_VQ_T1)) == (MF_VQ_T0 | MF_VQ_T1) && out->t1 < out->t0)
         return fail(err, errlen, 400, "t1 is before t0");
-    if ((out->given & (MF_VQ_A0 | MF_VQ_A1)) == (MF_VQ_A0 | MF_VQ_A1) && out->a1 <= out->a0)
-        return fail(err, errlen, 400, "a1 is not above a0");
+    if ((out->given & (MF_VQ_Y0 | MF_VQ_Y1)) == (MF_VQ_Y0 | MF_VQ_Y1) && out->y1 <= out->y0)
+        return fail(err, errlen, 400, "y1 is not above y0");
+    if (((out->given & MF_VQ_W) && !out->w) || ((out->given & MF_VQ_H) && !out->h))
+        return fail(err, errlen, 400, "a raster of no pixels");
     return 0;
 }

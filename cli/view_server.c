@@ -181,7 +181,8 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *u
     mf_view_answer a;
     if (mf_view_api(s->ix, &rq, &a) < 0)
         return MHD_NO;
-    return reply(c, a.status, "application/json", a.body, a.len, rq.head);
+    return reply(c, a.status, a.binary ? "application/octet-stream" : "application/json", a.body,
+                 a.len, rq.head);
 }
 
 /* Only peers on the loopback (the daemon listens there anyway). */

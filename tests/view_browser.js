@@ -45,8 +45,9 @@ async function ready(page, after) {
       for (const v of m.views) {
         const s = v.scopes.find((x) => x.name === "view_big:");
         if (!s) continue;
-        const r = await fetch(`/api/window?token=${token}&view=${v.id}&level=-1&t0=0&t1=${m.t1}&a0=0&a1=18446744073709551615`);
-        const w = await r.json();
+        const l = window.memflowView.lanes().find((x) => x.view.id === v.id);
+        const r = await fetch(`/api/window?token=${token}&view=${v.id}&t0=0&t1=${m.t1}&y0=0&y1=${l.axis.total}&w=100&h=100`);
+        const w = window.memflowView.parseWindow(await r.arrayBuffer());
         const b = w.blocks.find((x) => x.requested === 777777);
         return { view: v.id, block: b, color: s.color, scope: s.id };
       }

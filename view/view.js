@@ -1,10 +1,13 @@
 // view/view.js - the browser side of `memflow view`: asks the server that
 // sent the page (same origin, the token of the page's URL) for the views,
-// then per lane the occupancy and the cells and blocks of the window shown,
-// and draws them on canvases.  Zoom: wheel (time; shift: address), keys
-// + - arrows 0; pan: drag; hover a block for its details, click for its
-// stack; drag on the curve to select a range (flame graph, growth).  The
-// state lives in the URL's hash, so a link opens the same place.
+// then per lane the occupancy and the window shown: its blocks whole when
+// it holds few, else a picture in the page's own pixels (the scope that
+// held most of each pixel, and how full it was), and draws them on
+// canvases.  Zoom: wheel (time; shift: address), keys + - arrows 0; pan:
+// drag; hover a block for its details (the server says which block is
+// under the pointer), click for its stack; drag on the curve to select a
+// range (flame graph, growth).  The state lives in the URL's hash, so a
+// link opens the same place.
 "use strict";
 (function () {
   const token = new URLSearchParams(location.search).get("token") || "";
@@ -13,10 +16,11 @@
   let meta = null, lanes = [], seq = 0, busy = 0;
 
   const $ = (id) => document.getElementById(id);
-  const api = (path, params) => {
+  const api = (path, params, bytes) => {
     const q = Object.entries(params || {}).map(([k, v]) => k + "=" + v).join("&");
     return fetch(path + "?token=" + token + (q ? "&" + q : ""), { cache: "no-store" })
-      .then((r) => r.ok ? r.json() : r.json().then((e) => { throw new Error(e.error); }));
+      .then((r) => r.ok ? (bytes ? r.arrayBuffer() : r.json())
+        : r.json().then((e) => { throw new Error(e.error); }));
   };
   const big = (n) => Math.round(n).toLocaleString("en-US");
   const bytes = (n) => {
@@ -108,7 +112,7 @@
       box.addEventListener("change", () => {
         if (box.checked) S.hide.delete(s.id); else S.hide.add(s.id);
         for (const b of document.querySelectorAll('.legend input[data-scope="' + s.id + '"]')) b.checked = box.checked;
-        drawAll(); writeHash();
+        drawAll(); refresh();
       });
       const sw = document.createElement("span");
       sw.className = "sw"; sw.style.background = s.color;
@@ -131,27 +135,53 @@
   const ty = (lane, y) => (y - lane.y0) / (lane.y1 - lane.y0) * MAP_H;
 
   // ---- fetching what a lane shows ----
-  function levelFor(lane) {
-    const nsPx = (S.t1 - S.t0) / lane.plotW, bPx = (lane.y1 - lane.y0) / MAP_H;
-    let lt = 0, la = 0;
-    while (lt < meta.levels - 1 && 2 ** (meta.wshift + lt) < nsPx * 2) lt++;
-    while (la < meta.levels - 1 && 2 ** (meta.gshift + la) < bPx * 2) la++;
-    const l = Math.max(lt, la);
-    return l <= 0 ? -1 : l;
+  function hideParam() { return [...S.hide].join(","); }
+  function filters() {
+    const f = {};
+    if (S.hide.size) f.hide = hideParam();
+    if (S.min) f.min = S.min;
+    if (S.max) f.max = S.max;
+    return f;
+  }
+  // A window's answer (bytes, little endian): mode 0, blocks whole; mode 1,
+  // a raster of w x h pixels (docs/OUTPUTS.md).
+  function parseWindow(buf) {
+    const dv = new DataView(buf), mode = dv.getUint32(0, true);
+    if (mode === 0) {
+      const n = dv.getUint32(4, true), blocks = new Array(n);
+      for (let i = 0; i < n; i++) {
+        const o = 8 + i * 64, fr = dv.getFloat64(o + 8, true), ef = dv.getUint32(o + 56, true);
+        blocks[i] = {
+          alloc: dv.getFloat64(o, true), free: fr < 0 ? null : fr, addr: dv.getFloat64(o + 16, true),
+          requested: dv.getFloat64(o + 24, true), actual: dv.getFloat64(o + 32, true),
+          scope: dv.getUint32(o + 40, true), stack: dv.getUint32(o + 44, true),
+          tid: dv.getUint32(o + 48, true), name: dv.getUint32(o + 52, true),
+          end: ef & 255, level: dv.getUint32(o + 60, true),
+        };
+      }
+      return { blocks };
+    }
+    const w = dv.getUint32(4, true), h = dv.getUint32(8, true), nl = dv.getUint32(12, true);
+    const layers = [];
+    for (let i = 0; i < nl; i++) layers.push(dv.getUint32(24 + 4 * i, true));
+    const at = 24 + 4 * nl;
+    return { raster: { w, h, layers, level: dv.getInt32(16, true), most: dv.getUint32(20, true),
+                       layer: new Uint8Array(buf, at, w * h), fill: new Uint8Array(buf, at + w * h, w * h) } };
   }
   function fetchLane(lane, my) {
     lane.plotW = size(lane);
-    const level = levelFor(lane);
-    const a0 = Math.floor(lane.axis.addr(Math.max(0, lane.y0)));
-    const a1 = Math.ceil(lane.axis.addr(Math.min(lane.axis.total, lane.y1))) + 1;
-    const t0 = Math.max(0, Math.floor(S.t0)), t1 = Math.max(t0, Math.ceil(S.t1));
+    const t0 = Math.max(0, Math.floor(S.t0)), t1 = Math.max(t0 + 1, Math.ceil(S.t1));
+    const y0 = Math.max(0, Math.floor(lane.y0)), y1 = Math.max(y0 + 1, Math.ceil(lane.y1));
+    const started = performance.now();
     return Promise.all([
       api("/api/occupancy", { view: lane.view.id, t0, t1, cols: Math.max(1, lane.plotW) }),
-      api("/api/window", { view: lane.view.id, level, t0, t1, a0, a1: Math.max(a1, a0 + 1) }),
+      api("/api/window", Object.assign({ view: lane.view.id, t0, t1, y0, y1, w: lane.plotW, h: MAP_H }, filters()), true),
     ]).then(([occ, win]) => {
       if (my !== seq) return;
-      lane.occ = occ; lane.level = win.level; lane.cells = win.cells; lane.blocks = win.blocks;
-      lane.truncated = win.truncated;
+      const got = parseWindow(win);
+      lane.occ = occ; lane.blocks = got.blocks || []; lane.raster = got.raster || null;
+      lane.shown = { t0, t1, y0, y1 };
+      lane.answeredMs = performance.now() - started;
     });
   }
   let timer = 0;
@@ -178,8 +208,8 @@
   }
   function matches(b) {
     if (!S.q) return false;
-    return (b.site || "").includes(S.q) || (b.name || "").includes(S.q) ||
-      (stackCache.get(b.stack) || []).some((f) => f.function.includes(S.q));
+    return (stackCache.get(b.stack) || []).some((f) => f.function.includes(S.q) ||
+                                                       (f.file || "").includes(S.q));
   }
   function drawCurve(lane) {
     const c = lane.curve.getContext("2d"), w = lane.curve.width;
@@ -220,26 +250,38 @@
     c.fillText(bytes(top), 4, 12); c.fillText("0", 4, CURVE_H - 4);
     c.fillText("held", 4, CURVE_H / 2);
   }
+  // The raster as an image: each pixel its scope's colour, opaque as it was full.
+  function rgbOf(lane, scope) {
+    const hexc = scope === 0xffffffff ? "#888888" : colorOf(lane, scope);
+    return [1, 3, 5].map((i) => parseInt(hexc.slice(i, i + 2), 16));
+  }
+  function drawRaster(c, lane) {
+    const r = lane.raster;
+    if (!r.image) {
+      const img = new ImageData(r.w, r.h), d = img.data, rgb = r.layers.map((s) => rgbOf(lane, s));
+      for (let i = 0; i < r.w * r.h; i++) {
+        const l = r.layer[i];
+        if (l === 255) continue;
+        const k = rgb[l];
+        d[4 * i] = k[0]; d[4 * i + 1] = k[1]; d[4 * i + 2] = k[2];
+        d[4 * i + 3] = Math.round(255 * (0.35 + 0.65 * r.fill[i] / 255));
+      }
+      r.image = document.createElement("canvas");
+      r.image.width = r.w; r.image.height = r.h;
+      r.image.getContext("2d").putImageData(img, 0, 0);
+    }
+    const sh = lane.shown, x0 = tx(lane, sh.t0), x1 = tx(lane, sh.t1);
+    const top = MAP_H - ty(lane, sh.y1), bottom = MAP_H - ty(lane, sh.y0);
+    c.imageSmoothingEnabled = false;
+    c.drawImage(r.image, x0, top, x1 - x0, bottom - top);
+  }
   function drawMap(lane) {
     const c = lane.map.getContext("2d"), w = lane.map.width;
     c.clearRect(0, 0, w, MAP_H + AXIS_H);
     c.fillStyle = "#f4f4f4"; c.fillRect(LEFT, 0, lane.plotW, MAP_H);
     c.save();
     c.beginPath(); c.rect(LEFT, 0, lane.plotW, MAP_H); c.clip();
-    if (lane.level >= 0 && lane.cells) {
-      const colNs = 2 ** (meta.wshift + lane.level), gran = 2 ** (meta.gshift + lane.level);
-      const cells = lane.cells;
-      for (let i = 0; i < cells.length; i += 4) {
-        if (S.hide.has(cells[i + 3])) continue;
-        const x0 = tx(lane, cells[i] * colNs), x1 = tx(lane, (cells[i] + 1) * colNs);
-        const a = cells[i + 1] * gran;
-        const y0 = ty(lane, lane.axis.y(a)), y1 = ty(lane, lane.axis.y(a + gran));
-        c.globalAlpha = 0.35 + 0.65 * Math.min(1, cells[i + 2]);
-        c.fillStyle = colorOf(lane, cells[i + 3]);
-        c.fillRect(x0, MAP_H - Math.max(y1, y0 + 1), Math.max(1, x1 - x0), Math.max(1, y1 - y0));
-      }
-      c.globalAlpha = 1;
-    }
+    if (lane.raster) drawRaster(c, lane);
     lane.drawn = [];
     const end = meta.t1;
     for (const b of lane.blocks) {
@@ -278,7 +320,7 @@
   function drawAll() {
     for (const l of lanes) { drawCurve(l); drawMap(l); }
     $("status").textContent = time(S.t1 - S.t0) + " shown" + (meta.running ? " - following" : "") +
-      (lanes.some((l) => l.truncated) ? " - zoom in for every block" : "");
+      (lanes.some((l) => l.raster) ? " - zoom in for every block" : "");
   }
 
   // ---- interaction ----
@@ -301,12 +343,48 @@
     lane.y0 = at - span * r; lane.y1 = lane.y0 + span;
     refresh();
   }
+  // The block under the pointer, from the server: the largest one in the
+  // pixel's box (+-1.5 px), whatever the window shows (blocks or a raster).
+  function placeAt(lane, x, y) {
+    const nsPx = (S.t1 - S.t0) / lane.plotW, bPx = (lane.y1 - lane.y0) / MAP_H;
+    const t = S.t0 + (x - LEFT) * nsPx, yy = lane.y0 + (MAP_H - y) * bPx;
+    return { t0: Math.max(0, Math.floor(t - 1.5 * nsPx)), t1: Math.max(0, Math.ceil(t + 1.5 * nsPx)),
+             y0: Math.max(0, Math.floor(yy - 1.5 * bPx)), y1: Math.max(1, Math.ceil(yy + 1.5 * bPx)) };
+  }
+  let hoverWant = null, hoverBusy = false;
   function blockAt(lane, x, y) {
-    for (let i = (lane.drawn || []).length - 1; i >= 0; i--) {
-      const [r, b] = lane.drawn[i];
-      if (x >= r[0] - 1 && x <= r[0] + r[2] + 1 && y >= r[1] - 1 && y <= r[1] + r[3] + 1) return b;
-    }
-    return null;
+    const p = placeAt(lane, x, y);
+    if (p.y1 <= p.y0) p.y1 = p.y0 + 1;
+    const started = performance.now();
+    return api("/api/at", Object.assign({ view: lane.view.id }, p, filters())).then((r) => {
+      lane.hoverMs = performance.now() - started;
+      return r.block;
+    });
+  }
+  function hover(lane, e) {
+    hoverWant = { lane, x: e.offsetX, y: e.offsetY, cx: e.clientX, cy: e.clientY };
+    if (hoverBusy) return;
+    const tip = $("tip");
+    const next = () => {
+      const h = hoverWant;
+      hoverWant = null;
+      if (!h) { hoverBusy = false; return; }
+      hoverBusy = true;
+      blockAt(h.lane, h.x, h.y).then((b) => {
+        h.lane.hovered = b;
+        document.body.dataset.hovered = String(Number(document.body.dataset.hovered || 0) + 1);
+        if (!b) { tip.hidden = true; return; }
+        tip.textContent = hoverText(h.lane, b, stackCache.get(b.stack));
+        tip.hidden = false;
+        tip.style.left = Math.min(h.cx + 14, innerWidth - 420) + "px";
+        tip.style.top = h.cy + 14 + "px";
+        if (b.stack && !stackCache.has(b.stack))
+          return stackOf(b.stack).then(() => {
+            if (h.lane.hovered === b && !tip.hidden) tip.textContent = hoverText(h.lane, b, stackCache.get(b.stack));
+          });
+      }).catch(() => {}).finally(next);
+    };
+    next();
   }
   const stackCache = new Map();
   function stackOf(id) {
@@ -355,20 +433,12 @@
         }
         return;
       }
-      const b = blockAt(lane, e.offsetX, e.offsetY);
-      if (!b) { tip.hidden = true; return; }
-      tip.textContent = hoverText(lane, b, stackCache.get(b.stack));
-      tip.hidden = false;
-      tip.style.left = Math.min(e.clientX + 14, innerWidth - 420) + "px";
-      tip.style.top = e.clientY + 14 + "px";
-      if (b.stack && !stackCache.has(b.stack))
-        stackOf(b.stack).then(() => { if (!tip.hidden) tip.textContent = hoverText(lane, b, stackCache.get(b.stack)); });
+      hover(lane, e);
     });
-    lane.map.addEventListener("mouseleave", () => { tip.hidden = true; });
+    lane.map.addEventListener("mouseleave", () => { hoverWant = null; tip.hidden = true; });
     lane.map.addEventListener("click", (e) => {
       if (drag && drag.moved) return;
-      const b = blockAt(lane, e.offsetX, e.offsetY);
-      if (b) showStack(b);
+      blockAt(lane, e.offsetX, e.offsetY).then((b) => { if (b) showStack(b); });
     });
     let sel = null;
     lane.curve.addEventListener("mousedown", (e) => { sel = S.t0 + (e.offsetX - LEFT) / lane.plotW * (S.t1 - S.t0); });
@@ -454,11 +524,13 @@
   $("stack-close").onclick = () => { $("stack").hidden = true; };
   $("search").addEventListener("input", (e) => {
     S.q = e.target.value;
-    for (const l of lanes) for (const b of l.blocks) if (b.stack) stackOf(b.stack).then(() => drawAll());
+    const stacks = new Set();                 // the frames of the blocks shown (a few hundred stacks)
+    for (const l of lanes) for (const b of l.blocks) if (b.stack && stacks.size < 500) stacks.add(b.stack);
+    Promise.all([...stacks].map(stackOf)).then(() => drawAll());
     drawAll(); writeHash();
   });
-  $("min-size").addEventListener("input", (e) => { S.min = Number(e.target.value) || 0; drawAll(); writeHash(); });
-  $("max-size").addEventListener("input", (e) => { S.max = Number(e.target.value) || 0; drawAll(); writeHash(); });
+  $("min-size").addEventListener("input", (e) => { S.min = Number(e.target.value) || 0; drawAll(); refresh(); });
+  $("max-size").addEventListener("input", (e) => { S.max = Number(e.target.value) || 0; drawAll(); refresh(); });
   window.addEventListener("keydown", (e) => {
     if (e.target.tagName === "INPUT") return;
     const span = S.t1 - S.t0;
@@ -541,5 +613,8 @@
       refresh();
     },
     select(viewId, t0, t1) { selectRange(lanes.find((x) => x.view.id === viewId), t0, t1); },
+    parseWindow,
+    timings: () => lanes.map((l) => ({ view: l.view.id, window: l.answeredMs, hover: l.hoverMs,
+                                       raster: !!l.raster, blocks: l.blocks.length })),
   };
 })();

@@ -37,6 +37,27 @@ static unsigned choose_wshift(const mf_reader *r, uint64_t t0)
     return w;
 }
 
+/* The finest level with cells: the run takes at most about one column per
+ * 2048 records there, and never more than MF_INDEX_BASE_COLS columns (a
+ * log still written: as long as it is now, times 4). */
+static int choose_cell_level(const mf_index *ix)
+{
+    uint64_t last = ix->t0, records = 0;
+    for (size_t i = 0; i < mf_reader_n_logs(ix->reader); i++) {
+        const mf_log_info *info = mf_reader_log(ix->reader, i);
+        if (info->last_ns != 0 && info->first_ns != UINT64_MAX && info->last_ns > last)
+            last = info->last_ns;
+        records += info->records;
+    }
+    uint64_t span = (last - ix->t0) * (ix->running ? 4 : 1);
+    uint64_t cols = records / 2048;
+    cols = cols < 2048 ? 2048 : cols > MF_INDEX_BASE_COLS ? MF_INDEX_BASE_COLS : cols;
+    int l = 0;
+    while (l < MF_INDEX_LEVELS / 2 && (span >> (ix->wshift + (unsigned)l)) > cols)
+        l++;
+    return l;
+}
+
 static int any_running(const mf_reader *r)
 {
     for (size_t i = 0; i < mf_reader_n_logs(r); i++)
@@ -143,10 +164,13 @@ static int try_reuse(mf_index *ix)
         close(fd);
         return -1;
     }
-    free(ix->path);
-    ix->path = strdup(ix->final_path);
+    char *path = strdup(ix->final_path);
+    if (path) {
+        free(ix->path);
+        ix->path = path;
+    }
     ix->reused = 1;
-    return ix->path ? 0 : -1;
+    return 0;
 }
 
 static int build(mf_index *ix, char *err, size_t errlen)
@@ -157,11 +181,13 @@ static int build(mf_index *ix, char *err, size_t errlen)
         return -1;
     }
     ix->wshift = choose_wshift(ix->reader, ix->t0);
+    ix->cell_level = choose_cell_level(ix);
+    ix->track_live = ix->running;
     int grew;
     if (describe_logs(ix) < 0 || feed(ix, &grew, err, errlen) < 0)
         return -1;
     if (ix->running) {
-        ix_flush(ix, 0);
+        ix_flush(ix);
         ix_settle_views(ix);
         return ix->failed ? -1 : 0;
     }
@@ -179,20 +205,38 @@ mf_index *mf_index_open(const char *const *paths, size_t n, const mf_index_optio
 {
     mf_index *ix = calloc(1, sizeof *ix);
     *rc = -1;
-    if (!ix) {
+    if (!ix || !(ix->log_paths = calloc(n ? n : 1, sizeof *ix->log_paths))) {
+        free(ix);
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
+    ix->fd = -1;
+    ix->path = strdup("");
+    ix->merge_runs = opt->merge_runs;
+    for (size_t i = 0; i < n; i++)
+        if ((ix->log_paths[ix->n_logs] = strdup(paths[i])) != NULL)
+            ix->n_logs++;
+    size_t len = strlen(paths[0]) + 5;
+    ix->final_path = opt->path ? strdup(opt->path) : malloc(len);
+    if (!ix->final_path || !ix->path || ix->n_logs != n) {
+        snprintf(err, errlen, "out of memory");
+        mf_index_close(ix);
+        return NULL;
+    }
+    if (!opt->path)
+        snprintf(ix->final_path, len, "%s.mfi", paths[0]);
+    if (!opt->rebuild && try_reuse(ix) == 0) {   /* no reader: the file says it all */
+        *rc = 0;
+        return ix;
+    }
     /* the model's pool is the reader's: its ids are the ones events carry */
-    mf_model_options mo = { .no_picture = 1, .no_trace = 1, .on_block = ix_on_block,
-                            .on_block_ctx = ix };
+    mf_model_options mo = { .no_picture = 1, .no_trace = 1, .no_curves = 1,
+                            .on_block = ix_on_block, .on_block_ctx = ix };
     if (!(ix->model = mf_model_new(&mo, err, errlen))) {
-        free(ix);
+        mf_index_close(ix);
         return NULL;
     }
     ix->pool = ix->model->strings;
-    ix->fd = -1;
-    ix->path = strdup("");
     mf_reader_options ro = { .merge_runs = opt->merge_runs };
     int orc = mf_reader_open(&ix->reader, paths, n, ix->pool, &ro, err, errlen);
     if (orc != 0) {
@@ -204,20 +248,15 @@ mf_index *mf_index_open(const char *const *paths, size_t n, const mf_index_optio
     if (ix->t0 == UINT64_MAX)
         ix->t0 = 0;
     ix->running = any_running(ix->reader);
-    size_t len = strlen(paths[0]) + 5;
-    ix->final_path = opt->path ? strdup(opt->path) : malloc(len);
     ix->batch = malloc(BATCH * sizeof *ix->batch);
     ix->samples = malloc(BATCH * sizeof *ix->samples);
     ix->told = calloc(mf_reader_n_logs(ix->reader) + 1, sizeof *ix->told);
-    if (!ix->final_path || !ix->batch || !ix->samples || !ix->told || !ix->path) {
+    if (!ix->batch || !ix->samples || !ix->told) {
         snprintf(err, errlen, "out of memory");
         mf_index_close(ix);
         return NULL;
     }
-    if (!opt->path)
-        snprintf(ix->final_path, len, "%s.mfi", paths[0]);
-    describe_logs(ix);
-    if ((ix->running || opt->rebuild || try_reuse(ix) < 0) && build(ix, err, errlen) < 0) {
+    if (build(ix, err, errlen) < 0) {
         mf_index_close(ix);
         return NULL;
     }
@@ -241,7 +280,7 @@ int mf_index_refresh(mf_index *ix, int *grew, char *err, size_t errlen)
     if (feed(ix, grew, err, errlen) < 0)
         return -1;
     ix->running = any_running(ix->reader);
-    ix_flush(ix, 0);
+    ix_flush(ix);
     ix_settle_views(ix);
     return ix->failed ? -1 : 0;
 }
@@ -251,9 +290,14 @@ void mf_index_close(mf_index *ix)
     if (!ix)
         return;
     if (ix->sites)
-        mf_sites_close(ix->sites);
+        mf_sites_close(ix->sites);        /* and its own reader, if it has one */
+    mf_strings_free(ix->sites_pool);
     mf_reader_close(ix->reader);
     mf_model_free(ix->model);             /* and its pool, the reader's */
+    mf_strings_free(ix->own_pool);
+    for (size_t i = 0; i < ix->n_logs; i++)
+        free(ix->log_paths[i]);
+    free(ix->log_paths);
     for (size_t i = 0; i < ix->n_views; i++)
         ix_view_free(&ix->views[i]);
     free(ix->views);
@@ -269,6 +313,7 @@ void mf_index_close(mf_index *ix)
     free(ix->batch);
     free(ix->samples);
     free(ix->told);
+    free(ix->buf);
     free(ix);
 }
 
@@ -283,6 +328,7 @@ const char *mf_index_warning(const mf_index *ix, size_t i)
 uint64_t mf_index_t0(const mf_index *ix) { return ix->t0; }
 uint64_t mf_index_t1(const mf_index *ix) { return ix->t1 > ix->t0 ? ix->t1 : ix->t0; }
 unsigned mf_index_wshift(const mf_index *ix) { return ix->wshift; }
+int mf_index_cell_level(const mf_index *ix) { return ix->cell_level; }
 int mf_index_running(const mf_index *ix) { return ix->running; }
 size_t mf_index_n_views(const mf_index *ix) { return ix->n_views; }
 const mf_index_view *mf_index_view_at(const mf_index *ix, size_t i)
@@ -292,15 +338,56 @@ const mf_index_view *mf_index_view_at(const mf_index *ix, size_t i)
 
 mf_sites *mf_index_sites(mf_index *ix)
 {
-    if (!ix->sites && mf_reader_n_stacks(ix->reader) > 0)
-        ix->sites = mf_sites_open(ix->reader, ix->pool, 0);
-    return ix->sites;
+    mf_sites *s = __atomic_load_n(&ix->sites, __ATOMIC_ACQUIRE);
+    if (!s && ix->reader && mf_reader_n_stacks(ix->reader) > 0) {
+        s = mf_sites_open(ix->reader, ix->pool, 0);
+        __atomic_store_n(&ix->sites, s, __ATOMIC_RELEASE);
+    }
+    return s;
+}
+
+int mf_index_load_sites(mf_index *ix, char *err, size_t errlen)
+{
+    if (ix->reader) {
+        mf_index_sites(ix);
+        return 0;
+    }
+    mf_strings *pool = mf_strings_new();
+    mf_reader *r = NULL;
+    mf_reader_options ro = { .merge_runs = ix->merge_runs };
+    if (!pool) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (mf_reader_open(&r, (const char *const *)ix->log_paths, ix->n_logs, pool, &ro, err,
+                       errlen) != 0) {
+        mf_strings_free(pool);
+        return -1;
+    }
+    if (mf_reader_n_stacks(r) == 0) {
+        mf_reader_close(r);
+        mf_strings_free(pool);
+        return 0;
+    }
+    mf_sites *s = mf_sites_open(r, pool, 1);
+    if (!s) {
+        mf_reader_close(r);
+        mf_strings_free(pool);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    ix->sites_pool = pool;
+    __atomic_store_n(&ix->sites, s, __ATOMIC_RELEASE);
+    return 0;
 }
 
 const char *mf_index_program(const mf_index *ix, uint32_t pid)
 {
     const char *found = "";
-    for (size_t i = 0; i < mf_reader_n_logs(ix->reader); i++) {
+    for (size_t i = 0; !ix->reader && i < ix->n_views; i++)
+        if (ix->views[i].pub.pid == pid && ix->views[i].program)
+            return ix->views[i].program;
+    for (size_t i = 0; ix->reader && i < mf_reader_n_logs(ix->reader); i++) {
         const mf_log_info *info = mf_reader_log(ix->reader, i);
         if (info->header.pid == pid && info->program)
             found = info->program;      /* the latest image of the pid */

@@ -1,32 +1,37 @@
 /*
- * index.h - the index `memflow view` answers from: a run's blocks, cells
- * and occupancy arranged so that any time x address window of any view
- * (one process on one device) is answered by reading a few pieces of one
- * file, whatever the log's length.  docs/FORMAT.md "The view index"
- * describes the file.
+ * index.h - the index `memflow view` answers from: a run's blocks, its
+ * picture at every time resolution and its occupancy, arranged so that any
+ * time x address window of any view (one process on one device) is
+ * answered by reading a few pieces of one file, whatever the log's length.
+ * docs/FORMAT.md "The view index" describes the file.
  *
  * Data flow: reader (events in time order) -> model (pairs allocations and
  * frees into blocks; mf_model_options.on_block tells every block as it
- * starts and ends) -> the builder (index_build.c: per level, time buckets
- * of blocks and columns of cells, flushed to the file as time passes them,
- * so memory follows what is live, not the log) -> the index file, beside
- * the first log (LOG.mfi) -> the queries (index_query.c) -> cli/view_api.c.
+ * starts and ends) -> the builder: index_build.c keeps each ended block in
+ * the time bucket of its lifetime level and follows the occupancy;
+ * index_cells.c sweeps the held bytes of each view over time into columns
+ * of cells (bytes x ns per address granule, and the scope that held the
+ * most), merged pairwise into every coarser time level; pieces are written
+ * as time passes them, so memory follows what is live, not the log -> the
+ * index file, beside the first log (LOG.mfi) -> the queries
+ * (index_query.c) -> cli/view_api.c.
  *
- * Levels: level l has columns of 2^(wshift + l) ns and address granules of
- * 2^(MF_INDEX_GSHIFT + l) bytes.  A block belongs to the first level at
- * which it covers at most MF_INDEX_CELLS cells (its level): there it is
- * painted into the cells, which merge upward into every coarser level, and
- * stored whole in that level's time bucket.  So a window at level l is
- * drawn exactly from l's cells plus the blocks of the levels above l,
- * which are few (each covers more than MF_INDEX_CELLS cells of l), and a
- * window at level -1 is every block whole.
+ * Time levels: level l has columns of 2^(wshift + l) ns.  Cells exist from
+ * the level at which the run takes at most about MF_INDEX_BASE_COLS
+ * columns (mf_index_cell_level) up; their address granule is a view's own,
+ * doubled while the view holds more than MF_INDEX_ROWS granules at once,
+ * so a column has about that many cells at most.  Blocks: a block whose
+ * lifetime is at most 2^(wshift + cell level + k) ns is kept in bucket
+ * alloc >> (wshift + cell level + k) of lifetime level k, so a window
+ * reads two buckets a level.
  *
  * An index is reused when its header names the same logs (path, size,
  * mtime, run id) and the same version; logs still being written are
  * indexed anew in a file of their own that follows them
  * (mf_index_refresh) and is kept only when they are finished.  String and
  * stack ids are those of the reader of the same logs (the same bytes give
- * the same ids).  Not thread-safe: one thread asks.
+ * the same ids); a reused index keeps its strings in its file.  Not
+ * thread-safe: one thread asks (mf_index_load_sites excepted).
  */
 #ifndef MEMFLOW_INDEX_H
 #define MEMFLOW_INDEX_H
@@ -40,12 +45,12 @@
 #include "sites.h"
 #include "string_pool.h"
 
-#define MF_INDEX_VERSION 1
-#define MF_INDEX_GSHIFT 6        /* granule of level 0: 64 bytes */
+#define MF_INDEX_VERSION 2
 #define MF_INDEX_LEVELS 40
-#define MF_INDEX_CELLS 64        /* most cells a block covers at its level */
+#define MF_INDEX_BASE_COLS 32768  /* columns the run takes at most at the finest cell level */
+#define MF_INDEX_ROWS 256         /* granules a view holds at once, at most */
 
-/* One block as the index keeps it (64 bytes in the file, host order). */
+/* One block as the index hands it out. */
 typedef struct mf_index_block {
     uint64_t addr, requested, actual;
     uint64_t alloc_ns;
@@ -53,17 +58,17 @@ typedef struct mf_index_block {
     uint32_t scope, name, tid, stack;
     uint16_t flags;
     uint8_t end;              /* enum mf_block_end */
-    uint8_t level;            /* the level it is stored and painted at */
+    uint8_t level;            /* its lifetime level */
     uint32_t view;            /* index into the views */
 } mf_index_block;
 
-/* One cell of a level: the bytes x ns of blocks over it, and the scope
- * that painted the most of them (an estimate: the heaviest one seen). */
+/* One cell: over [t_from, t_to) ns and [addr, addr + bytes), the fraction
+ * of bytes x ns held (0..1], and the scope that held the most of it. */
 typedef struct mf_index_cell {
-    uint64_t col;             /* (time - t0) >> (wshift + level) */
-    uint64_t granule;         /* address >> (MF_INDEX_GSHIFT + level) */
-    double fill;              /* fraction of the cell's bytes x ns held, 0..1 */
-    uint32_t scope;           /* the heaviest scope */
+    uint64_t t_from, t_to;    /* absolute times */
+    uint64_t addr, bytes;
+    double fill;
+    uint32_t scope;
 } mf_index_cell;
 
 /* The occupancy of one column of a level: held bytes (requested) at its
@@ -130,19 +135,31 @@ MF_EXPORT int mf_index_reused(const mf_index *ix);
 /* Where the index file is ("" when in a temporary file). */
 MF_EXPORT const char *mf_index_path(const mf_index *ix);
 
-/* The texts of string ids; the sites and stacks of the logs. */
+/* The texts of string ids. */
 MF_EXPORT const mf_strings *mf_index_strings(const mf_index *ix);
-MF_EXPORT mf_sites *mf_index_sites(mf_index *ix);     /* NULL: the logs have no stacks */
+
+/*
+ * The sites and stacks of the logs: NULL when they have none, or, for a
+ * reused index, until mf_index_load_sites is done.  A reused index opens
+ * no reader, so its first picture needs no pass over the logs;
+ * mf_index_load_sites reads the logs' stacks with a reader of its own
+ * (seconds for a large log) and may run on a thread of its own while one
+ * other thread asks the index (it touches nothing else; the sites are
+ * published atomically).  0, or -1 with err.
+ */
+MF_EXPORT mf_sites *mf_index_sites(mf_index *ix);
+MF_EXPORT int mf_index_load_sites(mf_index *ix, char *err, size_t errlen);
 
 /* Warnings (damage, a log still running...), one line each. */
 MF_EXPORT size_t mf_index_n_warnings(const mf_index *ix);
 MF_EXPORT const char *mf_index_warning(const mf_index *ix, size_t i);
 
 /* Times: the earliest event (t0) and the latest (t1); the column shift of
- * level 0 (columns of 2^wshift ns). */
+ * level 0 (columns of 2^wshift ns); the finest level with cells. */
 MF_EXPORT uint64_t mf_index_t0(const mf_index *ix);
 MF_EXPORT uint64_t mf_index_t1(const mf_index *ix);
 MF_EXPORT unsigned mf_index_wshift(const mf_index *ix);
+MF_EXPORT int mf_index_cell_level(const mf_index *ix);
 MF_EXPORT int mf_index_running(const mf_index *ix);   /* some log is still written */
 
 /* The program of process pid (argv joined), "" when unknown. */
@@ -151,28 +168,38 @@ MF_EXPORT const char *mf_index_program(const mf_index *ix, uint32_t pid);
 MF_EXPORT size_t mf_index_n_views(const mf_index *ix);
 MF_EXPORT const mf_index_view *mf_index_view_at(const mf_index *ix, size_t i);
 
-/* What a window query hands back, one by one. */
-typedef struct mf_index_visit {
-    int (*cell)(void *ctx, const mf_index_cell *c);       /* NULL: no cells */
-    int (*block)(void *ctx, const mf_index_block *b);     /* NULL: no blocks */
-    void *ctx;
-} mf_index_visit;
+/*
+ * At most how many blocks of view v the window [t_from, t_to] may hold
+ * (the blocks of the buckets it reads, whatever their addresses), counting
+ * no further than limit + 1.
+ */
+MF_EXPORT uint64_t mf_index_count_blocks(const mf_index *ix, size_t v, uint64_t t_from,
+                                         uint64_t t_to, uint64_t limit);
 
 /*
- * The window [t_from, t_to] x [a_from, a_to) of view v at level (-1: every
- * block whole, no cells): the cells of that level in it, and every block
- * in it stored at a coarser level (blocks live at the end reach t1).  The
- * visitor's non-zero return stops the walk and is returned; -1 when the
- * file cannot be read (err).
+ * Every block of view v in the window [t_from, t_to] x [a_from, a_to)
+ * (blocks live at the end reach t1), to fn.  fn's non-zero return stops
+ * the walk and is returned; -1 when the file cannot be read or is damaged
+ * (err).
  */
-MF_EXPORT int mf_index_window(mf_index *ix, size_t v, int level, uint64_t t_from,
-                              uint64_t t_to, uint64_t a_from, uint64_t a_to,
-                              const mf_index_visit *visit, char *err, size_t errlen);
+MF_EXPORT int mf_index_blocks(mf_index *ix, size_t v, uint64_t t_from, uint64_t t_to,
+                              uint64_t a_from, uint64_t a_to,
+                              int (*fn)(void *ctx, const mf_index_block *b), void *ctx,
+                              char *err, size_t errlen);
 
 /* Every block of view v live at time t (alloc_ns <= t < free_ns), to fn. */
 MF_EXPORT int mf_index_live_at(mf_index *ix, size_t v, uint64_t t,
                                int (*fn)(void *ctx, const mf_index_block *b), void *ctx,
                                char *err, size_t errlen);
+
+/*
+ * The cells of view v at level (at least mf_index_cell_level) that meet
+ * [t_from, t_to], to fn, with those of the columns still open while the
+ * logs are written.  Same returns as mf_index_blocks.
+ */
+MF_EXPORT int mf_index_cells(mf_index *ix, size_t v, int level, uint64_t t_from,
+                             uint64_t t_to, int (*fn)(void *ctx, const mf_index_cell *c),
+                             void *ctx, char *err, size_t errlen);
 
 /*
  * The occupancy of view v over [t_from, t_to] at the finest level with at

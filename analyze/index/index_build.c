@@ -1,14 +1,15 @@
 /*
  * index_build.c - the view index built in one streaming pass: the model
- * tells each block as it starts and ends (mf_model_options.on_block); here
- * a start moves its view's occupancy, an end places the block at its level
- * (index.h): painted into that level's open columns and kept in that
- * level's open time bucket.  As time passes a column or a bucket, no block
- * still to come can reach it, so it is written to the file and its cells
- * merge into the next level's column.  A block that arrives late (its
- * column already written) goes one level up, where the pieces are wider
- * and still open.  Memory: the open pieces and the blocks still live.
+ * tells each block as it starts and ends (mf_model_options.on_block).  A
+ * start counts in its view's legend, address ranges and occupancy and in
+ * the sweep of cells (index_cells.c); an end does the same backwards and
+ * keeps the block in the open time bucket of its lifetime level.  A bucket
+ * of level k holds blocks that started in it and lived at most 2^(shift of
+ * k) ns, so once time is two buckets past it no block of it is still to
+ * end: it is written (blocks as varints) and freed.  Memory: the open
+ * buckets, the sweep, and, while a log is written, the blocks still live.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,13 +33,9 @@ int ix_view_of(mf_index *ix, uint16_t device, uint32_t pid)
     v->levels = calloc(MF_INDEX_LEVELS, sizeof *v->levels);
     if (!v->levels)
         return -1;
-    for (int l = 0; l < MF_INDEX_LEVELS; l++) {
-        for (int k = 0; k < IX_COL_RING; k++)
-            v->levels[l].cols[k].col = IX_NONE;
-        for (int k = 0; k < IX_BUCKET_RING; k++)
-            v->levels[l].buckets[k].key = IX_NONE;
-        v->levels[l].occ.col = IX_NONE;
-    }
+    ix_view_init_levels(v);
+    v->gshift = IX_GSHIFT0;
+    v->col = IX_NONE;
     v->pub.device = device;
     v->pub.pid = pid;
     v->pub.first_ns = UINT64_MAX;
@@ -46,28 +43,31 @@ int ix_view_of(mf_index *ix, uint16_t device, uint32_t pid)
     return (int)(ix->last_view = ix->n_views++);
 }
 
-static void column_free(ix_column *c)
+/* Every level empty: no open column, bucket or occupancy column. */
+void ix_view_init_levels(ix_view *v)
 {
-    free(c->cells);
-    free(c->slots);
-    memset(c, 0, sizeof *c);
-    c->col = IX_NONE;
+    for (int l = 0; l < MF_INDEX_LEVELS; l++) {
+        v->levels[l].col = IX_NONE;
+        for (int k = 0; k < IX_BUCKET_RING; k++)
+            v->levels[l].buckets[k].key = IX_NONE;
+        v->levels[l].occ.col = IX_NONE;
+    }
 }
 
 void ix_view_free(ix_view *v)
 {
+    ix_cells_free(v);
     for (int l = 0; v->levels && l < MF_INDEX_LEVELS; l++) {
         ix_level *L = &v->levels[l];
-        for (int k = 0; k < IX_COL_RING; k++)
-            column_free(&L->cols[k]);
         for (int k = 0; k < IX_BUCKET_RING; k++)
-            free(L->buckets[k].blocks);
+            free(L->buckets[k].bytes.p);
         free(L->cell_dir.e);
         free(L->block_dir.e);
         free(L->occ_dir.e);
         free(L->occ_page);
     }
     free(v->levels);
+    free(v->program);
     free(v->pub.scopes);
     free(v->scope_slots);
     mf_ranges_free(&v->pub.ranges);
@@ -140,8 +140,9 @@ static void occ_write_page(mf_index *ix, ix_level *L)
     uint64_t off;
     if (!L->n_occ_page)
         return;
-    if (ix_write(ix, L->occ_page, L->n_occ_page * sizeof *L->occ_page, &off) < 0 ||
-        ix_dir_add(ix, &L->occ_dir, L->occ_page[0].col, off, L->n_occ_page, 0) < 0)
+    size_t bytes = L->n_occ_page * sizeof *L->occ_page;
+    if (ix_write(ix, L->occ_page, bytes, &off) < 0 ||
+        ix_dir_add(&L->occ_dir, L->occ_page[0].col, off, bytes, L->n_occ_page, 0) < 0)
         ix->failed = 1;
     L->n_occ_page = 0;
 }
@@ -296,7 +297,7 @@ static void live_remove(ix_live *L, size_t slot)
     L->n--;
 }
 
-/* ---- placing a block ------------------------------------------------------------------------ */
+/* ---- buckets of blocks ------------------------------------------------------------------ */
 
 /* The end a block is drawn to: its free, or the index's end when live. */
 uint64_t ix_block_end(const mf_index *ix, const mf_index_block *b)
@@ -306,153 +307,209 @@ uint64_t ix_block_end(const mf_index *ix, const mf_index_block *b)
     return ix->t1 > b->alloc_ns ? ix->t1 : b->alloc_ns;
 }
 
-static uint64_t rel(const mf_index *ix, uint64_t t)
+/* The lifetime level of b: the first whose buckets are at least as long. */
+static int life_level(const mf_index *ix, const mf_index_block *b)
 {
-    return t > ix->t0 ? t - ix->t0 : 0;
+    uint64_t life = ix_block_end(ix, b) - b->alloc_ns;
+    int k = 0;
+    while (k < MF_INDEX_LEVELS - 1 && ix_bucket_shift(ix, k) < 62 &&
+           life > (1ull << ix_bucket_shift(ix, k)))
+        k++;
+    return k;
 }
 
-static uint64_t span_of(const mf_index_block *b)
+/* Which of the fields after the sizes differ from the block before. */
+enum { F_SCOPE = 1, F_NAME = 2, F_TID = 4, F_STACK = 8, F_FLAGS = 16, F_END = 32 };
+
+static void encode_block(ix_out *o, const mf_index_block *b, const mf_index_block *prev,
+                         uint64_t start)
 {
-    uint64_t s = b->actual ? b->actual : b->requested;
-    return s ? s : 1;
+    unsigned mask = (b->scope != prev->scope ? F_SCOPE : 0) | (b->name != prev->name ? F_NAME : 0) |
+                    (b->tid != prev->tid ? F_TID : 0) | (b->stack != prev->stack ? F_STACK : 0) |
+                    (b->flags != prev->flags ? F_FLAGS : 0) | (b->end != prev->end ? F_END : 0);
+    ix_put_var(o, b->alloc_ns - start);
+    ix_put_var(o, b->free_ns == MF_LIVE_AT_END ? 0 : b->free_ns - b->alloc_ns + 1);
+    ix_put_var(o, ix_zig((int64_t)(b->addr - prev->addr)));
+    ix_put_var(o, b->requested);
+    ix_put_var(o, ix_zig((int64_t)(b->actual - b->requested)));
+    ix_put_u8(o, mask);
+    if (mask & F_SCOPE)
+        ix_put_var(o, b->scope);
+    if (mask & F_NAME)
+        ix_put_var(o, b->name);
+    if (mask & F_TID)
+        ix_put_var(o, b->tid);
+    if (mask & F_STACK)
+        ix_put_var(o, b->stack);
+    if (mask & F_FLAGS)
+        ix_put_var(o, b->flags);
+    if (mask & F_END)
+        ix_put_u8(o, b->end);
 }
 
-/* The first level at which the block covers at most MF_INDEX_CELLS cells. */
-static int natural_level(const mf_index *ix, const mf_index_block *b)
+static int decode_block(ix_in *in, mf_index_block *b, uint64_t start)
 {
-    uint64_t from = rel(ix, b->alloc_ns), to = rel(ix, ix_block_end(ix, b));
-    uint64_t last = b->addr + span_of(b) - 1;
-    if (last < b->addr)
-        last = UINT64_MAX;
-    for (int l = 0; l < MF_INDEX_LEVELS - 1; l++) {
-        unsigned ws = ix->wshift + (unsigned)l, gs = MF_INDEX_GSHIFT + (unsigned)l;
-        uint64_t cols = (to >> ws) - (from >> ws) + 1, rows = (last >> gs) - (b->addr >> gs) + 1;
-        if (cols <= MF_INDEX_CELLS && rows <= MF_INDEX_CELLS && cols * rows <= MF_INDEX_CELLS)
-            return l;
+    uint64_t at = ix_get_var(in), life = ix_get_var(in);
+    b->alloc_ns = start + at;
+    b->free_ns = life ? b->alloc_ns + life - 1 : MF_LIVE_AT_END;
+    b->addr += (uint64_t)ix_unzig(ix_get_var(in));
+    b->requested = ix_get_var(in);
+    b->actual = b->requested + (uint64_t)ix_unzig(ix_get_var(in));
+    unsigned mask = ix_get_u8(in);
+    if (mask & F_SCOPE)
+        b->scope = (uint32_t)ix_get_var(in);
+    if (mask & F_NAME)
+        b->name = (uint32_t)ix_get_var(in);
+    if (mask & F_TID)
+        b->tid = (uint32_t)ix_get_var(in);
+    if (mask & F_STACK)
+        b->stack = (uint32_t)ix_get_var(in);
+    if (mask & F_FLAGS)
+        b->flags = (uint16_t)ix_get_var(in);
+    if (mask & F_END)
+        b->end = (uint8_t)ix_get_u8(in);
+    return in->bad || (mask & ~63u) ? -1 : 0;
+}
+
+/* The blocks of a piece's bytes in[...], count of them, bucket start start. */
+static int decode_blocks(mf_index *ix, ix_in *in, uint64_t count, uint64_t start, uint32_t view,
+                         int (*fn)(void *ctx, const mf_index_block *b), void *ctx)
+{
+    mf_index_block b = { .view = view };
+    (void)ix;
+    for (uint64_t i = 0; i < count; i++) {
+        if (decode_block(in, &b, start) < 0)
+            return -1;
+        int rc = fn(ctx, &b);
+        if (rc)
+            return rc;
     }
-    return MF_INDEX_LEVELS - 1;
+    return in->bad || in->at != in->n ? -1 : 0;
 }
 
-/* The open column for col at level L (NULL: already written). */
-static ix_column *column(mf_index *ix, ix_level *L, uint64_t col)
+int ix_decode_blocks(mf_index *ix, const ix_dirent *e, unsigned shift, uint32_t view,
+                     int (*fn)(void *ctx, const mf_index_block *b), void *ctx, char *err,
+                     size_t errlen)
 {
-    if (col < L->cols_done)
-        return NULL;
-    ix_column *c = &L->cols[col % IX_COL_RING];
-    if (c->col != col) {
-        if (c->col != IX_NONE) {     /* cannot happen while the ring is wide enough */
-            ix->failed = 1;
-            return NULL;
-        }
-        c->col = col;
-    }
-    return c;
+    ix_in in;
+    if (ix_read_piece(ix, e, &in, err, errlen) < 0)
+        return -1;
+    int rc = decode_blocks(ix, &in, e->count, ix->t0 + (e->key << shift), view, fn, ctx);
+    if (rc < 0)
+        snprintf(err, errlen, "%s: a bucket of blocks at offset %llu is damaged", ix->path,
+                 (unsigned long long)e->offset);
+    return rc;
 }
 
-static ix_cell *cell(mf_index *ix, ix_column *c, uint64_t granule)
+int ix_open_blocks(mf_index *ix, const ix_bucket *bk, unsigned shift, uint32_t view,
+                   int (*fn)(void *ctx, const mf_index_block *b), void *ctx, char *err,
+                   size_t errlen)
 {
-    if ((c->n + 1) * 2 > c->n_slots) {
-        size_t n = c->n_slots ? c->n_slots * 2 : 16;
-        uint32_t *slots = calloc(n, sizeof *slots);
-        if (!slots) {
-            ix->failed = 1;
-            return NULL;
-        }
-        for (size_t i = 0; i < c->n; i++) {
-            size_t h = (size_t)(c->cells[i].granule * 0x9e3779b97f4a7c15ull >> 17) & (n - 1);
-            while (slots[h])
-                h = (h + 1) & (n - 1);
-            slots[h] = (uint32_t)i + 1;
-        }
-        free(c->slots);
-        c->slots = slots;
-        c->n_slots = n;
-    }
-    size_t h = (size_t)(granule * 0x9e3779b97f4a7c15ull >> 17) & (c->n_slots - 1);
-    for (; c->slots[h]; h = (h + 1) & (c->n_slots - 1))
-        if (c->cells[c->slots[h] - 1].granule == granule)
-            return &c->cells[c->slots[h] - 1];
-    if (mf_grow((void **)&c->cells, &c->cap, c->n + 1, sizeof *c->cells) < 0) {
+    ix_in in = { .p = bk->bytes.p, .n = bk->bytes.n };
+    int rc = decode_blocks(ix, &in, bk->n, ix->t0 + (bk->key << shift), view, fn, ctx);
+    if (rc < 0)
+        snprintf(err, errlen, "an open bucket of blocks is damaged (out of memory?)");
+    return rc;
+}
+
+static void write_bucket(mf_index *ix, ix_view *v, int k, ix_bucket *bk)
+{
+    uint64_t off;
+    if (bk->n && (bk->bytes.bad || ix_write(ix, bk->bytes.p, bk->bytes.n, &off) < 0 ||
+                  ix_dir_add(&v->levels[k].block_dir, bk->key, off, bk->bytes.n, bk->n, 0) < 0))
         ix->failed = 1;
-        return NULL;
-    }
-    c->cells[c->n] = (ix_cell){ .granule = granule };
-    c->slots[h] = (uint32_t)++c->n;
-    return &c->cells[c->n - 1];
+    bk->key = IX_NONE;
+    bk->n = 0;
+    bk->bytes.n = 0;
+    bk->prev = (mf_index_block){ 0 };
 }
 
-static void cell_add(ix_cell *x, uint32_t scope, double amount, double top_amount)
+/* Write level k's buckets that no block still to come can reach (all: every one). */
+static void flush_buckets(mf_index *ix, ix_view *v, int k, int all)
 {
-    x->amount += amount;
-    if (x->scope == scope)
-        x->top_amount += top_amount;
-    else if (top_amount > x->top_amount) {
-        x->scope = scope;
-        x->top_amount = top_amount;
-    }
-}
-
-/* Paint block b into the columns of level l (all open: see place). */
-static void paint(mf_index *ix, ix_level *L, int l, const mf_index_block *b)
-{
-    unsigned ws = ix->wshift + (unsigned)l, gs = MF_INDEX_GSHIFT + (unsigned)l;
-    uint64_t from = rel(ix, b->alloc_ns), to = rel(ix, ix_block_end(ix, b));
-    uint64_t a_end = b->addr + span_of(b);
-    if (a_end < b->addr)
-        a_end = UINT64_MAX;
-    for (uint64_t col = from >> ws; col <= to >> ws; col++) {
-        ix_column *c = column(ix, L, col);
-        if (!c)
-            return;
-        uint64_t c0 = col << ws, c1 = c0 + (1ull << ws);
-        uint64_t ns = (to < c1 ? to : c1) - (from > c0 ? from : c0);
-        for (uint64_t g = b->addr >> gs; g <= (a_end - 1) >> gs; g++) {
-            uint64_t g0 = g << gs, g1 = g0 + (1ull << gs);
-            uint64_t bytes = (a_end < g1 ? a_end : g1) - (b->addr > g0 ? b->addr : g0);
-            ix_cell *x = cell(ix, c, g);
-            if (!x)
-                return;
-            double amount = (double)(ns ? ns : 1) * (double)bytes;
-            cell_add(x, b->scope, amount, amount);
+    uint64_t now = ix_rel(ix, ix->now) >> ix_bucket_shift(ix, k);
+    for (int pass = 0; pass < IX_BUCKET_RING; pass++) {
+        ix_bucket *oldest = NULL;
+        for (int i = 0; i < IX_BUCKET_RING; i++) {
+            ix_bucket *bk = &v->levels[k].buckets[i];
+            if (bk->key != IX_NONE && (all || bk->key + 2 <= now) &&
+                (!oldest || bk->key < oldest->key))
+                oldest = bk;
         }
+        if (!oldest)
+            return;
+        write_bucket(ix, v, k, oldest);
     }
 }
 
-static void keep_in_bucket(mf_index *ix, ix_level *L, int l, const mf_index_block *b)
+static void keep_block(mf_index *ix, ix_view *v, const mf_index_block *b)
 {
-    uint64_t key = rel(ix, b->alloc_ns) >> (ix->wshift + (unsigned)l + IX_BUCKET_SHIFT);
-    ix_bucket *k = &L->buckets[key % IX_BUCKET_RING];
-    if (k->key != key) {
-        if (k->key != IX_NONE) {
-            ix->failed = 1;
-            return;
-        }
-        k->key = key;
-    }
-    if (mf_grow((void **)&k->blocks, &k->cap, k->n + 1, sizeof *k->blocks) < 0) {
+    int k = life_level(ix, b);
+    unsigned shift = ix_bucket_shift(ix, k);
+    uint64_t key = ix_rel(ix, b->alloc_ns) >> shift;
+    ix_bucket *bk = &v->levels[k].buckets[key % IX_BUCKET_RING];
+    if (bk->key != key && bk->key != IX_NONE)
+        flush_buckets(ix, v, k, 0);
+    if (bk->key != key && bk->key != IX_NONE)     /* only when events go back in time */
+        write_bucket(ix, v, k, bk);
+    bk->key = key;
+    mf_index_block kept = *b;
+    kept.level = (uint8_t)k;
+    encode_block(&bk->bytes, &kept, &bk->prev, ix->t0 + (key << shift));
+    bk->prev = kept;
+    bk->n++;
+}
+
+/* Write the buckets of view v that time has passed (every cell-level column). */
+static void flush_view(mf_index *ix, ix_view *v)
+{
+    for (int k = 0; k < MF_INDEX_LEVELS; k++)
+        flush_buckets(ix, v, k, 0);
+}
+
+void ix_flush(mf_index *ix)
+{
+    for (size_t i = 0; i < ix->n_views; i++)
+        flush_view(ix, &ix->views[i]);
+}
+
+/* ---- a block starts or ends ------------------------------------------------------------------ */
+
+static void block_starts(mf_index *ix, ix_view *v, const mf_index_block *b)
+{
+    if (ix->track_live && live_add(&ix->live, b) < 0)
         ix->failed = 1;
-        return;
-    }
-    k->blocks[k->n++] = *b;
+    v->pub.held_bytes += b->requested;
+    v->held_actual += b->actual;
+    v->pub.blocks++;
+    v->pub.first_ns = b->alloc_ns < v->pub.first_ns ? b->alloc_ns : v->pub.first_ns;
+    v->pub.last_ns = b->alloc_ns > v->pub.last_ns ? b->alloc_ns : v->pub.last_ns;
+    uint64_t span = ix_span(b);
+    uint64_t end = b->addr + span < b->addr ? UINT64_MAX : b->addr + span;
+    v->pub.min_addr = b->addr < v->pub.min_addr ? b->addr : v->pub.min_addr;
+    v->pub.max_addr = end > v->pub.max_addr ? end : v->pub.max_addr;
+    if (mf_ranges_add(&v->pub.ranges, b->addr, end) < 0)
+        ix->failed = 1;
+    count_scope(ix, v, b->scope, b->requested);
+    occ_move(ix, v, b->alloc_ns);
+    ix_cells_change(ix, v, b->alloc_ns, b, 1);
 }
 
-/* Put an ended block (or, at the end, a live one) at its level. */
-static void place(mf_index *ix, mf_index_block b)
+static void block_ends(mf_index *ix, ix_view *v, const mf_index_block *b)
 {
-    ix_view *v = &ix->views[b.view];
-    int l = natural_level(ix, &b);
-    for (; l < MF_INDEX_LEVELS - 1; l++) {   /* late: up to where it is still open */
-        ix_level *L = &v->levels[l];
-        unsigned ws = ix->wshift + (unsigned)l;
-        uint64_t from = rel(ix, b.alloc_ns);
-        uint64_t to = rel(ix, ix_block_end(ix, &b)) >> ws;
-        if (from >> ws >= L->cols_done && from >> (ws + IX_BUCKET_SHIFT) >= L->buckets_done &&
-            to - (from >> ws) < IX_COL_RING - 1 && to < L->cols_done + IX_COL_RING)
-            break;
+    if (ix->track_live) {
+        size_t slot = live_find(&ix->live, b->view, b->addr, b->alloc_ns);
+        if (slot != SIZE_MAX)
+            live_remove(&ix->live, slot);
     }
-    b.level = (uint8_t)l;
-    paint(ix, &v->levels[l], l, &b);
-    keep_in_bucket(ix, &v->levels[l], l, &b);
+    v->pub.held_bytes -= b->requested < v->pub.held_bytes ? b->requested : v->pub.held_bytes;
+    v->held_actual -= b->actual < v->held_actual ? b->actual : v->held_actual;
+    v->pub.last_ns = b->free_ns > v->pub.last_ns ? b->free_ns : v->pub.last_ns;
+    if (b->end == MF_BLOCK_PROCESS_ENDED && b->requested > v->pub.largest_leak.requested)
+        v->pub.largest_leak = *b;
+    occ_move(ix, v, b->free_ns);
+    ix_cells_change(ix, v, b->free_ns, b, -1);
+    keep_block(ix, v, b);
 }
 
 void ix_on_block(void *ctx, const mf_block *mb, int ended)
@@ -467,208 +524,68 @@ void ix_on_block(void *ctx, const mf_block *mb, int ended)
     uint64_t t = ended ? mb->free_ns : mb->alloc_ns;
     ix->now = t > ix->now ? t : ix->now;
     ix->t1 = t > ix->t1 ? t : ix->t1;
-    if ((rel(ix, ix->now) >> ix->wshift) >= v->flushed_col + 32)
-        ix_flush_view(ix, v, 0);
-    if (!ended) {
-        mf_index_block b = {
-            .addr = mb->addr, .requested = mb->requested, .actual = mb->actual,
-            .alloc_ns = mb->alloc_ns, .free_ns = MF_LIVE_AT_END, .scope = mb->scope,
-            .name = mb->name, .tid = mb->tid, .stack = mb->stack, .flags = mb->flags,
-            .end = MF_BLOCK_LIVE, .view = (uint32_t)vi,
-        };
-        if (live_add(&ix->live, &b) < 0)
-            ix->failed = 1;
-        v->pub.held_bytes += mb->requested;
-        v->held_actual += mb->actual;
-        v->pub.blocks++;
-        v->pub.first_ns = mb->alloc_ns < v->pub.first_ns ? mb->alloc_ns : v->pub.first_ns;
-        v->pub.last_ns = mb->alloc_ns > v->pub.last_ns ? mb->alloc_ns : v->pub.last_ns;
-        uint64_t span = span_of(&b);
-        uint64_t end = mb->addr + span < mb->addr ? UINT64_MAX : mb->addr + span;
-        v->pub.min_addr = mb->addr < v->pub.min_addr ? mb->addr : v->pub.min_addr;
-        v->pub.max_addr = end > v->pub.max_addr ? end : v->pub.max_addr;
-        if (mf_ranges_add(&v->pub.ranges, mb->addr, end) < 0)
-            ix->failed = 1;
-        count_scope(ix, v, mb->scope, mb->requested);
-        occ_move(ix, v, mb->alloc_ns);
-        return;
+    uint64_t col = ix_rel(ix, t) >> ix_bucket_shift(ix, 0);
+    ix_cells_advance(ix, v, t);
+    if (col > v->flushed_col) {
+        v->flushed_col = col;
+        flush_view(ix, v);
     }
-    size_t slot = live_find(&ix->live, (uint32_t)vi, mb->addr, mb->alloc_ns);
-    if (slot == SIZE_MAX)
-        return;
-    mf_index_block b = ix->live.b[ix->live.slots[slot] - 1];
-    live_remove(&ix->live, slot);
-    b.free_ns = mb->free_ns;
-    b.end = mb->end;
-    v->pub.held_bytes -= b.requested;
-    v->held_actual -= b.actual;
-    v->pub.last_ns = mb->free_ns > v->pub.last_ns ? mb->free_ns : v->pub.last_ns;
-    if (mb->end == MF_BLOCK_PROCESS_ENDED && b.requested > v->pub.largest_leak.requested)
+    mf_index_block b = {
+        .addr = mb->addr, .requested = mb->requested, .actual = mb->actual,
+        .alloc_ns = mb->alloc_ns, .free_ns = ended ? mb->free_ns : MF_LIVE_AT_END,
+        .scope = mb->scope, .name = mb->name, .tid = mb->tid, .stack = mb->stack,
+        .flags = mb->flags, .end = ended ? mb->end : MF_BLOCK_LIVE, .view = (uint32_t)vi,
+    };
+    if (ended)
+        block_ends(ix, v, &b);
+    else
+        block_starts(ix, v, &b);
+}
+
+/* ---- the end ------------------------------------------------------------------------------------ */
+
+static int place_live(const mf_block *mb, void *ctx)
+{
+    mf_index *ix = ctx;
+    int vi = ix_view_of(ix, mb->device, mb->pid);
+    if (vi < 0)
+        return -1;
+    ix_view *v = &ix->views[vi];
+    mf_index_block b = {
+        .addr = mb->addr, .requested = mb->requested, .actual = mb->actual,
+        .alloc_ns = mb->alloc_ns, .free_ns = MF_LIVE_AT_END, .scope = mb->scope,
+        .name = mb->name, .tid = mb->tid, .stack = mb->stack, .flags = mb->flags,
+        .end = MF_BLOCK_LIVE, .view = (uint32_t)vi,
+    };
+    if (b.requested > v->pub.largest_leak.requested)
         v->pub.largest_leak = b;
-    occ_move(ix, v, mb->free_ns);
-    place(ix, b);
+    keep_block(ix, v, &b);
+    return 0;
 }
 
-/* ---- writing what time has passed ------------------------------------------------------------ */
-
-static int by_granule(const void *pa, const void *pb)
-{
-    const ix_cell *a = pa, *b = pb;
-    return a->granule < b->granule ? -1 : a->granule > b->granule;
-}
-
-static int by_addr(const void *pa, const void *pb)
-{
-    const mf_index_block *a = pa, *b = pb;
-    if (a->addr != b->addr)
-        return a->addr < b->addr ? -1 : 1;
-    return a->alloc_ns < b->alloc_ns ? -1 : a->alloc_ns > b->alloc_ns;
-}
-
-/* The cells of a column as the file keeps them: granule, fill, scope. */
-typedef struct ix_file_cell {
-    uint64_t granule;
-    float fill;
-    uint32_t scope;
-} ix_file_cell;
-
-/* Write column c of level l and merge its cells into level l + 1. */
-static void write_column(mf_index *ix, ix_view *v, int l, ix_column *c)
-{
-    if (c->n) {
-        qsort(c->cells, c->n, sizeof *c->cells, by_granule);
-        double area = (double)(1ull << (ix->wshift + (unsigned)l)) *
-                      (double)(1ull << (MF_INDEX_GSHIFT + (unsigned)l));
-        ix_file_cell *out = malloc(c->n * sizeof *out);
-        uint64_t off;
-        if (!out) {
-            ix->failed = 1;
-        } else {
-            for (size_t i = 0; i < c->n; i++) {
-                double f = c->cells[i].amount / area;
-                out[i] = (ix_file_cell){ .granule = c->cells[i].granule,
-                                         .fill = (float)(f > 1 ? 1 : f),
-                                         .scope = c->cells[i].scope };
-            }
-            if (ix_write(ix, out, c->n * sizeof *out, &off) < 0 ||
-                ix_dir_add(ix, &v->levels[l].cell_dir, c->col, off, c->n, 0) < 0)
-                ix->failed = 1;
-            free(out);
-        }
-        if (l + 1 < MF_INDEX_LEVELS) {
-            ix_column *up = column(ix, &v->levels[l + 1], c->col >> 1);
-            for (size_t i = 0; up && i < c->n; i++) {
-                ix_cell *x = cell(ix, up, c->cells[i].granule >> 1);
-                if (x)
-                    cell_add(x, c->cells[i].scope, c->cells[i].amount, c->cells[i].top_amount);
-            }
-        }
-    }
-    column_free(c);
-}
-
-static void write_bucket(mf_index *ix, ix_level *L, ix_bucket *k)
-{
-    if (k->n) {
-        qsort(k->blocks, k->n, sizeof *k->blocks, by_addr);
-        uint64_t span = 0, off;
-        for (size_t i = 0; i < k->n; i++)
-            span = span_of(&k->blocks[i]) > span ? span_of(&k->blocks[i]) : span;
-        if (ix_write(ix, k->blocks, k->n * sizeof *k->blocks, &off) < 0 ||
-            ix_dir_add(ix, &L->block_dir, k->key, off, k->n, span) < 0)
-            ix->failed = 1;
-    }
-    free(k->blocks);
-    *k = (ix_bucket){ .key = IX_NONE };
-}
-
-static int by_col_slot(const void *pa, const void *pb)
-{
-    const ix_column *a = *(ix_column *const *)pa, *b = *(ix_column *const *)pb;
-    return a->col < b->col ? -1 : a->col > b->col;
-}
-
-/* Write every column of level l below upto, oldest first. */
-static void flush_columns(mf_index *ix, ix_view *v, int l, uint64_t upto)
-{
-    ix_level *L = &v->levels[l];
-    ix_column *due[IX_COL_RING];
-    size_t n = 0;
-    for (int k = 0; k < IX_COL_RING; k++)
-        if (L->cols[k].col != IX_NONE && L->cols[k].col < upto)
-            due[n++] = &L->cols[k];
-    qsort(due, n, sizeof *due, by_col_slot);
-    for (size_t i = 0; i < n; i++)
-        write_column(ix, v, l, due[i]);
-    if (upto > L->cols_done)
-        L->cols_done = upto;
-}
-
-static void flush_buckets(mf_index *ix, ix_level *L, uint64_t upto)
-{
-    for (uint64_t pass = 0; pass < IX_BUCKET_RING; pass++) {
-        ix_bucket *oldest = NULL;
-        for (int k = 0; k < IX_BUCKET_RING; k++)
-            if (L->buckets[k].key != IX_NONE && L->buckets[k].key < upto &&
-                (!oldest || L->buckets[k].key < oldest->key))
-                oldest = &L->buckets[k];
-        if (!oldest)
-            break;
-        write_bucket(ix, L, oldest);
-    }
-    if (upto > L->buckets_done)
-        L->buckets_done = upto;
-}
-
-/*
- * Write what no block still to come can reach: at level l, columns more
- * than MF_INDEX_CELLS + 2 columns before now and buckets more than 2
- * buckets before now.  all: everything (the logs are finished).
- */
-void ix_flush_view(mf_index *ix, ix_view *v, int all)
-{
-    uint64_t now = rel(ix, ix->now);
-    v->flushed_col = now >> ix->wshift;
-    for (int l = 0; l < MF_INDEX_LEVELS; l++) {
-        unsigned ws = ix->wshift + (unsigned)l;
-        uint64_t col = now >> ws, bucket = now >> (ws + IX_BUCKET_SHIFT);
-        uint64_t cols_upto = all ? UINT64_MAX : col > MF_INDEX_CELLS + 2
-                             ? col - MF_INDEX_CELLS - 2 : 0;
-        uint64_t buckets_upto = all ? UINT64_MAX : bucket > 2 ? bucket - 2 : 0;
-        if (!all && cols_upto <= v->levels[l].cols_done &&
-            buckets_upto <= v->levels[l].buckets_done)
-            continue;
-        flush_columns(ix, v, l, cols_upto);
-        flush_buckets(ix, &v->levels[l], buckets_upto);
-    }
-}
-
-void ix_flush(mf_index *ix, int all)
-{
-    for (size_t i = 0; i < ix->n_views; i++)
-        ix_flush_view(ix, &ix->views[i], all);
-}
-
-/* The logs are finished: the blocks still live are placed (to the end),
- * the open occupancy written, then every open piece. */
+/* The logs are finished: blocks the model still holds live (a log with no
+ * end) are kept to the end; then every open piece is written. */
 int ix_finish(mf_index *ix)
 {
-    for (size_t i = 0; i < ix->live.n; i++)
-        place(ix, ix->live.b[i]);
-    for (size_t i = 0; i < ix->live.n; i++) {
-        ix_view *v = &ix->views[ix->live.b[i].view];
-        if (ix->live.b[i].requested > v->pub.largest_leak.requested)
-            v->pub.largest_leak = ix->live.b[i];
+    if (ix->model && mf_model_settle(ix->model) == 0) {
+        for (size_t d = 0; d < ix->model->n_devices; d++) {
+            const mf_device_model *dev = &ix->model->devices[d];
+            for (size_t i = 0; i < dev->n_views; i++)
+                if (mf_model_each_live(ix->model, dev->views[i], place_live, ix) < 0)
+                    ix->failed = 1;
+        }
     }
     ix->live.n = 0;
     for (size_t i = 0; i < ix->n_views; i++) {
-        for (int l = 0; l < MF_INDEX_LEVELS; l++) {
-            occ_close(ix, &ix->views[i], l);
-        }
+        ix_view *v = &ix->views[i];
+        ix_cells_finish(ix, v);
         for (int l = 0; l < MF_INDEX_LEVELS; l++)
-            occ_write_page(ix, &ix->views[i].levels[l]);
+            occ_close(ix, v, l);
+        for (int l = 0; l < MF_INDEX_LEVELS; l++) {
+            occ_write_page(ix, &v->levels[l]);
+            flush_buckets(ix, v, l, 1);
+        }
     }
-    ix_flush(ix, 1);
     ix_settle_views(ix);
     return ix->failed ? -1 : 0;
 }

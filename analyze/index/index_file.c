@@ -1,13 +1,15 @@
 /*
  * index_file.c - the view index's file (docs/FORMAT.md "The view index"):
- * pieces appended as the builder writes them (columns of cells, buckets of
- * blocks, pages of occupancy), and, once the logs are finished, a
+ * pieces appended as the builder writes them (columns of cells and buckets
+ * of blocks, both as varints; pages of occupancy), and, once the logs are
+ * finished, a
  * directory at the end and a header at the start that say where each
  * piece is and which logs (path, size, mtime, run id) it indexes.  Loading
  * checks every count and offset against the file before trusting it: a
  * damaged or foreign file is rebuilt, never followed.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -27,6 +29,8 @@ typedef struct ix_file_header {
     uint32_t version, header_size;
     uint32_t n_logs, n_views;
     uint32_t wshift, levels;
+    int32_t cell_level;
+    uint32_t reserved;
     uint64_t t0, t1;
     uint64_t dir_offset, dir_bytes;
 } ix_file_header;
@@ -85,13 +89,49 @@ int ix_read(mf_index *ix, uint64_t offset, void *out, size_t n, char *err, size_
     return 0;
 }
 
-int ix_dir_add(mf_index *ix, ix_dir *d, uint64_t key, uint64_t offset, uint64_t count,
-               uint64_t extra)
+int ix_dir_add(ix_dir *d, uint64_t key, uint64_t offset, uint64_t bytes, uint64_t count,
+               uint64_t aux)
 {
-    (void)ix;
     if (mf_grow((void **)&d->e, &d->cap, d->n + 1, sizeof *d->e) < 0)
         return -1;
-    d->e[d->n++] = (ix_dirent){ .key = key, .offset = offset, .count = count, .extra = extra };
+    d->e[d->n++] = (ix_dirent){ .key = key, .offset = offset, .bytes = bytes, .count = count,
+                                .aux = aux };
+    return 0;
+}
+
+/* The first entry of d whose key is >= key. */
+size_t ix_dir_lower(const ix_dir *d, uint64_t key)
+{
+    size_t lo = 0, hi = d->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (d->e[mid].key < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+int ix_out_room(ix_out *o, size_t more)
+{
+    if (o->bad || mf_grow((void **)&o->p, &o->cap, o->n + more, 1) < 0) {
+        o->bad = 1;
+        return -1;
+    }
+    return 0;
+}
+
+/* The bytes of piece e, read into ix's buffer, to decode through in. */
+int ix_read_piece(mf_index *ix, const ix_dirent *e, ix_in *in, char *err, size_t errlen)
+{
+    if (mf_grow((void **)&ix->buf, &ix->cap_buf, e->bytes ? e->bytes : 1, 1) < 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (ix_read(ix, e->offset, ix->buf, e->bytes, err, errlen) < 0)
+        return -1;
+    *in = (ix_in){ .p = ix->buf, .n = e->bytes };
     return 0;
 }
 
@@ -148,14 +188,24 @@ static size_t get_count(ix_buf *b, size_t size)
     return (size_t)n;
 }
 
+static int by_key(const void *pa, const void *pb)
+{
+    const ix_dirent *a = pa, *b = pb;
+    if (a->key != b->key)
+        return a->key < b->key ? -1 : 1;
+    return a->offset < b->offset ? -1 : a->offset > b->offset;
+}
+
 static void put_dir(ix_buf *b, const ix_dir *d)
 {
     put64(b, d->n);
     put(b, d->e, d->n * sizeof *d->e);
 }
 
-/* A directory read back: sorted by key, every piece inside the file. */
-static void get_dir(ix_buf *b, ix_dir *d, uint64_t file_end, size_t item)
+/* A directory read back: sorted by key (ranges of keys apart, unless
+ * shared: buckets written twice), every piece inside the file, each
+ * holding at most one item per min_item bytes. */
+static void get_dir(ix_buf *b, ix_dir *d, uint64_t file_end, size_t min_item, int shared)
 {
     d->n = get_count(b, sizeof *d->e);
     if (b->bad || !d->n)
@@ -169,38 +219,64 @@ static void get_dir(ix_buf *b, ix_dir *d, uint64_t file_end, size_t item)
     get(b, d->e, d->n * sizeof *d->e);
     for (size_t i = 0; i < d->n && !b->bad; i++) {
         const ix_dirent *e = &d->e[i];
-        if (e->offset < IX_HEADER_BYTES || e->count > (file_end - e->offset) / item ||
-            e->offset > file_end || (i && e->key <= d->e[i - 1].key))
+        if (e->offset < IX_HEADER_BYTES || e->offset > file_end ||
+            e->bytes > file_end - e->offset || e->count > e->bytes / min_item ||
+            (i && e->key + (shared ? 1 : 0) <= d->e[i - 1].key + (d->e[i - 1].aux >> 8)))
             b->bad = 1;
     }
 }
 
-/* What identifies a log: its real path, size, mtime and run id. */
-static void put_log(ix_buf *b, const mf_log_info *info)
+/* What identifies a log: its real path, size, mtime and the run id of its
+ * file header (read from the file: a reused index opens no reader). */
+static void put_log(ix_buf *b, const char *path)
 {
     char real[PATH_MAX];
     struct stat st;
-    if (!realpath(info->path, real) || stat(real, &st) < 0) {
+    mf_file_header h;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || !realpath(path, real) || fstat(fd, &st) < 0 ||
+        pread(fd, &h, sizeof h, 0) != (ssize_t)sizeof h) {
+        if (fd >= 0)
+            close(fd);
         b->bad = 1;
         return;
     }
+    close(fd);
     put64(b, (uint64_t)st.st_size);
     put64(b, (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec);
-    put(b, info->header.run_id, sizeof info->header.run_id);
+    put(b, h.run_id, sizeof h.run_id);
     put64(b, strlen(real));
     put(b, real, strlen(real));
 }
 
-/* The logs part of a directory as this index's reader would write it. */
+/* The logs part of a directory, as the logs are now. */
 static int logs_blob(mf_index *ix, ix_buf *b)
 {
-    put64(b, mf_reader_n_logs(ix->reader));
-    for (size_t i = 0; i < mf_reader_n_logs(ix->reader); i++)
-        put_log(b, mf_reader_log(ix->reader, i));
+    put64(b, ix->n_logs);
+    for (size_t i = 0; i < ix->n_logs; i++)
+        put_log(b, ix->log_paths[i]);
     return b->bad ? -1 : 0;
 }
 
-static const size_t cell_bytes = 16;   /* granule, fill (float), scope */
+static void put_text(ix_buf *b, const char *text)
+{
+    put64(b, strlen(text));
+    put(b, text, strlen(text));
+}
+
+/* A text of the directory, malloc'd (NULL: bad). */
+static char *get_text(ix_buf *b)
+{
+    size_t n = get_count(b, 1);
+    char *t = b->bad ? NULL : malloc(n + 1);
+    if (!t) {
+        b->bad = 1;
+        return NULL;
+    }
+    get(b, t, n);
+    t[n] = 0;
+    return t;
+}
 
 int ix_save(mf_index *ix)
 {
@@ -209,13 +285,22 @@ int ix_save(mf_index *ix)
         free(b.p);
         return -1;
     }
+    uint32_t n_strings = mf_strings_count(ix->pool);
+    put64(&b, n_strings);
+    for (uint32_t id = 2; id < n_strings; id++)
+        put_text(&b, mf_strings_get(ix->pool, id));
+    put64(&b, ix->n_warnings);
+    for (size_t i = 0; i < ix->n_warnings; i++)
+        put_text(&b, ix->warnings[i]);
     put64(&b, ix->n_views);
     for (size_t i = 0; i < ix->n_views; i++) {
-        const ix_view *v = &ix->views[i];
+        ix_view *v = &ix->views[i];
         const mf_index_view *p = &v->pub;
         uint64_t fixed[] = { p->device, p->pid, p->first_ns, p->last_ns, p->peak_bytes,
-                             p->peak_ns, p->held_bytes, p->blocks, p->min_addr, p->max_addr };
+                             p->peak_ns, p->held_bytes, p->blocks, p->min_addr, p->max_addr,
+                             v->gshift };
         put(&b, fixed, sizeof fixed);
+        put_text(&b, mf_index_program(ix, p->pid));
         put(&b, &p->largest_leak, sizeof p->largest_leak);
         put64(&b, p->ranges.n);
         put(&b, p->ranges.r, p->ranges.n * sizeof *p->ranges.r);
@@ -224,6 +309,8 @@ int ix_save(mf_index *ix)
         for (int l = 0; l < MF_INDEX_LEVELS; l++) {
             put_dir(&b, &v->levels[l].occ_dir);
             put_dir(&b, &v->levels[l].cell_dir);
+            qsort(v->levels[l].block_dir.e, v->levels[l].block_dir.n,
+                  sizeof *v->levels[l].block_dir.e, by_key);
             put_dir(&b, &v->levels[l].block_dir);
         }
     }
@@ -232,14 +319,70 @@ int ix_save(mf_index *ix)
     if (rc == 0) {
         ix_file_header h = {
             .magic = IX_MAGIC, .version = MF_INDEX_VERSION, .header_size = sizeof h,
-            .n_logs = (uint32_t)mf_reader_n_logs(ix->reader), .n_views = (uint32_t)ix->n_views,
-            .wshift = ix->wshift, .levels = MF_INDEX_LEVELS, .t0 = ix->t0, .t1 = ix->t1,
+            .n_logs = (uint32_t)ix->n_logs, .n_views = (uint32_t)ix->n_views,
+            .wshift = ix->wshift, .levels = MF_INDEX_LEVELS, .cell_level = ix->cell_level,
+            .t0 = ix->t0, .t1 = ix->t1,
             .dir_offset = off, .dir_bytes = b.n,
         };
+        /* the pieces reach the disk before the header that points at them */
         rc = fdatasync(ix->fd) < 0 || pwrite(ix->fd, &h, sizeof h, 0) != (ssize_t)sizeof h ? -1 : 0;
     }
     free(b.p);
     return rc;
+}
+
+/* The strings, interned in their order: each must get its old id. */
+static void get_strings(ix_buf *b, mf_index *ix)
+{
+    size_t n = get_count(b, 8);
+    if (b->bad || n < 2 || !(ix->own_pool = mf_strings_new())) {
+        b->bad = 1;
+        return;
+    }
+    ix->pool = ix->own_pool;
+    for (size_t id = 2; id < n && !b->bad; id++) {
+        size_t len = get_count(b, 1);
+        if (!b->bad && mf_strings_intern(ix->pool, (const char *)b->p + b->at, len) != id)
+            b->bad = 1;
+        b->at += b->bad ? 0 : len;
+    }
+}
+
+static void get_view(ix_buf *b, ix_view *v, uint64_t file_end)
+{
+    mf_index_view *p = &v->pub;
+    uint64_t fixed[11];
+    get(b, fixed, sizeof fixed);
+    v->gshift = fixed[10] < 64 ? (unsigned)fixed[10] : 63;
+    v->col = IX_NONE;
+    p->device = (uint16_t)fixed[0];
+    p->pid = (uint32_t)fixed[1];
+    p->first_ns = fixed[2], p->last_ns = fixed[3], p->peak_bytes = fixed[4];
+    p->peak_ns = fixed[5], p->held_bytes = fixed[6], p->blocks = fixed[7];
+    p->min_addr = fixed[8], p->max_addr = fixed[9];
+    v->program = get_text(b);
+    get(b, &p->largest_leak, sizeof p->largest_leak);
+    p->ranges.n = get_count(b, sizeof *p->ranges.r);
+    if (p->ranges.n && !(p->ranges.r = malloc(p->ranges.n * sizeof *p->ranges.r)))
+        b->bad = 1;
+    p->ranges.cap = p->ranges.n;
+    get(b, p->ranges.r, p->ranges.n * sizeof *p->ranges.r);
+    p->n_scopes = get_count(b, sizeof *p->scopes);
+    if (p->n_scopes && !(p->scopes = malloc(p->n_scopes * sizeof *p->scopes)))
+        b->bad = 1;
+    v->cap_scopes = p->n_scopes;
+    get(b, p->scopes, p->n_scopes * sizeof *p->scopes);
+    if (!(v->levels = calloc(MF_INDEX_LEVELS, sizeof *v->levels))) {
+        b->bad = 1;
+        return;
+    }
+    ix_view_init_levels(v);
+    for (int l = 0; !b->bad && l < MF_INDEX_LEVELS; l++) {
+        ix_level *L = &v->levels[l];
+        get_dir(b, &L->occ_dir, file_end, sizeof(mf_index_occ), 0);
+        get_dir(b, &L->cell_dir, file_end, 3, 0);
+        get_dir(b, &L->block_dir, file_end, 6, 1);
+    }
 }
 
 /* The directory of file fd into ix, if it indexes ix's logs as they are
@@ -251,6 +394,7 @@ int ix_load(mf_index *ix, int fd)
     if (fstat(fd, &st) < 0 || pread(fd, &h, sizeof h, 0) != (ssize_t)sizeof h ||
         memcmp(h.magic, IX_MAGIC, 8) || h.version != MF_INDEX_VERSION ||
         h.header_size != sizeof h || h.levels != MF_INDEX_LEVELS || h.wshift > 40 ||
+        h.cell_level < 0 || h.cell_level >= MF_INDEX_LEVELS || h.n_logs != ix->n_logs ||
         h.dir_offset < IX_HEADER_BYTES || h.dir_offset > (uint64_t)st.st_size ||
         h.dir_bytes != (uint64_t)st.st_size - h.dir_offset || h.dir_bytes > (1ull << 32))
         return -1;
@@ -261,46 +405,21 @@ int ix_load(mf_index *ix, int fd)
              b.n >= want.n && memcmp(b.p, want.p, want.n) == 0;
     free(want.p);
     b.at = want.n;
-    size_t n_views = ok ? get_count(&b, 80) : 0;
+    if (ok)
+        get_strings(&b, ix);
+    size_t n_warnings = ok ? get_count(&b, 8) : 0;
+    for (size_t i = 0; ok && i < n_warnings && !b.bad; i++) {
+        char *w = get_text(&b);
+        if (w)
+            ix_warn(ix, "%s", w);
+        free(w);
+    }
+    size_t n_views = ok ? get_count(&b, 88) : 0;
     if (ok && n_views && !(ix->views = calloc(n_views, sizeof *ix->views)))
         ok = 0;
     ix->cap_views = n_views;
-    for (size_t i = 0; ok && i < n_views && !b.bad; i++) {
-        ix_view *v = &ix->views[ix->n_views++];
-        mf_index_view *p = &v->pub;
-        uint64_t fixed[10];
-        get(&b, fixed, sizeof fixed);
-        p->device = (uint16_t)fixed[0];
-        p->pid = (uint32_t)fixed[1];
-        p->first_ns = fixed[2], p->last_ns = fixed[3], p->peak_bytes = fixed[4];
-        p->peak_ns = fixed[5], p->held_bytes = fixed[6], p->blocks = fixed[7];
-        p->min_addr = fixed[8], p->max_addr = fixed[9];
-        get(&b, &p->largest_leak, sizeof p->largest_leak);
-        p->ranges.n = get_count(&b, sizeof *p->ranges.r);
-        if (p->ranges.n && !(p->ranges.r = malloc(p->ranges.n * sizeof *p->ranges.r)))
-            b.bad = 1;
-        p->ranges.cap = p->ranges.n;
-        get(&b, p->ranges.r, p->ranges.n * sizeof *p->ranges.r);
-        p->n_scopes = get_count(&b, sizeof *p->scopes);
-        if (p->n_scopes && !(p->scopes = malloc(p->n_scopes * sizeof *p->scopes)))
-            b.bad = 1;
-        v->cap_scopes = p->n_scopes;
-        get(&b, p->scopes, p->n_scopes * sizeof *p->scopes);
-        if (!(v->levels = calloc(MF_INDEX_LEVELS, sizeof *v->levels)))
-            b.bad = 1;
-        for (int l = 0; !b.bad && l < MF_INDEX_LEVELS; l++) {
-            ix_level *L = &v->levels[l];
-            for (int k = 0; k < IX_COL_RING; k++)
-                L->cols[k].col = IX_NONE;
-            for (int k = 0; k < IX_BUCKET_RING; k++)
-                L->buckets[k].key = IX_NONE;
-            L->occ.col = IX_NONE;
-            get_dir(&b, &L->occ_dir, h.dir_offset, sizeof(mf_index_occ));
-            get_dir(&b, &L->cell_dir, h.dir_offset, cell_bytes);
-            get_dir(&b, &L->block_dir, h.dir_offset, sizeof(mf_index_block));
-            L->cols_done = L->buckets_done = UINT64_MAX;
-        }
-    }
+    for (size_t i = 0; ok && i < n_views && !b.bad; i++)
+        get_view(&b, &ix->views[ix->n_views++], h.dir_offset);
     free(b.p);
     if (!ok || b.bad || b.at != b.n) {
         for (size_t i = 0; i < ix->n_views; i++)
@@ -308,10 +427,17 @@ int ix_load(mf_index *ix, int fd)
         free(ix->views);
         ix->views = NULL;
         ix->n_views = ix->cap_views = 0;
+        for (size_t i = 0; i < ix->n_warnings; i++)
+            free(ix->warnings[i]);
+        ix->n_warnings = 0;
+        mf_strings_free(ix->own_pool);
+        ix->own_pool = NULL;
+        ix->pool = NULL;
         return -1;
     }
     ix->fd = fd;
     ix->wshift = h.wshift;
+    ix->cell_level = h.cell_level;
     ix->t0 = h.t0;
     ix->t1 = ix->now = h.t1;
     ix->end = (uint64_t)st.st_size;

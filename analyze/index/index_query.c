@@ -1,8 +1,9 @@
 /*
- * index_query.c - the view index's answers (index.h): the cells and blocks
- * of a window, the blocks live at a moment, the occupancy of a time range.
- * Each reads the pieces the directories point at (pread: the file is never
- * mapped whole, so memory stays what one answer needs) and, while the
+ * index_query.c - the view index's answers (index.h): how many blocks a
+ * window may hold, its blocks, the blocks live at a moment, the cells of a
+ * level over a time range, the occupancy of a time range.  Each reads the
+ * pieces the directories point at (pread into one buffer: the file is
+ * never mapped whole, so memory stays what one piece needs) and, while the
  * logs are still written, what is still open in memory.
  */
 #include <stdio.h>
@@ -11,194 +12,99 @@
 
 #include "index_state.h"
 
-#define READ_BLOCKS 256          /* blocks read at once */
-
-static uint64_t rel(const mf_index *ix, uint64_t t)
+/* The buckets of lifetime level k that blocks meeting [t_from, t_to] can
+ * be in: [*first, *last] of the directory's keys. */
+static void bucket_range(const mf_index *ix, int k, uint64_t t_from, uint64_t t_to,
+                         uint64_t *first, uint64_t *last)
 {
-    return t > ix->t0 ? t - ix->t0 : 0;
+    unsigned s = ix_bucket_shift(ix, k);
+    uint64_t a = ix_rel(ix, t_from) >> s;
+    *first = a ? a - 1 : 0;     /* started a bucket before, lived at most one more */
+    *last = ix_rel(ix, t_to) >> s;
 }
 
-static uint64_t span_of(const mf_index_block *b)
+uint64_t mf_index_count_blocks(const mf_index *ix, size_t vi, uint64_t t_from, uint64_t t_to,
+                               uint64_t limit)
 {
-    uint64_t s = b->actual ? b->actual : b->requested;
-    return s ? s : 1;
-}
-
-/* The first entry of d whose key is >= key. */
-static size_t dir_lower(const ix_dir *d, uint64_t key)
-{
-    size_t lo = 0, hi = d->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (d->e[mid].key < key)
-            lo = mid + 1;
-        else
-            hi = mid;
+    if (vi >= ix->n_views)
+        return 0;
+    const ix_view *v = &ix->views[vi];
+    uint64_t n = 0;
+    for (int k = 0; k < MF_INDEX_LEVELS && n <= limit; k++) {
+        const ix_level *L = &v->levels[k];
+        uint64_t first, last;
+        bucket_range(ix, k, t_from, t_to, &first, &last);
+        for (size_t i = ix_dir_lower(&L->block_dir, first);
+             i < L->block_dir.n && L->block_dir.e[i].key <= last && n <= limit; i++)
+            n += L->block_dir.e[i].count;
+        for (int r = 0; r < IX_BUCKET_RING; r++)
+            if (L->buckets[r].key != IX_NONE && L->buckets[r].key >= first &&
+                L->buckets[r].key <= last)
+                n += L->buckets[r].n;
     }
-    return lo;
+    for (size_t i = 0; i < ix->live.n && n <= limit; i++)
+        n += ix->live.b[i].view == vi;
+    return n;
 }
-
-typedef struct ix_file_cell {
-    uint64_t granule;
-    float fill;
-    uint32_t scope;
-} ix_file_cell;
 
 typedef struct window {
     mf_index *ix;
     uint64_t t_from, t_to, a_from, a_to;
-    const mf_index_visit *visit;
-    char *err;
-    size_t errlen;
+    int (*fn)(void *ctx, const mf_index_block *b);
+    void *ctx;
 } window;
 
 static int block_in(const window *w, const mf_index_block *b)
 {
-    uint64_t end = ix_block_end(w->ix, b), a_end = b->addr + span_of(b);
+    uint64_t end = ix_block_end(w->ix, b), a_end = b->addr + ix_span(b);
     if (a_end < b->addr)
         a_end = UINT64_MAX;
     return b->alloc_ns <= w->t_to && end >= w->t_from && b->addr < w->a_to && a_end > w->a_from;
 }
 
-static int cells_of_level(window *w, ix_view *v, int l)
+static int if_in(void *ctx, const mf_index_block *b)
 {
-    ix_level *L = &v->levels[l];
-    unsigned ws = w->ix->wshift + (unsigned)l, gs = MF_INDEX_GSHIFT + (unsigned)l;
-    uint64_t c0 = rel(w->ix, w->t_from) >> ws, c1 = rel(w->ix, w->t_to) >> ws;
-    uint64_t g0 = w->a_from >> gs, g1 = (w->a_to - 1) >> gs;
-    for (size_t i = dir_lower(&L->cell_dir, c0); i < L->cell_dir.n; i++) {
-        const ix_dirent *e = &L->cell_dir.e[i];
-        if (e->key > c1)
-            break;
-        ix_file_cell *cells = malloc(e->count * sizeof *cells + 1);
-        if (!cells) {
-            snprintf(w->err, w->errlen, "out of memory");
-            return -1;
-        }
-        if (ix_read(w->ix, e->offset, cells, e->count * sizeof *cells, w->err, w->errlen) < 0) {
-            free(cells);
-            return -1;
-        }
-        int rc = 0;
-        for (size_t k = 0; k < e->count && !rc; k++) {
-            if (cells[k].granule < g0 || cells[k].granule > g1)
-                continue;
-            mf_index_cell c = { .col = e->key, .granule = cells[k].granule,
-                                .fill = cells[k].fill, .scope = cells[k].scope };
-            rc = w->visit->cell(w->visit->ctx, &c);
-        }
-        free(cells);
-        if (rc)
-            return rc;
-    }
-    double area = (double)(1ull << ws) * (double)(1ull << gs);
-    for (int k = 0; k < IX_COL_RING; k++) {
-        const ix_column *col = &L->cols[k];
-        if (col->col == IX_NONE || col->col < c0 || col->col > c1)
-            continue;
-        for (size_t i = 0; i < col->n; i++) {
-            const ix_cell *x = &col->cells[i];
-            if (x->granule < g0 || x->granule > g1)
-                continue;
-            double f = x->amount / area;
-            mf_index_cell c = { .col = col->col, .granule = x->granule,
-                                .fill = f > 1 ? 1 : f, .scope = x->scope };
-            int rc = w->visit->cell(w->visit->ctx, &c);
-            if (rc)
-                return rc;
-        }
-    }
-    return 0;
+    const window *w = ctx;
+    return block_in(w, b) ? w->fn(w->ctx, b) : 0;
 }
 
-/* The first block of a written bucket (sorted by address) that may reach a_from. */
-static int bucket_start(window *w, const ix_dirent *e, uint64_t *first)
-{
-    uint64_t want = w->a_from > e->extra ? w->a_from - e->extra : 0;
-    uint64_t lo = 0, hi = e->count;
-    while (lo < hi) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        mf_index_block b;
-        if (ix_read(w->ix, e->offset + mid * sizeof b, &b, sizeof b, w->err, w->errlen) < 0)
-            return -1;
-        if (b.addr < want)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    *first = lo;
-    return 0;
-}
-
-static int blocks_of_bucket(window *w, const ix_dirent *e)
-{
-    uint64_t k;
-    if (bucket_start(w, e, &k) < 0)
-        return -1;
-    mf_index_block buf[READ_BLOCKS];
-    while (k < e->count) {
-        size_t n = e->count - k < READ_BLOCKS ? (size_t)(e->count - k) : READ_BLOCKS;
-        if (ix_read(w->ix, e->offset + k * sizeof *buf, buf, n * sizeof *buf, w->err,
-                    w->errlen) < 0)
-            return -1;
-        for (size_t i = 0; i < n; i++) {
-            if (buf[i].addr >= w->a_to)
-                return 0;
-            int rc = block_in(w, &buf[i]) ? w->visit->block(w->visit->ctx, &buf[i]) : 0;
-            if (rc)
-                return rc;
-        }
-        k += n;
-    }
-    return 0;
-}
-
-static int blocks_of_level(window *w, ix_view *v, int l)
-{
-    ix_level *L = &v->levels[l];
-    unsigned bs = w->ix->wshift + (unsigned)l + IX_BUCKET_SHIFT;
-    uint64_t k1 = rel(w->ix, w->t_to) >> bs, k0 = rel(w->ix, w->t_from) >> bs;
-    k0 = l == MF_INDEX_LEVELS - 1 ? 0 : k0 > 2 ? k0 - 2 : 0;   /* the top holds any length */
-    for (size_t i = dir_lower(&L->block_dir, k0); i < L->block_dir.n; i++) {
-        if (L->block_dir.e[i].key > k1)
-            break;
-        int rc = blocks_of_bucket(w, &L->block_dir.e[i]);
-        if (rc)
-            return rc;
-    }
-    for (int k = 0; k < IX_BUCKET_RING; k++) {
-        const ix_bucket *b = &L->buckets[k];
-        if (b->key == IX_NONE || b->key < k0 || b->key > k1)
-            continue;
-        for (size_t i = 0; i < b->n; i++) {
-            int rc = block_in(w, &b->blocks[i]) ? w->visit->block(w->visit->ctx, &b->blocks[i])
-                                                : 0;
-            if (rc)
-                return rc;
-        }
-    }
-    return 0;
-}
-
-int mf_index_window(mf_index *ix, size_t vi, int level, uint64_t t_from, uint64_t t_to,
-                    uint64_t a_from, uint64_t a_to, const mf_index_visit *visit, char *err,
-                    size_t errlen)
+int mf_index_blocks(mf_index *ix, size_t vi, uint64_t t_from, uint64_t t_to, uint64_t a_from,
+                    uint64_t a_to, int (*fn)(void *ctx, const mf_index_block *b), void *ctx,
+                    char *err, size_t errlen)
 {
     if (vi >= ix->n_views || a_to <= a_from || t_to < t_from)
         return 0;
-    if (level >= MF_INDEX_LEVELS)
-        level = MF_INDEX_LEVELS - 1;
     ix_view *v = &ix->views[vi];
-    window w = { ix, t_from, t_to, a_from, a_to, visit, err, errlen };
-    int rc = 0;
-    if (level >= 0 && visit->cell)
-        rc = cells_of_level(&w, v, level);
-    for (int l = level + 1; !rc && visit->block && l < MF_INDEX_LEVELS; l++)
-        rc = blocks_of_level(&w, v, l);
-    for (size_t i = 0; !rc && visit->block && i < ix->live.n; i++)   /* not ended yet */
-        if (ix->live.b[i].view == vi && block_in(&w, &ix->live.b[i]))
-            rc = visit->block(visit->ctx, &ix->live.b[i]);
-    return rc;
+    window w = { ix, t_from, t_to, a_from, a_to, fn, ctx };
+    for (int k = 0; k < MF_INDEX_LEVELS; k++) {
+        const ix_level *L = &v->levels[k];
+        uint64_t first, last;
+        bucket_range(ix, k, t_from, t_to, &first, &last);
+        for (size_t i = ix_dir_lower(&L->block_dir, first);
+             i < L->block_dir.n && L->block_dir.e[i].key <= last; i++) {
+            int rc = ix_decode_blocks(ix, &L->block_dir.e[i], ix_bucket_shift(ix, k),
+                                      (uint32_t)vi, if_in, &w, err, errlen);
+            if (rc)
+                return rc;
+        }
+        for (int r = 0; r < IX_BUCKET_RING; r++) {
+            const ix_bucket *bk = &L->buckets[r];
+            if (bk->key == IX_NONE || bk->key < first || bk->key > last)
+                continue;
+            int rc = ix_open_blocks(ix, bk, ix_bucket_shift(ix, k), (uint32_t)vi, if_in, &w, err,
+                                    errlen);
+            if (rc)
+                return rc;
+        }
+    }
+    for (size_t i = 0; i < ix->live.n; i++) {          /* not ended yet */
+        if (ix->live.b[i].view != vi)
+            continue;
+        int rc = if_in(&w, &ix->live.b[i]);
+        if (rc)
+            return rc;
+    }
+    return 0;
 }
 
 typedef struct live_at {
@@ -220,8 +126,32 @@ int mf_index_live_at(mf_index *ix, size_t v, uint64_t t,
                      size_t errlen)
 {
     live_at a = { t, fn, ctx };
-    mf_index_visit visit = { .block = live_at_block, .ctx = &a };
-    return mf_index_window(ix, v, -1, t, t, 0, UINT64_MAX, &visit, err, errlen);
+    return mf_index_blocks(ix, v, t, t, 0, UINT64_MAX, live_at_block, &a, err, errlen);
+}
+
+int mf_index_cells(mf_index *ix, size_t vi, int level, uint64_t t_from, uint64_t t_to,
+                   int (*fn)(void *ctx, const mf_index_cell *c), void *ctx, char *err,
+                   size_t errlen)
+{
+    if (vi >= ix->n_views || t_to < t_from)
+        return 0;
+    if (level < ix->cell_level)
+        level = ix->cell_level;
+    if (level >= MF_INDEX_LEVELS)
+        level = MF_INDEX_LEVELS - 1;
+    ix_view *v = &ix->views[vi];
+    const ix_dir *d = &v->levels[level].cell_dir;
+    unsigned ws = ix->wshift + (unsigned)level;
+    uint64_t c0 = ix_rel(ix, t_from) >> ws, c1 = ix_rel(ix, t_to) >> ws;
+    size_t i = ix_dir_lower(d, c0);
+    if (i > 0 && d->e[i - 1].key + (d->e[i - 1].aux >> 8) >= c0)
+        i--;                                        /* a run of columns reaching c0 */
+    for (; i < d->n && d->e[i].key <= c1; i++) {
+        int rc = ix_decode_cells(ix, &d->e[i], level, t_from, t_to, fn, ctx, err, errlen);
+        if (rc)
+            return rc;
+    }
+    return ix_cells_open(ix, v, level, t_from, t_to, fn, ctx);
 }
 
 int mf_index_occupancy(mf_index *ix, size_t vi, uint64_t t_from, uint64_t t_to,
@@ -234,28 +164,29 @@ int mf_index_occupancy(mf_index *ix, size_t vi, uint64_t t_from, uint64_t t_to,
     ix_view *v = &ix->views[vi];
     int l = 0;
     while (l < MF_INDEX_LEVELS - 1 &&
-           ((rel(ix, t_to) >> (ix->wshift + (unsigned)l)) -
-            (rel(ix, t_from) >> (ix->wshift + (unsigned)l))) >= max_cols)
+           ((ix_rel(ix, t_to) >> (ix->wshift + (unsigned)l)) -
+            (ix_rel(ix, t_from) >> (ix->wshift + (unsigned)l))) >= max_cols)
         l++;
     *level = l;
     ix_level *L = &v->levels[l];
     unsigned ws = ix->wshift + (unsigned)l;
-    uint64_t c0 = rel(ix, t_from) >> ws, c1 = rel(ix, t_to) >> ws;
+    uint64_t c0 = ix_rel(ix, t_from) >> ws, c1 = ix_rel(ix, t_to) >> ws;
     /* from the page holding the last record before c0 (the value coming in) */
-    size_t i = dir_lower(&L->occ_dir, c0 + 1);
+    size_t i = ix_dir_lower(&L->occ_dir, c0 + 1);
     i = i ? i - 1 : 0;
     mf_index_occ prev = { .col = IX_NONE };
     int rc = 0;
     for (; !rc && i < L->occ_dir.n && L->occ_dir.e[i].key <= c1; i++) {
         const ix_dirent *e = &L->occ_dir.e[i];
-        mf_index_occ *page = malloc(e->count * sizeof *page + 1);
-        if (!page || ix_read(ix, e->offset, page, e->count * sizeof *page, err, errlen) < 0) {
+        size_t n = (size_t)(e->bytes / sizeof(mf_index_occ));
+        mf_index_occ *page = malloc(n * sizeof *page + 1);
+        if (!page || ix_read(ix, e->offset, page, n * sizeof *page, err, errlen) < 0) {
             if (!page)
                 snprintf(err, errlen, "out of memory");
             free(page);
             return -1;
         }
-        for (size_t k = 0; k < e->count && !rc; k++) {
+        for (size_t k = 0; k < n && !rc; k++) {
             if (page[k].col < c0)
                 prev = page[k];
             else if (page[k].col <= c1) {

@@ -384,6 +384,8 @@ typedef struct mf_model {
 typedef struct mf_model_options {
     int no_picture;           /* keep nothing for memory_flow (statistics only) */
     int no_trace;             /* keep no spans, activities or trace objects */
+    int no_curves;            /* keep no occupancy curves (mf_view.occupancy and the
+                                 device's stay empty): for a reader with its own */
     uint64_t since_ns;        /* leave out events before this */
     int tiles_by_site;        /* the picture's cells keep a block's site id (sites.h)
                                  in mf_tile.scope, not its scope: memory_flow

@@ -207,6 +207,8 @@ static mf_kind_stat *kind_of(mf_blocks_device *d, uint16_t flags)
 
 static void add_points(mf_blocks *b, mf_blocks_device *d, mf_blocks_view *v, uint64_t time_ns)
 {
+    if (b->no_curves)
+        return;
     if (mf_series_add(&d->occupancy, time_ns, d->counts.held_bytes, d->held_actual) < 0 ||
         mf_series_add(&v->occupancy, time_ns, v->counts.held_bytes, v->held_actual) < 0)
         b->oom = 1;

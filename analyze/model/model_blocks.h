@@ -31,6 +31,7 @@ typedef struct mf_blocks {
     struct mf_sites *sites;   /* count by site and stack; NULL: no stacks */
     void (*on_block)(void *ctx, const mf_block *blk, int ended);   /* NULL: nobody */
     void *on_block_ctx;
+    int no_curves;            /* add no occupancy points (mf_model_options.no_curves) */
     struct mf_blocks_device **devs;  /* by device slot (model.c's) */
     size_t n_devs, cap_devs;
     struct mf_blocks_view **views;   /* by view index (model.c's) */

@@ -32,11 +32,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int status = mf_view_parse(method, uri, size - 1, &rq, err, sizeof err);
     if (status != 0 && status != 400 && status != 404 && status != 405 && status != 414)
         abort();
-    if (status == 0 && (rq.endpoint < MF_VIEW_PAGE || rq.endpoint > MF_VIEW_RANGE ||
+    if (status == 0 && (rq.endpoint < MF_VIEW_PAGE || rq.endpoint > MF_VIEW_AT ||
                         ((rq.given & MF_VQ_TOKEN) && strlen(rq.token) != MF_VIEW_TOKEN_HEX) ||
-                        rq.level < -1 || rq.level > 63))
+                        rq.n_hide > MF_VIEW_HIDE_MAX || rq.w > MF_VIEW_W_MAX ||
+                        rq.h > MF_VIEW_H_MAX))
         abort();
     if (status == 0 && (rq.given & MF_VQ_T1) && (rq.given & MF_VQ_T0) && rq.t1 < rq.t0)
+        abort();
+    if (status == 0 && (rq.given & MF_VQ_Y1) && (rq.given & MF_VQ_Y0) && rq.y1 <= rq.y0)
+        abort();
+    if (status == 0 && (((rq.given & MF_VQ_W) && !rq.w) || ((rq.given & MF_VQ_H) && !rq.h)))
         abort();
     if (memchr(err, 0, sizeof err) == NULL)
         abort();
