@@ -283,7 +283,8 @@ static int window_answer(api *a)
     int rc = -1, level = -1;
     if (win_open(a, &w) < 0)
         return -1;
-    uint64_t most = mf_index_count_blocks(a->ix, rq->view, w.t0, w.t1, MF_VIEW_RASTER_BLOCKS);
+    uint64_t most = mf_index_count_blocks(a->ix, rq->view, w.t0, w.t1, w.a0, w.a1,
+                                          MF_VIEW_RASTER_BLOCKS);
     if (most <= MF_VIEW_BLOCKS_MAX) {
         if (mf_index_blocks(a->ix, rq->view, w.t0, w.t1, w.a0, w.a1, keep_whole, &w, a->err,
                             sizeof a->err) < 0)

@@ -16,7 +16,7 @@
 #include "view_request.h"
 
 #define MF_VIEW_BLOCKS_MAX 20000        /* a window holding at most these is answered whole */
-#define MF_VIEW_RASTER_BLOCKS 1000000   /* ...at most these: a raster drawn from its blocks */
+#define MF_VIEW_RASTER_BLOCKS 500000    /* ...at most these: a raster drawn from its blocks */
 #define MF_VIEW_BLOCK_BYTES 64          /* one block of a window's answer */
 #define MF_VIEW_COLS_MAX 8192
 #define MF_VIEW_TOP 20            /* rows of the growth tables */

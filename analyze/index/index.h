@@ -23,7 +23,9 @@
  * so a column has about that many cells at most.  Blocks: a block whose
  * lifetime is at most 2^(wshift + cell level + k) ns is kept in bucket
  * alloc >> (wshift + cell level + k) of lifetime level k, so a window
- * reads two buckets a level.
+ * reads two buckets a level; a bucket of more than IX_SORT_MIN blocks
+ * (long-lived ones, mostly) is written sorted by address in pieces that
+ * say the addresses they span, so a window narrow in address reads few.
  *
  * An index is reused when its header names the same logs (path, size,
  * mtime, run id) and the same version; logs still being written are
@@ -169,12 +171,13 @@ MF_EXPORT size_t mf_index_n_views(const mf_index *ix);
 MF_EXPORT const mf_index_view *mf_index_view_at(const mf_index *ix, size_t i);
 
 /*
- * At most how many blocks of view v the window [t_from, t_to] may hold
- * (the blocks of the buckets it reads, whatever their addresses), counting
- * no further than limit + 1.
+ * At most how many blocks of view v the window [t_from, t_to] x [a_from,
+ * a_to) may hold (the blocks of the pieces it reads), counting no further
+ * than limit + 1.
  */
 MF_EXPORT uint64_t mf_index_count_blocks(const mf_index *ix, size_t v, uint64_t t_from,
-                                         uint64_t t_to, uint64_t limit);
+                                         uint64_t t_to, uint64_t a_from, uint64_t a_to,
+                                         uint64_t limit);
 
 /*
  * Every block of view v in the window [t_from, t_to] x [a_from, a_to)

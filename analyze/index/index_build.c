@@ -142,7 +142,7 @@ static void occ_write_page(mf_index *ix, ix_level *L)
         return;
     size_t bytes = L->n_occ_page * sizeof *L->occ_page;
     if (ix_write(ix, L->occ_page, bytes, &off) < 0 ||
-        ix_dir_add(&L->occ_dir, L->occ_page[0].col, off, bytes, L->n_occ_page, 0) < 0)
+        !ix_dir_add(&L->occ_dir, L->occ_page[0].col, off, bytes, L->n_occ_page, 0))
         ix->failed = 1;
     L->n_occ_page = 0;
 }
@@ -373,9 +373,9 @@ static int decode_block(ix_in *in, mf_index_block *b, uint64_t start)
 
 /* The blocks of a piece's bytes in[...], count of them, bucket start start. */
 static int decode_blocks(mf_index *ix, ix_in *in, uint64_t count, uint64_t start, uint32_t view,
-                         int (*fn)(void *ctx, const mf_index_block *b), void *ctx)
+                         int k, int (*fn)(void *ctx, const mf_index_block *b), void *ctx)
 {
-    mf_index_block b = { .view = view };
+    mf_index_block b = { .view = view, .level = (uint8_t)k };
     (void)ix;
     for (uint64_t i = 0; i < count; i++) {
         if (decode_block(in, &b, start) < 0)
@@ -387,37 +387,100 @@ static int decode_blocks(mf_index *ix, ix_in *in, uint64_t count, uint64_t start
     return in->bad || in->at != in->n ? -1 : 0;
 }
 
-int ix_decode_blocks(mf_index *ix, const ix_dirent *e, unsigned shift, uint32_t view,
+int ix_decode_blocks(mf_index *ix, const ix_dirent *e, int k, uint32_t view,
                      int (*fn)(void *ctx, const mf_index_block *b), void *ctx, char *err,
                      size_t errlen)
 {
     ix_in in;
     if (ix_read_piece(ix, e, &in, err, errlen) < 0)
         return -1;
-    int rc = decode_blocks(ix, &in, e->count, ix->t0 + (e->key << shift), view, fn, ctx);
+    int rc = decode_blocks(ix, &in, e->count, ix->t0 + (e->key << ix_bucket_shift(ix, k)), view,
+                           k, fn, ctx);
     if (rc < 0)
         snprintf(err, errlen, "%s: a bucket of blocks at offset %llu is damaged", ix->path,
                  (unsigned long long)e->offset);
     return rc;
 }
 
-int ix_open_blocks(mf_index *ix, const ix_bucket *bk, unsigned shift, uint32_t view,
+int ix_open_blocks(mf_index *ix, const ix_bucket *bk, int k, uint32_t view,
                    int (*fn)(void *ctx, const mf_index_block *b), void *ctx, char *err,
                    size_t errlen)
 {
     ix_in in = { .p = bk->bytes.p, .n = bk->bytes.n };
-    int rc = decode_blocks(ix, &in, bk->n, ix->t0 + (bk->key << shift), view, fn, ctx);
+    int rc = decode_blocks(ix, &in, bk->n, ix->t0 + (bk->key << ix_bucket_shift(ix, k)), view, k,
+                           fn, ctx);
     if (rc < 0)
         snprintf(err, errlen, "an open bucket of blocks is damaged (out of memory?)");
     return rc;
 }
 
-static void write_bucket(mf_index *ix, ix_view *v, int k, ix_bucket *bk)
+/* Write bytes (count blocks spanning [lo, hi)) as one piece of bucket key. */
+static void write_piece(mf_index *ix, ix_dir *d, uint64_t key, const ix_out *o, uint64_t count,
+                        uint64_t lo, uint64_t hi)
 {
     uint64_t off;
-    if (bk->n && (bk->bytes.bad || ix_write(ix, bk->bytes.p, bk->bytes.n, &off) < 0 ||
-                  ix_dir_add(&v->levels[k].block_dir, bk->key, off, bk->bytes.n, bk->n, 0) < 0))
+    ix_dirent *e;
+    if (o->bad || ix_write(ix, o->p, o->n, &off) < 0 ||
+        !(e = ix_dir_add(d, key, off, o->n, count, 0))) {
         ix->failed = 1;
+        return;
+    }
+    e->lo = lo;
+    e->hi = hi;
+}
+
+static int keep_decoded(void *ctx, const mf_index_block *b)
+{
+    mf_index_block **at = ctx;
+    *(*at)++ = *b;
+    return 0;
+}
+
+static int by_addr(const void *pa, const void *pb)
+{
+    const mf_index_block *a = pa, *b = pb;
+    if (a->addr != b->addr)
+        return a->addr < b->addr ? -1 : 1;
+    return a->alloc_ns < b->alloc_ns ? -1 : a->alloc_ns > b->alloc_ns;
+}
+
+/* A large bucket (long-lived blocks, mostly): sorted by address and cut
+ * into pieces with their own address bounds, so a window narrow in
+ * address reads few of them. */
+static int write_sorted(mf_index *ix, ix_view *v, int k, ix_bucket *bk)
+{
+    mf_index_block *all = malloc(bk->n * sizeof *all), *at = all;
+    uint64_t start = ix->t0 + (bk->key << ix_bucket_shift(ix, k));
+    ix_in in = { .p = bk->bytes.p, .n = bk->bytes.n };
+    if (!all || decode_blocks(ix, &in, bk->n, start, 0, k, keep_decoded, &at) != 0) {
+        free(all);
+        return -1;
+    }
+    qsort(all, bk->n, sizeof *all, by_addr);
+    ix_out o = { 0 };
+    for (uint64_t i = 0; i < bk->n; i += IX_PIECE_BLOCKS) {
+        uint64_t n = bk->n - i < IX_PIECE_BLOCKS ? bk->n - i : IX_PIECE_BLOCKS, hi = 0;
+        mf_index_block prev = { 0 };
+        o.n = 0;
+        for (uint64_t j = i; j < i + n; j++) {
+            encode_block(&o, &all[j], &prev, start);
+            prev = all[j];
+            uint64_t end = all[j].addr + ix_span(&all[j]);
+            hi = end < all[j].addr ? UINT64_MAX : end > hi ? end : hi;
+        }
+        write_piece(ix, &v->levels[k].block_dir, bk->key, &o, n, all[i].addr, hi);
+    }
+    free(o.p);
+    free(all);
+    return 0;
+}
+
+static void write_bucket(mf_index *ix, ix_view *v, int k, ix_bucket *bk)
+{
+    if (bk->n > IX_SORT_MIN && write_sorted(ix, v, k, bk) == 0)
+        ;
+    else if (bk->n)
+        write_piece(ix, &v->levels[k].block_dir, bk->key, &bk->bytes, bk->n, bk->lo, bk->hi);
     bk->key = IX_NONE;
     bk->n = 0;
     bk->bytes.n = 0;
@@ -452,11 +515,17 @@ static void keep_block(mf_index *ix, ix_view *v, const mf_index_block *b)
         flush_buckets(ix, v, k, 0);
     if (bk->key != key && bk->key != IX_NONE)     /* only when events go back in time */
         write_bucket(ix, v, k, bk);
-    bk->key = key;
-    mf_index_block kept = *b;
-    kept.level = (uint8_t)k;
-    encode_block(&bk->bytes, &kept, &bk->prev, ix->t0 + (key << shift));
-    bk->prev = kept;
+    uint64_t end = b->addr + ix_span(b);
+    end = end < b->addr ? UINT64_MAX : end;
+    if (bk->key != key) {
+        bk->key = key;
+        bk->lo = b->addr;
+        bk->hi = end;
+    }
+    bk->lo = b->addr < bk->lo ? b->addr : bk->lo;
+    bk->hi = end > bk->hi ? end : bk->hi;
+    encode_block(&bk->bytes, b, &bk->prev, ix->t0 + (key << shift));
+    bk->prev = *b;
     bk->n++;
 }
 

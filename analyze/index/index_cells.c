@@ -222,7 +222,7 @@ static void emit(mf_index *ix, ix_view *v, int l, uint64_t c0, uint64_t c1, cons
     ix->cap_buf = o.cap;
     uint64_t off;
     if (o.bad || ix_write(ix, o.p, o.n, &off) < 0 ||
-        ix_dir_add(&v->levels[l].cell_dir, c0, off, o.n, n, (c1 - c0) << 8 | v->gshift) < 0)
+        !ix_dir_add(&v->levels[l].cell_dir, c0, off, o.n, n, (c1 - c0) << 8 | v->gshift))
         ix->failed = 1;
     if (l + 1 < MF_INDEX_LEVELS)
         feed_up(ix, v, l + 1, c0, c1, cells, n);

@@ -89,14 +89,15 @@ int ix_read(mf_index *ix, uint64_t offset, void *out, size_t n, char *err, size_
     return 0;
 }
 
-int ix_dir_add(ix_dir *d, uint64_t key, uint64_t offset, uint64_t bytes, uint64_t count,
-               uint64_t aux)
+/* A new entry (addresses: all); NULL when out of memory. */
+ix_dirent *ix_dir_add(ix_dir *d, uint64_t key, uint64_t offset, uint64_t bytes,
+                      uint64_t count, uint64_t aux)
 {
     if (mf_grow((void **)&d->e, &d->cap, d->n + 1, sizeof *d->e) < 0)
-        return -1;
-    d->e[d->n++] = (ix_dirent){ .key = key, .offset = offset, .bytes = bytes, .count = count,
-                                .aux = aux };
-    return 0;
+        return NULL;
+    d->e[d->n] = (ix_dirent){ .key = key, .offset = offset, .bytes = bytes, .count = count,
+                              .aux = aux, .lo = 0, .hi = UINT64_MAX };
+    return &d->e[d->n++];
 }
 
 /* The first entry of d whose key is >= key. */
@@ -219,7 +220,7 @@ static void get_dir(ix_buf *b, ix_dir *d, uint64_t file_end, size_t min_item, in
     get(b, d->e, d->n * sizeof *d->e);
     for (size_t i = 0; i < d->n && !b->bad; i++) {
         const ix_dirent *e = &d->e[i];
-        if (e->offset < IX_HEADER_BYTES || e->offset > file_end ||
+        if (e->offset < IX_HEADER_BYTES || e->offset > file_end || e->lo > e->hi ||
             e->bytes > file_end - e->offset || e->count > e->bytes / min_item ||
             (i && e->key + (shared ? 1 : 0) <= d->e[i - 1].key + (d->e[i - 1].aux >> 8)))
             b->bad = 1;

@@ -24,7 +24,7 @@ static void bucket_range(const mf_index *ix, int k, uint64_t t_from, uint64_t t_
 }
 
 uint64_t mf_index_count_blocks(const mf_index *ix, size_t vi, uint64_t t_from, uint64_t t_to,
-                               uint64_t limit)
+                               uint64_t a_from, uint64_t a_to, uint64_t limit)
 {
     if (vi >= ix->n_views)
         return 0;
@@ -36,11 +36,14 @@ uint64_t mf_index_count_blocks(const mf_index *ix, size_t vi, uint64_t t_from, u
         bucket_range(ix, k, t_from, t_to, &first, &last);
         for (size_t i = ix_dir_lower(&L->block_dir, first);
              i < L->block_dir.n && L->block_dir.e[i].key <= last && n <= limit; i++)
-            n += L->block_dir.e[i].count;
-        for (int r = 0; r < IX_BUCKET_RING; r++)
-            if (L->buckets[r].key != IX_NONE && L->buckets[r].key >= first &&
-                L->buckets[r].key <= last)
-                n += L->buckets[r].n;
+            if (L->block_dir.e[i].hi > a_from && L->block_dir.e[i].lo < a_to)
+                n += L->block_dir.e[i].count;
+        for (int r = 0; r < IX_BUCKET_RING; r++) {
+            const ix_bucket *bk = &L->buckets[r];
+            if (bk->key != IX_NONE && bk->key >= first && bk->key <= last && bk->hi > a_from &&
+                bk->lo < a_to)
+                n += bk->n;
+        }
     }
     for (size_t i = 0; i < ix->live.n && n <= limit; i++)
         n += ix->live.b[i].view == vi;
@@ -82,17 +85,19 @@ int mf_index_blocks(mf_index *ix, size_t vi, uint64_t t_from, uint64_t t_to, uin
         bucket_range(ix, k, t_from, t_to, &first, &last);
         for (size_t i = ix_dir_lower(&L->block_dir, first);
              i < L->block_dir.n && L->block_dir.e[i].key <= last; i++) {
-            int rc = ix_decode_blocks(ix, &L->block_dir.e[i], ix_bucket_shift(ix, k),
-                                      (uint32_t)vi, if_in, &w, err, errlen);
+            const ix_dirent *e = &L->block_dir.e[i];
+            if (e->hi <= a_from || e->lo >= a_to)
+                continue;                               /* a piece elsewhere in memory */
+            int rc = ix_decode_blocks(ix, e, k, (uint32_t)vi, if_in, &w, err, errlen);
             if (rc)
                 return rc;
         }
         for (int r = 0; r < IX_BUCKET_RING; r++) {
             const ix_bucket *bk = &L->buckets[r];
-            if (bk->key == IX_NONE || bk->key < first || bk->key > last)
+            if (bk->key == IX_NONE || bk->key < first || bk->key > last || bk->hi <= a_from ||
+                bk->lo >= a_to)
                 continue;
-            int rc = ix_open_blocks(ix, bk, ix_bucket_shift(ix, k), (uint32_t)vi, if_in, &w, err,
-                                    errlen);
+            int rc = ix_open_blocks(ix, bk, k, (uint32_t)vi, if_in, &w, err, errlen);
             if (rc)
                 return rc;
         }

@@ -97,6 +97,7 @@ typedef struct ix_dirent {
     uint64_t bytes;           /* its length */
     uint64_t count;           /* cells, blocks or records */
     uint64_t aux;             /* cells: (last column - first) << 8 | granule shift */
+    uint64_t lo, hi;          /* blocks: the addresses they span, [lo, hi); else all */
 } ix_dirent;
 
 typedef struct ix_dir {
@@ -139,8 +140,12 @@ typedef struct ix_bucket {
     uint64_t key;             /* IX_NONE: the slot is free */
     ix_out bytes;
     uint64_t n;
+    uint64_t lo, hi;          /* the addresses its blocks span */
     mf_index_block prev;
 } ix_bucket;
+
+#define IX_SORT_MIN 65536        /* a bucket with more blocks is written sorted by address, */
+#define IX_PIECE_BLOCKS 8192     /* ...in pieces of this many, each with its address bounds */
 
 /* One time level of one view. */
 typedef struct ix_level {
@@ -245,10 +250,10 @@ void ix_view_init_levels(ix_view *v);
 void ix_view_free(ix_view *v);
 void ix_settle_views(mf_index *ix);
 uint64_t ix_block_end(const mf_index *ix, const mf_index_block *b);
-int ix_decode_blocks(mf_index *ix, const ix_dirent *e, unsigned shift, uint32_t view,
+int ix_decode_blocks(mf_index *ix, const ix_dirent *e, int k, uint32_t view,
                      int (*fn)(void *ctx, const mf_index_block *b), void *ctx, char *err,
                      size_t errlen);
-int ix_open_blocks(mf_index *ix, const ix_bucket *bk, unsigned shift, uint32_t view,
+int ix_open_blocks(mf_index *ix, const ix_bucket *bk, int k, uint32_t view,
                    int (*fn)(void *ctx, const mf_index_block *b), void *ctx, char *err,
                    size_t errlen);
 
@@ -267,8 +272,8 @@ int ix_decode_cells(mf_index *ix, const ix_dirent *e, int level, uint64_t t_from
 int ix_write(mf_index *ix, const void *bytes, size_t n, uint64_t *offset);
 int ix_read(mf_index *ix, uint64_t offset, void *out, size_t n, char *err, size_t errlen);
 int ix_read_piece(mf_index *ix, const ix_dirent *e, ix_in *in, char *err, size_t errlen);
-int ix_dir_add(ix_dir *d, uint64_t key, uint64_t offset, uint64_t bytes, uint64_t count,
-               uint64_t aux);
+ix_dirent *ix_dir_add(ix_dir *d, uint64_t key, uint64_t offset, uint64_t bytes,
+                      uint64_t count, uint64_t aux);
 size_t ix_dir_lower(const ix_dir *d, uint64_t key);
 int ix_save(mf_index *ix);
 int ix_load(mf_index *ix, int fd);
