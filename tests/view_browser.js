@@ -8,7 +8,7 @@ const { chromium } = require("playwright-core");
 const fs = require("fs");
 const http = require("http");
 
-const [doneUrl, growUrl, goFile] = process.argv.slice(2);
+const [doneUrl, growUrl, goFile, procUrl] = process.argv.slice(2);
 
 function get(url, headers) {
   return new Promise((resolve, reject) => {
@@ -108,6 +108,13 @@ async function ready(page, after) {
     await grow.waitForFunction(() => [...document.querySelectorAll(".legend label")]
       .some((l) => l.textContent.startsWith("view_late:")), null, { timeout: 30000 });
     out.followed_scopes = await grow.evaluate(() => [...document.querySelectorAll(".legend label")].map((l) => l.textContent));
+    // several processes: one lane each
+    const procs = await ctx.newPage();
+    await procs.goto(procUrl);
+    await ready(procs, 0);
+    out.lanes = await procs.evaluate(() => window.memflowView.lanes().map((l) => ({
+      title: l.el.querySelector("h3").textContent, pid: l.view.pid, device: l.view.device,
+      leak: l.view.leak ? l.view.leak.requested : null })));
   } finally {
     await ctx.close();
   }

@@ -5,7 +5,8 @@
 # the page and zooms to the program's 777777-byte block and reads its hover
 # text (exact size, scope, site), toggles that scope off and checks the
 # pixels there, selects a range and checks the flame graph's leaf frame,
-# and follows a second run while its program still allocates.  The server
+# and follows a second run while its program still allocates; a run of
+# three processes gets one lane each, titled with its program.  The server
 # must refuse a wrong token and a foreign Host.  Skips (77) only where
 # chromium, node or playwright-core are missing.
 . "$top_srcdir/tests/lib.sh"
@@ -33,9 +34,14 @@ serve() {
         fail "memflow view printed no URL: $(cat "$SCRATCH/$2.err")"
 }
 stop() { kill "$(cat "$SCRATCH/$1.pid")" 2>/dev/null || true; }
-trap 'stop done; stop grow; kill "$grow_pid" 2>/dev/null || true' EXIT
+trap 'stop done; stop grow; stop procs; kill "$grow_pid" 2>/dev/null || true' EXIT
 
 serve "$SCRATCH/run" done
+# several processes: a parent that runs proc_workload hold twice
+P="$top_builddir/tests/proc_workload"
+"$MEMFLOW" run -o "$SCRATCH/procs" -- "$P" spawn 2 "$P" hold 123456 > "$SCRATCH/procs.log" 2>&1 ||
+    fail "memflow run of proc_workload exited $?: $(tail -3 "$SCRATCH/procs.log")"
+serve "$SCRATCH/procs" procs
 [ -f "$SCRATCH/run/$(cd "$SCRATCH/run" && ls memflow-*.mfl | head -1).mfi" ] ||
     fail "no index beside the log"
 # the growing run: its program waits for $SCRATCH/go before its last allocation
@@ -50,12 +56,14 @@ serve "$SCRATCH/grow" grow
 
 NODE_PATH="$top_srcdir/tests/view/node_modules" CHROMIUM="$CHROMIUM" SCRATCH="$SCRATCH" \
     "$NODE" "$top_srcdir/tests/view_browser.js" "$(cat "$SCRATCH/done.url")" \
-    "$(cat "$SCRATCH/grow.url")" "$SCRATCH/go" > "$SCRATCH/browser.json" \
+    "$(cat "$SCRATCH/grow.url")" "$SCRATCH/go" "$(cat "$SCRATCH/procs.url")" > "$SCRATCH/browser.json" \
     2> "$SCRATCH/browser.err" || fail "the browser test failed: $(tail -20 "$SCRATCH/browser.err")"
 wait "$grow_pid" || fail "the growing run exited $?"
-"$PYTHON3" - "$SCRATCH/browser.json" <<'PY' || fail "what the browser saw is wrong (see above)"
+pids=$(cd "$SCRATCH/procs" && ls memflow-*.mfl | sed 's/memflow-\([0-9]*\).*/\1/' | sort -un | tr '\n' ' ')
+"$PYTHON3" - "$SCRATCH/browser.json" "$pids" <<'PY' || fail "what the browser saw is wrong (see above)"
 import json, sys
 r = json.load(open(sys.argv[1]))
+pids = [int(p) for p in sys.argv[2].split()]
 def check(cond, what):
     if not cond:
         print("view_browser: " + what + ": " + json.dumps(r, indent=1), file=sys.stderr)
@@ -73,5 +81,11 @@ check(r["wrong_token"] == 403 and r["bad_token"] == 400, "a wrong token is refus
 check(r["foreign_host"] == 403 and r["foreign_origin"] == 403, "a foreign Host/Origin is refused")
 check(r["page_no_token"] == 403, "the page without its token")
 check(any(s.startswith("view_late: ") for s in r["followed_scopes"]), "the growing log was not followed")
+lanes = r["lanes"]
+check(len(pids) == 3 and sorted(l["pid"] for l in lanes) == pids, "one lane per process")
+check(all(l["device"] == "cpu/0" for l in lanes), "the lanes' device")
+kids = [l for l in lanes if " spawn 2 " not in l["title"]]
+check(len(kids) == 2 and all(l["leak"] == 123456 and "proc_workload hold 123456" in l["title"] for l in kids),
+      "each child's lane: its program after exec and its 123456 bytes never freed")
 PY
 echo "$TEST_NAME: hover, scope toggle, flame graph, following and refusals as expected"

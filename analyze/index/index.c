@@ -389,8 +389,11 @@ const char *mf_index_program(const mf_index *ix, uint32_t pid)
             return ix->views[i].program;
     for (size_t i = 0; ix->reader && i < mf_reader_n_logs(ix->reader); i++) {
         const mf_log_info *info = mf_reader_log(ix->reader, i);
-        if (info->header.pid == pid && info->program)
-            found = info->program;      /* the latest image of the pid */
+        if (info->header.pid != pid || !info->program)
+            continue;
+        found = info->program;
+        if (info->next_image < 0)
+            break;                      /* the pid's last image (after any exec) */
     }
     return found;
 }
