@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +83,16 @@ static int add_folder(const char *dir, char **logs, int *n)
         return -1;
     }
     return 0;
+}
+
+/* A reused index read no log: the stacks are read on a thread of their
+ * own while the page is served (hover shows sites once they are in). */
+static void *load_sites(void *arg)
+{
+    char err[512];
+    if (mf_index_load_sites(arg, err, sizeof err) < 0)
+        fprintf(stderr, "memflow view: warning: no stacks: %s\n", err);
+    return NULL;
 }
 
 /* Start a browser on url when one can be shown (a display and xdg-open). */
@@ -181,6 +192,8 @@ int cmd_view(int argc, char **argv)
         mf_index_close(ix);
         return 1;
     }
+    pthread_t sites;
+    int sites_started = mf_index_reused(ix) && pthread_create(&sites, NULL, load_sites, ix) == 0;
     char url[256];
     snprintf(url, sizeof url, "http://127.0.0.1:%u/?token=%s", mf_view_server_port(s),
              mf_view_server_token(s));
@@ -191,6 +204,8 @@ int cmd_view(int argc, char **argv)
     int sig;
     sigwait(&stop, &sig);
     mf_view_server_stop(s);
+    if (sites_started)
+        pthread_join(sites, NULL);
     mf_index_close(ix);
     for (int i = 0; i < n; i++)
         free(logs[i]);

@@ -86,6 +86,17 @@ if sys.argv[2] == "good":
     check(len(big) == 1 and names[big[0][5]] == "view_big:" and big[0][1] > big[0][0],
           "the 777777-byte block: %r" % big)
     check(small == list(range(64, 114)), "the 50 small blocks: %r" % small)
+    # the index was reused: the stacks come from a reader of their own, soon
+    import time
+    for i in range(100):
+        b = big[0]
+        status, body = get("/api/at", view=v["id"], t0=int(b[0]), t1=int(b[0]) + 1,
+                           y0=0, y1=total)
+        site = json.loads(body)["block"]["site"] or ""
+        if site.startswith("make_big (view_workload.c:"):
+            break
+        time.sleep(0.1)
+    check(site.startswith("make_big (view_workload.c:"), "the big block's site: %r" % site)
 else:
     err = json.loads(body).get("error", "") if status != 200 else ""
     check(status == 500 and err.startswith(sys.argv[3] + ": a ") and err.endswith(" is damaged"),
