@@ -33,9 +33,10 @@ if [ -n "$missing" ]; then
 fi
 
 # playwright-core (npm) drives Debian's chromium in `memflow view`'s browser
-# test; no browser is downloaded (tests/view/package-lock.json pins it).
+# tests; eslint checks the page's JavaScript (tests/view_lint.sh); no browser
+# is downloaded (tests/view/package-lock.json pins them).
 (cd tests/view && npm ci --no-audit --no-fund --ignore-scripts > /dev/null) ||
-    echo "bootstrap: npm could not install playwright-core: the browser test will skip" >&2
+    echo "bootstrap: npm could not install playwright-core and eslint: the browser tests skip" >&2
 
 autoreconf -fi
 ./configure "$@"

@@ -37,7 +37,7 @@ async function ready(page, after) {
     const page = await ctx.newPage();
     page.on("pageerror", (e) => { process.stderr.write("page error: " + e + "\n"); });
     await page.goto(doneUrl);
-    let n = await ready(page, 0);
+    const n = await ready(page, 0);
     // the known block, from the server's own answer
     const found = await page.evaluate(async () => {
       const token = new URLSearchParams(location.search).get("token");
@@ -58,14 +58,14 @@ async function ready(page, after) {
     out.big = b;
     out.big_color = [1, 3, 5].map((i) => parseInt(found.color.slice(i, i + 2), 16));
     // zoom to it: its life, and its addresses with as much again around
-    const lane = await page.evaluate(([v, b]) => {
+    await page.evaluate(([v, b]) => {
       const l = window.memflowView.lanes().find((x) => x.view.id === v);
       const y = l.axis.y(b.addr), span = b.actual || b.requested;
       window.memflowView.setWindow(b.alloc - (b.free - b.alloc) / 2, b.free + (b.free - b.alloc) / 2, v,
                                    y - span, y + 2 * span);
       return true;
     }, [found.view, b]);
-    n = await ready(page, n);
+    await ready(page, n);
     const where = await page.evaluate(([v, b]) => window.memflowView.where(v, b.addr + (b.actual || b.requested) / 2, (b.alloc + b.free) / 2),
                                       [found.view, b]);
     await page.mouse.move(where.x, where.y);
