@@ -403,7 +403,9 @@
       "scope: " + (scope ? scope.name : "?"),
       "site: " + (b.site || "(no stack)"),
       "address " + hex(b.addr) + " - " + hex(b.addr + (b.actual || b.requested)),
-      "allocated " + time(b.alloc) + ", " + (b.free === null ? "never freed" : "freed " + time(b.free)),
+      "allocated " + time(b.alloc) + ", " + (b.free === null ? "never freed"
+        : b.end === 2 ? "never freed: its process ended at " + time(b.free)
+        : (b.end === 3 ? "replaced " : "freed ") + time(b.free)),
       "lifetime " + time(end - b.alloc),
       "thread " + b.tid + ", process " + lane.view.pid + " on " + lane.view.device,
     ];
@@ -420,21 +422,26 @@
       if (e.shiftKey) zoomAddr(lane, f, lane.y0 + (MAP_H - e.offsetY) / MAP_H * (lane.y1 - lane.y0));
       else zoomTime(f, S.t0 + (e.offsetX - LEFT) / lane.plotW * (S.t1 - S.t0));
     }, { passive: false });
-    lane.map.addEventListener("mousedown", (e) => { drag = { x: e.offsetX, y: e.offsetY, t0: S.t0, t1: S.t1, y0: lane.y0, y1: lane.y1, moved: false }; });
-    window.addEventListener("mouseup", () => { setTimeout(() => { drag = null; }, 0); });
-    lane.map.addEventListener("mousemove", (e) => {
-      if (drag && (e.buttons & 1)) {
-        const dx = (e.offsetX - drag.x) / lane.plotW * (drag.t1 - drag.t0);
-        const dy = (e.offsetY - drag.y) / MAP_H * (drag.y1 - drag.y0);
-        if (Math.abs(e.offsetX - drag.x) + Math.abs(e.offsetY - drag.y) > 3) drag.moved = true;
-        if (drag.moved) {
-          S.t0 = drag.t0 - dx; S.t1 = drag.t1 - dx; lane.y0 = drag.y0 + dy; lane.y1 = drag.y1 + dy;
-          drawAll(); refresh();
-        }
-        return;
+    // a drag pans, and goes on outside the map until the button is released
+    const dragTo = (e) => {
+      if (!drag || !(e.buttons & 1)) return;
+      const dx = (e.clientX - drag.x) / lane.plotW * (drag.t1 - drag.t0);
+      const dy = (e.clientY - drag.y) / MAP_H * (drag.y1 - drag.y0);
+      if (Math.abs(e.clientX - drag.x) + Math.abs(e.clientY - drag.y) > 3) drag.moved = true;
+      if (drag.moved) {
+        S.t0 = drag.t0 - dx; S.t1 = drag.t1 - dx; lane.y0 = drag.y0 + dy; lane.y1 = drag.y1 + dy;
+        drawAll(); refresh();
       }
-      hover(lane, e);
+    };
+    lane.map.addEventListener("mousedown", (e) => {
+      drag = { x: e.clientX, y: e.clientY, t0: S.t0, t1: S.t1, y0: lane.y0, y1: lane.y1, moved: false };
+      window.addEventListener("mousemove", dragTo);
     });
+    window.addEventListener("mouseup", () => {
+      window.removeEventListener("mousemove", dragTo);
+      setTimeout(() => { drag = null; }, 0);
+    });
+    lane.map.addEventListener("mousemove", (e) => { if (!drag) hover(lane, e); });
     lane.map.addEventListener("mouseleave", () => { hoverWant = null; tip.hidden = true; });
     lane.map.addEventListener("click", (e) => {
       if (drag && drag.moved) return;
