@@ -5,7 +5,7 @@
 // spawn to the page's first drawn answer).
 // Then ROUNDS rounds of real input, each timed from the input to the
 // page's answer drawn (zoom: a wheel notch at a random place; pan: a drag,
-// timed from its last move, the old picture having followed the pointer;
+// timed from the release, the old picture having followed the pointer;
 // hover: the pointer moved onto the map until the server said which block
 // is there), with a reset to the whole run now and then.  Prints one JSON
 // line: first_ms, p50/p95/max per kind, the page's largest JS heap
@@ -114,13 +114,11 @@ function peakRss(pid) {
       let n = await ready(), t = Date.now();
       if (kind === "zoom") {
         await page.mouse.wheel(0, random() < 0.75 ? -400 : 400);   // mostly in
-      } else {                        // the old picture follows the drag; timed from its last move
-        const dx = (random() - 0.5) * 300;
+      } else {                        // the old picture follows the drag; timed from the release
         await page.mouse.down();
-        await page.mouse.move(x + dx * 0.75, y, { steps: 3 });
+        await page.mouse.move(x + (random() - 0.5) * 300, y, { steps: 4 });
         n = await ready();
         t = Date.now();
-        await page.mouse.move(x + dx, y);
         await page.mouse.up();
       }
       await drawn(n);

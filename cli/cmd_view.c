@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -86,10 +87,12 @@ static int add_folder(const char *dir, char **logs, int *n)
 }
 
 /* A reused index read no log: the stacks are read on a thread of their
- * own while the page is served (hover shows sites once they are in). */
+ * own while the page is served (hover shows sites once they are in), at
+ * the lowest priority, so the answers the page waits for come first. */
 static void *load_sites(void *arg)
 {
     char err[512];
+    setpriority(PRIO_PROCESS, (id_t)gettid(), 19);
     if (mf_index_load_sites(arg, err, sizeof err) < 0)
         fprintf(stderr, "memflow view: warning: no stacks: %s\n", err);
     return NULL;

@@ -263,12 +263,12 @@ static int paint_cell(void *ctx, const mf_index_cell *c)
     return w->r.oom ? -1 : 0;
 }
 
-/* The level whose columns are about half a pixel wide, or the finest with cells. */
+/* The level whose columns are about a pixel wide, or the finest with cells. */
 static int cell_level_for(const api *a, uint64_t t0, uint64_t t1, uint32_t w)
 {
     double ns_px = (double)(t1 - t0) / w;
     int l = mf_index_cell_level(a->ix);
-    while (l < MF_INDEX_LEVELS - 1 && ldexp(2.0, (int)(mf_index_wshift(a->ix) + (unsigned)l)) < ns_px)
+    while (l < MF_INDEX_LEVELS - 1 && ldexp(1.5, (int)(mf_index_wshift(a->ix) + (unsigned)l)) < ns_px)
         l++;
     return l;
 }

@@ -40,9 +40,13 @@ void mf_axis_free(mf_axis *a)
     a->at = NULL;
 }
 
-double mf_axis_y(const mf_axis *a, uint64_t addr)
+double mf_axis_y(mf_axis *a, uint64_t addr)
 {
-    size_t lo = 0, hi = a->n - 1;
+    size_t lo = a->last, hi = a->n - 1;
+    if (a->r[lo].start <= addr && (lo + 1 == a->n || addr < a->r[lo + 1].start))
+        hi = lo;                                    /* the range found last */
+    else
+        lo = 0;
     while (lo < hi) {
         size_t mid = (lo + hi + 1) / 2;
         if (a->r[mid].start <= addr)
@@ -50,6 +54,7 @@ double mf_axis_y(const mf_axis *a, uint64_t addr)
         else
             hi = mid - 1;
     }
+    a->last = lo;
     if (addr < a->r[lo].start)
         return (double)a->at[lo];
     uint64_t in = addr - a->r[lo].start, len = a->r[lo].end - a->r[lo].start;
@@ -70,7 +75,7 @@ uint64_t mf_axis_addr(const mf_axis *a, uint64_t y)
     return a->r[lo].start + off < a->r[lo].start ? UINT64_MAX : a->r[lo].start + off;
 }
 
-int mf_raster_init(mf_raster *r, const mf_axis *axis, uint32_t w, uint32_t h, uint64_t t0,
+int mf_raster_init(mf_raster *r, mf_axis *axis, uint32_t w, uint32_t h, uint64_t t0,
                    uint64_t t1, uint64_t y0, uint64_t y1)
 {
     memset(r, 0, sizeof *r);

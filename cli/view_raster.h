@@ -25,6 +25,7 @@ typedef struct mf_axis {
     uint64_t *at;             /* where each range starts on the axis */
     uint64_t total;
     mf_range own;             /* the one range when the view has none */
+    size_t last;              /* the range found last (cells come by address) */
 } mf_axis;
 
 /* The axis of ranges r[0..n) (n 0: one range [lo, hi)).  0, or -1 when out of memory. */
@@ -32,11 +33,11 @@ int mf_axis_init(mf_axis *a, const mf_range *r, size_t n, uint64_t lo, uint64_t 
 void mf_axis_free(mf_axis *a);
 
 /* Where addr is on the axis, and the address at place y. */
-double mf_axis_y(const mf_axis *a, uint64_t addr);
+double mf_axis_y(mf_axis *a, uint64_t addr);
 uint64_t mf_axis_addr(const mf_axis *a, uint64_t y);
 
 typedef struct mf_raster {
-    const mf_axis *axis;
+    mf_axis *axis;
     uint32_t w, h;
     double t0, t1, y0, y1;    /* the window: ns, axis places */
     uint32_t scope[MF_RASTER_LAYERS];
@@ -47,7 +48,7 @@ typedef struct mf_raster {
 } mf_raster;
 
 /* An empty w x h picture of [t0, t1] x [y0, y1] on axis.  0, or -1. */
-int mf_raster_init(mf_raster *r, const mf_axis *axis, uint32_t w, uint32_t h, uint64_t t0,
+int mf_raster_init(mf_raster *r, mf_axis *axis, uint32_t w, uint32_t h, uint64_t t0,
                    uint64_t t1, uint64_t y0, uint64_t y1);
 
 /* [t_from, t_to) x [addr, addr + bytes) held at density (0..1] by scope. */

@@ -184,18 +184,30 @@
       lane.answeredMs = performance.now() - started;
     });
   }
-  let timer = 0;
+  // One round of answers at a time: a change while one is on its way asks
+  // again when it is back (the server answers one request at a time, so
+  // answers nobody waits for would only queue before the one wanted).
+  // dataset.ready counts the answers drawn for the state as it is.
+  let timer = 0, inflight = false, again = false;
+  function fetchAll() {
+    if (inflight) { again = true; return; }
+    inflight = true;
+    const my = ++seq;
+    busy++;
+    document.body.dataset.busy = "1";
+    Promise.all(lanes.map((l) => fetchLane(l, my))).then(() => {
+      if (my === seq) drawAll();
+      if (my === seq && !again) document.body.dataset.ready = String(my);
+    }).catch((e) => { $("status").textContent = "error: " + e.message; })
+      .finally(() => {
+        inflight = false;
+        if (again) { again = false; fetchAll(); }
+        if (--busy === 0) delete document.body.dataset.busy;
+      });
+  }
   function refresh() {
     clearTimeout(timer);
-    timer = setTimeout(() => {
-      const my = ++seq;
-      busy++;
-      document.body.dataset.busy = "1";
-      Promise.all(lanes.map((l) => fetchLane(l, my))).then(() => {
-        if (my === seq) { drawAll(); document.body.dataset.ready = String(my); }
-      }).catch((e) => { $("status").textContent = "error: " + e.message; })
-        .finally(() => { if (--busy === 0) delete document.body.dataset.busy; });
-    }, 15);
+    timer = setTimeout(fetchAll, 0);
     writeHash();
   }
 
@@ -428,9 +440,9 @@
       const dx = (e.clientX - drag.x) / lane.plotW * (drag.t1 - drag.t0);
       const dy = (e.clientY - drag.y) / MAP_H * (drag.y1 - drag.y0);
       if (Math.abs(e.clientX - drag.x) + Math.abs(e.clientY - drag.y) > 3) drag.moved = true;
-      if (drag.moved) {
+      if (drag.moved) {         // the picture follows; the answer is asked for on release
         S.t0 = drag.t0 - dx; S.t1 = drag.t1 - dx; lane.y0 = drag.y0 + dy; lane.y1 = drag.y1 + dy;
-        drawAll(); refresh();
+        drawAll();
       }
     };
     lane.map.addEventListener("mousedown", (e) => {
@@ -439,6 +451,7 @@
     });
     window.addEventListener("mouseup", () => {
       window.removeEventListener("mousemove", dragTo);
+      if (drag && drag.moved) refresh();
       setTimeout(() => { drag = null; }, 0);
     });
     lane.map.addEventListener("mousemove", (e) => { if (!drag) hover(lane, e); });
