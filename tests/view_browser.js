@@ -77,6 +77,8 @@ async function ready(page, after) {
       return [...l.map.getContext("2d").getImageData(Math.round(w.x - r.left), Math.round(w.y - r.top), 1, 1).data.slice(0, 3)];
     }, [found.view, where]);
     out.pixel_on = await pixel();
+    out.done_lanes = await page.evaluate(() => window.memflowView.lanes().map((l) =>
+      [l.view.device, l.view.blocks, l.view.peak_bytes]));
     await page.mouse.move(5, 5);
     await page.click(`section.lane[data-view="${found.view}"] .legend input[data-scope="${found.scope}"]`);
     out.pixel_off = await pixel();

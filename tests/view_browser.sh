@@ -5,8 +5,9 @@
 # the page and zooms to the program's 777777-byte block and reads its hover
 # text (exact size, scope, site), toggles that scope off and checks the
 # pixels there, selects a range and checks the flame graph's leaf frame,
-# and follows a second run while its program still allocates; a run of
-# three processes gets one lane each, titled with its program.  The server
+# and follows a second run while its program still allocates; the run's
+# blocks on cpu/0, gpu/0 and gpu/1 get one lane per device, and a run of
+# three processes one lane each, titled with its program.  The server
 # must refuse a wrong token and a foreign Host.  Skips (77) only where
 # chromium, node or playwright-core are missing.
 . "$top_srcdir/tests/lib.sh"
@@ -81,6 +82,9 @@ check(r["wrong_token"] == 403 and r["bad_token"] == 400, "a wrong token is refus
 check(r["foreign_host"] == 403 and r["foreign_origin"] == 403, "a foreign Host/Origin is refused")
 check(r["page_no_token"] == 403, "the page without its token")
 check(any(s.startswith("view_late: ") for s in r["followed_scopes"]), "the growing log was not followed")
+check(sorted(l[0] for l in r["done_lanes"]) == ["cpu/0", "gpu/0", "gpu/1"], "one lane per device")
+check(sorted(l[1:] for l in r["done_lanes"] if l[0] != "cpu/0") == [[1, 1 << 20], [1, 2 << 20]],
+      "the GPU lanes' blocks and peaks")
 lanes = r["lanes"]
 check(len(pids) == 3 and sorted(l["pid"] for l in lanes) == pids, "one lane per process")
 check(all(l["device"] == "cpu/0" for l in lanes), "the lanes' device")
