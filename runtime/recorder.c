@@ -23,6 +23,7 @@
 #include "error.h"
 #include "clock_fast.h"
 #include "cuda_seen.h"
+#include "frames.h"
 #include "intern.h"
 #include "log_writer.h"
 #include "recorder.h"
@@ -552,6 +553,24 @@ uint32_t mf_recorder_stack(unsigned skip)
     return mf_stacks_capture(t ? &t->unwind : NULL, skip);
 }
 
+uint32_t mf_recorder_frame_ids(uint32_t function, uint32_t file, uint32_t line, unsigned kind)
+{
+    return function ? mf_frames_intern(function, file, line, kind) : 0;
+}
+
+uint32_t mf_recorder_frame(const char *function, size_t function_len, const char *file,
+                           size_t file_len, uint32_t line, unsigned kind)
+{
+    uint32_t fn = mf_recorder_intern(function ? function : "?", function ? function_len : 1);
+    uint32_t where = file && file_len ? mf_recorder_intern(file, file_len) : 0;
+    return mf_recorder_frame_ids(fn, where, line, kind);
+}
+
+uint32_t mf_recorder_stack_of(const uint64_t *entries, uint32_t depth)
+{
+    return mf_stacks_of(entries, depth);
+}
+
 void mf_recorder_alloc_with_stack(uint16_t device, unsigned flags, uint64_t time_ns,
                                   uint64_t addr, uint64_t requested, uint64_t actual,
                                   uint32_t scope, uint32_t name, uint32_t tid, uint32_t stack)
@@ -783,6 +802,7 @@ static int open_log(uint64_t ppid)
     }
     __atomic_store_n(&log_open, 1, __ATOMIC_SEQ_CST);
     mf_stacks_log_opened();
+    mf_frames_log_opened();
     mf_thread_state *t = mf_thread_state_get();
     uint32_t n = mf_intern_count();
     for (uint32_t id = 1; t && id <= n; id++)
@@ -907,6 +927,7 @@ static void fork_prepare(void)
 {
     pthread_mutex_lock(&state_lock);
     mf_stacks_lock(); /* before the locks it takes while writing records */
+    mf_frames_lock();
     mf_intern_lock();
     mf_log_writer_lock();
 }
@@ -915,6 +936,7 @@ static void fork_parent(void)
 {
     mf_log_writer_unlock();
     mf_intern_unlock();
+    mf_frames_unlock();
     mf_stacks_unlock();
     pthread_mutex_unlock(&state_lock);
 }
@@ -930,6 +952,7 @@ static void fork_child(void)
     mf_log_writer_unlock();
     mf_intern_after_fork_child();
     mf_stacks_after_fork_child();
+    mf_frames_after_fork_child();
     state_lock = fresh;
     free_lock = fresh;
     free_states = NULL;
