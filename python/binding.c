@@ -27,6 +27,7 @@
 
 #include "memflow.h"
 #include "config.h"
+#include "pystacks.h"
 #include "recorder.h"
 #include "scope.h"
 
@@ -670,6 +671,8 @@ static int module_exec(PyObject *module)
     name_cache = PyDict_New();
     PyObject *scope_type = PyType_FromSpec(&scope_spec);
     if (!scope_var_get || !scope_var_set || !name_cache || !scope_type)
+        return -1;
+    if (mf_pystacks_add(module) < 0)
         return -1;
     if (PyModule_AddObject(module, "scope", scope_type) < 0) {
         Py_DECREF(scope_type);
