@@ -175,8 +175,27 @@ enum mf_trace_kind {
     MF_TRACE_MARKER = 8,         /* an instant; arg = enum mf_marker_scope */
     MF_TRACE_RANGE_BEGIN = 9,    /* NVTX start/end range, may end on another thread */
     MF_TRACE_RANGE_END = 10,
-    MF_TRACE_REGION_NAME = 11    /* a live sub-block was named (nvtxMemRegionsName):
+    MF_TRACE_REGION_NAME = 11,   /* a live sub-block was named (nvtxMemRegionsName):
                                     value = its address, name, arg = its device */
+    /* 12..15: Python attribution */
+    MF_TRACE_BLOCK_NAME = 12,    /* the block (or sub-block) live at an address gets a name
+                                    and a role (a tensor): value = the address, name, arg =
+                                    device | enum mf_block_role << 16 */
+    MF_TRACE_STEP = 13           /* an optimizer step began: value = its number (from 1),
+                                    name = the optimizer ("adam"), arg = MF_MARKER_PROCESS */
+};
+
+/* What a named block is (MF_TRACE_BLOCK_NAME), as PyTorch's memory timeline
+ * sorts tensors. */
+enum mf_block_role {
+    MF_ROLE_UNKNOWN = 0,
+    MF_ROLE_PARAMETER = 1,
+    MF_ROLE_GRADIENT = 2,
+    MF_ROLE_OPTIMIZER_STATE = 3,
+    MF_ROLE_ACTIVATION = 4,      /* saved for backward */
+    MF_ROLE_INPUT = 5,
+    MF_ROLE_TEMPORARY = 6,
+    MF_ROLE_OTHER = 7
 };
 enum mf_marker_scope { MF_MARKER_THREAD = 0, MF_MARKER_PROCESS = 1, MF_MARKER_GLOBAL = 2 };
 

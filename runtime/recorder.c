@@ -46,6 +46,8 @@ static int log_open;              /* read with seq_cst against interning */
 static int running, paused;
 static uint64_t sample_every;     /* sample_rate, copied at start (atomic) */
 static unsigned stack_depth;      /* `stacks`, copied at start; 0 = off (atomic) */
+static mf_python_stack_fn python_stack;   /* Python stacks (atomic) */
+static int python_every_thread;   /* python_stack for threads without a slot too (atomic) */
 static uint64_t sample_counters[512];
 static mf_sampler_fn samplers[2];  /* atomic */
 static int sampled_at_source[2];  /* the capture counts and samples itself (atomic) */
@@ -387,13 +389,54 @@ static inline void fill_cpu_alloc(mf_rec_cpu_alloc *r, const mf_thread_state *t,
     r->scope = t->stack[t->depth];
 }
 
+void mf_recorder_set_python_stacks(mf_python_stack_fn fn, int every_thread)
+{
+    __atomic_store_n(&python_stack, fn, __ATOMIC_RELEASE);
+    __atomic_store_n(&python_every_thread, every_thread != 0, __ATOMIC_RELEASE);
+}
+
+uint32_t mf_recorder_stack_generation(void)
+{
+    return mf_stacks_generation();
+}
+
+/* Whether the calling thread's allocations go through python_stack. */
+static inline int python_on(const mf_thread_state *t)
+{
+    return t->python != NULL || __atomic_load_n(&python_every_thread, __ATOMIC_RELAXED);
+}
+
+void mf_recorder_thread_python(void *python)
+{
+    mf_thread_state *t = mf_thread_state_get();
+    if (t)
+        t->python = python;
+}
+
+/* The calling thread's stack id: its native frames (when `stacks` is on,
+ * memflow's own and `skip` more dropped) merged with its Python frames (a
+ * thread with a shadow stack), or either alone. */
+static uint32_t stack_here(mf_thread_state *t, unsigned skip)
+{
+    mf_python_stack_fn py = __atomic_load_n(&python_stack, __ATOMIC_ACQUIRE);
+    if (!python_on(t) || !py)
+        return mf_stacks_capture(&t->unwind, skip);
+    uint64_t native[MF_STACK_MAX_DEPTH];
+    uint32_t n = __atomic_load_n(&stack_depth, __ATOMIC_RELAXED)
+                     ? mf_stacks_walk(&t->unwind, skip, native) : 0;
+    MF_INTERNAL_BEGIN();
+    uint32_t id = py(&t->python, native, n);
+    MF_INTERNAL_END();
+    return id;
+}
+
 /* With stacks on: capture first (it may write STACK and MODULE records),
  * then the time, then a CPU_ALLOC_STACK record. */
 static __attribute__((noinline)) void cpu_alloc_stack(mf_thread_state *t, const void *addr,
                                                       size_t requested, size_t actual,
                                                       unsigned flags)
 {
-    uint32_t stack = mf_stacks_capture(&t->unwind, 0);
+    uint32_t stack = stack_here(t, 0);
     if (!fits_compact(requested, actual)) {
         cpu_alloc_full(addr, requested, actual, flags, stack);
         return;
@@ -422,7 +465,7 @@ static __attribute__((noinline)) void cpu_alloc_slow(const void *addr, size_t re
     mf_thread_state *t = tls_state;
     if (!t && !(t = thread_first_event()))
         return;
-    if (__atomic_load_n(&stack_depth, __ATOMIC_RELAXED)) {
+    if (__atomic_load_n(&stack_depth, __ATOMIC_RELAXED) || python_on(t)) {
         cpu_alloc_stack(t, addr, requested, actual, flags);
         return;
     }
@@ -468,7 +511,7 @@ void mf_recorder_cpu_alloc(const void *addr, size_t requested, size_t actual, un
     mf_thread_state *t = tls_state;
     uint64_t now;
     /* Stacks first: their path reads the clock after the walk. */
-    if (MF_UNLIKELY(!t || __atomic_load_n(&stack_depth, __ATOMIC_RELAXED) ||
+    if (MF_UNLIKELY(!t || __atomic_load_n(&stack_depth, __ATOMIC_RELAXED) || python_on(t) ||
                     !mf_clock_try_fast(&now)))
         goto slow;
     unsigned unusual = sampling() | !fits_compact(requested, actual) |
@@ -547,9 +590,13 @@ void mf_recorder_code_unloaded(void)
 
 uint32_t mf_recorder_stack(unsigned skip)
 {
-    if (!__atomic_load_n(&stack_depth, __ATOMIC_RELAXED) || !mf_recording_now())
+    if (!mf_recording_now())
         return 0;
     mf_thread_state *t = mf_thread_state_get();
+    if (t && python_on(t))
+        return stack_here(t, skip);
+    if (!__atomic_load_n(&stack_depth, __ATOMIC_RELAXED))
+        return 0;
     return mf_stacks_capture(t ? &t->unwind : NULL, skip);
 }
 

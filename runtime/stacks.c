@@ -420,15 +420,25 @@ static int frames_wanted(unsigned skip)
     return (int)(max_depth + OWN_FRAMES_MAX + skip);
 }
 
-/* The id of a walk's frames (n return addresses): memflow's own dropped,
- * then skip more, at most max_depth kept. */
-static uint32_t id_of_walk(void *const *raw, uint32_t n, unsigned skip)
+/* The frames of a walk (n return addresses) memflow's own dropped, then
+ * skip more, at most max_depth kept, copied into out; how many. */
+static uint32_t kept_frames(void *const *raw, uint32_t n, unsigned skip, uint64_t *out)
 {
     uint32_t first = leading_own(raw, n) + skip;
     if (first >= n)
         return 0;
     uint32_t depth = n - first < max_depth ? n - first : max_depth;
-    return lookup(raw + first, depth);
+    for (uint32_t i = 0; i < depth; i++)
+        out[i] = (uintptr_t)raw[first + i];
+    return depth;
+}
+
+/* The id of a walk's frames (n return addresses), kept as kept_frames keeps them. */
+static uint32_t id_of_walk(void *const *raw, uint32_t n, unsigned skip)
+{
+    uint64_t kept[MF_STACK_MAX_DEPTH];
+    uint32_t depth = kept_frames(raw, n, skip, kept);
+    return depth ? lookup((void *const *)(void *)kept, depth) : 0;
 }
 
 /* With memflow's walker and the thread's memo; -1 where it cannot walk.  A
@@ -451,6 +461,31 @@ static int64_t capture_with_memo(mf_unwind_memo *memo, unsigned skip)
     memo->stack_gen = gen;
     memo->stack_skip = skip;
     return id;
+}
+
+uint32_t mf_stacks_walk(mf_unwind_memo *memo, unsigned skip, uint64_t *out)
+{
+    backtrace_fn bt = __atomic_load_n(&unwind, __ATOMIC_ACQUIRE);
+    if (!bt)
+        return 0;
+    if (skip > SKIP_MAX)
+        skip = SKIP_MAX;
+    uint32_t n = 0;
+    MF_INTERNAL_BEGIN();
+    uint64_t ips[MF_STACKS_RAW_MAX];
+    int same, got = memo ? mf_unwind_walk(memo, ips, frames_wanted(skip), &same) : -1;
+    if (got >= 0) {
+        if (same)
+            got = mf_unwind_memo_ips(memo, ips);
+        memo->stack_id = 0; /* no id stored for this walk */
+        n = kept_frames((void *const *)(void *)ips, (uint32_t)got, skip, out);
+    } else {
+        void *raw[MF_STACKS_RAW_MAX];
+        got = bt(raw, frames_wanted(skip));
+        n = kept_frames(raw, got > 0 ? (uint32_t)got : 0, skip, out);
+    }
+    MF_INTERNAL_END();
+    return n;
 }
 
 uint32_t mf_stacks_of(const uint64_t *entries, uint32_t depth)
@@ -531,6 +566,11 @@ int mf_stacks_enable(unsigned depth, char *err, size_t errlen)
 void mf_stacks_log_opened(void)
 {
     __atomic_add_fetch(&generation, 1, __ATOMIC_RELAXED);
+}
+
+uint32_t mf_stacks_generation(void)
+{
+    return __atomic_load_n(&generation, __ATOMIC_RELAXED);
 }
 
 uint64_t mf_stacks_lost(void)

@@ -69,9 +69,21 @@ uint32_t mf_stacks_capture(mf_unwind_memo *memo, unsigned skip);
  */
 uint32_t mf_stacks_of(const uint64_t *entries, uint32_t depth);
 
+/*
+ * The calling thread's return addresses as mf_stacks_capture would store
+ * them (memflow's own frames and `skip` more dropped, at most the enabled
+ * depth), into out (MF_STACK_MAX_DEPTH entries), without storing them:
+ * for a caller that composes a stack (Python frames merged in).  0 when
+ * stacks are not enabled.
+ */
+uint32_t mf_stacks_walk(mf_unwind_memo *memo, unsigned skip, uint64_t *out);
+
 /* A new log was opened (the first, or a forked child's): every stack and
  * module used from now on is written to it again. */
 void mf_stacks_log_opened(void);
+
+/* The log generation: changes when a new log opens. */
+uint32_t mf_stacks_generation(void);
 
 /* Allocations that lost their stack because the table was full (for the
  * NOTE written at the end). */
