@@ -103,6 +103,23 @@ static int on_stack(mf_rlog *log, uint32_t li, mf_scan_sink *sink, const mf_reco
     return mf_idmap_set(&log->stacks, r->aux, (uint32_t)sink->n_stacks);
 }
 
+/* A FRAME record: the reader's next frame id, its texts in the pool. */
+static int on_frame(mf_rlog *log, mf_scan_sink *sink, const mf_record *r)
+{
+    if (mf_idmap_get(&log->frames, r->aux))
+        return 0;            /* written twice (identically) */
+    mf_rec_frame f;
+    memcpy(&f, r->p, sizeof f);
+    mf_symbolic_frame out = { mf_rlog_string(log, sink->pool, f.function),
+                              mf_rlog_string(log, sink->pool, f.file), f.line, f.kind };
+    if (out.function == MF_STRINGS_FAILED || out.file == MF_STRINGS_FAILED ||
+        mf_grow((void **)&sink->frames, &sink->cap_frames, sink->n_frames + 1,
+                sizeof *sink->frames) < 0)
+        return -1;
+    sink->frames[sink->n_frames++] = out;
+    return mf_idmap_set(&log->frames, r->aux, (uint32_t)sink->n_frames);
+}
+
 static int on_module(mf_rlog *log, mf_scan_sink *sink, const mf_record *r)
 {
     mf_rec_module m;
@@ -139,6 +156,7 @@ static int on_meta(mf_rlog *log, uint32_t li, mf_scan_sink *sink, const mf_recor
     case MF_REC_STACK: return on_stack(log, li, sink, r, chunk, offset);
     case MF_REC_DEVICE: return on_device(log, li, sink, r);
     case MF_REC_MODULE: return on_module(log, sink, r);
+    case MF_REC_FRAME: return on_frame(log, sink, r);
     }
     return 0;
 }

@@ -38,6 +38,7 @@ static void rlog_free(mf_rlog *log)
     mf_damage_free(&log->damage);
     mf_idmap_free(&log->strings);
     mf_idmap_free(&log->stacks);
+    mf_idmap_free(&log->frames);
     free(log->modules);
     free(log->threads);
     free(log->chunks);
@@ -424,6 +425,7 @@ void mf_reader_close(mf_reader *r)
     free(r->end_added);
     mf_merge_free(r->merge);
     free(r->sink.stacks);
+    free(r->sink.frames);
     free(r->sink.meta);
     free(r->sink.segments);
     free(r);
@@ -470,6 +472,16 @@ void mf_reader_counts(const mf_reader *r, uint64_t *scanned, uint64_t *decoded)
         *decoded = mf_merge_decoded(r->merge);
 }
 
+uint32_t mf_reader_n_frames(const mf_reader *r)
+{
+    return (uint32_t)r->sink.n_frames;
+}
+
+const mf_symbolic_frame *mf_reader_frame(const mf_reader *r, uint32_t id)
+{
+    return id && id <= r->sink.n_frames ? &r->sink.frames[id - 1] : NULL;
+}
+
 uint32_t mf_reader_n_stacks(const mf_reader *r)
 {
     return (uint32_t)r->sink.n_stacks;
@@ -496,6 +508,9 @@ int mf_reader_stack(mf_reader *r, uint32_t id, uint32_t *log, uint64_t *ip, uint
                                 sizeof(mf_rec_stack) + 8 * (size_t)depth, err, sizeof err) < 0)
         return -1;
     memcpy(ip, buf + sizeof(mf_rec_stack), 8 * (size_t)depth);
+    for (uint32_t i = 0; i < depth; i++) /* the log's frame ids to the reader's (0: unknown) */
+        if (mf_stack_entry_is_frame(ip[i]))
+            ip[i] = mf_stack_frame_entry(mf_idmap_get(&l->frames, mf_stack_entry_frame(ip[i])));
     if (log)
         *log = s->log;
     return (int)s->depth;

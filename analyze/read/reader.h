@@ -101,14 +101,21 @@ MF_EXPORT void mf_reader_counts(const mf_reader *r, uint64_t *scanned, uint64_t 
 
 /*
  * Stack id (as in ALLOC events) into its log and return addresses: up to
- * max of them into ip, innermost first.  Returns the depth, or -1 when the
- * id is unknown or the record cannot be read.
+ * max of them into ip, innermost first.  An entry with MF_STACK_FRAME_TAG
+ * is a symbolic frame whose low 32 bits are translated to the reader's
+ * frame id (mf_reader_frame; 0 when its log never wrote it).  Returns the
+ * depth, or -1 when the id is unknown or the record cannot be read.
  */
 MF_EXPORT int mf_reader_stack(mf_reader *r, uint32_t id, uint32_t *log, uint64_t *ip,
                               uint32_t max);
 
 /* The stacks the logs hold: ids 1 .. mf_reader_n_stacks(r). */
 MF_EXPORT uint32_t mf_reader_n_stacks(const mf_reader *r);
+
+/* The symbolic frames (FRAME records) of all logs: ids 1 ..
+ * mf_reader_n_frames(r), texts in the pool; NULL for 0 or an unknown id. */
+MF_EXPORT uint32_t mf_reader_n_frames(const mf_reader *r);
+MF_EXPORT const mf_symbolic_frame *mf_reader_frame(const mf_reader *r, uint32_t id);
 
 /* Log i's MODULE records (the ELF modules its stacks' addresses lie in,
  * path string ids in the pool); *n of them. */

@@ -64,6 +64,7 @@ typedef struct mf_rlog {
     mf_damage damage;
     mf_idmap strings;        /* the log's string id -> pool id */
     mf_idmap stacks;         /* the log's stack id -> reader stack id */
+    mf_idmap frames;         /* the log's frame id -> reader frame id */
     mf_tid_name *threads;    /* THREAD records, latest last */
     size_t n_threads, cap_threads;
     mf_module *modules;      /* MODULE records, in the order scanned */
@@ -81,6 +82,8 @@ typedef struct mf_scan_sink {
     mf_strings *pool;
     mf_stack_ref *stacks;    /* reader stack ids - 1 */
     size_t n_stacks, cap_stacks;
+    mf_symbolic_frame *frames;   /* reader frame ids - 1 (FRAME records, pool ids) */
+    size_t n_frames, cap_frames;
     mf_event *meta;          /* THREAD and DEVICE events waiting for the next batch */
     size_t n_meta, cap_meta;
     mf_segment *segments;    /* new segments for the merge */
