@@ -341,13 +341,18 @@ out:
 
 /* ---- the block under the pointer ------------------------------------------------------------ */
 
+typedef struct largest {
+    const mf_view_request *rq;
+    mf_index_block best;
+    int found;
+} largest;
+
 static int pick_largest(void *ctx, const mf_index_block *b)
 {
-    win *w = ctx;
-    mf_index_block *best = (mf_index_block *)w->blocks;
-    if (shown(w->a->rq, b) && (!w->n || b->requested > best->requested)) {
-        *best = *b;
-        w->n = 1;
+    largest *l = ctx;
+    if (shown(l->rq, b) && (!l->found || b->requested > l->best.requested)) {
+        l->best = *b;
+        l->found = 1;
     }
     return 0;
 }
@@ -355,18 +360,17 @@ static int pick_largest(void *ctx, const mf_index_block *b)
 static int at_answer(api *a)
 {
     win w;
-    mf_index_block best;
+    largest l = { .rq = a->rq };
     if (win_open(a, &w) < 0)
         return -1;
-    w.blocks = (uint8_t *)&best;
-    int rc = mf_index_blocks(a->ix, a->rq->view, w.t0, w.t1, w.a0, w.a1, pick_largest, &w,
+    int rc = mf_index_blocks(a->ix, a->rq->view, w.t0, w.t1, w.a0, w.a1, pick_largest, &l,
                              a->err, sizeof a->err);
     mf_axis_free(&w.axis);
     if (rc < 0)
         return -1;
     mf_sink_puts(&a->s, "{\"block\":");
-    if (w.n)
-        block_json(a, &best);
+    if (l.found)
+        block_json(a, &l.best);
     else
         mf_sink_puts(&a->s, "null");
     mf_sink_puts(&a->s, "}\n");
