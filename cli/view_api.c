@@ -187,6 +187,7 @@ typedef struct win {
     mf_raster r;
     uint8_t *blocks;          /* blocks answered whole: MF_VIEW_BLOCK_BYTES each */
     size_t n, cap;
+    int over;                 /* more than MF_VIEW_BLOCKS_MAX: a raster it is */
 } win;
 
 static int win_open(api *a, win *w)
@@ -219,10 +220,12 @@ static void put_u32(uint8_t *p, uint32_t v)
 static int keep_whole(void *ctx, const mf_index_block *b)
 {
     win *w = ctx;
-    if (!shown(w->a->rq, b))
+    if (!shown(w->a->rq, b) || w->over)
         return 0;
-    if (w->n == MF_VIEW_BLOCKS_MAX)
-        return 1;
+    if (w->n == MF_VIEW_BLOCKS_MAX) {
+        w->over = 1;
+        return 0;
+    }
     if (w->n == w->cap) {
         size_t cap = w->cap ? w->cap * 2 : 256;
         uint8_t *p = realloc(w->blocks, cap * MF_VIEW_BLOCK_BYTES);
@@ -246,9 +249,12 @@ static int keep_whole(void *ctx, const mf_index_block *b)
     return 0;
 }
 
+/* Each block read: kept whole while they are few, and painted. */
 static int paint_block(void *ctx, const mf_index_block *b)
 {
     win *w = ctx;
+    if (keep_whole(w, b) < 0)
+        return -1;
     if (shown(w->a->rq, b))
         mf_raster_add(&w->r, b->alloc_ns, ix_end(w->a, b), b->addr,
                       b->actual ? b->actual : b->requested ? b->requested : 1, 1.0, b->scope);
@@ -274,8 +280,9 @@ static int cell_level_for(const api *a, uint64_t t0, uint64_t t1, uint32_t w)
 }
 
 /* Blocks whole (mode 0) when the window holds few; else a raster of the
- * page's pixels (mode 1), from the blocks while they are not too many to
- * read, else from the cells of the index. */
+ * page's pixels (mode 1), from the blocks while the pieces the window
+ * reads hold not too many (one pass: kept whole and painted), else from
+ * the cells of the index. */
 static int window_answer(api *a)
 {
     const mf_view_request *rq = a->rq;
@@ -285,24 +292,21 @@ static int window_answer(api *a)
         return -1;
     uint64_t most = mf_index_count_blocks(a->ix, rq->view, w.t0, w.t1, w.a0, w.a1,
                                           MF_VIEW_RASTER_BLOCKS);
-    if (most <= MF_VIEW_BLOCKS_MAX) {
-        if (mf_index_blocks(a->ix, rq->view, w.t0, w.t1, w.a0, w.a1, keep_whole, &w, a->err,
-                            sizeof a->err) < 0)
-            goto out;
-        uint8_t head[8];
-        put_u32(head, 0);
-        put_u32(head + 4, (uint32_t)w.n);
-        mf_sink_write(&a->s, head, sizeof head);
-        mf_sink_write(&a->s, w.blocks, w.n * MF_VIEW_BLOCK_BYTES);
-        rc = 0;
-        goto out;
-    }
     if (mf_raster_init(&w.r, &w.axis, rq->w, rq->h, w.t0, w.t1, rq->y0, rq->y1) < 0)
         goto out;
-    if (most <= MF_VIEW_RASTER_BLOCKS) {
+    if (most <= MF_VIEW_RASTER_BLOCKS) {   /* read them: whole if few are in the window */
         if (mf_index_blocks(a->ix, rq->view, w.t0, w.t1, w.a0, w.a1, paint_block, &w, a->err,
                             sizeof a->err) < 0)
             goto out;
+        if (!w.over) {
+            uint8_t head[8];
+            put_u32(head, 0);
+            put_u32(head + 4, (uint32_t)w.n);
+            mf_sink_write(&a->s, head, sizeof head);
+            mf_sink_write(&a->s, w.blocks, w.n * MF_VIEW_BLOCK_BYTES);
+            rc = 0;
+            goto out;
+        }
     } else {
         level = cell_level_for(a, w.t0, w.t1, rq->w);
         if (mf_index_cells(a->ix, rq->view, level, w.t0, w.t1, paint_cell, &w, a->err,
