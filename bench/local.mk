@@ -65,3 +65,4 @@ bench-compact: all
 	bash $(srcdir)/bench/compact.sh $(abs_top_builddir)
 
 .PHONY: bench bench-python bench-faults bench-compact bench-stacks
+EXTRA_DIST += bench/view.sh bench/view_browser.js bench/view_screenshot.sh bench/view_screenshot.js
