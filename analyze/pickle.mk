@@ -1,0 +1,6 @@
+# analyze/pickle.mk - the safe streaming pickle reader (analyze/pickle.c),
+# the base of `memflow import` and of the live path of the Python
+# extension.  Plain C over libc (and compiler.h): both the memflow program
+# and the extension compile the same files.  A convenience library.
+noinst_LTLIBRARIES += libmemflow-pickle.la
+libmemflow_pickle_la_SOURCES = analyze/pickle.c analyze/pickle.h
