@@ -1,0 +1,34 @@
+# tests/pickle.mk - tests of the pickle reader and the snapshot walker
+# (analyze/pickle.mk): check_pickle (Check; fixtures written by
+# tests/torch_snapshots.py with Python's own pickle), pickle.sh (the
+# reader against CPython's unpickler on random data, under the sanitizers
+# where configure found them; hostile pickles run nothing; no libpython).
+if HAVE_CHECK
+check_PROGRAMS += tests/check_pickle
+TESTS += tests/check_pickle
+tests_check_pickle_SOURCES = tests/check_pickle.c
+tests_check_pickle_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_check_pickle_LDADD = libmemflow-pickle.la $(CHECK_LIBS)
+tests_check_pickle_LDFLAGS = $(TEST_LINK_FLAGS)
+endif
+check_PROGRAMS += tests/pickle_dump
+tests_pickle_dump_SOURCES = tests/pickle_dump.c
+tests_pickle_dump_LDADD = libmemflow-pickle.la
+TESTS += tests/pickle.sh
+EXTRA_DIST += tests/pickle.sh tests/torch_snapshots.py tests/pickle_roundtrip.py
+
+# The same tools built with AddressSanitizer and UndefinedBehaviorSanitizer
+# by FUZZ_CC (the flags of tests/sanitize.mk), for pickle.sh.
+PICKLE_SAN_SOURCES = analyze/pickle.c analyze/torch_snapshot.c
+if HAVE_FUZZER
+check_SCRIPTS += tests/san/pickle_dump tests/san/check_pickle
+CLEANFILES += tests/san/pickle_dump tests/san/check_pickle
+tests/san/pickle_dump: tests/pickle_dump.c $(libmemflow_pickle_la_SOURCES)
+	@$(MKDIR_P) tests/san
+	$(AM_V_CCLD)$(FUZZ_CC) $(SAN_FLAGS) $(AM_CPPFLAGS) -o $@ $(srcdir)/tests/pickle_dump.c \
+	  $(PICKLE_SAN_SOURCES:%=$(srcdir)/%)
+tests/san/check_pickle: tests/check_pickle.c $(libmemflow_pickle_la_SOURCES)
+	@$(MKDIR_P) tests/san
+	$(AM_V_CCLD)$(FUZZ_CC) $(SAN_FLAGS) $(AM_CPPFLAGS) $(CHECK_CFLAGS) -o $@ \
+	  $(srcdir)/tests/check_pickle.c $(PICKLE_SAN_SOURCES:%=$(srcdir)/%) $(CHECK_LIBS)
+endif
