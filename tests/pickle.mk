@@ -2,7 +2,8 @@
 # (analyze/pickle.mk): check_pickle (Check; fixtures written by
 # tests/torch_snapshots.py with Python's own pickle), pickle.sh (the
 # reader against CPython's unpickler on random data, under the sanitizers
-# where configure found them; hostile pickles run nothing; no libpython).
+# where configure found them; hostile pickles run nothing; no libpython),
+# torch_big.sh (a million trace entries in bounded memory).
 if HAVE_CHECK
 check_PROGRAMS += tests/check_pickle
 TESTS += tests/check_pickle
@@ -11,11 +12,15 @@ tests_check_pickle_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_check_pickle_LDADD = libmemflow-pickle.la $(CHECK_LIBS)
 tests_check_pickle_LDFLAGS = $(TEST_LINK_FLAGS)
 endif
-check_PROGRAMS += tests/pickle_dump
+check_PROGRAMS += tests/pickle_dump tests/torch_walk tests/torch_snapshot_gen
 tests_pickle_dump_SOURCES = tests/pickle_dump.c
 tests_pickle_dump_LDADD = libmemflow-pickle.la
-TESTS += tests/pickle.sh
-EXTRA_DIST += tests/pickle.sh tests/torch_snapshots.py tests/pickle_roundtrip.py
+tests_torch_walk_SOURCES = tests/torch_walk.c
+tests_torch_walk_LDADD = libmemflow-pickle.la
+tests_torch_snapshot_gen_SOURCES = tests/torch_snapshot_gen.c
+TESTS += tests/pickle.sh tests/torch_big.sh
+EXTRA_DIST += tests/pickle.sh tests/torch_big.sh tests/torch_snapshots.py \
+	tests/pickle_roundtrip.py
 
 # The same tools built with AddressSanitizer and UndefinedBehaviorSanitizer
 # by FUZZ_CC (the flags of tests/sanitize.mk), for pickle.sh.
