@@ -3,7 +3,8 @@
 # tests/torch_snapshots.py with Python's own pickle), pickle.sh (the
 # reader against CPython's unpickler on random data, under the sanitizers
 # where configure found them; hostile pickles run nothing; no libpython),
-# torch_big.sh (a million trace entries in bounded memory).
+# torch_big.sh (a million trace entries in bounded memory), and the
+# libFuzzer target (tests/fuzz/pickle.mk).
 if HAVE_CHECK
 check_PROGRAMS += tests/check_pickle
 TESTS += tests/check_pickle
@@ -37,3 +38,4 @@ tests/san/check_pickle: tests/check_pickle.c $(libmemflow_pickle_la_SOURCES)
 	$(AM_V_CCLD)$(FUZZ_CC) $(SAN_FLAGS) $(AM_CPPFLAGS) $(CHECK_CFLAGS) -o $@ \
 	  $(srcdir)/tests/check_pickle.c $(PICKLE_SAN_SOURCES:%=$(srcdir)/%) $(CHECK_LIBS)
 endif
+include $(srcdir)/tests/fuzz/pickle.mk
