@@ -1215,6 +1215,12 @@ static int element_of_below(mf_pickle_reader *r, const slot *below, int want)
     return seen == want;
 }
 
+/* Is slot t the innermost open container (the one items are reported into)? */
+static int innermost_open(const mf_pickle_reader *r, const slot *t)
+{
+    return t->type == S_CONT && t->n + 1 == r->ncs;
+}
+
 /*
  * The new container (kind) is the next item of the innermost frame, after
  * the pending values in slots [from, top): report those, then begin it.
@@ -1234,6 +1240,9 @@ static int begin_in_frame(mf_pickle_reader *r, uint32_t kind, size_t from)
         return fail(r, MF_PICKLE_UNSUPPORTED, "a tuple holding a %s (not supported)", what);
     if (m->frame == F_SET)
         return fail(r, MF_PICKLE_MALFORMED, "an unhashable set item (a %s)", what);
+    if (!innermost_open(r, &r->st[r->top_mark - 2]))
+        return fail(r, MF_PICKLE_MALFORMED, "a %s in the MARK of a container that is not the "
+                    "last one open", what);
     const mf_pickle_value *key = NULL;
     if (m->frame == F_DICT) {
         if ((r->nst - from) % 2 == 0)
@@ -1259,6 +1268,21 @@ static int begin_in_frame(mf_pickle_reader *r, uint32_t kind, size_t from)
     return rc;
 }
 
+/*
+ * The open container at slot c was complete, since kind comes after it as
+ * its sibling: it ends.  Unless it waits for the APPEND or SETITEM that
+ * places it: nothing else can come beside it.
+ */
+static int complete_before(mf_pickle_reader *r, const slot *c, uint32_t kind)
+{
+    if (c->place != P_ITEM)
+        return fail(r, MF_PICKLE_MALFORMED, "a %s beside a %s that waits for its %s",
+                    mf_pickle_kind_name((mf_pickle_kind)kind),
+                    mf_pickle_kind_name((mf_pickle_kind)r->cs[c->n].kind),
+                    c->place == P_APPEND ? "APPEND" : "SETITEM");
+    return close_cont(r);
+}
+
 /* EMPTY_LIST, EMPTY_DICT, EMPTY_SET. */
 static int op_new_cont(mf_pickle_reader *r, uint32_t kind)
 {
@@ -1269,7 +1293,7 @@ static int op_new_cont(mf_pickle_reader *r, uint32_t kind)
         /* straight on an open container: its element, or that one was complete */
         if (r->cs[t->n].kind == MF_PICKLE_LIST && element_of_below(r, t, SCAN_APPEND))
             return begin_cont(r, NULL, kind, P_APPEND);
-        if (close_cont(r) < 0)
+        if (complete_before(r, t, kind) < 0)
             return -1;
         return begin_in_frame(r, kind, r->nst);
     }
@@ -1290,7 +1314,7 @@ static int op_new_cont(mf_pickle_reader *r, uint32_t kind)
             val_unref(r, &key);
             return rc;
         }
-        if (close_cont(r) < 0)
+        if (complete_before(r, &r->st[from - 1], kind) < 0)
             return -1;
     }
     return begin_in_frame(r, kind, from);
@@ -1411,6 +1435,9 @@ static int op_batch(mf_pickle_reader *r, uint8_t op)
         if (r->st[i].type != S_VAL)
             from = i + 1;
     }
+    if (!innermost_open(r, &r->st[mi - 1]))
+        return fail(r, MF_PICKLE_MALFORMED, "%s to a %s that is not the last one open", name,
+                    slot_what(r, &r->st[mi - 1]));
     int dict = want == MF_PICKLE_DICT;
     if (dict && (r->nst - from) % 2)
         return fail(r, MF_PICKLE_MALFORMED, "SETITEMS with an odd number of items");

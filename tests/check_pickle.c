@@ -409,6 +409,10 @@ START_TEST(malformed_pickles)
                  "offset 6: SETITEMS with an odd number of items");
     expect_error(P("\x80\x02}(]K\x01u."), NULL, MF_PICKLE_MALFORMED,
                  "offset 4: an unhashable dict key (a list)");
+    /* {'k': [], [], 'j': []}: the second list can only be the first's element,
+     * and nothing may come beside it (found by fuzz_pickle) */
+    expect_error(P("\x80\x02}(X\x01\x00\x00\x00k]]X\x01\x00\x00\x00j]u."), NULL,
+                 MF_PICKLE_MALFORMED, "offset 18: a list beside a list that waits for its APPEND");
     expect_error(P("\x80\x02N(Ne."), NULL, MF_PICKLE_MALFORMED, "offset 5: APPENDS to a None");
     expect_error(P("\x80\x02NNK\x01\x87K\x01u."), NULL, MF_PICKLE_MALFORMED,
                  "offset 9: SETITEMS without a MARK");
