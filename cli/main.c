@@ -5,6 +5,7 @@
  *   memflow stats LOG... [--format table|json] [--sort-by KEY] [--ascending]
  *   memflow render LOG... [-o DIR] [--formats LIST] [--color-by MODE] [--device DEV] [--at TIME]
  *   memflow compact LOG...
+ *   memflow import SNAPSHOT... [-o DIR] [--no-render] [--no-compact]
  *   memflow serve LOG   (requests on stdin, answers on stdout: cli/cmd_serve.c;
  *                        the analysis behind memflow_dump()/memflow_dumps())
  */
@@ -26,6 +27,7 @@ static void usage(FILE *out)
           "  stats   statistics of logs: memflow stats LOG... [--format table|json]\n"
           "  render  draw logs:          memflow render LOG... [-o DIR] [--formats LIST]\n"
           "  compact shrink finished logs: memflow compact LOG...\n"
+          "  import  PyTorch memory snapshots to logs and outputs: memflow import FILE... -o DIR\n"
           "  serve   answer requests about a log being written: memflow serve LOG\n"
           "\n"
           "'memflow COMMAND --help' describes a command; 'memflow --version' the version.\n",
@@ -57,7 +59,10 @@ int main(int argc, char **argv)
         return cmd_compact(argc - 1, argv + 1);
     if (strcmp(cmd, "serve") == 0)
         return cmd_serve(argc - 1, argv + 1);
-    fprintf(stderr, "memflow: unknown command '%s'; commands: run, stats, render, compact, serve "
+    if (strcmp(cmd, "import") == 0)
+        return cmd_import(argc - 1, argv + 1);
+    fprintf(stderr, "memflow: unknown command '%s'; commands: run, stats, render, compact, serve, "
+            "import "
             "(see 'memflow --help')\n", cmd);
     return 2;
 }

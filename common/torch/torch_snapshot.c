@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "torch_grow.h"
 #include "torch_snapshot.h"
 
 /* ---- roles and fields ---- */
@@ -155,17 +156,9 @@ static void track(walker *w, size_t add)
 
 static int grow(walker *w, void **a, size_t *cap, size_t need, size_t elem)
 {
-    if (need <= *cap)
-        return 0;
-    size_t n = *cap ? *cap : 16;
-    while (n < need)
-        n *= 2;
-    void *p = realloc(*a, n * elem);
-    if (!p)
+    if (mf_torch_grow(a, cap, need, elem, &w->mem) < 0)
         return oom(w);
-    track(w, (n - *cap) * elem);
-    *a = p;
-    *cap = n;
+    track(w, 0);
     return 0;
 }
 
