@@ -28,6 +28,8 @@ typedef struct mf_config {
     uint64_t sample_rate;           /* 0 = off */
     unsigned stacks;                /* call-stack depth per allocation; 0 = off */
     int torch_scopes;               /* PyTorch module scopes under memflow run */
+    uint64_t torch_history;         /* PyTorch's allocator history: its ring's entries
+                                       (default 100000); 0 = off */
 } mf_config;
 
 /*
