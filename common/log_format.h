@@ -204,7 +204,9 @@ enum mf_torch_off {
 enum mf_oom_route {
     MF_OOM_TORCH_TRACE = 1,      /* an `oom` entry of PyTorch's allocator history */
     MF_OOM_TORCH_OBSERVER = 2,   /* torch's out-of-memory observer */
-    MF_OOM_CUDA_API = 3          /* a CUDA allocation call that failed (CUPTI) */
+    MF_OOM_CUDA_API = 3,         /* a CUDA allocation call that failed (CUPTI) */
+    MF_OOM_KILLED = 4            /* never in a record: the analysis's post-mortem of a process
+                                    an OOM killer killed (end_how MF_END_OOM_KILLED) */
 };
 
 /* What happened to a segment (SEGMENT records, aux >> 16). */

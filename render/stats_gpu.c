@@ -23,6 +23,7 @@ static const char *route_name(unsigned route)
     case MF_OOM_TORCH_TRACE: return "PyTorch's allocator history";
     case MF_OOM_TORCH_OBSERVER: return "torch's out-of-memory observer";
     case MF_OOM_CUDA_API: return "a failed CUDA allocation (CUPTI)";
+    case MF_OOM_KILLED: return "memflow run: an OOM killer killed the process";
     }
     return "unknown";
 }
@@ -33,6 +34,7 @@ static const char *route_key(unsigned route)
     case MF_OOM_TORCH_TRACE: return "torch_trace";
     case MF_OOM_TORCH_OBSERVER: return "torch_observer";
     case MF_OOM_CUDA_API: return "cuda_api";
+    case MF_OOM_KILLED: return "oom_killer";
     }
     return "unknown";
 }
@@ -89,9 +91,13 @@ static void oom_one(const mf_stats *s, mf_emitter *e, const mf_oom *o)
     mf_emit_name(e, "device", "%s", mf_model_device_name(o->device, dev, sizeof dev));
     mf_emit_u64(e, "pid", " (pid %llu)", o->pid);
     mf_emit_json_str(e, "route", route_key(o->route));
-    mf_emit_table_printf(e, ", seen by %s: %s (%llu bytes) were asked for", route_name(o->route),
-                         mf_format_bytes(o->requested, a, sizeof a),
-                         (unsigned long long)o->requested);
+    if (o->route == MF_OOM_KILLED)
+        mf_emit_table_printf(e, ": killed by the kernel's or a cgroup's OOM killer (%s)",
+                             route_name(o->route));
+    else
+        mf_emit_table_printf(e, ", seen by %s: %s (%llu bytes) were asked for",
+                             route_name(o->route), mf_format_bytes(o->requested, a, sizeof a),
+                             (unsigned long long)o->requested);
     mf_emit_json_u64(e, "requested", o->requested);
     if (o->device_free != UINT64_MAX) {
         mf_emit_table_printf(e, "; the device had %s free",
@@ -107,11 +113,16 @@ static void oom_one(const mf_stats *s, mf_emitter *e, const mf_oom *o)
         mf_emit_table_printf(e, ", at ");
         mf_emit_text(e, "site", mf_sites_get(m->sites, o->site)->name, 0);
     }
-    mf_emit_table_printf(e, "\n  reserved %s in %llu blocks, allocated %s in %llu %s",
-                         mf_format_bytes(o->reserved_bytes, a, sizeof a),
-                         (unsigned long long)o->reserved_count,
-                         mf_format_bytes(o->allocated_bytes, b, sizeof b),
-                         (unsigned long long)o->allocated_count, what);
+    if (o->tensors)
+        mf_emit_table_printf(e, "\n  reserved %s in %llu blocks, allocated %s in %llu %s",
+                             mf_format_bytes(o->reserved_bytes, a, sizeof a),
+                             (unsigned long long)o->reserved_count,
+                             mf_format_bytes(o->allocated_bytes, b, sizeof b),
+                             (unsigned long long)o->allocated_count, what);
+    else
+        mf_emit_table_printf(e, "\n  held %s in %llu blocks",
+                             mf_format_bytes(o->reserved_bytes, a, sizeof a),
+                             (unsigned long long)o->reserved_count);
     mf_emit_json_u64(e, "reserved_bytes", o->reserved_bytes);
     mf_emit_json_u64(e, "reserved_count", o->reserved_count);
     mf_emit_json_u64(e, "allocated_bytes", o->allocated_bytes);

@@ -88,6 +88,14 @@ void mf_svg_oom_text(const mf_model *model, const mf_oom *o, char *buf, size_t l
 {
     char at[32], asked[32], res[32], alloc[32], gap[32], device[16];
     buf[0] = '\0';
+    if (o->route == MF_OOM_KILLED) {
+        append(buf, len, "Killed by an OOM killer at %s: %s held on %s",
+               mf_format_time(o->time_ns > model->t0_ns ? o->time_ns - model->t0_ns : 0, at,
+                              sizeof at),
+               mf_format_bytes(o->reserved_bytes, res, sizeof res),
+               mf_device_name(o->device, device, sizeof device));
+        return;
+    }
     append(buf, len, "Out of memory at %s on %s: %s asked, %s reserved, %s allocated",
            mf_format_time(o->time_ns > model->t0_ns ? o->time_ns - model->t0_ns : 0, at,
                           sizeof at),

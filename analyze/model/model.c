@@ -374,7 +374,10 @@ static int on_thread(mf_model *m, const mf_event *e)
                                    e->thread.name);
 }
 
-/* Process image log ended: its blocks and sub-blocks end with it. */
+static int on_oom(mf_model *m, const mf_event *e);
+
+/* Process image log ended: its blocks and sub-blocks end with it; one an
+ * OOM killer killed gets an out-of-memory post-mortem first. */
 static int on_process_end(mf_model *m, const mf_event *e)
 {
     struct mf_model_state *st = m->state;
@@ -384,6 +387,15 @@ static int on_process_end(mf_model *m, const mf_event *e)
     p->ended = 1;
     if (e->time_ns < m->since_ns)
         return 0;
+    if ((e->end.how & ~MF_EV_END_INFERRED) == MF_END_OOM_KILLED) {
+        /* the post-mortem of what it held on the CPU when the OOM killer struck */
+        mf_event oom = { .time_ns = e->time_ns, .type = MF_REC_OOM, .log = e->log,
+                         .device = MF_DEVICE(MF_DEVICE_CPU, 0),
+                         .oom = { .device_free = UINT64_MAX, .scope = MF_STRING_DEFAULT_SCOPE,
+                                  .route = MF_OOM_KILLED } };
+        if (on_oom(m, &oom) < 0)
+            return -1;
+    }
     if (mf_sub_on_process_end(&st->sub, e->log, e->time_ns) < 0)
         return -1;
     int any = mf_blocks_on_process_end(&st->blocks, e->log, e->time_ns, p->view_of,
