@@ -147,6 +147,12 @@ static const opinfo ops[256] = {
 
 #define OBJ_ID_ONLY 1
 
+/* Small objects are allocated in size classes and kept when freed, up to
+ * SPARE_MAX of each: a snapshot's memo churns through millions of them. */
+#define SPARE_CLASSES 3
+#define SPARE_MAX 4096
+static const size_t spare_size[SPARE_CLASSES] = { 64, 96, 160 };
+
 struct mf_pickle_obj {
     uint32_t refs;
     uint8_t kind;
@@ -251,6 +257,10 @@ struct mf_pickle_reader {
     uint64_t memo_len;       /* MEMOIZE's next index */
     uint64_t memo_hwm;       /* 1 + the highest index stored */
     int memo_mode;           /* 0, 'p' (BINPUT) or 'm' (MEMOIZE) */
+    /* small objects freed, kept for the next ones (most strings, ints and
+     * tuples of a snapshot): by size class, linked through their first word */
+    void *spare[SPARE_CLASSES];
+    size_t n_spare[SPARE_CLASSES];
     /* accounting */
     size_t mem_used;
     size_t sweep_at;
@@ -349,12 +359,31 @@ static int grow(mf_pickle_reader *r, void **array, size_t *cap, size_t need, siz
     return 0;
 }
 
+/* The spare class of an object of cost bytes, or -1 (too big to keep). */
+static int spare_class(size_t cost)
+{
+    for (int c = 0; c < SPARE_CLASSES; c++)
+        if (cost <= spare_size[c])
+            return c;
+    return -1;
+}
+
 static mf_pickle_obj *obj_new(mf_pickle_reader *r, uint32_t kind, size_t len, size_t payload)
 {
     size_t cost = sizeof(mf_pickle_obj) + payload;
+    int c = spare_class(cost);
+    if (c >= 0)
+        cost = spare_size[c];
     if (charge(r, cost) < 0)
         return NULL;
-    mf_pickle_obj *o = malloc(cost);
+    mf_pickle_obj *o;
+    if (c >= 0 && r->spare[c]) {
+        o = r->spare[c];
+        memcpy(&r->spare[c], o, sizeof(void *));
+        r->n_spare[c]--;
+    } else {
+        o = malloc(cost);
+    }
     if (!o) {
         account(r, 0, cost);
         fail(r, MF_PICKLE_MEMORY, "out of memory");
@@ -380,6 +409,13 @@ static void obj_unref(mf_pickle_reader *r, mf_pickle_obj *o)
         for (size_t i = 0; i < o->len; i++)
             val_unref(r, &o->items[i]);
     account(r, 0, o->cost);
+    int c = spare_class(o->cost);
+    if (c >= 0 && spare_size[c] == o->cost && r->n_spare[c] < SPARE_MAX) {
+        memcpy(o, &r->spare[c], sizeof(void *));
+        r->spare[c] = o;
+        r->n_spare[c]++;
+        return;
+    }
     free(o);
 }
 
@@ -1845,6 +1881,14 @@ static void release(mf_pickle_reader *r)
     free(r->cs);
     free(r->scan_marks);
     free(r->buf);
+    for (int c = 0; c < SPARE_CLASSES; c++) {
+        while (r->spare[c]) {
+            void *o = r->spare[c];
+            memcpy(&r->spare[c], o, sizeof(void *));
+            free(o);
+        }
+        r->n_spare[c] = 0;
+    }
     r->memo = NULL;
     r->st = NULL;
     r->cs = NULL;

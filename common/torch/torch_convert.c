@@ -19,20 +19,20 @@
 #include "torch_convert.h"
 #include "torch_grow.h"
 
-/* ---- an address map: addr -> (size, flags), open addressing ---- */
+/* ---- an address map: addr -> (size, flags), linear probing ---- */
 
 typedef struct slot {
-    uint64_t addr;            /* key + 1 stored: 0 = empty */
+    uint64_t addr;
     uint64_t size;
     uint32_t flags;
     uint32_t stack;           /* what the allocation carried (for a later look) */
     uint32_t scope;
-    uint32_t used;            /* 1 live, 2 a tombstone */
+    uint32_t used;            /* 1: live */
 } slot;
 
 typedef struct addr_map {
     slot *s;
-    size_t cap, n, dead;
+    size_t cap, n;
 } addr_map;
 
 static uint64_t mix(uint64_t x)
@@ -50,9 +50,9 @@ static slot *map_find(const addr_map *m, uint64_t addr)
         return NULL;
     for (size_t i = mix(addr) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
         slot *s = &m->s[i];
-        if (s->used == 0)
+        if (!s->used)
             return NULL;
-        if (s->used == 1 && s->addr == addr)
+        if (s->addr == addr)
             return s;
     }
 }
@@ -66,14 +66,12 @@ static int map_rehash(addr_map *m, size_t cap, size_t *mem)
         return -1;
     m->s = s;
     m->cap = cap;
-    m->n = m->dead = 0;
     for (size_t i = 0; i < old_cap; i++)
-        if (old[i].used == 1) {
+        if (old[i].used) {
             size_t j = mix(old[i].addr) & (cap - 1);
             while (s[j].used)
                 j = (j + 1) & (cap - 1);
             s[j] = old[i];
-            m->n++;
         }
     *mem += cap * sizeof *s;
     *mem -= old_cap * sizeof *s;
@@ -81,21 +79,17 @@ static int map_rehash(addr_map *m, size_t cap, size_t *mem)
     return 0;
 }
 
-/* Insert or replace addr's slot; the slot, or NULL when out of memory. */
+/* Insert or find addr's slot; the slot, or NULL when out of memory. */
 static slot *map_put(addr_map *m, uint64_t addr, size_t *mem)
 {
     slot *s = map_find(m, addr);
     if (s)
         return s;
-    if ((m->n + m->dead + 1) * 4 > m->cap * 3 &&
-        map_rehash(m, m->n * 4 > m->cap * 2 || !m->cap ? (m->cap ? m->cap * 2 : 64) : m->cap,
-                   mem) < 0)
+    if ((m->n + 1) * 4 > m->cap * 3 && map_rehash(m, m->cap ? m->cap * 2 : 64, mem) < 0)
         return NULL;
     size_t i = mix(addr) & (m->cap - 1);
-    while (m->s[i].used == 1)
+    while (m->s[i].used)
         i = (i + 1) & (m->cap - 1);
-    if (m->s[i].used == 2)
-        m->dead--;
     s = &m->s[i];
     memset(s, 0, sizeof *s);
     s->addr = addr;
@@ -104,11 +98,24 @@ static slot *map_put(addr_map *m, uint64_t addr, size_t *mem)
     return s;
 }
 
+/* Remove slot s: the entries after it in its run move back (no tombstones,
+ * so a table that churns never needs rehashing). */
 static void map_del(addr_map *m, slot *s)
 {
-    s->used = 2;
+    size_t i = (size_t)(s - m->s), j = i;
+    for (;;) {
+        j = (j + 1) & (m->cap - 1);
+        if (!m->s[j].used)
+            break;
+        size_t home = mix(m->s[j].addr) & (m->cap - 1);
+        /* move j into the hole at i unless its home lies in (i, j] */
+        if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
+            m->s[i] = m->s[j];
+            i = j;
+        }
+    }
+    m->s[i].used = 0;
     m->n--;
-    m->dead++;
 }
 
 /* ---- the converter ---- */
