@@ -127,9 +127,14 @@ typedef struct device_state {
     uint64_t fresh_lo, fresh_hi;   /* the segment allocated or mapped just before */
     uint64_t last_ns;         /* the time of its last entry (time_us mode) */
     int order_mode;           /* its times are the event order */
-    int64_t last_us;          /* incremental: the latest time_us converted */
-    uint64_t done_at_last;    /* incremental: entries converted at last_us */
-    uint64_t same_seen;       /* this run: entries met at last_us so far */
+    /* incremental: what earlier runs converted (every entry up to done_us,
+     * done_at of those at done_us), and this run's newest entries */
+    int has_done;
+    int64_t done_us;
+    uint64_t done_at, seen_at_done;
+    int has_max;
+    int64_t max_us;
+    uint64_t at_max;
 } device_state;
 
 /* Something live before the history began, allocated at its first moment. */
@@ -273,7 +278,11 @@ static uint64_t entry_time(mf_torch_convert *c, device_state *s, const mf_torch_
 {
     uint64_t t;
     if ((e->flags & MF_TORCH_HAS_TIME) && !s->order_mode) {
-        int64_t ns = e->time_us * 1000 - (int64_t)c->opt.real_ns + (int64_t)c->opt.mono_ns;
+        int64_t ns;   /* a time_us no clock can have saturates, never overflows */
+        if (__builtin_mul_overflow(e->time_us, 1000, &ns) ||
+            __builtin_sub_overflow(ns, (int64_t)c->opt.real_ns, &ns) ||
+            __builtin_add_overflow(ns, (int64_t)c->opt.mono_ns, &ns))
+            ns = e->time_us < 0 ? 1 : INT64_MAX;
         t = ns > 0 ? (uint64_t)ns : 1;
         s->last_ns = t;
     } else if (s->last_ns && !s->order_mode) {
@@ -639,24 +648,41 @@ static void segment_entry(mf_torch_convert *c, device_state *s, int64_t d, uint6
     c->r.segment_frees++;
 }
 
-/* Incremental runs: whether an earlier run converted entry e already. */
+/* Incremental runs: whether an earlier run converted entry e already (a
+ * device's trace is in time order: what earlier runs had is a prefix). */
 static int converted_before(mf_torch_convert *c, device_state *s, const mf_torch_entry *e)
 {
     if (!c->opt.incremental || !(e->flags & MF_TORCH_HAS_TIME))
         return 0;
-    if (e->time_us < s->last_us)
-        return 1;
-    if (e->time_us == s->last_us && s->same_seen < s->done_at_last) {
-        s->same_seen++;
+    int64_t t = e->time_us;
+    if (s->has_done && (t < s->done_us || (t == s->done_us && s->seen_at_done < s->done_at))) {
+        s->seen_at_done += t == s->done_us;
         return 1;
     }
-    if (e->time_us > s->last_us) {
-        s->last_us = e->time_us;
-        s->done_at_last = s->same_seen = 0;
+    if (!s->has_max || t > s->max_us) {
+        s->has_max = 1;
+        s->max_us = t;
+        s->at_max = 0;
     }
-    s->done_at_last++;
-    s->same_seen++;
+    s->at_max += t == s->max_us;
     return 0;
+}
+
+/* The end of an incremental run: what it converted counts as done. */
+static void runs_done(mf_torch_convert *c)
+{
+    for (size_t i = 0; i < c->n_dev; i++) {
+        device_state *s = &c->dev[i];
+        if (s->has_max && (!s->has_done || s->max_us > s->done_us)) {
+            s->done_us = s->max_us;
+            s->done_at = s->at_max;
+        } else if (s->has_max && s->max_us == s->done_us) {
+            s->done_at = s->seen_at_done + s->at_max;
+        }
+        s->has_done |= s->has_max;
+        s->has_max = 0;
+        s->seen_at_done = s->at_max = 0;
+    }
 }
 
 static int on_entry(void *ctx, const mf_torch_entry *e)
@@ -799,14 +825,16 @@ int mf_torch_convert_run(mf_torch_convert *c,
     c->r.first_ns = keep.first_ns;   /* the first moment of every run so far */
     c->r.last_ns = keep.last_ns;
     /* the walk's ids are this snapshot's */
-    memset(c->frame_of, 0, c->n_frame_of * sizeof *c->frame_of);
-    memset(c->stack_of, 0, c->n_stack_of * sizeof *c->stack_of);
+    if (c->n_frame_of)
+        memset(c->frame_of, 0, c->n_frame_of * sizeof *c->frame_of);
+    if (c->n_stack_of)
+        memset(c->stack_of, 0, c->n_stack_of * sizeof *c->stack_of);
     c->n_fsegs = c->n_fblocks = 0;
-    for (size_t i = 0; i < c->n_dev; i++)
-        c->dev[i].same_seen = 0;
     int rc = walk(c, open, arg, MF_TORCH_WANT_SEGMENTS, err, errlen);
     if (rc == 0)
         rc = walk(c, open, arg, MF_TORCH_WANT_TRACES, err, errlen);
+    if (c->opt.incremental)
+        runs_done(c);
     if (rc == 0) {
         final_before(c);
         if (!c->r.first_ns && c->n_before && c->sink.note)   /* no trace: one moment */

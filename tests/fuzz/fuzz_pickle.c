@@ -23,6 +23,8 @@
 #include <unistd.h>
 
 #include "pickle.h"
+#include "log_format.h"
+#include "torch_convert.h"
 #include "torch_snapshot.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -82,6 +84,83 @@ static int on_segment(void *ctx, const mf_torch_segment *s)
     return 0;
 }
 
+/* The conversion (torch_convert.h) over the same bytes, into a sink that
+ * checks what it is handed: ids it gave out, sizes of stacks, devices. */
+typedef struct check_sink {
+    uint32_t frames, stacks, strings;
+    const uint8_t *data;
+    size_t size;
+} check_sink;
+
+static uint32_t sink_intern(void *ctx, const char *text, size_t len)
+{
+    check_sink *c = ctx;
+    if (len && !text)
+        abort();
+    return ++c->strings;
+}
+
+static uint32_t sink_frame(void *ctx, uint32_t function, uint32_t file, uint32_t line,
+                           unsigned kind)
+{
+    check_sink *c = ctx;
+    (void)line;
+    if (!function || function > c->strings || file > c->strings ||
+        (kind != MF_FRAME_PYTHON && kind != MF_FRAME_NATIVE))
+        abort();
+    return ++c->frames;
+}
+
+static uint32_t sink_stack(void *ctx, const uint64_t *entries, uint32_t depth)
+{
+    check_sink *c = ctx;
+    if (!depth || depth > MF_STACK_MAX_DEPTH)
+        abort();
+    for (uint32_t i = 0; i < depth; i++)
+        if (!mf_stack_entry_is_frame(entries[i]) || !mf_stack_entry_frame(entries[i]) ||
+            mf_stack_entry_frame(entries[i]) > c->frames)
+            abort();
+    return ++c->stacks;
+}
+
+static void sink_alloc(void *ctx, uint16_t device, unsigned flags, uint64_t time_ns,
+                       uint64_t addr, uint64_t requested, uint64_t actual, uint32_t scope,
+                       uint32_t stack)
+{
+    check_sink *c = ctx;
+    (void)time_ns, (void)addr, (void)requested, (void)actual;
+    if (MF_DEVICE_KIND(device) != MF_DEVICE_GPU || scope > c->strings || stack > c->stacks ||
+        (flags & ~(MF_FLAG_SUBBLOCK | MF_FLAG_REUSED | MF_FLAG_BEFORE | MF_FLAG_REALLOC |
+                   MF_MEMKIND_MASK)))
+        abort();
+}
+
+static mf_pickle_reader *open_data(void *arg, char *err, size_t errlen)
+{
+    check_sink *c = arg;
+    (void)err, (void)errlen;
+    return mf_pickle_reader_mem(c->data, c->size);
+}
+
+static void convert(const uint8_t *data, size_t size)
+{
+    check_sink c = { 0, 0, 0, data, size };
+    mf_torch_sink sink = { .ctx = &c, .intern = sink_intern, .frame = sink_frame,
+                           .stack = sink_stack, .alloc = sink_alloc };
+    mf_torch_options opt = { .order_origin_ns = 1000000000ull, .incremental = 1 };
+    mf_torch_convert *conv = mf_torch_convert_new(&sink, &opt);
+    if (!conv)
+        return;
+    char err[400];
+    mf_torch_result r;
+    /* twice: the second run is the live path's next snapshot of the same ring */
+    for (int i = 0; i < 2; i++)
+        if (mf_torch_convert_run(conv, open_data, &c, &r, err, sizeof err) == 0 &&
+            i == 1 && r.entries != 0 && r.walk.with_time == r.walk.entries)
+            abort();   /* every timed entry was converted by the first run */
+    mf_torch_convert_free(conv);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char err[400];
@@ -121,5 +200,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         mf_pickle_reader_free(r);
     }
+    convert(data, size);
     return sum == 42 ? 0 : 0;
 }
