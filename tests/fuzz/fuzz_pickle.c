@@ -1,15 +1,19 @@
 /*
  * fuzz_pickle.c - libFuzzer target: any bytes as a pickle through the
- * streaming reader (common/torch/pickle.c) and as a PyTorch memory snapshot
- * through the walker (common/torch/torch_snapshot.c).  Nothing may crash, leak,
+ * streaming reader (common/torch/pickle.c), as a PyTorch memory snapshot
+ * through the walker (common/torch/torch_snapshot.c) and through the
+ * conversion (common/torch/torch_convert.c).  Nothing may crash, leak,
  * overflow, hang or grow past the reader's budget, whatever the bytes.
  *
- * Each input is read three ways: (1) the walker, from memory, with the
+ * Each input is read four ways: (1) the walker, from memory, with the
  * default limits; (2) the reader alone from a file (memfd, pread through
  * the buffer window), keeping every container in full so GETs replay
  * them, and checking that begins and ends pair; (3) the walker with small
  * limits (a 16-byte look-ahead that guesses, a 64 KiB heap that evicts,
- * 40 levels of nesting) wanting the segments only, which stops early.
+ * 40 levels of nesting) wanting the segments only, which stops early;
+ * (4) the conversion into memflow records (common/torch/torch_convert.c),
+ * twice as the live path's next snapshot, into a sink that checks every
+ * string, frame and stack id, stack and flag it is handed.
  *
  * Build and run: configure finds clang with -fsanitize=fuzzer (FUZZ_CC);
  * `make check` runs tests/fuzz/fuzz_pickle.sh (seeds: the snapshots of
