@@ -44,6 +44,7 @@ libmemflow_analysis_la_SOURCES = $(COMMON_SOURCES) \
 	analyze/model/model_blocks.c analyze/model/model_blocks.h \
 	analyze/model/model_picture.c analyze/model/model_picture.h \
 	analyze/model/model_subblocks.c analyze/model/model_subblocks.h \
+	analyze/model/model_oom.c analyze/model/model_oom.h \
 	analyze/model/model_timeline.c analyze/model/model_timeline.h \
 	analyze/model/model_load.c \
 	analyze/stats/statistics.c analyze/stats/statistics.h \

@@ -35,7 +35,12 @@
 # CUDA_MEMORY_CACHING=1, expandable_segments:True) beside
 # torch.cuda.memory._record_memory_history, each timed plain and profiled,
 # one inside torch.profiler (Kineto), and the injection alone (no memflow
-# run: CUDA_INJECTION64_PATH and MEMFLOW_AUTOSTART only).
+# run: CUDA_INJECTION64_PATH and MEMFLOW_AUTOSTART only); then the tensor
+# level: a step under memflow run with the caching allocator on, where
+# memflow's live allocator history writes the tensors into the log
+# (torch_tensors), and `memflow import` of the snapshot that step dumped
+# (torch_import).  Without a CUDA torch (the dry run) torch_import imports
+# the test suite's snapshot instead, so the import path still runs.
 # Knob: CAPTURE_BUDGET (seconds, default 480): steps that would not fit are
 # skipped and listed; rendering there gets 60 s more at most, the archive the
 # rest, so the command ends well inside the device tool's 10 minutes.
@@ -109,6 +114,9 @@ make_bundle() {
     done
     cp "$build/bench/gpu_blocks" "$root/bench/"
     cp "$here/bench/gpu_check.py" "$here/bench/torch_probe.py" "$root/bench/"
+    python3 "$here/tests/torch_import_snapshots.py" "$root/bench/snapshots" >/dev/null &&
+        mv "$root/bench/snapshots/current.pickle" "$root/bench/torch_snapshot_sample.pickle" &&
+        rm -rf "$root/bench/snapshots" || die "cannot write the sample snapshot"
     for f in "$root/bin/memflow" "$root"/lib/libmemflow*.so.* "$root"/lib/memflow/*.so \
         "$root"/samples/* "$root/bench/gpu_blocks"; do
         needed_libs "$f"
@@ -196,10 +204,23 @@ torch_probes() {
             --history
     done
     profiled torch_kineto 150 python3 "$probe" "$cap/torch_kineto.json" --steps 6 --kineto
+    # the tensor level: memflow's live history under memflow run (caching on),
+    # then the import of the snapshot the same step dumped
+    profiled torch_tensors 150 python3 "$probe" "$cap/torch_tensors.json" --steps 6 \
+        --dump-snapshot "$cap/torch_tensors.pickle"
+    torch_import "$cap/torch_tensors.pickle"
     mkdir -p "$cap/torch_alone"
     step torch_alone 120 env CUDA_INJECTION64_PATH="$root/lib/memflow/libmemflow-cuda.so" \
         MEMFLOW_AUTOSTART=1 MEMFLOW_PATH="$cap/torch_alone" \
         python3 "$probe" "$cap/torch_alone.json" --steps 3
+}
+
+# torch_import SNAPSHOT: memflow import of it into $cap/torch_import (the
+# snapshot itself stays there only while small: the log has it all).
+torch_import() {
+    [ -s "$1" ] || { echo "torch_import skipped: no snapshot $1" >>"$cap/steps.txt"; return 0; }
+    step torch_import 120 "$MEMFLOW" import "$1" -o "$cap/torch_import" --no-render
+    [ "$(wc -c <"$1")" -le 4194304 ] || rm -f "$1"
 }
 
 # Render where the renderer's libraries load, while the time lasts (60 s
@@ -217,7 +238,7 @@ render_there() {
             continue # big: rendered here
         fi
         timeout 120 "$MEMFLOW" render "$@" -o "$dir/render" \
-            --formats memory_flow.svg,profile.json,stats.txt,gpu_memory_profile.csv \
+            --formats memory_flow.svg,profile.json,stats.txt,stats.json,gpu_memory_profile.csv \
             >"$dir/render.out" 2>&1 || echo "render of $name failed there (done here)" \
             >>"$cap/steps.txt"
     done
@@ -268,6 +289,7 @@ capture() {
         torch_probes
     else
         echo "torch probes skipped: python3 has no CUDA torch" >>"$cap/steps.txt"
+        torch_import "$root/bench/torch_snapshot_sample.pickle"
     fi
     render_there
     pack_archive
@@ -295,7 +317,7 @@ render() {
             echo "gpu_blocks of $name failed ($?)" >>"$cap/steps.txt"
         [ -e "$dir/render/memory_flow.svg" ] && continue
         "$MEMFLOW" render "$@" -o "$dir/render" --formats \
-            memory_flow.svg,memory_flow.png,profile.json,stats.txt,gpu_memory_profile.csv \
+            memory_flow.svg,memory_flow.png,profile.json,stats.txt,stats.json,gpu_memory_profile.csv \
             >"$dir/render.out" 2>&1 || echo "render of $name failed ($?)" >>"$cap/steps.txt"
     done
     python3 "$here/bench/gpu_check.py" "$cap" >"$rendered/summary.txt"

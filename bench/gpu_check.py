@@ -223,6 +223,45 @@ def check_torch(top, probe, report):
                        timed["median_ms"] / plain["median_ms"]))
 
 
+def check_tensors(top, probe, report):
+    """The tensor level: PyTorch's allocator history in the log (live, under
+    memflow run, or imported from the snapshot the step dumped)."""
+    if probe.name == "torch_tensors":
+        torch_out = load_json(os.path.join(top, probe.name + ".json")) or {}
+        if torch_out.get("skipped"):
+            report.append("== %s\n   skipped: %s" % (probe.name, torch_out["skipped"]))
+            return
+    stats = load_json(os.path.join(top, probe.name, "render", "stats.json"))
+    report.append("== %s" % probe.name)
+    for line in probe.memflow_lines():
+        report.append("   said: " + line)
+    if not stats:
+        report.append("   no statistics (not rendered)")
+        return
+    t = stats.get("pytorch", {})
+    report.append("   history: %s, time axis %s, scopes %s%s; inconsistent entries %d" % (
+        "yes" if t.get("history") else "NO", t.get("time_axis"), t.get("scopes"),
+        ", off: " + t["off"] if t.get("off") else "", t.get("inconsistent", 0)))
+    if t.get("segments_matched") or t.get("segments_unmatched"):
+        report.append("   segments against CUPTI: %d matched by address, %d not; history - "
+                      "CUPTI time: mean %.1f us (%.1f .. %.1f)" % (
+                          t["segments_matched"], t["segments_unmatched"],
+                          t["offset_mean_ns"] / 1e3, t["offset_min_ns"] / 1e3,
+                          t["offset_max_ns"] / 1e3))
+    for g in stats.get("gpu_memory", []):
+        report.append("   %s: %d tensors (%d from the cache, %d live before), peaks: reserved "
+                      "%d bytes, allocated %d bytes" % (
+                          g["device"], g["tensors"], g["from_cache"], g["before_recording"],
+                          g["reserved_peak_bytes"], g["allocated_peak_bytes"]))
+    scopes = sorted({s["scope"] for s in stats.get("gpu_scopes", [])})
+    report.append("   tensor scopes: %s" % (", ".join(scopes[:12]) or "none"))
+    for o in stats.get("ooms", []):
+        report.append("   out of memory at %d ns (%s): %d asked" % (o["time_ns"], o["route"],
+                                                                   o["requested"]))
+    if not stats.get("gpu_memory"):
+        report.append("   NO TENSORS in the log")
+
+
 def loop_median(path):
     values = [float(m) for m in re.findall(r"([\d.]+) ns per pair", read(path))]
     return statistics.median(values) if values else None
@@ -243,6 +282,8 @@ def main(argv):
         probe = Probe(top, name)
         if name in checks:
             checks[name](probe, report)
+        elif name in ("torch_tensors", "torch_import"):
+            check_tensors(top, probe, report)
         elif name.startswith("torch"):
             check_torch(top, probe, report)
         else:

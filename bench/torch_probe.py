@@ -7,13 +7,17 @@ with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (the environment says
 which), and once inside torch.profiler (Kineto).  bench/gpu_check.py then
 matches what memflow recorded against PyTorch's own record.
 
-usage: torch_probe.py OUT.json [--steps N] [--history] [--kineto]
+usage: torch_probe.py OUT.json [--steps N] [--history] [--kineto] [--dump-snapshot FILE]
 
   --history  torch.cuda.memory._record_memory_history() around the run; the
              allocator's trace (segment_alloc/free, segment_map/unmap,
              alloc/free_completed: address, size, time_us) goes into the JSON
   --kineto   the last two steps inside torch.profiler.profile(CPU, CUDA); the
              number of CUDA kernels Kineto saw goes into the JSON
+  --dump-snapshot FILE
+             at the end, torch.cuda.memory._dump_snapshot(FILE): the pickle
+             `memflow import` reads (the history must be on: memflow's own
+             under memflow run, else give --history too)
 
 OUT.json: mode, steps, step_ms (each step, synchronized), median_ms, loss,
 versions, the device, clock pairs (CLOCK_REALTIME and CLOCK_MONOTONIC read
@@ -108,6 +112,9 @@ def run(args):
             loss = step()
         torch.cuda.synchronize()
     out["clock_end"] = clock_pair()
+    if args["dump"]:
+        torch.cuda.memory._dump_snapshot(args["dump"])
+        out["snapshot"] = args["dump"]
     if args["history"]:
         out["trace"] = trace_of(torch.cuda.memory._snapshot())
         torch.cuda.memory._record_memory_history(enabled=None)
@@ -124,7 +131,9 @@ def main(argv):
     if len(argv) < 2:
         print(__doc__, file=sys.stderr)
         return 2
-    args = {"steps": 8, "history": "--history" in argv, "kineto": "--kineto" in argv}
+    args = {"steps": 8, "history": "--history" in argv, "kineto": "--kineto" in argv,
+            "dump": argv[argv.index("--dump-snapshot") + 1] if "--dump-snapshot" in argv
+            else None}
     if "--steps" in argv:
         args["steps"] = int(argv[argv.index("--steps") + 1])
     try:

@@ -297,32 +297,6 @@ static int exec_failure(const char *command, int exec_errno)
     return RUN_EXIT_CANNOT_RUN;
 }
 
-static int render_logs(const char *dir, int n, char **paths)
-{
-    mf_model *model = cli_load_model(n, paths, UINT64_MAX);
-    if (!model)
-        return -1;
-    const mf_config *c = mf_config_get();
-    char formats[1200];
-    mf_outputs_formats_for(model, c->formats, formats, sizeof formats);
-    mf_output_options out = {
-        .formats = formats,
-        .trace_name = c->filename,
-        .csv_prefix = c->gpu_memory_profile_filename_prefix,
-        .svg = { .color_by = MF_COLOR_BY_SCOPE, .only_device = -1, .title = NULL },
-        .progress = isatty(2),
-    };
-    char err[1024];
-    int rc = mf_outputs_write(model, dir, &out, err, sizeof err);
-    if (rc < 0)
-        fprintf(stderr, "memflow run: %s\n", err);
-    else
-        fprintf(stderr, "memflow: %d log%s rendered into %s (%s)\n", n, n == 1 ? "" : "s",
-                dir, formats);
-    mf_model_free(model);
-    return rc;
-}
-
 /* After the program: render this run's logs; the exit status. */
 static int finish(const run_options *opt, const run_ident *run, int status)
 {
@@ -333,7 +307,7 @@ static int finish(const run_options *opt, const run_ident *run, int status)
         free(logs);
         return status ? status : 1;
     }
-    int render_failed = opt->render && render_logs(run->dir, n, logs) < 0;
+    int render_failed = opt->render && cli_render_logs("memflow run", run->dir, n, logs) < 0;
     if (opt->compact)
         cli_compact_run_logs(n, logs);
     for (int i = 0; i < n; i++)

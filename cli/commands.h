@@ -12,6 +12,7 @@ int cmd_render(int argc, char **argv);  /* cli/cmd_render.c */
 int cmd_serve(int argc, char **argv);   /* cli/cmd_serve.c */
 int cmd_compact(int argc, char **argv); /* cli/cmd_compact.c */
 int cmd_view(int argc, char **argv);    /* cli/cmd_view.c */
+int cmd_import(int argc, char **argv);  /* cli/cmd_import.c */
 
 /* Compact the logs of a run (memflow run, after rendering): one line on
  * stderr says how much smaller they became; a log that cannot be compacted
@@ -47,5 +48,11 @@ struct mf_model *cli_load(int n, char **paths, const cli_load_options *opt, int 
 
 /* The same with the defaults (runs not merged); until_ns as above. */
 struct mf_model *cli_load_model(int n, char **paths, unsigned long long until_ns);
+
+/* Render the logs of a run (memflow run, memflow import) into dir: every
+ * output the configuration names, with the GPU CSV and the flame graph
+ * when the logs call for them; progress on a terminal; one line says what
+ * was written.  0, or -1 (said on stderr, prefixed by who). */
+int cli_render_logs(const char *who, const char *dir, int n, char **paths);
 
 #endif

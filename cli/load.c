@@ -1,16 +1,20 @@
 /*
  * load.c - read the logs named on the command line into one model, for
- * `memflow stats`, `memflow render` and `memflow run`'s rendering at exit.
+ * `memflow stats`, `memflow render` and `memflow run`'s rendering at exit;
+ * and that rendering, which `memflow import` shares (cli_render_logs).
  * A damaged log still gives everything before the damage; the damage and
  * every other warning of the model are printed on stderr.  Logs of
  * different runs are refused unless the caller merges runs.
  */
 #include <stdint.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include "commands.h"
+#include "config.h"
 #include "escape.h"
 #include "model.h"
+#include "outputs.h"
 #include "reader.h"
 
 void cli_say(const char *prefix, const char *text)
@@ -59,4 +63,30 @@ struct mf_model *cli_load_model(int n, char **paths, unsigned long long until_ns
     cli_load_options opt = { .until_ns = until_ns };
     int code;
     return cli_load(n, paths, &opt, &code);
+}
+
+int cli_render_logs(const char *who, const char *dir, int n, char **paths)
+{
+    mf_model *model = cli_load_model(n, paths, UINT64_MAX);
+    if (!model)
+        return -1;
+    const mf_config *c = mf_config_get();
+    char formats[1200];
+    mf_outputs_formats_for(model, c->formats, formats, sizeof formats);
+    mf_output_options out = {
+        .formats = formats,
+        .trace_name = c->filename,
+        .csv_prefix = c->gpu_memory_profile_filename_prefix,
+        .svg = { .color_by = MF_COLOR_BY_SCOPE, .only_device = -1, .title = NULL },
+        .progress = isatty(2),
+    };
+    char err[1024];
+    int rc = mf_outputs_write(model, dir, &out, err, sizeof err);
+    if (rc < 0)
+        fprintf(stderr, "%s: %s\n", who, err);
+    else
+        fprintf(stderr, "memflow: %d log%s rendered into %s (%s)\n", n, n == 1 ? "" : "s",
+                dir, formats);
+    mf_model_free(model);
+    return rc;
 }

@@ -6,6 +6,7 @@
  *   memflow render LOG... [-o DIR] [--formats LIST] [--color-by MODE] [--device DEV] [--at TIME]
  *   memflow compact LOG...
  *   memflow view LOG...|DIR [--port N] [--no-open]   (cli/cmd_view.c: a local viewer)
+ *   memflow import SNAPSHOT... [-o DIR] [--no-render] [--no-compact]
  *   memflow serve LOG   (requests on stdin, answers on stdout: cli/cmd_serve.c;
  *                        the analysis behind memflow_dump()/memflow_dumps())
  */
@@ -27,6 +28,7 @@ static void usage(FILE *out)
           "  stats   statistics of logs: memflow stats LOG... [--format table|json]\n"
           "  render  draw logs:          memflow render LOG... [-o DIR] [--formats LIST]\n"
           "  compact shrink finished logs: memflow compact LOG...\n"
+          "  import  PyTorch memory snapshots to logs and outputs: memflow import FILE... -o DIR\n"
           "  serve   answer requests about a log being written: memflow serve LOG\n"
           "  view    zoom into logs in a browser: memflow view LOG...|DIR [--port N]\n"
           "\n"
@@ -61,7 +63,10 @@ int main(int argc, char **argv)
         return cmd_serve(argc - 1, argv + 1);
     if (strcmp(cmd, "view") == 0)
         return cmd_view(argc - 1, argv + 1);
-    fprintf(stderr, "memflow: unknown command '%s'; commands: run, stats, render, compact, serve, view "
+    if (strcmp(cmd, "import") == 0)
+        return cmd_import(argc - 1, argv + 1);
+    fprintf(stderr, "memflow: unknown command '%s'; commands: run, stats, render, compact, serve, "
+            "import, view "
             "(see 'memflow --help')\n", cmd);
     return 2;
 }

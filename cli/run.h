@@ -100,9 +100,20 @@ char **run_logs_find(const run_ident *run, int *count);
  */
 int run_logs_open(const run_ident *run, const char *name, int flags, mf_file_header *h);
 
-/* Process pid of this run was killed by signal sig: record MF_END_SIGNAL
- * in its newest log (the one its last image wrote). */
-void run_logs_mark_signal(const run_ident *run, pid_t pid, int sig);
+/* Process pid of this run was killed by signal sig: record how (how:
+ * MF_END_SIGNAL, or MF_END_OOM_KILLED) in its newest log (the one its last
+ * image wrote). */
+void run_logs_mark_signal(const run_ident *run, pid_t pid, int sig, unsigned how);
+
+/*
+ * OOM kills (cli/run_oom.c): run_oom_start reads the kernel's count of OOM
+ * kills of memflow run's cgroup (v1 memory.oom_control, v2 memory.events;
+ * else the system's, /proc/vmstat) before the program starts;
+ * run_oom_killed, when a process of the run died of SIGKILL, says whether
+ * the count grew since (1: an OOM killer killed it; the kill is counted).
+ */
+void run_oom_start(void);
+int run_oom_killed(void);
 
 /*
  * The program ran but this run has no log: print why on stderr - the

@@ -102,6 +102,7 @@ pid_t run_child_start(char **command, int *exec_errno)
         return -2;
     }
     forwarded_set(&block);
+    run_oom_start();
     sigprocmask(SIG_BLOCK, &block, &old);
     pid_t pid = fork();
     if (pid == 0)
@@ -126,11 +127,18 @@ pid_t run_child_start(char **command, int *exec_errno)
     return pid;
 }
 
-/* A process of the run ended: a signal's end goes into its log. */
+/* A process of the run ended: a signal's end goes into its log, an OOM
+ * killer's (a SIGKILL while the kernel's count of OOM kills grew) as such,
+ * said on stderr. */
 static void reaped(const run_ident *run, pid_t pid, int status)
 {
-    if (WIFSIGNALED(status))
-        run_logs_mark_signal(run, pid, WTERMSIG(status));
+    if (!WIFSIGNALED(status))
+        return;
+    int oom = WTERMSIG(status) == SIGKILL && run_oom_killed();
+    if (oom)
+        fprintf(stderr, "memflow run: process %d was killed by the OOM killer (SIGKILL while "
+                "the kernel's count of OOM kills grew)\n", (int)pid);
+    run_logs_mark_signal(run, pid, WTERMSIG(status), oom ? MF_END_OOM_KILLED : MF_END_SIGNAL);
 }
 
 int run_child_wait(pid_t pid, const run_ident *run)

@@ -145,7 +145,7 @@ static uint64_t monotonic_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-void run_logs_mark_signal(const run_ident *run, pid_t pid, int sig)
+void run_logs_mark_signal(const run_ident *run, pid_t pid, int sig, unsigned how)
 {
     newest_log want = { .pid = (uint64_t)pid };
     each_log(run, keep_newest, &want);
@@ -156,7 +156,6 @@ void run_logs_mark_signal(const run_ident *run, pid_t pid, int sig)
         return;
     uint64_t end_ns = monotonic_ns();
     int64_t status = sig;
-    uint32_t how = MF_END_SIGNAL;
     /* end_how last, as the recorder stores it */
     if (pwrite(fd, &end_ns, sizeof end_ns, offsetof(mf_file_header, end_ns)) != sizeof end_ns ||
         pwrite(fd, &status, sizeof status, offsetof(mf_file_header, end_status)) !=

@@ -41,6 +41,7 @@ typedef struct key_spec {
     { #name, type, offsetof(mf_config, name), sizeof(((mf_config *)0)->name), min, max }
 
 #define MAX_SAMPLE_RATE 1000000000.0 /* a snapshot every billion events at most */
+#define MAX_TORCH_HISTORY 100000000.0 /* allocator history entries (~1 KB each) */
 #define MIN_DUMP_PERIOD 0.001        /* seconds */
 #define MAX_DUMP_PERIOD 86400.0
 
@@ -62,6 +63,7 @@ static const key_spec key_table[] = {
     FIELD(stacks, KEY_DEPTH),
     FIELD(torch_scopes, KEY_BOOL),
     NUMBER(python_stacks, KEY_UINT, 0, 2),
+    NUMBER(torch_history, KEY_UINT, 0, MAX_TORCH_HISTORY),
 };
 #define N_KEYS (sizeof key_table / sizeof key_table[0])
 
@@ -99,6 +101,7 @@ static mf_config live_config = {
     .dump_period = 1.0,
     .torch_scopes = 1,
     .python_stacks = 1,
+    .torch_history = 100000,
 };
 static pthread_mutex_t config_lock = PTHREAD_MUTEX_INITIALIZER;
 

@@ -32,6 +32,8 @@ typedef struct mf_config {
                                        memflow run: 0 off, 1 where it is cheap (the
                                        frame walker: CPython 3.11), 2 everywhere (a
                                        profile function elsewhere) */
+    uint64_t torch_history;         /* PyTorch's allocator history: its ring's entries
+                                       (default 100000); 0 = off */
 } mf_config;
 
 /*

@@ -36,7 +36,12 @@ enum mf_end_how {
     MF_END_EXIT = 1,         /* exit() or return from main; end_status = status */
     MF_END_EXIT_NOW = 2,     /* _exit()/_Exit()/quick_exit(); end_status = status */
     MF_END_EXEC = 3,         /* the process image was replaced by exec */
-    MF_END_SIGNAL = 4        /* killed by signal end_status (seen by memflow run) */
+    MF_END_SIGNAL = 4,       /* killed by signal end_status (seen by memflow run) */
+    MF_END_OOM_KILLED = 5,   /* killed by SIGKILL from the kernel's or a cgroup's OOM killer
+                                (memflow run saw the cgroup's oom_kill count grow);
+                                end_status = 9 */
+    MF_END_SNAPSHOT = 6      /* not an end: the log stops at a snapshot of a process that
+                                went on (memflow import); end_ns = the snapshot's last event */
 };
 
 /* Chunk 0: the file header.  The argv bytes follow it in the same chunk. */
@@ -95,7 +100,13 @@ enum mf_record_type {
     MF_REC_DEVICE = 19,      /* what a GPU is: aux = device */
     MF_REC_FRAME = 20,       /* a symbolic stack frame (Python, or a C/C++ frame known
                                 by name): aux = frame id */
-    MF_REC_TYPE_MAX = 20
+    /* 21: Python attribution; 22..23: PyTorch's caching allocator */
+    MF_REC_OOM = 22,         /* an allocation failed for want of device memory:
+                                aux = device | enum mf_oom_route << 16 */
+    MF_REC_SEGMENT = 23,     /* a caching allocator's segment event, from its history,
+                                where another capture records the memory itself (CUPTI):
+                                aux = device | enum mf_segment_op << 16 */
+    MF_REC_TYPE_MAX = 23
 };
 
 /* A device is (kind << 8 | index): cpu/0 = 0x0000, gpu/3 = 0x0103. */
@@ -111,8 +122,11 @@ enum mf_record_type {
 #define MF_FLAG_EXPLICIT 0x0004u   /* from memflow_record_alloc/free */
 #define MF_FLAG_ASYNC 0x0008u      /* GPU stream-ordered (cudaMallocAsync) */
 #define MF_FLAG_REGISTERED 0x0010u /* host memory registered, not allocated (cudaHostRegister) */
-#define MF_FLAG_SUBBLOCK 0x0020u   /* a region inside another block (NVTX memory API) */
-/* bits 0x0040, 0x0080 and 0xf000 are free */
+#define MF_FLAG_SUBBLOCK 0x0020u   /* a region inside another block (NVTX memory API,
+                                      PyTorch's tensors inside their segments) */
+#define MF_FLAG_BEFORE 0x0040u     /* live before recording began: its ALLOC is dated at the
+                                      start of the history (PyTorch's allocator history) */
+/* bits 0x0080 and 0xf000 are free */
 #define MF_MEMKIND_SHIFT 8         /* bits 8..11: enum mf_memory_kind */
 #define MF_MEMKIND_MASK 0x0f00u
 
@@ -160,7 +174,47 @@ enum mf_note_code {
     MF_NOTE_STACKS_FULL = 20,    /* the stack table is full; value: stacks stored */
     MF_NOTE_STACKS_LOST = 21,    /* value: allocations recorded without their stack */
     MF_NOTE_STACKS_OFF = 22,     /* stacks were asked for but libunwind cannot be loaded */
-    MF_NOTE_NVTX_UNMATCHED = 23  /* value: NVTX pops with no push, or ends of unknown ranges */
+    MF_NOTE_NVTX_UNMATCHED = 23, /* value: NVTX pops with no push, or ends of unknown ranges */
+    /* 40..49 PyTorch's caching allocator (its history, from a snapshot or live) */
+    MF_NOTE_TORCH_EVENT_ORDER = 40, /* the history has no time_us: its times are the order of
+                                    its events, 1 us apart; value: device */
+    MF_NOTE_TORCH_SCOPES = 41,   /* where tensor scopes came from: value enum mf_torch_scopes */
+    MF_NOTE_TORCH_HISTORY = 42,  /* the live history is on; value: its ring's entries */
+    MF_NOTE_TORCH_HISTORY_OFF = 43, /* the live history is off, segments only: value enum
+                                    mf_torch_off */
+    MF_NOTE_TORCH_INCONSISTENT = 44 /* history entries that contradict the state it
+                                    describes (an alloc at a live address...): value count */
+};
+
+/* MF_NOTE_TORCH_SCOPES values. */
+enum mf_torch_scopes {
+    MF_TORCH_SCOPES_METADATA = 1, /* the allocator's user_metadata (exact) */
+    MF_TORCH_SCOPES_BY_TIME = 2   /* the scope current at the entry's time on the thread that
+                                    ran the modules */
+};
+
+/* MF_NOTE_TORCH_HISTORY_OFF values. */
+enum mf_torch_off {
+    MF_TORCH_OFF_OTHER_TOOL = 1, /* another tool already records the history */
+    MF_TORCH_OFF_TOO_OLD = 2,    /* this torch has no timed history (time_us: torch >= 2.2) */
+    MF_TORCH_OFF_FAILED = 3      /* turning it on, or reading it, failed */
+};
+
+/* How an OOM record's failure was seen (aux >> 16). */
+enum mf_oom_route {
+    MF_OOM_TORCH_TRACE = 1,      /* an `oom` entry of PyTorch's allocator history */
+    MF_OOM_TORCH_OBSERVER = 2,   /* torch's out-of-memory observer */
+    MF_OOM_CUDA_API = 3,         /* a CUDA allocation call that failed (CUPTI) */
+    MF_OOM_KILLED = 4            /* never in a record: the analysis's post-mortem of a process
+                                    an OOM killer killed (end_how MF_END_OOM_KILLED) */
+};
+
+/* What happened to a segment (SEGMENT records, aux >> 16). */
+enum mf_segment_op {
+    MF_SEGMENT_ALLOC = 1,        /* segment_alloc (cudaMalloc) */
+    MF_SEGMENT_FREE = 2,         /* segment_free (cudaFree) */
+    MF_SEGMENT_MAP = 3,          /* segment_map: pages mapped into an expandable segment */
+    MF_SEGMENT_UNMAP = 4         /* segment_unmap */
 };
 
 /* aux of TRACE records: what happened to a trace object. */
@@ -181,8 +235,13 @@ enum mf_trace_kind {
     MF_TRACE_BLOCK_NAME = 12,    /* the block (or sub-block) live at an address gets a name
                                     and a role (a tensor): value = the address, name, arg =
                                     device | enum mf_block_role << 16 */
-    MF_TRACE_STEP = 13           /* an optimizer step began: value = its number (from 1),
+    MF_TRACE_STEP = 13,          /* an optimizer step began: value = its number (from 1),
                                     name = the optimizer ("adam"), arg = MF_MARKER_PROCESS */
+    /* 16..19: PyTorch's caching allocator */
+    MF_TRACE_FREE_REQUESTED = 16 /* the program let go of the tensor (sub-block) live at an
+                                    address; its FREE comes when the allocator takes the
+                                    block back (free_completed): value = the address,
+                                    arg = its device */
 };
 
 /* What a named block is (MF_TRACE_BLOCK_NAME), as PyTorch's memory timeline
@@ -415,6 +474,29 @@ typedef struct mf_rec_device {   /* 48 bytes; aux = device */
     uint32_t reserved;
 } mf_rec_device;
 
+/*
+ * An allocation that failed for want of device memory (an OOM): what was
+ * asked and what the device had.  What was live then is in the log already.
+ */
+typedef struct mf_rec_oom {      /* 48 bytes; aux = device | enum mf_oom_route << 16 */
+    uint64_t word;
+    uint64_t time_ns;
+    uint64_t requested;          /* bytes the failed allocation asked for */
+    uint64_t device_free;        /* the device's free memory then; UINT64_MAX = unknown */
+    uint64_t device_limit;       /* its total (or the allocator's limit); 0 = unknown */
+    uint32_t scope;              /* string id of the scope of the request */
+    uint32_t stack;              /* stack id of the request; 0 = none */
+} mf_rec_oom;
+
+/* A caching allocator's segment event (PyTorch's history), written where
+ * the GPU capture records the segment's memory itself. */
+typedef struct mf_rec_segment {  /* 32 bytes; aux = device | enum mf_segment_op << 16 */
+    uint64_t word;
+    uint64_t time_ns;
+    uint64_t addr;
+    uint64_t size;
+} mf_rec_segment;
+
 /* A thread that exits leaves the rest of its chunk to the next new thread;
  * records after an OWNER record belong to its tid. */
 typedef struct mf_rec_owner {     /* 16 bytes; aux = tid */
@@ -459,6 +541,8 @@ static inline unsigned mf_record_fixed_size(unsigned type)
     case MF_REC_TRACE: return sizeof(mf_rec_trace);
     case MF_REC_DEVICE: return sizeof(mf_rec_device);
     case MF_REC_FRAME: return sizeof(mf_rec_frame);
+    case MF_REC_OOM: return sizeof(mf_rec_oom);
+    case MF_REC_SEGMENT: return sizeof(mf_rec_segment);
     }
     return 0;
 }
@@ -473,5 +557,7 @@ _Static_assert(sizeof(mf_rec_module) == 64, "MODULE");
 _Static_assert(sizeof(mf_rec_trace) == 40, "TRACE");
 _Static_assert(sizeof(mf_rec_device) == 48, "DEVICE");
 _Static_assert(sizeof(mf_rec_frame) == 24, "FRAME");
+_Static_assert(sizeof(mf_rec_oom) == 48, "OOM");
+_Static_assert(sizeof(mf_rec_segment) == 32, "SEGMENT");
 
 #endif /* MEMFLOW_LOG_FORMAT_H */

@@ -183,6 +183,54 @@ static uint64_t named_address(CUpti_CallbackDomain domain, CUpti_CallbackId cbid
 #undef ARG
 }
 
+/* The bytes an allocation call asked for (0 when it does not say). */
+static uint64_t requested_size(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                               const void *params)
+{
+    if (domain == RT) {
+        switch (cbid) {
+        case RT_ID(cudaMalloc_v3020): return P(cudaMalloc_v3020)->size;
+        case RT_ID(cudaMallocPitch_v3020):
+            return (uint64_t)P(cudaMallocPitch_v3020)->width * P(cudaMallocPitch_v3020)->height;
+        case RT_ID(cudaMallocHost_v3020): return P(cudaMallocHost_v3020)->size;
+        case RT_ID(cudaHostAlloc_v3020): return P(cudaHostAlloc_v3020)->size;
+        case RT_ID(cudaMallocManaged_v6000): return P(cudaMallocManaged_v6000)->size;
+        case RT_ID(cudaMallocAsync_v11020): return P(cudaMallocAsync_v11020)->size;
+        case RT_ID(cudaMallocAsync_ptsz_v11020): return P(cudaMallocAsync_ptsz_v11020)->size;
+        case RT_ID(cudaMallocFromPoolAsync_v11020):
+            return P(cudaMallocFromPoolAsync_v11020)->size;
+        case RT_ID(cudaMallocFromPoolAsync_ptsz_v11020):
+            return P(cudaMallocFromPoolAsync_ptsz_v11020)->size;
+        default: return 0;
+        }
+    }
+    switch (cbid) {
+    case DRV_ID(cuMemAlloc_v2): return P(cuMemAlloc_v2)->bytesize;
+    case DRV_ID(cuMemAllocPitch_v2):
+        return (uint64_t)P(cuMemAllocPitch_v2)->WidthInBytes * P(cuMemAllocPitch_v2)->Height;
+    case DRV_ID(cuMemAllocHost_v2): return P(cuMemAllocHost_v2)->bytesize;
+    case DRV_ID(cuMemHostAlloc):
+    case DRV_ID(cuMemHostAlloc_v2): return P(cuMemHostAlloc)->bytesize;
+    case DRV_ID(cuMemAllocManaged): return P(cuMemAllocManaged)->bytesize;
+    case DRV_ID(cuMemAllocAsync): return P(cuMemAllocAsync)->bytesize;
+    case DRV_ID(cuMemAllocAsync_ptsz): return P(cuMemAllocAsync_ptsz)->bytesize;
+    case DRV_ID(cuMemAllocFromPoolAsync): return P(cuMemAllocFromPoolAsync)->bytesize;
+    case DRV_ID(cuMemAllocFromPoolAsync_ptsz): return P(cuMemAllocFromPoolAsync_ptsz)->bytesize;
+    case DRV_ID(cuMemCreate): return P(cuMemCreate)->size;
+    default: return 0;
+    }
+}
+
+/* Whether a call failed for want of memory. */
+static int out_of_memory(CUpti_CallbackDomain domain, const CUpti_CallbackData *data)
+{
+    if (!data->functionReturnValue)
+        return 0;
+    if (domain == RT)
+        return *(const cudaError_t *)data->functionReturnValue == cudaErrorMemoryAllocation;
+    return *(const CUresult *)data->functionReturnValue == CUDA_ERROR_OUT_OF_MEMORY;
+}
+
 static int call_succeeded(CUpti_CallbackDomain domain, const CUpti_CallbackData *data)
 {
     if (!data->functionReturnValue)
@@ -322,6 +370,29 @@ static void act(unsigned role, CUpti_CallbackDomain domain, CUpti_CallbackId cbi
     }
 }
 
+/* The outermost allocation call failed for want of device memory: an OOM
+ * record with what it asked for and what the device had (cuMemGetInfo now,
+ * in the calling thread's context), in the scope and stack of the call.  A
+ * caching allocator may recover (PyTorch frees its cache and tries again);
+ * the record says only that this call failed. */
+static void failed(unsigned role, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                   const CUpti_CallbackData *data, uint64_t now)
+{
+    const void *params = data->functionParams;
+    if ((role != MF_GPU_API_ALLOC && role != MF_GPU_API_VMM_CREATE) || !params ||
+        !out_of_memory(domain, data))
+        return;
+    uint64_t used = 0, total = 0, free_bytes = UINT64_MAX;
+    if (mf_gpu_memory_now(&used, &total) == 0)
+        free_bytes = total - used;
+    unsigned device = context_device(data);
+    if (role == MF_GPU_API_VMM_CREATE)
+        device = created_device(P(cuMemCreate), device);
+    mf_recorder_oom(MF_DEVICE(MF_DEVICE_GPU, device), MF_OOM_CUDA_API, now,
+                    requested_size(domain, cbid, params), free_bytes, total,
+                    frame.scope, frame.stack);
+}
+
 void CUPTIAPI mf_gpu_api_callback(void *userdata, CUpti_CallbackDomain domain,
                                   CUpti_CallbackId cbid, const void *cbdata)
 {
@@ -338,9 +409,12 @@ void CUPTIAPI mf_gpu_api_callback(void *userdata, CUpti_CallbackDomain domain,
         on_enter();
     } else {
         uint64_t now = mf_clock_now();
-        if (on_exit_outermost(now) && call_succeeded(domain, data) && data->functionParams &&
-            mf_recorder_log_open())
-            act(role, domain, cbid, data, now);
+        if (on_exit_outermost(now) && data->functionParams && mf_recorder_log_open()) {
+            if (call_succeeded(domain, data))
+                act(role, domain, cbid, data, now);
+            else
+                failed(role, domain, cbid, data, now);
+        }
     }
     MF_INTERNAL_END();
 }

@@ -274,6 +274,10 @@ int mf_gpu_sample_if_due(unsigned device, uint64_t value[2]);
 typedef int (*mf_gpu_memory_query)(uint64_t *used, uint64_t *total);
 MF_EXPORT void mf_gpu_sampler_set_query(mf_gpu_memory_query query);
 
+/* The device's memory now, from the same source (cuMemGetInfo in the
+ * calling thread's context, or the tests' query): 0, or -1 when unknown. */
+int mf_gpu_memory_now(uint64_t *used, uint64_t *total);
+
 /* PCI domain << 16 | bus << 8 | device of a CUDA device ordinal, from the
  * driver when it is in the process; 0 otherwise. */
 uint32_t mf_gpu_pci_bus(unsigned device);

@@ -58,13 +58,18 @@ void mf_gpu_sampler_set_query(mf_gpu_memory_query query)
     __atomic_store_n(&query_override, query, __ATOMIC_RELEASE);
 }
 
+int mf_gpu_memory_now(uint64_t *used, uint64_t *total)
+{
+    mf_gpu_memory_query query = __atomic_load_n(&query_override, __ATOMIC_ACQUIRE);
+    return (query ? query : driver_memory)(used, total);
+}
+
 int mf_gpu_sample_if_due(unsigned device, uint64_t value[2])
 {
     if (!mf_recorder_sample_due(MF_DEVICE(MF_DEVICE_GPU, device)))
         return 0;
-    mf_gpu_memory_query query = __atomic_load_n(&query_override, __ATOMIC_ACQUIRE);
     uint64_t used = 0, total = 0;
-    if ((query ? query : driver_memory)(&used, &total) == 0) {
+    if (mf_gpu_memory_now(&used, &total) == 0) {
         value[MF_SAMPLE_GPU_USED] = used;
         value[MF_SAMPLE_GPU_TOTAL] = total;
     }

@@ -1,7 +1,8 @@
 /*
  * binding.c - memflow._memflow, the CPython extension module under the
  * memflow package: libmemflow's API for Python (configuration, state,
- * dump/dumps, trace objects, record_*) and the scope context manager.
+ * dump/dumps, trace objects, record_*) and the scope context manager; the
+ * PyTorch allocator history's functions come from torch_live.c.
  *
  * Built against the stable ABI (Py_LIMITED_API 3.9): one _memflow.abi3.so
  * serves every CPython from 3.9 on, whichever interpreter `memflow run`
@@ -30,6 +31,7 @@
 #include "pystacks.h"
 #include "recorder.h"
 #include "scope.h"
+#include "torch_live.h"
 
 /* The context's scope: None (the default, "<unk>:") or (id, outer value). */
 static PyObject *scope_var, *scope_var_get, *scope_var_set;
@@ -116,6 +118,8 @@ static int scope_enter(const char *utf8, int append)
         return -1;
     }
     Py_DECREF(token);
+    if (mf_py_torch_watching)
+        mf_py_torch_scope_changed();
     return 0;
 }
 
@@ -135,6 +139,8 @@ static int scope_exit(void)
     if (!token)
         return -1;
     Py_DECREF(token);
+    if (mf_py_torch_watching)
+        mf_py_torch_scope_changed();
     return 0;
 }
 
@@ -730,6 +736,8 @@ static int module_exec(PyObject *module)
         Py_DECREF(scope_type);
         return -1;
     }
+    if (PyModule_AddFunctions(module, mf_py_torch_methods) < 0)   /* torch_live.c */
+        return -1;
     return PyModule_AddStringConstant(module, "VERSION", MEMFLOW_VERSION);
 }
 

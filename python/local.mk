@@ -13,7 +13,8 @@ MEMFLOW_PY_SOURCES = \
 	python/memflow/__init__.py \
 	python/memflow/profiler.py \
 	python/memflow/megengine.py \
-	python/memflow/torch.py
+	python/memflow/torch.py \
+	python/memflow/torch_history.py
 EXTRA_DIST += $(MEMFLOW_PY_SOURCES) python/startup/sitecustomize.py
 # The Python samples (docs/PYTHON.md), run by tests/python_samples.sh.
 EXTRA_DIST += samples/python/mxnet_profiler.py samples/python/megengine_profiler.py \
@@ -26,11 +27,11 @@ memflowpy_PYTHON = $(MEMFLOW_PY_SOURCES)
 memflowpyexecdir = $(pyexecdir)/memflow
 memflowpyexec_LTLIBRARIES = python/memflow/_memflow.la
 python_memflow__memflow_la_SOURCES = python/binding.c python/pystacks.c python/pystacks.h \
-	python/pywalk.c python/pywalk.h
+	python/pywalk.c python/pywalk.h python/torch_live.c python/torch_live.h
 python_memflow__memflow_la_CPPFLAGS = $(AM_CPPFLAGS) $(PYTHON_EXT_CPPFLAGS) \
 	-DPy_LIMITED_API=0x03090000
 python_memflow__memflow_la_CFLAGS = $(AM_CFLAGS) -pthread
-python_memflow__memflow_la_LIBADD = libmemflow.la -ldl
+python_memflow__memflow_la_LIBADD = libmemflow.la libmemflow-torch.la -ldl
 python_memflow__memflow_la_LDFLAGS = -module -avoid-version -shared -shrext .abi3.so -pthread
 
 memflowstartupdir = $(pkglibdir)/python

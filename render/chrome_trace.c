@@ -11,7 +11,10 @@
  *  - one trace process per device (pid = MF_CHROME_TRACE_DEVICE_PID_BASE +
  *    device, named "cpu/0", "gpu/0 (NVIDIA ...)", ...) holding MXNet's counter
  *    "Memory: <dev>" (cat "Device Storage", bytes held by all processes after
- *    every alloc/free), the sample_rate snapshots as "Allocator: cpu/0" /
+ *    every alloc/free; for a GPU with PyTorch's tensors, what its allocator
+ *    reserved, and beside it "Allocated: <dev>", the tensors' bytes), each
+ *    out-of-memory error as an instant "Out of memory" with its post-mortem
+ *    in the args, the sample_rate snapshots as "Allocator: cpu/0" /
  *    "Driver: gpu/N" counters, for GPUs one thread track per stream with the
  *    kernels, copies and sets as "X" events, and memory pool changes as
  *    instant ("i") events, and the device's largest blocks
@@ -164,13 +167,16 @@ static void process_metadata(chrome_writer *w)
 
 /* ---- memory counters and snapshots -------------------------------------------- */
 
-static void counter_point(chrome_writer *w, const char *dev, uint16_t device, const mf_point *p)
+/* One point of a device's counter series `series` ("Memory": the bytes
+ * held, MXNet's; "Allocated": its sub-blocks, PyTorch's tensors). */
+static void counter_point(chrome_writer *w, const char *series, const char *dev, uint16_t device,
+                          const mf_point *p)
 {
     begin_event(w);
-    mf_sink_printf(w->out, "{\"ph\":\"C\",\"pid\":%u,\"name\":\"Memory: %s\",\"cat\":\"Device "
-                   "Storage\"", device_pid(device), dev);
+    mf_sink_printf(w->out, "{\"ph\":\"C\",\"pid\":%u,\"name\":\"%s: %s\",\"cat\":\"Device "
+                   "Storage\"", device_pid(device), series, dev);
     ts(w, p->time_ns);
-    mf_sink_printf(w->out, ",\"args\":{\"Memory: %s\":", dev);
+    mf_sink_printf(w->out, ",\"args\":{\"%s: %s\":", series, dev);
     mf_sink_u64(w->out, p->live_bytes);
     text(w, "}}");
 }
@@ -189,52 +195,94 @@ static void bucket_extremes(const mf_point *p, size_t lo, size_t hi, size_t *min
 }
 
 /*
- * The points the model kept (its envelope, peak and last point of any
- * number of events) when they fit in cap; otherwise buckets of consecutive
- * points each keep their lowest and highest, in time order, and the last
- * point.  Returns how many were written.
+ * The points the model kept of a series (its envelope, peak and last point
+ * of any number of events) when they fit in cap; otherwise buckets of
+ * consecutive points each keep their lowest and highest, in time order,
+ * and the last point.  Returns how many were written.
  */
-static size_t device_counter(chrome_writer *w, const mf_device_model *d, size_t cap)
+static size_t device_counter(chrome_writer *w, const char *series, uint16_t device,
+                             const mf_point *pts, size_t n, size_t cap)
 {
     char dev[16];
-    mf_model_device_name(d->device, dev, sizeof dev);
-    size_t n = d->n_occupancy, written = 0;
+    mf_model_device_name(device, dev, sizeof dev);
+    size_t written = 0;
     if (n <= cap) {
         for (size_t i = 0; i < n; i++)
-            counter_point(w, dev, d->device, &d->occupancy[i]);
+            counter_point(w, series, dev, device, &pts[i]);
         return n;
     }
     size_t buckets = cap / 2 > 1 ? cap / 2 - 1 : 1;
     size_t size = (n + buckets - 1) / buckets, last = SIZE_MAX;
     for (size_t lo = 0; lo < n; lo += size) {
         size_t hi = lo + size < n ? lo + size : n, a, b;
-        bucket_extremes(d->occupancy, lo, hi, &a, &b);
+        bucket_extremes(pts, lo, hi, &a, &b);
         size_t first = a < b ? a : b, second = a < b ? b : a;
-        counter_point(w, dev, d->device, &d->occupancy[first]);
+        counter_point(w, series, dev, device, &pts[first]);
         written++;
         if (second != first) {
-            counter_point(w, dev, d->device, &d->occupancy[second]);
+            counter_point(w, series, dev, device, &pts[second]);
             written++;
         }
         last = second;
     }
     if (last != n - 1) {
-        counter_point(w, dev, d->device, &d->occupancy[n - 1]);
+        counter_point(w, series, dev, device, &pts[n - 1]);
         written++;
     }
     return written;
 }
 
+/* Every device's "Memory" counter; a GPU with sub-blocks (PyTorch's
+ * tensors inside its segments: "Memory" is then what it reserved) also
+ * has "Allocated". */
 static uint64_t memory_counters(chrome_writer *w)
 {
     const mf_model *m = w->m;
-    size_t cap = MF_CHROME_TRACE_COUNTER_POINTS / (m->n_devices ? m->n_devices : 1);
+    size_t series = m->n_devices;
+    for (size_t i = 0; i < m->n_devices; i++)
+        series += MF_DEVICE_KIND(m->devices[i].device) == MF_DEVICE_GPU &&
+                  m->devices[i].n_sub_occupancy;
+    size_t cap = MF_CHROME_TRACE_COUNTER_POINTS / (series ? series : 1);
     uint64_t dropped = 0;
     for (size_t i = 0; i < m->n_devices; i++) {
-        size_t written = device_counter(w, &m->devices[i], cap < 4 ? 4 : cap);
-        dropped += m->devices[i].occupancy_points - written;
+        const mf_device_model *d = &m->devices[i];
+        size_t written = device_counter(w, "Memory", d->device, d->occupancy, d->n_occupancy,
+                                        cap < 4 ? 4 : cap);
+        dropped += d->occupancy_points - written;
+        if (MF_DEVICE_KIND(d->device) == MF_DEVICE_GPU && d->n_sub_occupancy) {
+            written = device_counter(w, "Allocated", d->device, d->sub_occupancy,
+                                     d->n_sub_occupancy, cap < 4 ? 4 : cap);
+            dropped += d->n_sub_occupancy - written;
+        }
     }
     return dropped;
+}
+
+/* Each out-of-memory error: an instant on its device's track. */
+static void oom_events(chrome_writer *w)
+{
+    const mf_model *m = w->m;
+    for (size_t i = 0; i < m->n_ooms; i++) {
+        const mf_oom *o = &m->ooms[i];
+        begin_event(w);
+        mf_sink_printf(w->out, "{\"ph\":\"i\",\"s\":\"p\",\"pid\":%u,\"tid\":0,"
+                       "\"name\":\"Out of memory\",\"cat\":\"Device Storage\"",
+                       device_pid(o->device));
+        ts(w, o->time_ns);
+        mf_sink_printf(w->out, ",\"args\":{\"pid\":%u,\"requested\":%llu,\"reserved\":%llu,"
+                       "\"allocated\":%llu,\"largest_gap\":%llu,\"device_free\":",
+                       o->pid, (unsigned long long)o->requested,
+                       (unsigned long long)o->reserved_bytes,
+                       (unsigned long long)o->allocated_bytes,
+                       (unsigned long long)o->largest_gap);
+        if (o->device_free == UINT64_MAX)
+            text(w, "null");
+        else
+            mf_sink_u64(w->out, o->device_free);
+        text(w, ",\"scope\":");
+        json_string(w, mf_model_string(m, o->scope));
+        text(w, "}}");
+    }
 }
 
 static void snapshot_point(chrome_writer *w, uint16_t device, const char *name,
@@ -637,6 +685,7 @@ int mf_chrome_trace_write(const mf_model *model, mf_sink *out)
     process_metadata(&w);
     uint64_t points_dropped = memory_counters(&w);
     uint64_t snapshots_dropped = snapshot_counters(&w);
+    oom_events(&w);
     pools(&w);
     for (size_t i = 0; i < model->n_spans; i++)
         span_event(&w, &model->spans[i]);

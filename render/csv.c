@@ -2,7 +2,11 @@
  * csv.c - MXNet's gpu_memory_profile CSV from the model: the GPU blocks of
  * one process never freed at the model's end (still live, or held when the
  * process ended), sorted by attribute name, every field quoted (a quote
- * inside doubled, invalid UTF-8 as U+FFFD).
+ * inside doubled, invalid UTF-8 as U+FFFD).  On a GPU whose memory came in
+ * tensors (sub-blocks of device memory: PyTorch's, from its allocator
+ * history) the rows are the tensors, not the segments that hold them, with
+ * Reuse? 1 for a tensor the allocator served from its cache, as MXNet's
+ * pool does.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -47,23 +51,45 @@ static char *attribute_of(const mf_model *m, const mf_block *blk)
     return s;
 }
 
-/* The GPU blocks of pid never freed (live at the end, or held until the
- * process ended), sorted; NULL (and *n = 0) when out of memory. */
+/* Whether device's memory came in tensors (sub-blocks of device memory). */
+static int has_tensors(const mf_model *m, uint16_t device)
+{
+    for (size_t i = 0; i < m->n_gpu_sub_live; i++)
+        if (m->gpu_sub_live[i].device == device &&
+            (m->gpu_sub_live[i].flags & MF_MEMKIND_MASK) >> MF_MEMKIND_SHIFT == MF_MEM_DEVICE)
+            return 1;
+    const mf_device_model *d = mf_model_device(m, device);
+    return d && d->sub.alloc_count && d->n_sub_occupancy;
+}
+
+/* Add the blocks of list (n) that belong to pid: GPU blocks on devices
+ * without tensors (tensors: 0), or tensors (1). */
+static int add_rows(const mf_model *m, uint32_t pid, const mf_block *list, size_t n, int tensors,
+                    csv_row *rows, size_t *k)
+{
+    for (size_t i = 0; i < n; i++) {
+        const mf_block *blk = &list[i];
+        if (blk->pid != pid || !is_gpu(blk->device) || has_tensors(m, blk->device) != tensors)
+            continue;
+        rows[*k].block = blk;
+        if (!(rows[(*k)++].attribute = attribute_of(m, blk)))
+            return -1;
+    }
+    return 0;
+}
+
+/* The GPU blocks (tensors) of pid never freed (live at the end, or held
+ * until the process ended), sorted; NULL (and *n = 0) when out of memory. */
 static csv_row *live_rows(const mf_model *m, uint32_t pid, size_t *n)
 {
-    size_t k = 0;
-    csv_row *rows = calloc(m->n_gpu_live ? m->n_gpu_live : 1, sizeof *rows);
+    size_t k = 0, all = m->n_gpu_live + m->n_gpu_sub_live;
+    csv_row *rows = calloc(all ? all : 1, sizeof *rows);
     *n = 0;
     if (!rows)
         return NULL;
-    for (size_t i = 0; i < m->n_gpu_live; i++) {
-        const mf_block *blk = &m->gpu_live[i];
-        if (blk->pid != pid || !is_gpu(blk->device))
-            continue;
-        rows[k].block = blk;
-        if (!(rows[k++].attribute = attribute_of(m, blk)))
-            goto oom;
-    }
+    if (add_rows(m, pid, m->gpu_live, m->n_gpu_live, 0, rows, &k) < 0 ||
+        add_rows(m, pid, m->gpu_sub_live, m->n_gpu_sub_live, 1, rows, &k) < 0)
+        goto oom;
     qsort(rows, k, sizeof *rows, compare_rows);
     *n = k;
     return rows;

@@ -10,7 +10,7 @@ libmemflow_analysis_la_SOURCES += render/svg.h render/outputs.h common/outputs_t
 	render/sink.c render/sink.h \
 	render/escape.c render/escape.h render/units.c render/units.h \
 	render/outfile.c render/outfile.h \
-	render/stats.c render/stats.h render/stats_sections.c render/emitter.c render/emitter.h \
+	render/stats.c render/stats.h render/stats_sections.c render/stats_gpu.c render/emitter.c render/emitter.h \
 	render/chrome_trace.c render/chrome_trace.h \
 	render/csv.c render/csv.h render/outputs.c \
 	render/flamegraph.c render/flamegraph.h

@@ -47,4 +47,16 @@ MF_EXPORT int mf_stats_write(const mf_model *model, FILE *out, const mf_stats_op
  * (stats_sections.c). */
 void mf_stats_emit(const mf_stats *s, mf_emitter *e);
 
+/* The GPU sections (stats_gpu.c): the out-of-memory post-mortems, first of
+ * all; GPU memory reserved against allocated, both peaks per device, scope
+ * and site, and what PyTorch's allocator history said. */
+void mf_stats_emit_ooms(const mf_stats *s, mf_emitter *e);
+void mf_stats_emit_gpu_memory(const mf_stats *s, mf_emitter *e);
+
+/* A model time as ns since its first event (0 before it). */
+static inline uint64_t mf_stats_rel_ns(const mf_model *m, uint64_t t)
+{
+    return t >= m->t0_ns ? t - m->t0_ns : 0;
+}
+
 #endif /* MEMFLOW_STATS_H */

@@ -2,9 +2,11 @@
  * stats_sections.c - the statistics' one walk: every section, in order,
  * told once to an emitter (emitter.h) that writes the text table or JSON.
  *
- * Sections: the processes and the duration; MXNet's "Device Storage" (its
- * column names; kB = 1000 bytes as MXNet prints them, labelled); per scope;
- * the sub-blocks (the table's own section; JSON has them per device); per
+ * Sections: the processes and the duration; the out-of-memory post-mortems
+ * (stats_gpu.c); MXNet's "Device Storage" (its column names; kB = 1000
+ * bytes as MXNet prints them, labelled); per scope; GPU memory reserved
+ * against allocated (stats_gpu.c); the sub-blocks (the table's own
+ * section; JSON has them per device); per
  * allocation site (with stacks); at each peak (by scope and by site);
  * leaks; notes.  The table shows sizes outside MXNet's table in binary
  * units (units.h) and lists the first rows where JSON lists all; JSON has
@@ -25,7 +27,7 @@
 
 static uint64_t rel_ns(const mf_model *m, uint64_t t)
 {
-    return t >= m->t0_ns ? t - m->t0_ns : 0;
+    return mf_stats_rel_ns(m, t);
 }
 
 static size_t name_width(const mf_stats_row *rows, size_t n, size_t min)
@@ -50,10 +52,13 @@ static void device(mf_emitter *e, uint16_t device, const char *table_fmt)
 
 static const char *end_name(const mf_process_info *p)
 {
-    static const char *const names[] = { "unknown", "exit", "exit_now", "exec", "signal" };
+    static const char *const names[] = { "unknown", "exit", "exit_now", "exec", "signal",
+                                         "oom_killed", "snapshot" };
+    if (p->end_how == MF_END_SNAPSHOT)
+        return "snapshot";
     if (p->running || !p->end_ns)
         return "running";
-    return p->end_how <= MF_END_SIGNAL ? names[p->end_how] : "unknown";
+    return p->end_how <= MF_END_SNAPSHOT ? names[p->end_how] : "unknown";
 }
 
 static void process(mf_emitter *e, const mf_model *m, const mf_process_info *p)
@@ -123,6 +128,21 @@ static void subblocks_json(const mf_stats *s, mf_emitter *e, const mf_device_mod
     mf_emit_json_u64(e, "peak_time_ns", rel_ns(s->model, c->peak_time_ns));
     mf_emit_json_u64(e, "live_bytes_end", c->live_bytes_end);
     mf_emit_json_u64(e, "live_count_end", c->live_count_end);
+    mf_emit_json_u64(e, "reused_count", c->reused_count);
+    mf_emit_json_u64(e, "before_count", c->before_count);
+    mf_emit_json_u64(e, "before_bytes", c->before_bytes);
+    mf_emit_array_begin(e, "sites");
+    for (size_t i = 0; i < d->n_sub_sites; i++) {
+        const mf_scope_stat *sc = &d->sub_sites[i];
+        mf_emit_object_begin(e, NULL);
+        mf_emit_json_str(e, "site", mf_sites_get(s->model->sites, sc->scope)->name);
+        mf_emit_json_u64(e, "alloc_count", sc->alloc_count);
+        mf_emit_json_u64(e, "alloc_bytes", sc->alloc_bytes);
+        mf_emit_json_u64(e, "peak_live_bytes", sc->peak_live_bytes);
+        mf_emit_json_u64(e, "live_bytes_end", sc->live_bytes_end);
+        mf_emit_close(e);
+    }
+    mf_emit_close(e);
     mf_emit_array_begin(e, "scopes");
     for (size_t i = 0; i < d->n_sub_scopes; i++) {
         const mf_scope_stat *sc = &d->sub_scopes[i];
@@ -344,8 +364,8 @@ static void subblocks_table(const mf_stats *s, mf_emitter *e)
         any |= m->devices[i].sub.alloc_count != 0;
     if (!any || mf_emit_json(e))
         return;
-    mf_emit_table_title(e, "Sub-blocks (regions inside other blocks, NVTX memory API; not in "
-                           "the counts above)");
+    mf_emit_table_title(e, "Sub-blocks (regions inside other blocks: PyTorch's tensors, the "
+                           "NVTX memory API; not in the counts above)");
     mf_emit_table_printf(e, "Device   Scope                         Count   Total Use   Peak Live"
                             "  Never Freed\n");
     for (size_t i = 0; i < m->n_devices; i++) {
@@ -566,8 +586,10 @@ void mf_stats_emit(const mf_stats *s, mf_emitter *e)
     mf_emit_json_bool(e, "ascending", s->ascending);
     mf_emit_lines(e);
     processes(s, e);
+    mf_stats_emit_ooms(s, e);
     devices(s, e);
     scopes(s, e);
+    mf_stats_emit_gpu_memory(s, e);
     subblocks_table(s, e);
     sites(s, e);
     at_peak(s, e);

@@ -212,7 +212,7 @@ static int draw_page(cairo_t *cr, page *pg, size_t quota, mf_sink *overlay, size
         if (mf_svg_draw_blocks(cr, p, panel_quota(pg, i, quota), overlay, budget) != 0)
             return -1;
         mf_svg_draw_map_marks(cr, p);
-        if (mf_svg_draw_legend(cr, p, overlay) != 0)
+        if (mf_svg_draw_ooms(cr, p, overlay) != 0 || mf_svg_draw_legend(cr, p, overlay) != 0)
             return -1;
     }
     return cairo_status(cr) == CAIRO_STATUS_SUCCESS ? 0 : -1;

@@ -8,9 +8,11 @@
  * pixels of one image painted into the map, so any number of blocks costs
  * a bounded amount of SVG and no block vanishes (each covers >= 1 pixel).
  * Sub-blocks (regions inside other blocks, MF_FLAG_SUBBLOCK) come last, on
- * top of their containers' lanes: an outline only (white, then dark inside
- * it), so the block that holds them shows through, each with a hover
- * entry.  See svg_panel.h.
+ * top of their containers' lanes, each with a hover entry: PyTorch's
+ * tensors (device memory) filled with their scope's colour inside their
+ * segment, other regions (the NVTX memory API) an outline only (white, then
+ * dark inside it), so the block that holds them shows through.  See
+ * svg_panel.h.
  */
 #include "svg_panel.h"
 
@@ -184,6 +186,24 @@ static void outline(cairo_t *cr, const mf_svg_rect *r)
         frame(cr, r->x + 1, r->y + 1, r->w - 2, r->h - 2, mf_svg_live_color);
 }
 
+/* A tensor (a sub-block of device memory: PyTorch's): filled with its
+ * colour (its scope's), framed in white when it is 3 pixels or more each
+ * way, so neighbours stay apart. */
+static void tensor(cairo_t *cr, const mf_svg_panel *panel, const mf_block *b,
+                   const mf_svg_rect *r)
+{
+    cairo_rectangle(cr, r->x, r->y, r->w, r->h);
+    mf_svg_set_rgb(cr, panel->colors.table[mf_svg_block_color(&panel->colors, b)]);
+    cairo_fill(cr);
+    if (r->w >= 3 && r->h >= 3)
+        frame(cr, r->x, r->y, r->w, r->h, mf_svg_subblock_color);
+}
+
+static int is_tensor(const mf_block *b)
+{
+    return (b->flags & MF_MEMKIND_MASK) >> MF_MEMKIND_SHIFT == MF_MEM_DEVICE;
+}
+
 /* The panel's sub-blocks over their lanes (largest first, so the smaller
  * are on top), with a hover entry each while overlay stays within budget. */
 static int draw_subblocks(cairo_t *cr, const mf_svg_panel *panel, mf_sink *overlay,
@@ -194,7 +214,10 @@ static int draw_subblocks(cairo_t *cr, const mf_svg_panel *panel, mf_sink *overl
         for (size_t i = 0; i < v->n_subblocks; i++) {
             mf_svg_rect r;
             mf_svg_block_rect(&panel->time, &panel->addr, &v->subblocks[i], &r);
-            outline(cr, &r);
+            if (is_tensor(&v->subblocks[i]))
+                tensor(cr, panel, &v->subblocks[i], &r);
+            else
+                outline(cr, &r);
             size_t before = overlay ? overlay->len : 0;
             if (overlay && before < budget) {
                 if (mf_svg_overlay_block(overlay, panel, &v->subblocks[i], &r) != 0)

@@ -82,17 +82,66 @@ static void add_legend(mf_svg_colors *c, int *used, uint32_t key, const char *la
     c->scope_color[key] = (uint8_t)color;
 }
 
+/* Tensor scopes of the device (its sub-blocks of device memory, PyTorch's
+ * tensors): most held at their peak first, then most allocated. */
+static int tensor_scope_order(const void *pa, const void *pb)
+{
+    const mf_scope_stat *a = *(const mf_scope_stat *const *)pa;
+    const mf_scope_stat *b = *(const mf_scope_stat *const *)pb;
+    if (a->at_peak_bytes != b->at_peak_bytes)
+        return a->at_peak_bytes > b->at_peak_bytes ? -1 : 1;
+    if (a->alloc_bytes != b->alloc_bytes)
+        return a->alloc_bytes > b->alloc_bytes ? -1 : 1;
+    return a->scope < b->scope ? -1 : a->scope > b->scope;
+}
+
+/* Whether the view draws tensors: sub-blocks of device memory. */
+static int has_tensors(const mf_view *view)
+{
+    for (size_t i = 0; i < view->n_subblocks; i++)
+        if ((view->subblocks[i].flags & MF_MEMKIND_MASK) >> MF_MEMKIND_SHIFT == MF_MEM_DEVICE)
+            return 1;
+    return 0;
+}
+
+/* The legend's first entries, for a view that draws tensors: the scopes of
+ * the device's tensors.  0, or -1 when out of memory. */
+static int tensor_legend(mf_svg_colors *c, int *used, const mf_model *model,
+                         const mf_view *view)
+{
+    const mf_device_model *dev = mf_model_device(model, view->device);
+    if (!dev || !dev->n_sub_scopes || !has_tensors(view))
+        return 0;
+    const mf_scope_stat **order = malloc(dev->n_sub_scopes * sizeof *order);
+    if (!order)
+        return -1;
+    for (size_t i = 0; i < dev->n_sub_scopes; i++)
+        order[i] = &dev->sub_scopes[i];
+    qsort(order, dev->n_sub_scopes, sizeof *order, tensor_scope_order);
+    for (size_t i = 0; i < dev->n_sub_scopes && c->n_legend < MF_SVG_LEGEND_MAX - 1; i++)
+        if (order[i]->scope < c->n_scopes)
+            add_legend(c, used, order[i]->scope, mf_svg_string(model, order[i]->scope),
+                       order[i]->at_peak_bytes, order[i]->alloc_bytes);
+    free(order);
+    return 0;
+}
+
 /* Legend of the view's top scopes (already ranked by the model: bytes at
- * the peak, then bytes in all); every other scope gets the "other" colour. */
+ * the peak, then bytes in all), after its tensors' scopes when it draws
+ * PyTorch's tensors; every other scope gets the "other" colour. */
 static int build_scope_colors(mf_svg_colors *c, const mf_model *model, const mf_view *view)
 {
     uint32_t n_scopes = model->n_strings > 2 ? model->n_strings : 2;
     if (start_colors(c, n_scopes) < 0)
         return -1;
     int used[MF_SVG_PALETTE_SIZE] = { 0 };
+    if (tensor_legend(c, used, model, view) < 0)
+        return -1;
     for (size_t i = 0; i < view->n_scopes; i++) {
         const mf_legend_scope *s = &view->scopes[i];
-        if (i >= MF_SVG_LEGEND_MAX || s->scope >= n_scopes) {
+        if (s->scope < n_scopes && c->scope_color[s->scope] != MF_SVG_COLOR_OTHER)
+            continue;          /* a tensor scope too: named already */
+        if (c->n_legend >= MF_SVG_LEGEND_MAX || s->scope >= n_scopes) {
             c->other_scopes++;
             c->other_at_peak += s->bytes_at_peak;
             continue;

@@ -84,21 +84,53 @@ static void append(char *line, size_t len, const char *fmt, ...)
     va_end(ap);
 }
 
+void mf_svg_oom_text(const mf_model *model, const mf_oom *o, char *buf, size_t len)
+{
+    char at[32], asked[32], res[32], alloc[32], gap[32], device[16];
+    buf[0] = '\0';
+    if (o->route == MF_OOM_KILLED) {
+        append(buf, len, "Killed by an OOM killer at %s: %s held on %s",
+               mf_format_time(o->time_ns > model->t0_ns ? o->time_ns - model->t0_ns : 0, at,
+                              sizeof at),
+               mf_format_bytes(o->reserved_bytes, res, sizeof res),
+               mf_device_name(o->device, device, sizeof device));
+        return;
+    }
+    append(buf, len, "Out of memory at %s on %s: %s asked, %s reserved, %s allocated",
+           mf_format_time(o->time_ns > model->t0_ns ? o->time_ns - model->t0_ns : 0, at,
+                          sizeof at),
+           mf_device_name(o->device, device, sizeof device),
+           mf_format_bytes(o->requested, asked, sizeof asked),
+           mf_format_bytes(o->reserved_bytes, res, sizeof res),
+           mf_format_bytes(o->allocated_bytes, alloc, sizeof alloc));
+    if (o->tensors)
+        append(buf, len, ", largest gap %s", mf_format_bytes(o->largest_gap, gap, sizeof gap));
+}
+
 void mf_svg_draw_title(cairo_t *cr, const mf_model *model, const mf_svg_panel *panels,
                        size_t n_panels, const char *title)
 {
-    char line[1024] = "", bytes[32], when[32], device[16];
+    char line[1024] = "", program[512] = "", bytes[32], when[32], device[16];
     if (title)
-        append(line, sizeof line, "%s", title);
+        append(program, sizeof program, "%s", title);
     else
-        append(line, sizeof line, "memflow: %s",
+        append(program, sizeof program, "memflow: %s",
                model->n_processes && model->processes[0].program ? model->processes[0].program
                                                                  : "(program unknown)");
-    mf_svg_set_rgb(cr, mf_svg_text_color);
-    mf_svg_show_text(cr, 12, 22, MF_SVG_LEFT, 16, 1, line, TITLE_MAX_CHARS);
-    line[0] = '\0';
+    if (model->n_ooms) {   /* the post-mortem leads; the program goes to the summary */
+        mf_svg_oom_text(model, &model->ooms[0], line, sizeof line);
+        mf_svg_set_rgb(cr, mf_svg_peak_color);
+        mf_svg_show_text(cr, 12, 22, MF_SVG_LEFT, 16, 1, line, TITLE_MAX_CHARS);
+        line[0] = '\0';
+        append(line, sizeof line, "%.60s   |   ", program);
+    } else {
+        mf_svg_set_rgb(cr, mf_svg_text_color);
+        mf_svg_show_text(cr, 12, 22, MF_SVG_LEFT, 16, 1, program, TITLE_MAX_CHARS);
+    }
     append(line, sizeof line, "duration %s",
            mf_format_time(model->t1_ns - model->t0_ns, when, sizeof when));
+    if (model->torch.event_order)
+        append(line, sizeof line, " (time: the order of PyTorch's allocator events)");
     size_t listed = 0, devices = 0;
     for (size_t i = 0; i < n_panels; i++) {
         if (i > 0 && panels[i].device == panels[i - 1].device)
@@ -217,7 +249,37 @@ static void draw_time_ticks(cairo_t *cr, const mf_svg_panel *panel)
         mf_svg_colored_text(cr, mf_svg_muted_color, ticks[i].pos, bottom + 14, MF_SVG_CENTER, 9, 0,
                      ticks[i].label);
     mf_svg_colored_text(cr, mf_svg_muted_color, MF_SVG_PLOT_X1, bottom + 28, MF_SVG_RIGHT, 10, 0,
-                 "time since start");
+                 panel->model->torch.event_order
+                     ? "event order (PyTorch's allocator events, 1 us apart: no time_us)"
+                     : "time since start");
+}
+
+int mf_svg_draw_ooms(cairo_t *cr, const mf_svg_panel *panel, mf_sink *overlay)
+{
+    const mf_model *m = panel->model;
+    for (size_t i = 0; i < m->n_ooms; i++) {
+        const mf_oom *o = &m->ooms[i];
+        if (o->device != panel->device->device || o->pid != panel->dev->pid)
+            continue;
+        double x = mf_svg_time_x(&panel->time, o->time_ns);
+        cairo_save(cr);
+        const double dash[] = { 4, 3 };
+        cairo_set_dash(cr, dash, 2, 0);
+        mf_svg_vline(cr, x, panel->box.curve_top, panel->box.map_bottom);
+        mf_svg_set_rgb(cr, mf_svg_peak_color);
+        cairo_set_line_width(cr, 1);
+        cairo_stroke(cr);
+        cairo_restore(cr);
+        mf_svg_colored_text(cr, mf_svg_peak_color, x + 3, panel->box.map_top + 12, MF_SVG_LEFT,
+                            10, 1, "OOM");
+        char text[512];
+        mf_svg_oom_text(m, o, text, sizeof text);
+        if (overlay && mf_svg_overlay_note(overlay, floor(x) - 2, panel->box.curve_top, 5,
+                                           panel->box.map_bottom - panel->box.curve_top,
+                                           text) != 0)
+            return -1;
+    }
+    return 0;
 }
 
 void mf_svg_draw_map_marks(cairo_t *cr, const mf_svg_panel *panel)

@@ -64,8 +64,10 @@ static void append_kind(mf_sink *out, unsigned flags)
                                                                                  : "unknown memory");
         sep = ", ";
     }
+    int tensor = (flags & MF_FLAG_SUBBLOCK) && kind == MF_MEM_DEVICE;
     static const struct { unsigned flag; const char *text; } notes[] = {
         { MF_FLAG_ASYNC, "stream-ordered" },
+        { MF_FLAG_BEFORE, "live before recording began" },
         { MF_FLAG_REUSED, "reused from a pool cache" },
         { MF_FLAG_REALLOC, "from a realloc" },
         { MF_FLAG_EXPLICIT, "reported by memflow_record_alloc" },
@@ -74,9 +76,31 @@ static void append_kind(mf_sink *out, unsigned flags)
     };
     for (size_t i = 0; i < sizeof notes / sizeof notes[0]; i++)
         if (flags & notes[i].flag) {
-            mf_sink_printf(out, "%s%s", sep, notes[i].text);
+            const char *text = notes[i].text;
+            if (tensor && notes[i].flag == MF_FLAG_SUBBLOCK)
+                text = "a tensor inside its segment";
+            else if (tensor && notes[i].flag == MF_FLAG_REUSED)
+                text = "served from the allocator's cache";
+            mf_sink_printf(out, "%s%s", sep, text);
             sep = ", ";
         }
+}
+
+/* "
+let go at 12 ms (the allocator took it back later)": a sub-block
+ * the program released before its FREE (PyTorch's free_requested). */
+static void append_release(mf_sink *out, const mf_model *model, const mf_block *b)
+{
+    if (!b->release_ns)
+        return;
+    char at[32], wait[32];
+    uint64_t t0 = model->t0_ns;
+    mf_format_time(b->release_ns > t0 ? b->release_ns - t0 : 0, at, sizeof at);
+    if (b->free_ns != MF_LIVE_AT_END && b->free_ns >= b->release_ns)
+        mf_sink_printf(out, "\nlet go at %s; the allocator took it back %s later", at,
+                       mf_format_time(b->free_ns - b->release_ns, wait, sizeof wait));
+    else
+        mf_sink_printf(out, "\nlet go at %s; not yet taken back by the allocator", at);
 }
 
 #define HOVER_FRAMES 3        /* top frames of a block's stack in its title */
@@ -123,6 +147,7 @@ int mf_svg_overlay_block(mf_sink *overlay, const mf_svg_panel *panel, const mf_b
     mf_sink_printf(overlay, "\naddress 0x%llx - 0x%llx on %s\n", (unsigned long long)block->addr,
                       (unsigned long long)end, mf_device_name(block->device, device, sizeof device));
     append_times(overlay, model, block);
+    append_release(overlay, model, block);
     mf_sink_printf(overlay, "\nthread %u", block->tid);
     const char *name = mf_model_thread_name(model, block->pid, block->tid);
     if (name) {

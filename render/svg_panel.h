@@ -131,9 +131,18 @@ void mf_svg_vline(cairo_t *cr, double x, double y0, double y1);
 /* Set the source colour. */
 void mf_svg_set_rgb(cairo_t *cr, mf_svg_rgb rgb);
 
-/* Title and summary line at the top of the page. */
+/* Title and summary line at the top of the page; with an out-of-memory
+ * error the title is its post-mortem (mf_svg_oom_text). */
 void mf_svg_draw_title(cairo_t *cr, const mf_model *model, const mf_svg_panel *panels,
                        size_t n_panels, const char *title);
+
+/* "Out of memory at T on gpu/N: X asked, R reserved, A allocated, largest
+ * free gap G" into buf (len bytes). */
+void mf_svg_oom_text(const mf_model *model, const mf_oom *o, char *buf, size_t len);
+
+/* The panel's out-of-memory errors: a dashed line at each through curve and
+ * map, labelled, with a hover entry saying what failed.  0, or -1. */
+int mf_svg_draw_ooms(cairo_t *cr, const mf_svg_panel *panel, mf_sink *overlay);
 
 /* ---- svg_curve.c: the occupancy curve ---- */
 

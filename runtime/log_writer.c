@@ -311,6 +311,15 @@ const char *mf_log_writer_path(void)
     return mf_log_writer_is_open() ? log_path : "";
 }
 
+int mf_log_writer_anchor(uint64_t *mono_ns, uint64_t *real_ns)
+{
+    if (!mf_log_writer_is_open() || !header)
+        return -1;
+    *mono_ns = header->start_mono_ns;
+    *real_ns = header->start_real_ns;
+    return 0;
+}
+
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif

@@ -32,6 +32,11 @@ int mf_log_writer_is_open(void);
 /* The open log's path ("" if none). */
 const char *mf_log_writer_path(void);
 
+/* The open log's clock anchor: its start on the recorder's clock and the
+ * wall-clock time then (header start_mono_ns, start_real_ns).  0, or -1
+ * when no log is open. */
+int mf_log_writer_anchor(uint64_t *mono_ns, uint64_t *real_ns);
+
 /*
  * Claim a fresh chunk for thread tid and map it.  Returns the first byte
  * after the chunk header and sets *limit to the chunk's end, or NULL when the

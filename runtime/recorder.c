@@ -688,13 +688,56 @@ void mf_recorder_pool(uint16_t device, unsigned op, uint64_t time_ns, uint64_t a
 
 void mf_recorder_note(unsigned code, uint64_t value)
 {
+    mf_recorder_note_at(code, 0, value);
+}
+
+void mf_recorder_note_at(unsigned code, uint64_t time_ns, uint64_t value)
+{
     mf_thread_state *t;
     mf_rec_note *r = reserve_here(&t, sizeof *r);
     if (!r)
         return;
-    r->time_ns = mf_clock_now();
+    r->time_ns = time_ns ? time_ns : mf_clock_now();
     r->value = value;
     mf_thread_commit(t, r, MF_RECORD_WORD(MF_REC_NOTE, sizeof *r, code));
+}
+
+void mf_recorder_oom(uint16_t device, unsigned route, uint64_t time_ns, uint64_t requested,
+                     uint64_t device_free, uint64_t device_limit, uint32_t scope, uint32_t stack)
+{
+    mf_thread_state *t;
+    if (!scope)
+        scope = mf_recorder_current_scope();
+    mf_rec_oom *r = reserve_here(&t, sizeof *r);
+    if (!r)
+        return;
+    r->time_ns = time_ns ? time_ns : mf_clock_now();
+    r->requested = requested;
+    r->device_free = device_free;
+    r->device_limit = device_limit;
+    r->scope = scope;
+    r->stack = stack;
+    mf_thread_commit(t, r, MF_RECORD_WORD(MF_REC_OOM, sizeof *r,
+                                          device | ((uint32_t)route << 16)));
+}
+
+void mf_recorder_segment(uint16_t device, unsigned op, uint64_t time_ns, uint64_t addr,
+                         uint64_t size)
+{
+    mf_thread_state *t;
+    mf_rec_segment *r = reserve_here(&t, sizeof *r);
+    if (!r)
+        return;
+    r->time_ns = time_ns ? time_ns : mf_clock_now();
+    r->addr = addr;
+    r->size = size;
+    mf_thread_commit(t, r, MF_RECORD_WORD(MF_REC_SEGMENT, sizeof *r,
+                                          device | ((uint32_t)op << 16)));
+}
+
+int mf_recorder_clock_anchor(uint64_t *mono_ns, uint64_t *real_ns)
+{
+    return mf_log_writer_anchor(mono_ns, real_ns);
 }
 
 void mf_recorder_trace(unsigned kind, uint64_t time_ns, uint64_t value, uint32_t domain,

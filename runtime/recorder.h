@@ -167,6 +167,29 @@ MF_EXPORT void mf_recorder_pool(uint16_t device, unsigned op, uint64_t time_ns,
                                 uint64_t addr, uint64_t size, uint64_t threshold);
 MF_EXPORT void mf_recorder_note(unsigned code, uint64_t value);
 
+/* A NOTE at time_ns (0 = now), while a log is open. */
+MF_EXPORT void mf_recorder_note_at(unsigned code, uint64_t time_ns, uint64_t value);
+
+/*
+ * An allocation on device failed for want of memory (an OOM record):
+ * route enum mf_oom_route, requested bytes, the device's free memory
+ * (UINT64_MAX unknown) and limit (0 unknown), the request's scope (0: the
+ * calling thread's) and stack id.  time_ns 0 = now.  While a log is open.
+ */
+MF_EXPORT void mf_recorder_oom(uint16_t device, unsigned route, uint64_t time_ns,
+                               uint64_t requested, uint64_t device_free, uint64_t device_limit,
+                               uint32_t scope, uint32_t stack);
+
+/* A caching allocator's segment event (a SEGMENT record, enum
+ * mf_segment_op) at time_ns, while a log is open. */
+MF_EXPORT void mf_recorder_segment(uint16_t device, unsigned op, uint64_t time_ns, uint64_t addr,
+                                   uint64_t size);
+
+/* The open log's clock anchor (its header's start_mono_ns, on this clock,
+ * and start_real_ns, CLOCK_REALTIME then): what maps a wall-clock time onto
+ * the log's times.  0, or -1 when no log is open. */
+MF_EXPORT int mf_recorder_clock_anchor(uint64_t *mono_ns, uint64_t *real_ns);
+
 /*
  * A trace object event (TRACE record) on the calling thread: kind is enum
  * mf_trace_kind; value the object id that pairs BEGIN and END (or the

@@ -9,6 +9,8 @@
  *   fork            10 allocations in "parent:", a child does 7 in "child:"
  *   kill N          N allocations in "doomed:", prints "ready PID", waits to be
  *                   killed (SIGALRM ends it after 60 s if nobody does)
+ *   hog MIB         chunks of MIB MiB in scope "hog:", each written through,
+ *                   until an OOM killer ends it (60 s at most)
  *   abort N         N allocations in "doomed:", then abort()
  *   exit N          N allocations in "doomed:", then _exit(3)
  *   manythreads N   N short threads one after another, each one malloc and
@@ -242,6 +244,22 @@ static void resident_peak(long n)
             printf("hwm %ld\n", atol(line + 6));
     if (f)
         fclose(f);
+}
+
+/* Until an OOM killer ends it (or a minute passes): chunks of mib MiB, each
+ * written through, allocated in the scope "hog". */
+static void hog(long mib)
+{
+    alarm(60);
+    memflow_scope_push("hog", 1);
+    for (;;) {
+        char *p = malloc((size_t)mib << 20);
+        if (!p) {
+            pause();
+            continue;
+        }
+        memset(p, 1, (size_t)mib << 20);
+    }
 }
 
 static void doomed(long n)
@@ -481,6 +499,8 @@ int main(int argc, char **argv)
         fflush(stdout);
         for (;;)
             pause();
+    } else if (strcmp(mode, "hog") == 0) {
+        hog(n);
     } else if (strcmp(mode, "abort") == 0) {
         doomed(n);
         abort();
@@ -515,7 +535,7 @@ int main(int argc, char **argv)
         doomed(n);
         _exit(3);
     } else {
-        fprintf(stderr, "usage: alloc_workload fns|threads T N|fork|kill N|abort N|exit N\n");
+        fprintf(stderr, "usage: alloc_workload fns|threads T N|fork|kill N|hog MIB|abort N|exit N\n");
         return 2;
     }
     return 0;

@@ -284,6 +284,8 @@ START_TEST(memory2_records_become_alloc_and_free_events)
 
     ck_assert_uint_eq(count_events(log, MF_REC_ALLOC, MF_DEVICE_GPU), 6);
     ck_assert_uint_eq(count_events(log, MF_REC_FREE, MF_DEVICE_GPU), 2);
+    ck_assert_uint_eq(count_events(log, MF_REC_OOM, -1), 1);   /* the failed cudaMalloc */
+    ck_assert_uint_eq(nth_event(log, MF_REC_OOM, -1, 0)->oom.requested, 256);
     struct {
         uint16_t device;
         uint16_t flags;
@@ -333,6 +335,67 @@ START_TEST(memory2_records_become_alloc_and_free_events)
 END_TEST
 
 /* MEMORY_POOL created / trimmed / destroyed -> POOL events. */
+static int query_oom(uint64_t *used, uint64_t *total)
+{
+    *used = 70ull << 30;
+    *total = 80ull << 30;
+    return 0;
+}
+
+/*
+ * The CUDA API route of the OOM post-mortem: an allocation call that fails
+ * for want of memory is an OOM record (what it asked for, what the device
+ * had, the caller's scope), once for a runtime call and its nested driver
+ * call; a cuMemCreate that fails is one on the device it was for; other
+ * failures are none.
+ */
+START_TEST(failed_allocations_are_out_of_memory_records)
+{
+    start_log("oom", NULL);
+    mf_gpu_sampler_set_query(query_oom);
+    memflow_scope_push("net_dense0", 0);
+    void *out = NULL;
+    CUdeviceptr dptr = 0;
+    cudaMalloc_v3020_params p = { &out, 256u << 20 };
+    cuMemAlloc_v2_params d = { &dptr, 256u << 20 };
+    uint64_t before = mf_clock_now();
+    api_site(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, CUPTI_API_ENTER, 301, &p, 0);
+    api_call(DRV, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, 302, &d, CUDA_ERROR_OUT_OF_MEMORY);
+    api_site(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, CUPTI_API_EXIT, 301, &p,
+             cudaErrorMemoryAllocation);
+    uint64_t after = mf_clock_now();
+    memflow_scope_pop();
+    CUmemAllocationProp prop;
+    memset(&prop, 0, sizeof prop);
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = 1;
+    CUmemGenericAllocationHandle h = 0;
+    cuMemCreate_params c = { &h, 2u << 20, &prop, 0 };
+    api_call(DRV, CUPTI_DRIVER_TRACE_CBID_cuMemCreate, 303, &c, CUDA_ERROR_OUT_OF_MEMORY);
+    cudaMalloc_v3020_params bad = { &out, 64 };
+    api_call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, 304, &bad, cudaErrorInvalidValue);
+    mf_gpu_sampler_set_query(NULL);
+    mf_log *log = gpu_test_finish_and_read();
+    ck_assert_uint_eq(count_events(log, MF_REC_OOM, -1), 2);
+    const mf_event *o = nth_event(log, MF_REC_OOM, -1, 0);
+    ck_assert_uint_eq(o->device, MF_DEVICE(MF_DEVICE_GPU, 0));
+    ck_assert_uint_eq(o->oom.route, MF_OOM_CUDA_API);
+    ck_assert_uint_eq(o->oom.requested, 256u << 20);
+    ck_assert_uint_eq(o->oom.device_free, 10ull << 30);
+    ck_assert_uint_eq(o->oom.device_limit, 80ull << 30);
+    ck_assert_str_eq(mf_log_string(log, o->oom.scope), "net_dense0:");
+    ck_assert_uint_eq(o->oom.stack, 0);
+    ck_assert(o->time_ns >= before && o->time_ns <= after);
+    o = nth_event(log, MF_REC_OOM, -1, 1);
+    ck_assert_uint_eq(o->device, MF_DEVICE(MF_DEVICE_GPU, 1));
+    ck_assert_uint_eq(o->oom.requested, 2u << 20);
+    ck_assert_str_eq(mf_log_string(log, o->oom.scope), "<unk>:");
+    ck_assert_uint_eq(count_events(log, MF_REC_ALLOC, -1), 0);
+    mf_log_free(log);
+}
+END_TEST
+
 START_TEST(memory_pool_records_become_pool_events)
 {
     start_log("pool", NULL);
@@ -1606,6 +1669,7 @@ static Suite *gpu_suite(void)
     Suite *s = suite_create("gpu");
     TCase *tc = tcase_create("cupti");
     tcase_add_test(tc, memory2_records_become_alloc_and_free_events);
+    tcase_add_test(tc, failed_allocations_are_out_of_memory_records);
     tcase_add_test(tc, memory_pool_records_become_pool_events);
     tcase_add_test(tc, kernel_memcpy_memset_records_become_activities);
     tcase_add_test(tc, external_correlation_record_is_skipped);

@@ -47,6 +47,7 @@ for key in $keys; do
     sample_rate) value=1 ;;
     stacks) value=8 ;;
     python_stacks) value=2 ;;
+    torch_history) value=1000 ;;
     *) fail "no value for the key '$key' in this test: give it one" ;;
     esac
     var=MEMFLOW_$(echo "$key" | tr '[:lower:]' '[:upper:]')

@@ -45,3 +45,7 @@ for probe in memory_kinds alloc_stress clock_probe mlp_gpu mlp_gpu_sampled cachi
 done
 [ -s "$SCRATCH/rendered/gpu-capture/alloc_stress/render/memory_flow.png" ] ||
     fail "alloc_stress (rendered here, not there) has no PNG"
+# the tensor level's dry run: memflow import of the suite's snapshot, there
+expect_eq "torch_import step" 1 "$(echo "$steps" | grep -c '^torch_import exit 0 ')"
+grep -q "^   gpu/0: 6 tensors (2 from the cache, 3 live before), peaks: reserved 8388608 bytes, allocated 1316352 bytes$" \
+    "$summary" || fail "the imported snapshot's tensors: $(sed -n '/^== torch_import/,/^==/p' "$summary")"

@@ -30,6 +30,7 @@ include tests/stacks.mk
 include tests/python.mk
 include tests/compact.mk
 include tests/view.mk
+include tests/pickle.mk
 
 # The README and the manual pages document every command, option, key and
 # function (tests/docs.sh).

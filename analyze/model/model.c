@@ -9,6 +9,10 @@
  *           -> model_subblocks.c sub-blocks, counted apart, and NVTX heaps
  *           -> model_timeline.c  threads, spans, GPU activities, pools, trace objects
  *           -> model_picture.c   memory_flow's blocks, tiles, ranges and legend
+ *           -> model_oom.c       out-of-memory post-mortems (model.c hands each
+ *                                the process's live blocks and sub-blocks)
+ * PyTorch's allocator history adds little of its own here: its notes and its
+ * SEGMENT records matched with the GPU capture's blocks (mf_torch_info).
  *   model_blocks.c -> model_picture.c (every allocation and ended block)
  *   model_subblocks.c -> model_picture.c (the order of blocks drawn whole)
  *   the parts -> keyed.c, live_table.c, series.c, topk.c, tiles.c, ranges.c
@@ -23,6 +27,7 @@
 #include "compiler.h"
 #include "grow.h"
 #include "model_blocks.h"
+#include "model_oom.h"
 #include "model_picture.h"
 #include "model_subblocks.h"
 #include "model_timeline.h"
@@ -58,6 +63,10 @@ struct mf_model_state {
     mf_subblocks sub;
     mf_timeline timeline;
     mf_picture picture;              /* unused with opt.no_picture */
+    mf_ooms ooms;
+    mf_torch_info torch;
+    struct pending_segment *pending; /* SEGMENT records not yet matched with a block */
+    size_t n_pending, cap_pending;
     char **warnings;                 /* fed (mf_model_warn) */
     size_t n_warnings, cap_warnings;
     char **derived;                  /* made by the last settle from the counts */
@@ -65,6 +74,14 @@ struct mf_model_state {
     int oom;
     mf_view **settled_views;         /* what the last settle allocated */
 };
+
+/* A SEGMENT record waiting for the GPU capture's ALLOC of its address. */
+typedef struct pending_segment {
+    uint64_t time_ns, addr;
+    uint16_t log, device;
+} pending_segment;
+
+#define PENDING_SEGMENTS 256      /* older ones count as unmatched */
 
 /* ---- creation ---------------------------------------------------------------- */
 
@@ -90,6 +107,7 @@ mf_model *mf_model_new(const mf_model_options *opt, char *err, size_t errlen)
     mf_blocks_set_observer(&st->blocks, st->opt.on_block, st->opt.on_block_ctx);
     st->blocks.no_curves = st->opt.no_curves;
     mf_sub_init(&st->sub, !st->opt.no_picture);
+    mf_ooms_init(&st->ooms);
     mf_timeline_init(&st->timeline, m->strings, st->opt.no_trace);
     return m;
 }
@@ -195,6 +213,7 @@ void mf_model_set_sites(mf_model *m, struct mf_sites *sites)
     mf_sites_close(m->sites);
     m->sites = sites;
     mf_blocks_set_sites(&m->state->blocks, sites);
+    mf_sub_set_sites(&m->state->sub, sites);
     mf_picture_set_sites(&m->state->picture, sites);
 }
 
@@ -283,6 +302,36 @@ static uint32_t pid_of(const mf_model *m, const mf_event *e)
     return e->log < m->n_processes ? m->processes[e->log].pid : 0;
 }
 
+/* The notes of PyTorch's allocator history. */
+static void on_torch_note(mf_model *m, const mf_event *e, unsigned pid)
+{
+    mf_torch_info *t = &m->state->torch;
+    uint64_t v = e->note.value;
+    switch (e->note.code) {
+    case MF_NOTE_TORCH_EVENT_ORDER:
+        if (!t->event_order)
+            mf_model_warn(m, "pid %u: the time axis is the order of PyTorch's allocator events, "
+                          "1 us apart (%s)", pid,
+                          v == UINT64_MAX ? "the snapshot has no trace: its final segments, at "
+                                            "one moment"
+                                          : "the snapshot has no time_us: PyTorch < 2.2");
+        t->event_order = 1;
+        break;
+    case MF_NOTE_TORCH_SCOPES:
+        t->scopes = (unsigned)v;
+        break;
+    case MF_NOTE_TORCH_HISTORY:
+        t->ring = v;
+        break;
+    case MF_NOTE_TORCH_HISTORY_OFF:
+        t->off = (unsigned)v;
+        break;
+    case MF_NOTE_TORCH_INCONSISTENT:
+        t->inconsistent += v;
+        break;
+    }
+}
+
 static void on_note(mf_model *m, const mf_event *e)
 {
     unsigned pid = pid_of(m, e);
@@ -297,6 +346,9 @@ static void on_note(mf_model *m, const mf_event *e)
     case MF_NOTE_SCOPE_OVERFLOW:
         mf_model_warn(m, "pid %u: %llu scope pushes went past the 256-deep scope stack and "
                       "were ignored", pid, (unsigned long long)e->note.value);
+        break;
+    default:
+        on_torch_note(m, e, pid);
         break;
     }
 }
@@ -324,7 +376,10 @@ static int on_thread(mf_model *m, const mf_event *e)
                                    e->thread.name);
 }
 
-/* Process image log ended: its blocks and sub-blocks end with it. */
+static int on_oom(mf_model *m, const mf_event *e);
+
+/* Process image log ended: its blocks and sub-blocks end with it; one an
+ * OOM killer killed gets an out-of-memory post-mortem first. */
 static int on_process_end(mf_model *m, const mf_event *e)
 {
     struct mf_model_state *st = m->state;
@@ -334,6 +389,15 @@ static int on_process_end(mf_model *m, const mf_event *e)
     p->ended = 1;
     if (e->time_ns < m->since_ns)
         return 0;
+    if ((e->end.how & ~MF_EV_END_INFERRED) == MF_END_OOM_KILLED) {
+        /* the post-mortem of what it held on the CPU when the OOM killer struck */
+        mf_event oom = { .time_ns = e->time_ns, .type = MF_REC_OOM, .log = e->log,
+                         .device = MF_DEVICE(MF_DEVICE_CPU, 0),
+                         .oom = { .device_free = UINT64_MAX, .scope = MF_STRING_DEFAULT_SCOPE,
+                                  .route = MF_OOM_KILLED } };
+        if (on_oom(m, &oom) < 0)
+            return -1;
+    }
     if (mf_sub_on_process_end(&st->sub, e->log, e->time_ns) < 0)
         return -1;
     int any = mf_blocks_on_process_end(&st->blocks, e->log, e->time_ns, p->view_of,
@@ -372,13 +436,94 @@ static const mf_event *known_ids(const mf_model *m, const mf_event *e, mf_event 
     return copy;
 }
 
+/* ---- PyTorch's segments against the GPU capture's blocks ---- */
+
+static void segment_offset(mf_torch_info *t, int64_t offset)
+{
+    if (!t->matched || offset < t->offset_min_ns)
+        t->offset_min_ns = offset;
+    if (!t->matched || offset > t->offset_max_ns)
+        t->offset_max_ns = offset;
+    t->offset_sum_ns += offset;
+    t->matched++;
+}
+
+/* SEGMENT e: a segment PyTorch allocated is matched with the GPU capture's
+ * block at its address, now (the block came first) or when its ALLOC comes. */
+static int on_segment(mf_model *m, const mf_event *e)
+{
+    struct mf_model_state *st = m->state;
+    st->torch.history = 1;
+    if (e->segment.op != MF_SEGMENT_ALLOC && e->segment.op != MF_SEGMENT_MAP)
+        return 0;
+    uint64_t alloc_ns;
+    if (mf_blocks_alloc_time(&st->blocks, e->log, e->device, e->segment.addr, &alloc_ns)) {
+        segment_offset(&st->torch, (int64_t)(e->time_ns - alloc_ns));
+        return 0;
+    }
+    if (st->n_pending == PENDING_SEGMENTS) {
+        st->torch.unmatched++;
+        memmove(st->pending, st->pending + 1, --st->n_pending * sizeof *st->pending);
+    }
+    if (mf_grow((void **)&st->pending, &st->cap_pending, st->n_pending + 1,
+                sizeof *st->pending) < 0)
+        return -1;
+    st->pending[st->n_pending++] = (pending_segment){ e->time_ns, e->segment.addr, e->log,
+                                                      e->device };
+    return 0;
+}
+
+/* A GPU block's ALLOC e: the SEGMENT record waiting for it, if any. */
+static void match_pending(struct mf_model_state *st, const mf_event *e)
+{
+    for (size_t i = 0; i < st->n_pending; i++) {
+        const pending_segment *p = &st->pending[i];
+        if (p->addr == e->alloc.addr && p->device == e->device && p->log == e->log) {
+            segment_offset(&st->torch, (int64_t)(p->time_ns - e->time_ns));
+            st->pending[i] = st->pending[--st->n_pending];
+            return;
+        }
+    }
+}
+
+/* The view of process log on device if it has one, else -1. */
+static int64_t find_view(const mf_model *m, uint16_t log, uint16_t device)
+{
+    const struct mf_model_state *st = m->state;
+    int slot = st->device_slot[device];
+    if (slot < 0 || log >= st->n_procs || (size_t)slot >= st->procs[log].n_view_of ||
+        !st->procs[log].view_of[slot])
+        return -1;
+    return (int64_t)st->procs[log].view_of[slot] - 1;
+}
+
+/* OOM e: its post-mortem from what the process holds on the device now. */
+static int on_oom(mf_model *m, const mf_event *e)
+{
+    struct mf_model_state *st = m->state;
+    mf_oom_probe *p = mf_ooms_begin(&st->ooms, e, pid_of(m, e), st->span.t0, m->sites);
+    if (!p)
+        return st->ooms.oom ? -1 : 0;
+    int64_t view = find_view(m, e->log, e->device);
+    if (view >= 0)
+        mf_blocks_each_live(&st->blocks, e->log, (uint32_t)view, e->device, mf_oom_probe_block,
+                            p);
+    mf_sub_each_live(&st->sub, e->log, e->device, mf_oom_probe_sub, p);
+    return mf_ooms_end(&st->ooms, p);
+}
+
 static int on_alloc(mf_model *m, const mf_event *e)
 {
     struct mf_model_state *st = m->state;
     uint32_t view;
-    if (e->alloc.flags & MF_FLAG_SUBBLOCK)
+    if (e->alloc.flags & MF_FLAG_SUBBLOCK) {
+        st->torch.history |= MF_DEVICE_KIND(e->device) == MF_DEVICE_GPU &&
+                             mf_sub_device_of(&st->sub, e) == e->device;
         return view_of(m, e->log, mf_sub_device_of(&st->sub, e), &view) < 0
                    ? -1 : mf_sub_on_alloc(&st->sub, e, view);
+    }
+    if (st->n_pending && MF_DEVICE_KIND(e->device) == MF_DEVICE_GPU)
+        match_pending(st, e);
     return view_of(m, e->log, e->device, &view) < 0 ? -1 : mf_blocks_on_alloc(&st->blocks, e, view);
 }
 
@@ -435,6 +580,10 @@ static int on_trace(mf_model *m, const mf_event *e)
             mf_blocks_on_name(&m->state->blocks, e);
         return 0;
     }
+    if (e->trace.kind == MF_TRACE_FREE_REQUESTED) {
+        mf_sub_on_release(&m->state->sub, e);
+        return 0;
+    }
     return mf_timeline_on_object(&m->state->timeline, e, pid_of(m, e));
 }
 
@@ -465,6 +614,8 @@ static int feed_one(mf_model *m, const mf_event *event, const mf_sample_values *
     case MF_REC_POOL: return on_pool(m, e);
     case MF_REC_TRACE: return on_trace(m, e);
     case MF_REC_NOTE: on_note(m, e); return 0;
+    case MF_REC_OOM: return on_oom(m, e);
+    case MF_REC_SEGMENT: return on_segment(m, e);
     default: return 0;          /* STATE: not part of the model */
     }
 }
@@ -607,7 +758,10 @@ int mf_model_settle(mf_model *m)
         used += st->devs[i]->n_views;
     }
     qsort(m->devices, m->n_devices, sizeof *m->devices, by_device);
-    if (mf_blocks_settle(&st->blocks, m) < 0 ||
+    mf_ooms_settle(&st->ooms, m);
+    m->torch = st->torch;
+    m->torch.unmatched += st->n_pending;
+    if (mf_blocks_settle(&st->blocks, m) < 0 || mf_sub_settle(&st->sub, m) < 0 ||
         mf_timeline_settle(&st->timeline, m->t1_ns, m) < 0 || settle_warnings(m) < 0)
         return -1;
     return st->oom ? -1 : 0;
@@ -654,6 +808,8 @@ void mf_model_free(mf_model *m)
     if (st) {
         mf_blocks_free(&st->blocks);
         mf_sub_free(&st->sub);
+        mf_ooms_free(&st->ooms);
+        free(st->pending);
         mf_timeline_free(&st->timeline);
         mf_picture_free(&st->picture);
         for (size_t i = 0; i < st->n_devs; i++) {

@@ -81,6 +81,8 @@ typedef struct mf_block {
     uint16_t device;
     uint16_t flags;           /* MF_FLAG_* | memory kind */
     uint8_t end;              /* enum mf_block_end */
+    uint64_t release_ns;      /* a sub-block the program let go of before the allocator
+                                 took it back (PyTorch's free_requested): when; 0: not */
 } mf_block;
 
 /* The bytes a block covers on an address axis: actual, or requested if
@@ -135,6 +137,8 @@ typedef struct mf_counts {
 typedef struct mf_sub_counts {
     uint64_t alloc_count, free_count;     /* allocations; frees that ended one */
     uint64_t alloc_bytes;
+    uint64_t reused_count;                /* allocations served from a cache (REUSED) */
+    uint64_t before_count, before_bytes;  /* live before recording began (MF_FLAG_BEFORE) */
     uint64_t peak_bytes, peak_time_ns;    /* most held at once, first moment */
     uint64_t held_bytes, held_count;      /* held at the model's end */
     uint64_t live_bytes_end, live_count_end; /* never ended: held at the end, or */
@@ -261,6 +265,11 @@ typedef struct mf_device_model {
     mf_scope_stat *sub_scopes;     /* sub-blocks by scope, by scope id (at_peak_*: at
                                       the sub-blocks' own peak) */
     size_t n_sub_scopes;
+    mf_site_stat *sub_sites;       /* sub-blocks by site, by site id (logs with stacks) */
+    size_t n_sub_sites;
+    const mf_point *sub_occupancy; /* sub-block bytes held after each change (bounded):
+                                      PyTorch's allocated bytes beside the reserved ones */
+    size_t n_sub_occupancy;
     mf_view **views;               /* its processes, largest peak first */
     size_t n_views;
 } mf_device_model;
@@ -320,6 +329,61 @@ typedef struct mf_thread_info {
     uint32_t name;            /* string id; 0: no name recorded */
 } mf_thread_info;
 
+/* A key's share of what was live at an out-of-memory error: a scope's
+ * string id or a site id, its bytes and blocks. */
+typedef struct mf_oom_share {
+    uint32_t id;
+    uint64_t bytes, count;
+} mf_oom_share;
+
+#define MF_OOM_TOP 8              /* scopes, sites and growers kept per OOM */
+#define MF_OOM_KEPT 16            /* OOMs analysed; more are counted */
+
+/*
+ * The post-mortem of an allocation that failed for want of device memory
+ * (an OOM record): what was asked, what the device had, and what the
+ * process held on it at that moment.  What was live is its sub-blocks
+ * (PyTorch's tensors) where it had any on the device, else its blocks.
+ */
+typedef struct mf_oom {
+    uint64_t time_ns;
+    uint32_t pid;
+    uint16_t device, route;         /* enum mf_oom_route */
+    uint64_t requested;             /* bytes asked for */
+    uint64_t device_free;           /* the device's free memory; UINT64_MAX unknown */
+    uint64_t device_limit;          /* 0 unknown */
+    uint32_t scope;                 /* the request's scope (string id) */
+    uint32_t site;                  /* the request's site (sites.h; MF_SITE_NONE) */
+    uint64_t reserved_bytes, reserved_count;    /* blocks (segments) held */
+    uint64_t allocated_bytes, allocated_count;  /* sub-blocks (tensors) held */
+    uint64_t largest_gap;           /* the largest range inside a held block that no
+                                       sub-block covers (fragmentation); with tensors only */
+    int tensors;                    /* what was live is sub-blocks */
+    mf_oom_share by_scope[MF_OOM_TOP];   /* what was live, most bytes first */
+    size_t n_by_scope;
+    mf_oom_share by_site[MF_OOM_TOP];    /* (logs with stacks) */
+    size_t n_by_site;
+    uint64_t grew_since_ns;         /* the last tenth of the time up to the OOM */
+    uint64_t grew_bytes;            /* live then, allocated since grew_since_ns */
+    mf_oom_share grew[MF_OOM_TOP];  /* that, by scope */
+    size_t n_grew;
+} mf_oom;
+
+/* What PyTorch's allocator history told the model (its NOTE and SEGMENT
+ * records). */
+typedef struct mf_torch_info {
+    int history;                    /* some log has the history (tensors) */
+    int event_order;                /* its times are the order of its events (no time_us) */
+    unsigned scopes;                /* enum mf_torch_scopes; 0: none said */
+    unsigned off;                   /* enum mf_torch_off: the live history was off */
+    uint64_t ring;                  /* the live history's ring (entries); 0: not live */
+    uint64_t inconsistent;          /* entries contradicting the state */
+    /* SEGMENT records matched by address with the GPU capture's blocks: */
+    uint64_t matched, unmatched;
+    int64_t offset_sum_ns;          /* history time - capture time, summed */
+    int64_t offset_min_ns, offset_max_ns;
+} mf_torch_info;
+
 /* One process image (one log). */
 typedef struct mf_process_info {
     uint32_t pid, ppid;
@@ -369,6 +433,12 @@ typedef struct mf_model {
     size_t n_leaks;
     mf_block *gpu_live;       /* every GPU block never freed, by pid */
     size_t n_gpu_live;
+    mf_block *gpu_sub_live;   /* every GPU sub-block (tensor) never freed, by pid */
+    size_t n_gpu_sub_live;
+    mf_oom *ooms;             /* out-of-memory errors, the first MF_OOM_KEPT, in time order */
+    size_t n_ooms;
+    uint64_t ooms_total;      /* all of them */
+    mf_torch_info torch;
     uint64_t gpu_dropped;     /* CUPTI records dropped (NOTE records) */
     char **warnings;          /* damage and notes, one line each */
     size_t n_warnings;

@@ -460,6 +460,16 @@ uint16_t mf_blocks_gpu_block_device(const mf_blocks *b, uint16_t log, uint64_t a
     return fallback;
 }
 
+int mf_blocks_alloc_time(const mf_blocks *b, uint16_t log, uint16_t device, uint64_t addr,
+                         uint64_t *alloc_ns)
+{
+    uint32_t id = mf_live_find(&b->live, log, device, 0, addr);
+    if (!id)
+        return 0;
+    *alloc_ns = mf_live_get(&b->live, id)->alloc_ns;
+    return 1;
+}
+
 uint64_t mf_blocks_view_epoch(const mf_blocks *b, uint32_t view)
 {
     return b->views[view]->epoch;

@@ -100,6 +100,11 @@ int mf_blocks_on_process_end(mf_blocks *b, uint16_t log, uint64_t time_ns,
 uint16_t mf_blocks_gpu_block_device(const mf_blocks *b, uint16_t log, uint64_t addr,
                                     uint16_t fallback);
 
+/* When the live block of log on device at addr (not a custom allocator's)
+ * was allocated: 1 and *alloc_ns set, or 0 when none is live there. */
+int mf_blocks_alloc_time(const mf_blocks *b, uint16_t log, uint16_t device, uint64_t addr,
+                         uint64_t *alloc_ns);
+
 /* The peaks view has reached (its epoch: the picture's legend counts at it). */
 uint64_t mf_blocks_view_epoch(const mf_blocks *b, uint32_t view);
 

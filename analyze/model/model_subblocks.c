@@ -22,8 +22,11 @@
 #include "keyed.h"
 #include "model_picture.h"
 #include "model_subblocks.h"
+#include "series.h"
+#include "sites.h"
 
 #define SUB_KEPT 4096u            /* sub-blocks kept to draw, per view */
+#define SUB_POINTS (1u << 17)     /* occupancy points per device */
 
 /* An NVTX heap registered and not unregistered: where its regions belong. */
 typedef struct mf_heap {
@@ -34,6 +37,9 @@ typedef struct mf_heap {
 typedef struct mf_sub_device {
     mf_sub_counts counts;
     mf_keyed scopes;          /* by scope string id */
+    mf_keyed sites;           /* by site id (when the logs have stacks) */
+    mf_series occupancy;      /* held bytes after each change */
+    mf_scope_stat *sites_out;
     uint64_t epoch;           /* peaks of its sub-blocks reached */
     uint64_t unfreed_bytes, unfreed_count;   /* ended with their process */
     mf_scope_stat *scopes_out;               /* what the last settle made */
@@ -52,6 +58,11 @@ void mf_sub_init(mf_subblocks *s, int keep_picture)
     s->keep_picture = keep_picture;
 }
 
+void mf_sub_set_sites(mf_subblocks *s, struct mf_sites *sites)
+{
+    s->sites = sites;
+}
+
 int mf_sub_add_device(mf_subblocks *s)
 {
     mf_sub_device *d = calloc(1, sizeof *d);
@@ -59,6 +70,7 @@ int mf_sub_add_device(mf_subblocks *s)
         free(d);
         return -1;
     }
+    mf_series_init(&d->occupancy, SUB_POINTS);
     s->devs[s->n_devs++] = d;
     return 0;
 }
@@ -117,15 +129,52 @@ uint16_t mf_sub_device_of(const mf_subblocks *s, const mf_event *e)
 
 /* ---- the life of a sub-block ---------------------------------------------------------- */
 
-static void sub_block_of(const mf_subblocks *s, const mf_live *e, mf_block *out)
+/* When live sub-block id was let go (0: not yet). */
+static uint64_t release_of(const mf_subblocks *s, uint32_t id)
 {
+    return id - 1 < s->n_release ? s->release_of[id - 1] : 0;
+}
+
+static void sub_block_of(const mf_subblocks *s, uint32_t id, mf_block *out)
+{
+    const mf_live *e = mf_live_get(&s->live, id);
     const mf_sub_view *v = s->views[e->view];
     *out = (mf_block){
         .addr = e->addr, .requested = e->requested, .actual = e->actual,
         .alloc_ns = e->alloc_ns, .free_ns = MF_LIVE_AT_END, .scope = e->scope, .name = e->name,
         .tid = e->tid, .pid = v->pid, .stack = e->stack, .device = v->device,
-        .flags = e->flags, .end = MF_BLOCK_LIVE,
+        .flags = e->flags, .end = MF_BLOCK_LIVE, .release_ns = release_of(s, id),
     };
+}
+
+/* The site entry of a sub-block's stack (NULL without stacks, or out of memory). */
+static mf_keyed_entry *site_of(mf_subblocks *s, mf_sub_device *d, uint32_t stack)
+{
+    if (!s->sites)
+        return NULL;
+    mf_keyed_entry *k = mf_keyed_get(&d->sites, mf_sites_of_stack(s->sites, stack));
+    if (!k)
+        s->oom = 1;
+    return k;
+}
+
+static void add_point(mf_subblocks *s, mf_sub_device *d, uint64_t time_ns)
+{
+    if (mf_series_add(&d->occupancy, time_ns, d->counts.held_bytes, d->counts.held_bytes) < 0)
+        s->oom = 1;
+}
+
+/* A GPU sub-block that ended with its process, for the GPU CSV. */
+static void keep_gpu_ended(mf_subblocks *s, const mf_block *b)
+{
+    if (MF_DEVICE_KIND(b->device) != MF_DEVICE_GPU)
+        return;
+    if (mf_grow((void **)&s->gpu_ended, &s->cap_gpu_ended, s->n_gpu_ended + 1,
+                sizeof *s->gpu_ended) < 0) {
+        s->oom = 1;
+        return;
+    }
+    s->gpu_ended[s->n_gpu_ended++] = *b;
 }
 
 static void end_sub(mf_subblocks *s, uint32_t id, unsigned how, uint64_t time_ns)
@@ -137,14 +186,19 @@ static void end_sub(mf_subblocks *s, uint32_t id, unsigned how, uint64_t time_ns
     c->held_bytes -= e->requested;
     c->held_count--;
     mf_keyed_entry *k = mf_keyed_get(&d->scopes, e->scope);
+    mf_keyed_entry *site = site_of(s, d, e->stack);
     if (k)
         mf_scope_held_change(&k->held, d->epoch, -(int64_t)e->requested, -1);
     else
         s->oom = 1;
+    if (site)
+        mf_scope_held_change(&site->held, d->epoch, -(int64_t)e->requested, -1);
     if (how == MF_BLOCK_FREED) {
         c->free_count++;
         if (k)
             k->s.free_count++;
+        if (site)
+            site->s.free_count++;
     } else if (how == MF_BLOCK_PROCESS_ENDED) {
         d->unfreed_bytes += e->requested;
         d->unfreed_count++;
@@ -152,11 +206,18 @@ static void end_sub(mf_subblocks *s, uint32_t id, unsigned how, uint64_t time_ns
             k->s.live_bytes_end += e->requested;
             k->s.live_count_end++;
         }
+        if (site) {
+            site->s.live_bytes_end += e->requested;
+            site->s.live_count_end++;
+        }
     }
+    add_point(s, d, time_ns);
     mf_block b;
-    sub_block_of(s, e, &b);
+    sub_block_of(s, id, &b);
     b.free_ns = time_ns;
     b.end = (uint8_t)how;
+    if (how == MF_BLOCK_PROCESS_ENDED)
+        keep_gpu_ended(s, &b);
     if (s->keep_picture) {
         if (!v->kept.worse)
             mf_picture_kept_init(&v->kept, SUB_KEPT);
@@ -178,24 +239,74 @@ int mf_sub_on_alloc(mf_subblocks *s, const mf_event *e, uint32_t view)
         .scope = a->scope, .name = a->name, .tid = e->tid, .stack = a->stack,
         .view = view, .device = e->device, .flags = a->flags, .log = e->log,
     };
-    if (!mf_live_insert(&s->live, &b))
+    uint32_t id = mf_live_insert(&s->live, &b);
+    if (!id || mf_grow_filled((void **)&s->release_of, &s->n_release, id, sizeof *s->release_of,
+                              0) < 0)
         return -1;
+    s->release_of[id - 1] = 0;
     mf_sub_counts *c = &d->counts;
     c->alloc_count++;
     c->alloc_bytes += a->requested;
     c->held_bytes += a->requested;
     c->held_count++;
+    c->reused_count += (a->flags & MF_FLAG_REUSED) != 0;
+    if (a->flags & MF_FLAG_BEFORE) {
+        c->before_count++;
+        c->before_bytes += a->requested;
+    }
     mf_keyed_entry *k = mf_keyed_get(&d->scopes, a->scope);
     if (k)
         mf_keyed_alloc(k, d->epoch, a->requested, e->time_ns);
     else
         s->oom = 1;
+    mf_keyed_entry *site = site_of(s, d, a->stack);
+    if (site)
+        mf_keyed_alloc(site, d->epoch, a->requested, e->time_ns);
     if (c->held_bytes > c->peak_bytes) {
         c->peak_bytes = c->held_bytes;
         c->peak_time_ns = e->time_ns;
         d->epoch++;
     }
+    add_point(s, d, e->time_ns);
     return s->oom ? -1 : 0;
+}
+
+void mf_sub_on_release(mf_subblocks *s, const mf_event *e)
+{
+    const mf_ev_trace *t = &e->trace;   /* arg: the device, value: the address */
+    uint32_t id = mf_live_find(&s->live, e->log, (uint16_t)t->arg, MF_FLAG_SUBBLOCK, t->value);
+    if (id && id - 1 < s->n_release && !s->release_of[id - 1])
+        s->release_of[id - 1] = e->time_ns;
+}
+
+int mf_sub_each_live(const mf_subblocks *s, uint16_t log, uint16_t device,
+                     int (*fn)(const mf_block *blk, void *ctx), void *ctx)
+{
+    for (uint32_t id = mf_live_first(&s->live, log); id;) {
+        const mf_live *e = mf_live_get(&s->live, id);
+        uint32_t next = e->next;
+        if (s->views[e->view]->device == device) {
+            mf_block b;
+            sub_block_of(s, id, &b);
+            int rc = fn(&b, ctx);
+            if (rc)
+                return rc;
+        }
+        id = next;
+    }
+    return 0;
+}
+
+uint64_t mf_sub_held(const mf_subblocks *s, uint16_t log, uint16_t device)
+{
+    uint64_t held = 0;
+    for (uint32_t id = mf_live_first(&s->live, log); id;) {
+        const mf_live *e = mf_live_get(&s->live, id);
+        if (s->views[e->view]->device == device)
+            held += e->requested;
+        id = e->next;
+    }
+    return held;
 }
 
 int mf_sub_on_free(mf_subblocks *s, const mf_event *e)
@@ -233,12 +344,64 @@ int mf_sub_settle_device(mf_subblocks *s, uint32_t slot, mf_device_model *out)
 {
     mf_sub_device *d = s->devs[slot];
     free(d->scopes_out);
+    free(d->sites_out);
+    d->sites_out = NULL;
     out->sub = d->counts;
     out->sub_scopes = d->scopes_out = mf_keyed_settle(&d->scopes, d->epoch, d->counts.peak_bytes);
     out->n_sub_scopes = d->scopes_out ? d->scopes.n : 0;
+    out->sub_sites = NULL;
+    out->n_sub_sites = 0;
+    if (s->sites && d->sites.n) {
+        if (!(out->sub_sites = d->sites_out = mf_keyed_settle(&d->sites, d->epoch,
+                                                               d->counts.peak_bytes)))
+            return -1;
+        out->n_sub_sites = d->sites.n;
+    }
+    out->sub_occupancy = mf_series_points(&d->occupancy, &out->n_sub_occupancy);
     out->sub.live_bytes_end = d->unfreed_bytes + d->counts.held_bytes;
     out->sub.live_count_end = d->unfreed_count + d->counts.held_count;
     return d->scopes_out ? 0 : -1;
+}
+
+static int by_pid(const void *a, const void *b)
+{
+    const mf_block *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+int mf_sub_settle(mf_subblocks *s, mf_model *out)
+{
+    free(s->gpu_out);
+    out->gpu_sub_live = s->gpu_out = NULL;
+    out->n_gpu_sub_live = 0;
+    size_t n = s->n_gpu_ended;
+    for (size_t log = 0; log < s->live.n_logs; log++)
+        for (uint32_t id = mf_live_first(&s->live, (uint16_t)log); id;) {
+            const mf_live *e = mf_live_get(&s->live, id);
+            n += MF_DEVICE_KIND(s->views[e->view]->device) == MF_DEVICE_GPU;
+            id = e->next;
+        }
+    if (!n)
+        return 0;
+    mf_block *v = malloc(n * sizeof *v);
+    if (!v)
+        return -1;
+    if (s->n_gpu_ended)
+        memcpy(v, s->gpu_ended, s->n_gpu_ended * sizeof *v);
+    size_t k = s->n_gpu_ended;
+    for (size_t log = 0; log < s->live.n_logs; log++)
+        for (uint32_t id = mf_live_first(&s->live, (uint16_t)log); id;) {
+            const mf_live *e = mf_live_get(&s->live, id);
+            if (MF_DEVICE_KIND(s->views[e->view]->device) == MF_DEVICE_GPU)
+                sub_block_of(s, id, &v[k++]);
+            id = e->next;
+        }
+    qsort(v, n, sizeof *v, by_pid);
+    out->gpu_sub_live = s->gpu_out = v;
+    out->n_gpu_sub_live = n;
+    return 0;
 }
 
 int mf_sub_settle_view(mf_subblocks *s, uint32_t view, mf_view *out)
@@ -258,11 +421,12 @@ int mf_sub_settle_view(mf_subblocks *s, uint32_t view, mf_view *out)
     for (size_t log = 0; log < s->live.n_logs; log++)
         for (uint32_t id = mf_live_first(&s->live, (uint16_t)log); id;) {
             const mf_live *e = mf_live_get(&s->live, id);
+            uint32_t here = id;
             id = e->next;
             if (e->view != view)
                 continue;
             mf_block b;
-            sub_block_of(s, e, &b);
+            sub_block_of(s, here, &b);
             if (mf_topk_offer(&all, &b, NULL) < 0)
                 goto oom;
         }
@@ -282,9 +446,15 @@ void mf_sub_free(mf_subblocks *s)
 {
     mf_live_free(&s->live);
     free(s->heaps);
+    free(s->release_of);
+    free(s->gpu_ended);
+    free(s->gpu_out);
     for (size_t i = 0; i < s->n_devs; i++) {
         mf_keyed_free(&s->devs[i]->scopes);
+        mf_keyed_free(&s->devs[i]->sites);
+        mf_series_free(&s->devs[i]->occupancy);
         free(s->devs[i]->scopes_out);
+        free(s->devs[i]->sites_out);
         free(s->devs[i]);
     }
     free(s->devs);

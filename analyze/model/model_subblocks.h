@@ -27,7 +27,13 @@ struct mf_heap;
 
 typedef struct mf_subblocks {
     int keep_picture;         /* keep the largest of each view to draw */
+    struct mf_sites *sites;   /* count by site; NULL: no stacks */
     mf_live_table live;       /* live sub-blocks, keyed by the device recorded */
+    uint64_t *release_of;     /* by live id - 1: when the program let it go (0: not yet) */
+    size_t n_release;
+    mf_block *gpu_ended;      /* GPU sub-blocks that ended with their process */
+    size_t n_gpu_ended, cap_gpu_ended;
+    mf_block *gpu_out;        /* what the last settle made (mf_model's gpu_sub_live) */
     struct mf_heap *heaps;    /* NVTX heaps registered, in no order */
     size_t n_heaps, cap_heaps;
     struct mf_sub_device **devs;     /* by device slot (model.c's) */
@@ -39,6 +45,9 @@ typedef struct mf_subblocks {
 
 /* No sub-blocks yet; keep_picture: keep each view's largest to draw. */
 void mf_sub_init(mf_subblocks *s, int keep_picture);
+
+/* From now on, count sub-blocks per site through sites. */
+void mf_sub_set_sites(mf_subblocks *s, struct mf_sites *sites);
 
 /* A new device, slot s->n_devs.  0, or -1 when out of memory. */
 int mf_sub_add_device(mf_subblocks *s);
@@ -65,6 +74,21 @@ int mf_sub_on_alloc(mf_subblocks *s, const mf_event *e, uint32_t view);
 /* Sub-block FREE e.  0, or -1 when out of memory. */
 int mf_sub_on_free(mf_subblocks *s, const mf_event *e);
 
+/* TRACE MF_TRACE_FREE_REQUESTED: the program let go of the live sub-block
+ * at the address (value) on the device (arg); its FREE comes later. */
+void mf_sub_on_release(mf_subblocks *s, const mf_event *e);
+
+/*
+ * Call fn(block, ctx) for every sub-block of log live now on device (as
+ * recorded, or through its heap), in no order.  Stops when fn returns
+ * non-zero and returns that.
+ */
+int mf_sub_each_live(const mf_subblocks *s, uint16_t log, uint16_t device,
+                     int (*fn)(const mf_block *blk, void *ctx), void *ctx);
+
+/* Sub-block bytes log holds now on device. */
+uint64_t mf_sub_held(const mf_subblocks *s, uint16_t log, uint16_t device);
+
 /* The sub-blocks of log still live end with its process.  0, or -1. */
 int mf_sub_on_process_end(mf_subblocks *s, uint16_t log, uint64_t time_ns);
 
@@ -77,6 +101,9 @@ int mf_sub_settle_device(mf_subblocks *s, uint32_t slot, mf_device_model *out);
 
 /* out's sub-blocks to draw of view.  0, or -1 when out of memory. */
 int mf_sub_settle_view(mf_subblocks *s, uint32_t view, mf_view *out);
+
+/* out's GPU sub-blocks never freed (gpu_sub_live), by pid.  0, or -1. */
+int mf_sub_settle(mf_subblocks *s, mf_model *out);
 
 void mf_sub_free(mf_subblocks *s);
 

@@ -104,6 +104,22 @@ typedef struct mf_ev_gpu {
     uint8_t uuid[16];
 } mf_ev_gpu;
 
+/* OOM: an allocation failed for want of device memory (on e->device). */
+typedef struct mf_ev_oom {
+    uint64_t requested;       /* bytes asked for */
+    uint64_t device_free;     /* the device's free memory then; UINT64_MAX unknown */
+    uint64_t device_limit;    /* its total or the allocator's limit; 0 unknown */
+    uint32_t scope;           /* string id of the request's scope */
+    uint32_t stack;           /* stack id of the request (0: none) */
+    uint16_t route;           /* enum mf_oom_route */
+} mf_ev_oom;
+
+/* SEGMENT: a caching allocator's segment event (on e->device). */
+typedef struct mf_ev_segment {
+    uint64_t addr, size;
+    uint16_t op;              /* enum mf_segment_op */
+} mf_ev_segment;
+
 /* MF_EV_PROCESS_END: the process image of log ended at time_ns. */
 typedef struct mf_ev_end {
     uint32_t how;             /* enum mf_end_how, | MF_EV_END_INFERRED when the
@@ -118,7 +134,7 @@ typedef struct mf_event {
     uint16_t type;            /* enum mf_record_type, or MF_EV_* */
     uint16_t log;             /* which log (process image) it came from */
     uint16_t device;          /* MF_DEVICE(kind, index) of ALLOC, FREE, SAMPLE,
-                                 ACTIVITY, POOL, DEVICE; else 0 */
+                                 ACTIVITY, POOL, DEVICE, OOM, SEGMENT; else 0 */
     union {                   /* by type: */
         mf_ev_alloc alloc;        /* ALLOC */
         mf_ev_free free;          /* FREE */
@@ -132,6 +148,8 @@ typedef struct mf_event {
         mf_ev_thread thread;      /* THREAD */
         mf_ev_gpu gpu;            /* DEVICE */
         mf_ev_end end;            /* MF_EV_PROCESS_END */
+        mf_ev_oom oom;            /* OOM */
+        mf_ev_segment segment;    /* SEGMENT */
     };
 } mf_event;
 
@@ -151,6 +169,7 @@ static inline unsigned mf_event_strings(mf_event *e, uint32_t *ids[2])
     case MF_REC_ACTIVITY: ids[0] = &e->activity.name; return 1;
     case MF_REC_THREAD: ids[0] = &e->thread.name; return 1;
     case MF_REC_DEVICE: ids[0] = &e->gpu.name; return 1;
+    case MF_REC_OOM: ids[0] = &e->oom.scope; return 1;
     }
     return 0;
 }

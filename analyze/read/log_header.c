@@ -149,9 +149,9 @@ static int magic_ok(const uint8_t *bytes, size_t len, int *damaged)
 /* Bounds of fields the checksum does not cover. */
 static void check_dynamic(const char *path, mf_file_header *h, mf_damage *d)
 {
-    if (h->end_how > MF_END_SIGNAL) {
+    if (h->end_how > MF_END_SNAPSHOT) {
         mf_damage_add(d, path, offsetof(mf_file_header, end_how),
-                      "unknown end_how %u (expected 0..4); how the process ended is unknown",
+                      "unknown end_how %u (expected 0..6); how the process ended is unknown",
                       h->end_how);
         h->end_how = MF_END_UNKNOWN;
     }
@@ -223,7 +223,7 @@ void mf_log_header_update(mf_log_meta *meta, const mf_file_header *fresh)
     mf_file_header *h = &meta->header;
     h->flags = fresh->flags;
     h->chunks_claimed = fresh->chunks_claimed;
-    h->end_how = fresh->end_how <= MF_END_SIGNAL ? fresh->end_how : MF_END_UNKNOWN;
+    h->end_how = fresh->end_how <= MF_END_SNAPSHOT ? fresh->end_how : MF_END_UNKNOWN;
     h->end_ns = fresh->end_ns;
     h->end_status = fresh->end_status;
     h->dropped_events = fresh->dropped_events;

@@ -335,6 +335,10 @@ static int decode(mf_merge *m, cursor *c, mf_event *e, mf_sample_values *samples
     case MF_REC_ACTIVITY:
         a = e->activity.name = mf_rlog_string(log, m->pool, e->activity.name);
         break;
+    case MF_REC_OOM:
+        a = e->oom.scope = mf_rlog_string(log, m->pool, e->oom.scope);
+        e->oom.stack = e->oom.stack ? mf_idmap_get(&log->stacks, e->oom.stack) : 0;
+        break;
     case MF_REC_SAMPLE:
         mf_record_sample_values(&c->rec, &samples[slot]);
         e->sample.index = (uint32_t)slot;

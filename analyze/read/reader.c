@@ -244,10 +244,13 @@ static void settle_end(mf_reader *r, size_t i)
     uint64_t last = last_alive(r, i);
     li->running = li->end_inferred = li->abnormal = 0;
     li->end_status = h->end_status;
-    if (h->end_how != MF_END_UNKNOWN && h->end_ns) {
+    if (h->end_how == MF_END_SNAPSHOT) {    /* the process went on: no end */
+        li->end_how = MF_END_SNAPSHOT;
+        li->end_ns = 0;
+    } else if (h->end_how != MF_END_UNKNOWN && h->end_ns) {
         li->end_how = h->end_how;
         li->end_ns = h->end_ns > last ? h->end_ns : last;
-        li->abnormal = h->end_how == MF_END_SIGNAL;
+        li->abnormal = h->end_how == MF_END_SIGNAL || h->end_how == MF_END_OOM_KILLED;
     } else if (li->next_image >= 0) {
         uint64_t next = r->logs[li->next_image]->meta.header.start_mono_ns;
         li->end_how = MF_END_EXEC;

@@ -69,6 +69,10 @@ int mf_record_next(const uint8_t *p, size_t avail, size_t room, mf_chunk_state *
         return -1;
     }
     unsigned want = mf_record_fixed_size(type);
+    if (!want && type != MF_REC_STRING && type != MF_REC_STACK) {
+        snprintf(why, whylen, "unknown record type %u", type);   /* a number kept for later */
+        return -1;
+    }
     if (size < 16 || size % 8 || (want && size != want)) {
         snprintf(why, whylen, "record type %u has size %u (expected %u)", type, size,
                  want ? want : 16);
@@ -166,6 +170,23 @@ static void decode_other(const uint8_t *p, unsigned type, uint32_t aux, mf_event
                                   .arg = t.arg, .kind = (uint16_t)aux };
         if (t.tid)
             e->tid = t.tid;
+        break;
+    }
+    case MF_REC_OOM: {
+        mf_rec_oom o;
+        memcpy(&o, p, sizeof o);
+        e->device = (uint16_t)aux;
+        e->oom = (mf_ev_oom){ .requested = o.requested, .device_free = o.device_free,
+                              .device_limit = o.device_limit, .scope = o.scope,
+                              .stack = o.stack, .route = (uint16_t)(aux >> 16) };
+        break;
+    }
+    case MF_REC_SEGMENT: {
+        mf_rec_segment sg;
+        memcpy(&sg, p, sizeof sg);
+        e->device = (uint16_t)aux;
+        e->segment = (mf_ev_segment){ .addr = sg.addr, .size = sg.size,
+                                      .op = (uint16_t)(aux >> 16) };
         break;
     }
     }

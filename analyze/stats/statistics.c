@@ -262,6 +262,8 @@ const char *mf_stats_process_end(const mf_process_info *p, char *buf, size_t len
 {
     if (p->running)
         snprintf(buf, len, "still running");
+    else if (p->end_how == MF_END_SNAPSHOT)
+        snprintf(buf, len, "a snapshot (the process went on)");
     else if (!p->end_ns)
         snprintf(buf, len, "running when its log was closed");
     else if (p->end_how == MF_END_EXIT || p->end_how == MF_END_EXIT_NOW)
@@ -272,6 +274,8 @@ const char *mf_stats_process_end(const mf_process_info *p, char *buf, size_t len
         snprintf(buf, len, "replaced by exec");
     else if (p->end_how == MF_END_SIGNAL)
         snprintf(buf, len, "killed by signal %lld", (long long)p->end_status);
+    else if (p->end_how == MF_END_OOM_KILLED)
+        snprintf(buf, len, "killed by the OOM killer (signal %lld)", (long long)p->end_status);
     else if (p->finished)
         snprintf(buf, len, "exited (no end mark)");
     else

@@ -177,6 +177,29 @@ int mf_sites_library_file(const char *file)
     return 0;
 }
 
+int mf_sites_library_function(const char *function, const char *file)
+{
+    static const char *const prefixes[] = {
+        "c10::", "at::", "torch::", "caffe2::", "THP", "pybind11::", "std::", "__gnu_cxx::",
+        "_Py", "(anonymous namespace)::", "__libc_start", "_start", "start_thread", "clone",
+        "method_vectorcall", "cfunction_", "slot_tp_", "??",
+    };
+    static const char *const folders[] = { "/c10/", "/aten/", "/torch/", "/pybind11/",
+                                           "/Objects/", "/Python/" };
+    if (!function || !*function)
+        return 1;
+    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+        if (strncmp(function, prefixes[i], strlen(prefixes[i])) == 0)
+            return 1;
+    if (function[0] == 'P' && function[1] == 'y' && (function[2] == '_' ||
+                                                     (function[2] >= 'A' && function[2] <= 'Z')))
+        return 1;   /* the C API: PyObject_Call, Py_RunMain */
+    for (size_t i = 0; file && i < sizeof folders / sizeof folders[0]; i++)
+        if (strstr(file, folders[i]))
+            return 1;
+    return 0;
+}
+
 /* The symbolic frame of a stack entry, or NULL for a return address (and
  * for a frame its log never wrote). */
 static const mf_symbolic_frame *symbolic(const mf_sites *s, uint64_t entry, int *tagged)
@@ -187,23 +210,35 @@ static const mf_symbolic_frame *symbolic(const mf_sites *s, uint64_t entry, int 
 
 /*
  * The index of the site's frame in ip[0..depth): with Python frames, the
- * first (innermost) in the program's own code (mf_sites_library_file), or
- * the innermost Python frame when every one is a library's; otherwise the
- * first frame that is no allocator wrapper (mf_symbols_site's rule; a frame
- * known only by name by its function's name).  -1 for an empty stack.
+ * first (innermost) in the program's own code (mf_sites_library_file);
+ * else the first C/C++ frame known by name outside PyTorch's and the
+ * interpreter's internals (mf_sites_library_function); else the innermost
+ * Python frame; otherwise the first frame that is no allocator wrapper
+ * (mf_symbols_site's rule; a frame known only by name by its function's
+ * name).  -1 for an empty stack.
  */
 static int site_index(const mf_sites *s, mf_symbols *sym, const uint64_t *ip, uint32_t depth)
 {
-    int first_python = -1, tagged;
+    int first_python = -1, first_native = -1, tagged;
     for (uint32_t i = 0; i < depth; i++) {
         const mf_symbolic_frame *f = symbolic(s, ip[i], &tagged);
-        if (!f || f->kind != MF_FRAME_PYTHON)
+        if (!f)
             continue;
-        if (!mf_sites_library_file(f->file ? mf_strings_get(s->pool, f->file) : NULL))
+        const char *file = f->file ? mf_strings_get(s->pool, f->file) : NULL;
+        if (f->kind != MF_FRAME_PYTHON) {
+            const char *function = mf_strings_get(s->pool, f->function);
+            if (first_native < 0 && !mf_symbols_allocator_name(function) &&
+                !mf_sites_library_function(function, file))
+                first_native = (int)i;
+            continue;
+        }
+        if (!mf_sites_library_file(file))
             return (int)i;
         if (first_python < 0)
             first_python = (int)i;
     }
+    if (first_native >= 0)
+        return first_native;
     if (first_python >= 0)
         return first_python;
     for (uint32_t i = 0; i < depth; i++) {

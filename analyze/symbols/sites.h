@@ -10,7 +10,9 @@
  * A site is the first frame of a stack outside allocator wrappers
  * (mf_symbols_site), or, for a stack with Python frames (symbolic frames,
  * FRAME records), its first Python frame in the program's own code
- * (mf_sites_library_file); named "function (file.c:LINE)" (the innermost inlined
+ * (mf_sites_library_file), else its first C/C++ frame known by name outside
+ * PyTorch's and the interpreter's internals (mf_sites_library_function);
+ * named "function (file.c:LINE)" (the innermost inlined
  * function and its line when the call was inlined), "function" without
  * line information, or "module.so+0xOFFSET" when no symbol names the code.
  * Stacks with the same name share a site.  Each stack is symbolised once,
@@ -95,6 +97,18 @@ MF_EXPORT size_t mf_sites_frames(mf_sites *s, uint32_t stack, mf_site_frame *out
  * library's (the innermost Python frame when all are).
  */
 MF_EXPORT int mf_sites_library_file(const char *file);
+
+/*
+ * Whether a C/C++ frame known by name (a symbolic native frame: PyTorch's
+ * snapshots name them) is a library's internals rather than the program's
+ * own code: PyTorch's (c10::, at::, torch::, caffe2::, THP..., a file under
+ * /c10/, /aten/ or /torch/), the interpreter's (_Py..., Py..., its
+ * Objects/ and Python/ folders), pybind11, the C++ library (std::,
+ * __gnu_cxx::), the start of a thread or program, or a frame with no name.
+ * After a stack's own Python code, its site is its first native frame that
+ * is not (before the innermost Python frame of a library's).
+ */
+MF_EXPORT int mf_sites_library_function(const char *function, const char *file);
 
 /* The i-th message about a module that could not be read ("PATH: what"),
  * all logs together, or NULL past the last. */

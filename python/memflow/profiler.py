@@ -126,6 +126,9 @@ def set_state(state="stop", profile_process="worker"):
         raise _error("set_state", e) from None
     if state == "run":
         _say_once_cpu_needs_memflow_run()
+        if "torch" in sys.modules:  # PyTorch's allocator history (tensors)
+            from . import torch_history
+            torch_history.arm()
 
 
 def pause(profile_process="worker"):
@@ -147,6 +150,8 @@ def dump(finished=True, profile_process="worker"):
     recording.
     """
     _check_process("dump", profile_process)
+    if "memflow.torch_history" in sys.modules:  # the tensors so far
+        sys.modules["memflow.torch_history"].flush()
     try:
         _memflow.dump(bool(finished))
     except ValueError as e:

@@ -291,7 +291,10 @@ def enabled():
 
 
 def _enable_at_import():
-    """Called by memflow run's start-up once the program has imported torch."""
+    """Called by memflow run's start-up once the program has imported torch:
+    the allocator history (memflow.torch_history), then the module scopes."""
+    from . import torch_history
+    torch_history.arm()
     if not _memflow.torch_scopes():
         return
     try:
