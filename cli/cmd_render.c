@@ -48,8 +48,9 @@ static void usage(FILE *out)
           "                    memory_flow.svg,profile.json,stats.txt, plus\n"
           "                    gpu_memory_profile.csv when there are GPU blocks, plus\n"
           "                    stacks.folded,flamegraph.svg when the logs have stacks)\n"
-          "  --color-by MODE   scope (default), lifetime, size, or site (the allocating\n"
-          "                    function; logs recorded with --stacks)\n"
+          "  --color-by MODE   scope (default), lifetime, size, site (the allocating\n"
+          "                    line or function; logs with call stacks), or role (what\n"
+          "                    a tensor is: parameter, gradient, optimizer state, ...)\n"
           "  --device DEV      draw only cpu/0 or gpu/N (the flame graph and folded\n"
           "                    stacks: that device's peak; default the first device)\n"
           "  --at TIME         stop at TIME after the log start: a number of ns, or with\n"
@@ -107,6 +108,8 @@ static int parse_color(const char *v, mf_color_by *c)
         *c = MF_COLOR_BY_SIZE;
     else if (!strcmp(v, "site"))
         *c = MF_COLOR_BY_SITE;
+    else if (!strcmp(v, "role"))
+        *c = MF_COLOR_BY_ROLE;
     else
         return -1;
     return 0;
@@ -149,7 +152,7 @@ static int parse_one(int argc, char **argv, int *i, render_args *a)
     }
     if (cli_is_option(arg, "--color-by"))
         return (v = cli_option_value(argc, argv, i, "--color-by")) && parse_color(v, &a->color_by) == 0
-                   ? 0 : bad("--color-by needs one of: scope, lifetime, size, site");
+                   ? 0 : bad("--color-by needs one of: scope, lifetime, size, site, role");
     if (cli_is_option(arg, "--device")) {
         uint16_t d;
         if (!(v = cli_option_value(argc, argv, i, "--device")) || mf_model_device_parse(v, &d) < 0)
@@ -224,7 +227,9 @@ int cmd_render(int argc, char **argv)
     int rc = 2;
     if (parse(argc, argv, &a) == 0) {
         cli_load_options lo = { .until_ns = a.at_ns, .merge_runs = a.merge_runs,
-                                .tiles_by_site = a.color_by == MF_COLOR_BY_SITE };
+                                .tiles_by = a.color_by == MF_COLOR_BY_SITE   ? MF_TILES_BY_SITE
+                                            : a.color_by == MF_COLOR_BY_ROLE ? MF_TILES_BY_ROLE
+                                                                             : MF_TILES_BY_SCOPE };
         if (a.formats) {      /* build only what the outputs asked for need */
             unsigned needs = mf_outputs_needs(a.formats);
             lo.no_trace = !(needs & MF_NEEDS_TRACE);

@@ -34,7 +34,7 @@ typedef struct cli_load_options {
     unsigned long long until_ns; /* ns since the earliest event; ULLONG_MAX: all */
     int merge_runs;              /* merge logs of different runs */
     int no_picture, no_trace;    /* the outputs need no memory_flow / no trace */
-    int tiles_by_site;           /* memory_flow is coloured by allocation site */
+    int tiles_by;                /* what memory_flow is coloured by: enum mf_tiles_by */
 } cli_load_options;
 
 /* Read every log of paths into a model (shared by run, stats and render).

@@ -39,7 +39,7 @@ struct mf_model *cli_load(int n, char **paths, const cli_load_options *opt, int 
         .until_rel_ns = opt->until_ns == (unsigned long long)-1 ? UINT64_MAX : opt->until_ns,
         .merge_runs = opt->merge_runs,
         .model = { .no_picture = opt->no_picture, .no_trace = opt->no_trace,
-                   .tiles_by_site = opt->tiles_by_site },
+                   .tiles_by = opt->tiles_by },
     };
     cli_recover_staged(n, paths);
     mf_model *m = mf_model_load_opts((const char *const *)paths, n > 0 ? (size_t)n : 0, &lo, &rc,

@@ -20,6 +20,7 @@
 
 #define MAX_TEXT_HOLDERS 20  /* scopes (sites) listed at a peak in the table; JSON has all */
 #define MAX_TEXT_SITES 20    /* allocation sites listed in the table; JSON has all */
+#define MAX_TEXT_NAMES 10    /* tensor names listed at a peak in the table; JSON has all */
 #define JSON_SITE_FRAMES 8   /* frames of a site's first stack, from the site outward */
 #define KB 1000.0            /* MXNet's "kB" */
 
@@ -422,16 +423,17 @@ static void sites(const mf_stats *s, mf_emitter *e)
 
 /* ---- at the peak ------------------------------------------------------------------ */
 
-/* Who held a device's peak: all in JSON; in the table the first
- * MAX_TEXT_HOLDERS, then the rest summed. */
-static void holders(mf_emitter *e, const mf_device_model *d, const mf_stats_holder *h, size_t n,
-                    const char *key, const char *what, const char *indent)
+/* Who held a device's peak: all in JSON; in the table the first `most`,
+ * then the rest summed. */
+static void holders_upto(mf_emitter *e, const mf_device_model *d, const mf_stats_holder *h,
+                         size_t n, const char *key, const char *what, const char *indent,
+                         size_t most)
 {
     uint64_t other_bytes = 0, other_blocks = 0;
     double peak = (double)d->peak_bytes;
     mf_emit_array_begin(e, key);
     for (size_t j = 0; j < n; j++) {
-        if (j >= MAX_TEXT_HOLDERS && !mf_emit_json(e)) {
+        if (j >= most && !mf_emit_json(e)) {
             other_bytes += h[j].bytes;
             other_blocks += h[j].blocks;
             continue;
@@ -448,10 +450,16 @@ static void holders(mf_emitter *e, const mf_device_model *d, const mf_stats_hold
         mf_emit_close(e);
     }
     mf_emit_close(e);
-    if (n > MAX_TEXT_HOLDERS)
+    if (n > most)
         mf_emit_table_printf(e, "%s%16llu bytes %6.2f%% %8llu blocks  (%zu other %ss)\n", indent,
                              (unsigned long long)other_bytes, 100.0 * (double)other_bytes / peak,
-                             (unsigned long long)other_blocks, n - MAX_TEXT_HOLDERS, what);
+                             (unsigned long long)other_blocks, n - most, what);
+}
+
+static void holders(mf_emitter *e, const mf_device_model *d, const mf_stats_holder *h, size_t n,
+                    const char *key, const char *what, const char *indent)
+{
+    holders_upto(e, d, h, n, key, what, indent, MAX_TEXT_HOLDERS);
 }
 
 static void at_peak(const mf_stats *s, mf_emitter *e)
@@ -475,6 +483,16 @@ static void at_peak(const mf_stats *s, mf_emitter *e)
             mf_emit_table_printf(e, "  by site:\n");
             holders(e, d, p->by_site, p->n_by_site, "by_site", "site", "    ");
         }
+        int tensors = p->n_by_role > 1 || (p->n_by_role == 1 && p->by_role[0].scope->scope);
+        if (tensors)
+            mf_emit_table_printf(e, "  by role:\n");
+        if (tensors || mf_emit_json(e))
+            holders(e, d, p->by_role, p->n_by_role, "by_role", "role", "    ");
+        if (tensors)
+            mf_emit_table_printf(e, "  by tensor name (the first %d):\n", MAX_TEXT_NAMES);
+        if (tensors || mf_emit_json(e))
+            holders_upto(e, d, p->by_name, p->n_by_name, "by_name", "name", "    ",
+                         MAX_TEXT_NAMES);
         mf_emit_close(e);
     }
     mf_emit_close(e);
@@ -490,6 +508,7 @@ static void leak(const mf_stats *s, mf_emitter *e, const mf_block *l)
     mf_emit_object_begin(e, NULL);
     mf_emit_json_str(e, "scope", mf_model_string(m, l->scope));
     mf_emit_json_str(e, "name", mf_model_string(m, l->name));
+    mf_emit_json_str(e, "role", mf_role_name(l->role));
     device(e, l->device, "%-8s");
     mf_emit_json_printf(e, "address", "\"0x%llx\"", (unsigned long long)l->addr);
     mf_emit_table_printf(e, " %#18llx", (unsigned long long)l->addr);

@@ -13,7 +13,8 @@ typedef enum mf_color_by {
     MF_COLOR_BY_SCOPE = 0,
     MF_COLOR_BY_LIFETIME = 1,
     MF_COLOR_BY_SIZE = 2,
-    MF_COLOR_BY_SITE = 3      /* the allocation site (sites.h): logs with call stacks */
+    MF_COLOR_BY_SITE = 3,     /* the allocation site (sites.h): logs with call stacks */
+    MF_COLOR_BY_ROLE = 4      /* the block's role (mf_block.role): tensors' roles */
 } mf_color_by;
 
 typedef struct mf_svg_options {

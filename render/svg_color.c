@@ -143,6 +143,40 @@ static int build_site_colors(mf_svg_colors *c, const mf_model *model, const mf_v
     return 0;
 }
 
+/* Fixed colours of the roles (enum mf_block_role): grey for none. */
+static const mf_svg_rgb role_colors[MF_ROLES] = {
+    { 0xbd, 0xbd, 0xbd }, { 0x1f, 0x77, 0xb4 }, { 0xff, 0x7f, 0x0e }, { 0x2c, 0xa0, 0x2c },
+    { 0x94, 0x67, 0xbd }, { 0x8c, 0x56, 0x4b }, { 0xe3, 0x77, 0xc2 }, { 0xbc, 0xbd, 0x22 },
+};
+
+/* Legend of the roles of the device, most held at its peak first; each
+ * role its fixed colour (index = role). */
+static int build_role_colors(mf_svg_colors *c, const mf_model *model, const mf_view *view)
+{
+    const mf_device_model *dev = mf_model_device(model, view->device);
+    size_t n = dev ? dev->n_roles : 0;
+    const mf_site_stat **order = malloc((n ? n : 1) * sizeof *order);
+    if (!order || start_colors(c, MF_ROLES) < 0) {
+        free(order);
+        return -1;
+    }
+    for (unsigned r = 0; r < MF_ROLES; r++) {
+        c->table[r] = role_colors[r];
+        c->scope_color[r] = (uint8_t)r;
+    }
+    for (size_t i = 0; i < n; i++)
+        order[i] = &dev->roles[i];
+    qsort(order, n, sizeof *order, site_order);
+    for (size_t i = 0; i < n && c->n_legend < MF_SVG_LEGEND_MAX; i++) {
+        const mf_scope_stat *s = order[i];
+        c->legend[c->n_legend++] = (mf_svg_legend_entry){
+            s->scope, s->scope ? mf_role_name(s->scope) : "no role (not a tensor)",
+            s->at_peak_bytes, s->alloc_bytes, (uint8_t)(s->scope & MF_ROLE_MASK) };
+    }
+    free(order);
+    return 0;
+}
+
 /* The value a ramp colours: lifetime (to the end if live) or size. */
 static uint64_t ramp_value(const mf_svg_colors *c, const mf_block *b)
 {
@@ -186,6 +220,8 @@ int mf_svg_colors_build(mf_svg_colors *colors, const mf_model *model, const mf_v
         return build_scope_colors(colors, model, view);
     if (by == MF_COLOR_BY_SITE)
         return model->sites ? build_site_colors(colors, model, view) : -1;
+    if (by == MF_COLOR_BY_ROLE)
+        return build_role_colors(colors, model, view);
     build_ramp(colors, view);
     return 0;
 }
@@ -212,13 +248,16 @@ uint8_t mf_svg_block_color(const mf_svg_colors *colors, const mf_block *block)
         return key_color(colors, block->scope);
     if (colors->by == MF_COLOR_BY_SITE)
         return key_color(colors, mf_sites_of_stack(colors->sites, block->stack));
+    if (colors->by == MF_COLOR_BY_ROLE)
+        return key_color(colors, block->role & MF_ROLE_MASK);
     return ramp_index(colors, log((double)ramp_value(colors, block)));
 }
 
 uint8_t mf_svg_tile_color(const mf_svg_colors *colors, const mf_tile *tile)
 {
-    if (colors->by == MF_COLOR_BY_SCOPE || colors->by == MF_COLOR_BY_SITE)
-        return key_color(colors, tile->scope);   /* a site id in site mode */
+    if (colors->by == MF_COLOR_BY_SCOPE || colors->by == MF_COLOR_BY_SITE ||
+        colors->by == MF_COLOR_BY_ROLE)
+        return key_color(colors, tile->scope);   /* a site id, a role in those modes */
     uint16_t cls = colors->by == MF_COLOR_BY_SIZE ? tile->size : tile->life;
     return ramp_index(colors, (double)cls / 256.0 * M_LN2);
 }

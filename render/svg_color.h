@@ -72,7 +72,8 @@ typedef struct mf_svg_colors {
  * the legend (the view's top scopes by bytes at the peak, then by bytes
  * allocated; legend colours are distinct), in site mode the same of the
  * device's allocation sites (held at the device's peak; the model needs
- * stacks and mf_model_options.tiles_by_site), otherwise the ramp's range (the
+ * stacks and mf_model_options.tiles_by MF_TILES_BY_SITE), in role mode the
+ * device's roles with fixed colours (MF_TILES_BY_ROLE), otherwise the ramp's range (the
  * view's shortest and longest lifetime, smallest and largest size).
  * Returns 0, or -1 when out of memory.
  */

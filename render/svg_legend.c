@@ -82,7 +82,8 @@ static double legend_scopes(cairo_t *cr, const mf_svg_panel *panel, mf_sink *ove
                             double y)
 {
     const mf_svg_colors *c = &panel->colors;
-    const char *what = c->by == MF_COLOR_BY_SITE ? "site" : "scope";
+    const char *what = c->by == MF_COLOR_BY_SITE ? "site" : c->by == MF_COLOR_BY_ROLE ? "role"
+                                                                                   : "scope";
     char bytes[32], label[64];
     mf_svg_colored_text(cr, mf_svg_text_color, MF_SVG_LEGEND_X, y, MF_SVG_LEFT, 10.5, 1, what);
     mf_svg_colored_text(cr, mf_svg_text_color, LEGEND_RIGHT, y, MF_SVG_RIGHT, 10.5, 1,
@@ -173,7 +174,8 @@ int mf_svg_draw_legend(cairo_t *cr, const mf_svg_panel *panel, mf_sink *overlay)
     double y = panel->box.curve_top + 10;
     y = legend_curve_keys(cr, panel, y);
     y += 10;
-    if (panel->colors.by == MF_COLOR_BY_SCOPE || panel->colors.by == MF_COLOR_BY_SITE)
+    if (panel->colors.by == MF_COLOR_BY_SCOPE || panel->colors.by == MF_COLOR_BY_SITE ||
+        panel->colors.by == MF_COLOR_BY_ROLE)
         y = legend_scopes(cr, panel, overlay, y);
     else
         y = legend_ramp(cr, panel, y);

@@ -116,6 +116,8 @@ int mf_svg_overlay_block(mf_sink *overlay, const mf_svg_panel *panel, const mf_b
     mf_escape_xml(overlay, mf_svg_string(model, block->scope), HOVER_MAX_CHARS);
     mf_sink_write(overlay, "\nname: ", 7);
     mf_escape_xml(overlay, mf_svg_string(model, block->name), HOVER_MAX_CHARS);
+    if (block->role & MF_ROLE_MASK)   /* a tensor's role */
+        mf_sink_printf(overlay, " (%s)", mf_role_name(block->role));
     mf_sink_write(overlay, "\nrequested ", 11);
     append_size(overlay, block->requested);
     mf_sink_write(overlay, ", actual ", 9);

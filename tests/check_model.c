@@ -110,6 +110,88 @@ static void record_cpu_story(void)
     memflow_scope_pop();
 }
 
+/* A naming record (memflow.torch's) on block addr of cpu/0: name and role. */
+static void name_block(uint64_t addr, const char *name, unsigned role)
+{
+    mf_recorder_trace(MF_TRACE_BLOCK_NAME, 0, addr, 0, mf_recorder_intern(name, strlen(name)),
+                      CPU0 | role << 16);
+}
+
+static void step_mark(uint64_t n)
+{
+    mf_recorder_trace(MF_TRACE_STEP, 0, n, 0, mf_recorder_intern("adam", 4), MF_MARKER_PROCESS);
+}
+
+/* The role statistics of role on d. */
+static const mf_scope_stat *role_of(const mf_device_model *d, unsigned role)
+{
+    for (size_t i = 0; i < d->n_roles; i++)
+        if (d->roles[i].scope == role)
+            return &d->roles[i];
+    ck_abort_msg("no role %u", role);
+    return NULL;
+}
+
+/*
+ * Roles: named ones from naming records (even after the peak: the block
+ * moves, its share at the peak too), temporary (freed within its step),
+ * other (held across a step), unknown and held from before training (the
+ * first naming record); bytes by role and by name at the peak, exactly.
+ */
+START_TEST(roles_at_peak)
+{
+    start_recording("roles_at_peak");
+    memflow_record_alloc("cpu/0", P(0x1000), 1000, 1024, NULL, 0);   /* import */
+    memflow_record_alloc("cpu/0", P(0x2000), 400, 400, NULL, 0);
+    name_block(0x2000, "net:w", MF_ROLE_PARAMETER);                   /* training begins */
+    step_mark(1);
+    memflow_record_alloc("cpu/0", P(0x3000), 100, 128, NULL, 0);
+    memflow_record_alloc("cpu/0", P(0x4000), 400, 400, NULL, 0);      /* peak 1900 */
+    memflow_record_free("cpu/0", P(0x3000));                          /* a temporary */
+    name_block(0x4000, "net:w.grad", MF_ROLE_GRADIENT);               /* after the peak */
+    memflow_record_alloc("cpu/0", P(0x5000), 50, 64, NULL, 0);
+    step_mark(2);
+    memflow_record_free("cpu/0", P(0x5000));                          /* held across a step */
+    mf_model *m = finish_and_load(UINT64_MAX);
+    const mf_device_model *d = mf_model_device(m, CPU0);
+    ck_assert_uint_eq(d->peak_bytes, 1900);
+    ck_assert_uint_eq(d->n_roles, 5);
+    const unsigned roles[] = { MF_ROLE_UNKNOWN, MF_ROLE_PARAMETER, MF_ROLE_GRADIENT,
+                               MF_ROLE_TEMPORARY, MF_ROLE_OTHER };
+    const uint64_t at_peak[] = { 1000, 400, 400, 100, 0 }, allocated[] = { 1000, 400, 400, 100, 50 };
+    for (int i = 0; i < 5; i++) {
+        const mf_scope_stat *r = role_of(d, roles[i]);
+        ck_assert_uint_eq(r->at_peak_bytes, at_peak[i]);
+        ck_assert_uint_eq(r->at_peak_count, at_peak[i] ? 1 : 0);
+        ck_assert_uint_eq(r->alloc_count, 1);
+        ck_assert_uint_eq(r->alloc_bytes, allocated[i]);
+    }
+    ck_assert_uint_eq(block_at(m, CPU0, 0x1000, 0)->role,
+                      MF_ROLE_UNKNOWN | MF_ROLE_BEFORE_TRAINING);
+    ck_assert_uint_eq(block_at(m, CPU0, 0x2000, 0)->role, MF_ROLE_PARAMETER | MF_ROLE_NAMED);
+    ck_assert_uint_eq(block_at(m, CPU0, 0x3000, 0)->role, MF_ROLE_TEMPORARY);
+    ck_assert_uint_eq(block_at(m, CPU0, 0x4000, 0)->role, MF_ROLE_GRADIENT | MF_ROLE_NAMED);
+    ck_assert_uint_eq(block_at(m, CPU0, 0x5000, 0)->role, MF_ROLE_OTHER);
+    ck_assert_str_eq(mf_model_string(m, block_at(m, CPU0, 0x4000, 0)->name), "net:w.grad");
+    /* by name at the peak: no name 1100 (2 blocks), net:w 400, net:w.grad 400 */
+    mf_stats st;
+    ck_assert_int_eq(mf_stats_compute(m, MF_SORT_TOTAL, 0, 0, &st), 0);
+    const mf_stats_peak *p = &st.peaks[0];
+    ck_assert_uint_eq(p->n_by_name, 3);
+    ck_assert_str_eq(p->by_name[0].name, "(no name)");
+    ck_assert_uint_eq(p->by_name[0].bytes, 1100);
+    ck_assert_uint_eq(p->by_name[0].blocks, 2);
+    ck_assert_str_eq(p->by_name[1].name, "net:w");
+    ck_assert_str_eq(p->by_name[2].name, "net:w.grad");
+    ck_assert_uint_eq(p->by_name[2].bytes, 400);
+    ck_assert_uint_eq(p->n_by_role, 4);
+    ck_assert_str_eq(p->by_role[0].name, "unknown");
+    ck_assert_str_eq(p->by_role[3].name, "temporary");
+    mf_stats_free(&st);
+    mf_model_free(m);
+}
+END_TEST
+
 START_TEST(cpu_blocks_peak_and_end)
 {
     start_recording("cpu_blocks_peak_and_end");
@@ -674,6 +756,7 @@ static Suite *model_suite(void)
     Suite *s = suite_create("model");
     TCase *tc = tcase_create("model");
     tcase_add_test(tc, cpu_blocks_peak_and_end);
+    tcase_add_test(tc, roles_at_peak);
     tcase_add_test(tc, scope_statistics_and_at_peak);
     tcase_add_test(tc, explicit_blocks_inside_segments_do_not_collide);
     tcase_add_test(tc, subblocks_counted_apart);

@@ -53,6 +53,29 @@ void mf_keyed_alloc(mf_keyed_entry *s, uint64_t epoch, uint64_t bytes, uint64_t 
     }
 }
 
+void mf_keyed_move(mf_keyed_entry *from, mf_keyed_entry *to, uint64_t epoch, uint64_t bytes,
+                   int at_peak)
+{
+    if (from == to)
+        return;
+    mf_scope_held_change(&from->held, epoch, -(int64_t)bytes, -1);
+    mf_scope_held_change(&to->held, epoch, (int64_t)bytes, 1);
+    from->s.alloc_count--;
+    from->s.alloc_bytes -= bytes;
+    to->s.alloc_count++;
+    to->s.alloc_bytes += bytes;
+    to->s.min_size = bytes < to->s.min_size ? bytes : to->s.min_size;
+    to->s.max_size = bytes > to->s.max_size ? bytes : to->s.max_size;
+    if (to->held.bytes > to->s.peak_live_bytes)
+        to->s.peak_live_bytes = to->held.bytes;
+    if (at_peak) {
+        from->held.at_peak_bytes -= bytes;
+        from->held.at_peak_count--;
+        to->held.at_peak_bytes += bytes;
+        to->held.at_peak_count++;
+    }
+}
+
 static int by_key(const void *a, const void *b)
 {
     uint32_t x = ((const mf_scope_stat *)a)->scope, y = ((const mf_scope_stat *)b)->scope;

@@ -85,7 +85,7 @@ mf_model *mf_model_new(const mf_model_options *opt, char *err, size_t errlen)
     m->until_ns = UINT64_MAX;
     memset(st->device_slot, 0xff, sizeof st->device_slot);
     st->span.t0 = UINT64_MAX;
-    mf_picture_init(&st->picture, &st->span, st->opt.tiles_by_site);
+    mf_picture_init(&st->picture, &st->span, st->opt.tiles_by);
     mf_blocks_init(&st->blocks, st->opt.no_picture ? NULL : &st->picture);
     mf_sub_init(&st->sub, !st->opt.no_picture);
     mf_timeline_init(&st->timeline, m->strings, st->opt.no_trace);
@@ -429,10 +429,10 @@ static int on_trace(mf_model *m, const mf_event *e)
         return 0;
     }
     if (e->trace.kind == MF_TRACE_BLOCK_NAME) { /* a sub-block there first (a tensor in a segment) */
-        if (!mf_sub_on_name(&m->state->sub, e))
-            mf_blocks_on_name(&m->state->blocks, e);
-        return 0;
+        return mf_blocks_on_name(&m->state->blocks, e, mf_sub_on_name(&m->state->sub, e));
     }
+    if (e->trace.kind == MF_TRACE_STEP && mf_blocks_on_step(&m->state->blocks, e) < 0)
+        return -1;
     return mf_timeline_on_object(&m->state->timeline, e, pid_of(m, e));
 }
 
@@ -684,6 +684,26 @@ void mf_model_free(mf_model *m)
     mf_sites_close(m->sites);
     mf_strings_free(m->strings);
     free(m);
+}
+
+static const char *const role_names[MF_ROLES] = {
+    "unknown", "parameter", "gradient", "optimizer_state", "activation", "input", "temporary",
+    "other",
+};
+
+const char *mf_role_name(unsigned role)
+{
+    return role_names[role & MF_ROLE_MASK];
+}
+
+int mf_role_parse(const char *text, unsigned *role)
+{
+    for (unsigned i = 0; text && i < MF_ROLES; i++)
+        if (strcmp(text, role_names[i]) == 0) {
+            *role = i;
+            return 0;
+        }
+    return -1;
 }
 
 const char *mf_model_string(const mf_model *model, uint32_t id)

@@ -81,7 +81,31 @@ typedef struct mf_block {
     uint16_t device;
     uint16_t flags;           /* MF_FLAG_* | memory kind */
     uint8_t end;              /* enum mf_block_end */
+    uint8_t role;             /* enum mf_block_role (MF_ROLE_MASK) | MF_ROLE_* bits */
 } mf_block;
+
+/*
+ * A block's role (mf_block.role): what a tensor is (enum mf_block_role in
+ * log_format.h), from a naming record (MF_TRACE_BLOCK_NAME) or inferred.
+ * Once a process has named a tensor (its training began: the first forward
+ * of a model), its blocks with no named role are MF_ROLE_OTHER, or
+ * MF_ROLE_TEMPORARY when freed within the step they were allocated in
+ * (between the same two step marks); blocks allocated before are
+ * MF_ROLE_UNKNOWN, and those still held when training began, with no role
+ * given later, carry MF_ROLE_BEFORE_TRAINING (torch's import, the
+ * interpreter's own memory).
+ */
+#define MF_ROLE_MASK 0x07
+#define MF_ROLE_NAMED 0x08            /* the role came from a naming record */
+#define MF_ROLE_BEFORE_TRAINING 0x10  /* held from before its process's training began */
+#define MF_ROLES 8
+
+/* The name of a role: "unknown", "parameter", "gradient", "optimizer_state",
+ * "activation", "input", "temporary", "other". */
+MF_EXPORT const char *mf_role_name(unsigned role);
+
+/* Parse a role's name; 0, or -1 if text names none. */
+MF_EXPORT int mf_role_parse(const char *text, unsigned *role);
 
 /* The bytes a block covers on an address axis: actual, or requested if
  * actual is 0, at least 1. */
@@ -157,6 +181,10 @@ typedef struct mf_scope_stat {
 /* Allocation sites (sites.h) reuse mf_scope_stat: its `scope` holds the
  * site id.  Live at end, peak live and at-peak values mean the same. */
 typedef mf_scope_stat mf_site_stat;
+
+/* The key that the keys past a per-device table's limit share (stacks,
+ * tensor names: mf_stack_share.stack, mf_device_model.names). */
+#define MF_KEY_OTHER UINT32_MAX
 
 /* The bytes of one stack held at a device's peak. */
 typedef struct mf_stack_share {
@@ -257,6 +285,13 @@ typedef struct mf_device_model {
     size_t n_sites;
     mf_stack_share *peak_stacks;   /* the stacks held at the peak, by stack id */
     size_t n_peak_stacks;
+    mf_scope_stat *roles;          /* by role (enum mf_block_role, in `scope`), every
+                                      role that allocated here; at_peak_* by the
+                                      blocks' roles as they ended up */
+    size_t n_roles;
+    mf_scope_stat *names;          /* by tensor name (string id in `scope`; 0: blocks
+                                      with no name), every name given here */
+    size_t n_names;
     mf_sub_counts sub;             /* its sub-blocks, apart from every count above */
     mf_scope_stat *sub_scopes;     /* sub-blocks by scope, by scope id (at_peak_*: at
                                       the sub-blocks' own peak) */
@@ -381,13 +416,21 @@ typedef struct mf_model {
 
 #define MF_MODEL_LEAKS 100        /* leaks kept */
 
+/* What the picture's cells are keyed by (mf_model_options.tiles_by). */
+enum mf_tiles_by {
+    MF_TILES_BY_SCOPE = 0,    /* the block's scope string id */
+    MF_TILES_BY_SITE = 1,     /* its site id (sites.h) */
+    MF_TILES_BY_ROLE = 2      /* its role (mf_block.role & MF_ROLE_MASK) */
+};
+
 typedef struct mf_model_options {
     int no_picture;           /* keep nothing for memory_flow (statistics only) */
     int no_trace;             /* keep no spans, activities or trace objects */
     uint64_t since_ns;        /* leave out events before this */
-    int tiles_by_site;        /* the picture's cells keep a block's site id (sites.h)
-                                 in mf_tile.scope, not its scope: memory_flow
-                                 coloured by site (needs stacks) */
+    int tiles_by;             /* what the picture's cells keep in mf_tile.scope
+                                 (enum mf_tiles_by): a block's scope, its site
+                                 id (sites.h: memory_flow coloured by site,
+                                 needs stacks) or its role */
 } mf_model_options;
 
 /* An empty model (opt may be NULL); NULL with a message in err when out of memory. */

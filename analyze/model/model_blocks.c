@@ -24,6 +24,7 @@
 #define VIEW_POINTS_MAX 16384u
 #define VIEW_SNAPSHOTS 4096u
 #define STACKS_KEPT 65536u            /* stacks counted one by one, per device */
+#define NAMES_KEPT 65536u             /* tensor names counted one by one, per device */
 
 typedef struct mf_blocks_device {
     uint16_t device;
@@ -37,10 +38,13 @@ typedef struct mf_blocks_device {
     mf_keyed scopes;          /* by scope string id */
     mf_keyed sites;           /* by site id (sites.h), when the logs have stacks */
     mf_keyed stacks;          /* by stack id, for the stacks live at the peak */
+    mf_keyed roles;           /* by role (mf_block.role & MF_ROLE_MASK) */
+    mf_keyed names;           /* by name string id (0: no name) */
     uint64_t held_actual;     /* actual bytes held now */
     uint64_t unfreed_bytes, unfreed_count;   /* ended with their process */
     mf_scope_stat *scopes_out, *sites_out;   /* what the last settle made */
     mf_stack_share *stacks_out;
+    mf_scope_stat *roles_out, *names_out;
 } mf_blocks_device;
 
 typedef struct mf_blocks_view {
@@ -57,6 +61,8 @@ typedef struct mf_blocks_view {
 typedef struct mf_blocks_process {
     uint32_t pid;
     int forked;
+    int training;             /* it named a tensor: its training began */
+    uint32_t steps;           /* step marks seen */
     mf_block *gpu_unfreed;    /* GPU blocks it held when it ended */
     size_t n_gpu_unfreed, cap_gpu_unfreed;
 } mf_blocks_process;
@@ -85,6 +91,7 @@ int mf_blocks_add_device(mf_blocks *b, uint16_t device)
     mf_series_init(&d->occupancy, DEVICE_POINTS);
     mf_snapshots_init(&d->snapshots, DEVICE_SNAPSHOTS);
     d->stacks.limit = STACKS_KEPT;
+    d->names.limit = NAMES_KEPT;
     b->devs[b->n_devs++] = d;
     return 0;
 }
@@ -155,6 +162,25 @@ static void dev_site(mf_blocks *b, mf_blocks_device *d, uint32_t stack, mf_keyed
     *st = keyed(b, &d->stacks, stack);
 }
 
+/* The keys a block counts under on its device: scope, site (with stacks),
+ * role and name; its stack (held only, with stacks) apart.  Entries that
+ * could not be made are NULL (b->oom is set). */
+enum { KEY_SCOPE, KEY_SITE, KEY_ROLE, KEY_NAME, KEYS };
+
+static mf_keyed_entry *block_keys(mf_blocks *b, mf_blocks_device *d, uint32_t scope,
+                                  uint32_t stack, uint8_t role, uint32_t name,
+                                  mf_keyed_entry *keys[KEYS])
+{
+    mf_keyed_entry *st = NULL;
+    keys[KEY_SCOPE] = keyed(b, &d->scopes, scope);
+    keys[KEY_SITE] = NULL;
+    if (b->sites)
+        dev_site(b, d, stack, &keys[KEY_SITE], &st);
+    keys[KEY_ROLE] = keyed(b, &d->roles, role & MF_ROLE_MASK);
+    keys[KEY_NAME] = keyed(b, &d->names, name);
+    return st;
+}
+
 /* ---- counts -------------------------------------------------------------------- */
 
 static void counts_alloc(mf_counts *c, uint64_t addr, uint64_t requested, uint64_t actual)
@@ -214,7 +240,7 @@ static void live_block(const mf_blocks *b, const mf_live *e, mf_block *out)
         .addr = e->addr, .requested = e->requested, .actual = e->actual,
         .alloc_ns = e->alloc_ns, .free_ns = MF_LIVE_AT_END, .scope = e->scope, .name = e->name,
         .tid = e->tid, .pid = e->log < b->n_procs ? b->procs[e->log].pid : 0, .stack = e->stack,
-        .device = e->device, .flags = e->flags, .end = MF_BLOCK_LIVE,
+        .device = e->device, .flags = e->flags, .end = MF_BLOCK_LIVE, .role = e->role,
     };
 }
 
@@ -254,49 +280,58 @@ static void keep_unfreed(mf_blocks *b, uint16_t log, const mf_block *blk)
 
 /* End live block id at time_ns, the way `how` says (a process's end adds
  * its curve points once, after all its blocks). */
+/* Live block e of device d changes role (a key of d->roles) to role. */
+static void change_role(mf_blocks *b, mf_blocks_device *d, mf_live *e, unsigned role)
+{
+    /* to first: making it may move the table; from is already there */
+    mf_keyed_entry *to = keyed(b, &d->roles, role & MF_ROLE_MASK);
+    mf_keyed_entry *from = keyed(b, &d->roles, e->role & MF_ROLE_MASK);
+    if (from && to)
+        mf_keyed_move(from, to, d->epoch, e->requested, d->epoch > e->epoch0);
+    e->role = (uint8_t)((e->role & ~MF_ROLE_MASK) | (role & MF_ROLE_MASK));
+}
+
 static void end_block(mf_blocks *b, uint32_t id, unsigned how, uint64_t time_ns)
 {
-    const mf_live *e = mf_live_get(&b->live, id);
+    mf_live *e = mf_live_get(&b->live, id);
     mf_blocks_view *v = b->views[e->view];
     mf_blocks_device *d = b->devs[v->slot];
     uint64_t req = e->requested;
+    /* freed within the step it was allocated in, with no role of its own */
+    if (how == MF_BLOCK_FREED && (e->role & (MF_ROLE_MASK | MF_ROLE_NAMED)) == MF_ROLE_OTHER &&
+        e->log < b->n_procs && e->step == b->procs[e->log].steps)
+        change_role(b, d, e, MF_ROLE_TEMPORARY);
     d->counts.held_bytes -= req;
     d->counts.held_count--;
     d->held_actual -= e->actual;
     v->counts.held_bytes -= req;
     v->counts.held_count--;
     v->held_actual -= e->actual;
-    mf_keyed_entry *ds = keyed(b, &d->scopes, e->scope), *site = NULL, *stack = NULL;
-    if (ds)
-        mf_scope_held_change(&ds->held, d->epoch, -(int64_t)req, -1);
-    if (b->sites)
-        dev_site(b, d, e->stack, &site, &stack);
-    if (site)
-        mf_scope_held_change(&site->held, d->epoch, -(int64_t)req, -1);
+    mf_keyed_entry *keys[KEYS];
+    mf_keyed_entry *stack = block_keys(b, d, e->scope, e->stack, e->role, e->name, keys);
     if (stack)
         mf_scope_held_change(&stack->held, d->epoch, -(int64_t)req, -1);
+    for (int k = 0; k < KEYS; k++) {
+        if (!keys[k])
+            continue;
+        mf_scope_held_change(&keys[k]->held, d->epoch, -(int64_t)req, -1);
+        if (how == MF_BLOCK_FREED)
+            keys[k]->s.free_count++;
+        if (how == MF_BLOCK_PROCESS_ENDED) {
+            keys[k]->s.live_bytes_end += req;
+            keys[k]->s.live_count_end++;
+        }
+    }
     if (how == MF_BLOCK_FREED) {
         d->counts.free_count++;
         counter_update(d);
         v->counts.free_count++;
-        if (ds)
-            ds->s.free_count++;
-        if (site)
-            site->s.free_count++;
     }
     if (how == MF_BLOCK_PROCESS_ENDED) {
         d->unfreed_bytes += req;
         d->unfreed_count++;
         v->unfreed_bytes += req;
         v->unfreed_count++;
-        if (ds) {
-            ds->s.live_bytes_end += req;
-            ds->s.live_count_end++;
-        }
-        if (site) {
-            site->s.live_bytes_end += req;
-            site->s.live_count_end++;
-        }
     } else {
         kind_of(d, e->flags)->live_bytes_end -= req;
         add_points(b, d, v, time_ns);
@@ -305,7 +340,7 @@ static void end_block(mf_blocks *b, uint32_t id, unsigned how, uint64_t time_ns)
         .addr = e->addr, .requested = req, .actual = e->actual, .alloc_ns = e->alloc_ns,
         .free_ns = time_ns, .scope = e->scope, .name = e->name, .tid = e->tid,
         .pid = v->pid, .stack = e->stack, .device = e->device, .flags = e->flags,
-        .end = (uint8_t)how,
+        .end = (uint8_t)how, .role = e->role,
     };
     if (how == MF_BLOCK_PROCESS_ENDED)
         keep_unfreed(b, e->log, &blk);
@@ -325,10 +360,12 @@ int mf_blocks_on_alloc(mf_blocks *b, const mf_event *e, uint32_t view)
         d->counts.replaced_blocks++;
         v->counts.replaced_blocks++;
     }
+    const mf_blocks_process *p = e->log < b->n_procs ? &b->procs[e->log] : NULL;
     mf_live l = {
         .addr = a->addr, .requested = a->requested, .actual = a->actual, .alloc_ns = e->time_ns,
-        .scope = a->scope, .name = a->name, .tid = e->tid, .stack = a->stack,
-        .view = view, .device = e->device, .flags = a->flags, .log = e->log,
+        .epoch0 = d->epoch, .scope = a->scope, .name = a->name, .tid = e->tid, .stack = a->stack,
+        .view = view, .step = p ? p->steps : 0, .device = e->device, .flags = a->flags,
+        .log = e->log, .role = p && p->training ? MF_ROLE_OTHER : MF_ROLE_UNKNOWN,
     };
     if (!mf_live_insert(&b->live, &l))
         return -1;
@@ -337,17 +374,15 @@ int mf_blocks_on_alloc(mf_blocks *b, const mf_event *e, uint32_t view)
     counts_alloc(&v->counts, a->addr, a->requested, a->actual);
     d->held_actual += a->actual;
     v->held_actual += a->actual;
-    mf_kind_stat *k = kind_of(d, a->flags);
-    k->alloc_count++;
-    k->alloc_bytes += a->requested;
-    k->live_bytes_end += a->requested;
-    mf_keyed_entry *ds = keyed(b, &d->scopes, a->scope), *site = NULL, *stack = NULL;
-    if (ds)
-        mf_keyed_alloc(ds, d->epoch, a->requested, e->time_ns);
-    if (b->sites)
-        dev_site(b, d, a->stack, &site, &stack);
-    if (site)
-        mf_keyed_alloc(site, d->epoch, a->requested, e->time_ns);
+    mf_kind_stat *kind = kind_of(d, a->flags);
+    kind->alloc_count++;
+    kind->alloc_bytes += a->requested;
+    kind->live_bytes_end += a->requested;
+    mf_keyed_entry *keys[KEYS];
+    mf_keyed_entry *stack = block_keys(b, d, l.scope, l.stack, l.role, l.name, keys);
+    for (int k = 0; k < KEYS; k++)
+        if (keys[k])
+            mf_keyed_alloc(keys[k], d->epoch, a->requested, e->time_ns);
     if (stack)
         mf_scope_held_change(&stack->held, d->epoch, (int64_t)a->requested, 1);
     if (b->picture && mf_picture_alloc(b->picture, view, v->epoch, &l) < 0)
@@ -367,15 +402,65 @@ int mf_blocks_on_free(mf_blocks *b, const mf_event *e)
     return b->oom ? -1 : 1;
 }
 
-void mf_blocks_on_name(mf_blocks *b, const mf_event *e)
+/* Process image log named its first tensor: its training began.  Its
+ * blocks live now, with no role, are held from before training. */
+static void training_begins(mf_blocks *b, uint16_t log)
+{
+    mf_blocks_process *p = process(b, log);
+    if (!p) {
+        b->oom = 1;
+        return;
+    }
+    if (p->training)
+        return;
+    p->training = 1;
+    for (uint32_t id = mf_live_first(&b->live, log); id;) {
+        mf_live *e = mf_live_get(&b->live, id);
+        if ((e->role & MF_ROLE_MASK) == MF_ROLE_UNKNOWN)
+            e->role |= MF_ROLE_BEFORE_TRAINING;
+        id = e->next;
+    }
+}
+
+/* Live block e gets name (and role, unless 0). */
+static void rename_block(mf_blocks *b, mf_live *e, uint32_t name, unsigned role)
+{
+    mf_blocks_device *d = b->devs[b->views[e->view]->slot];
+    if (name != e->name) {
+        mf_keyed_entry *to = keyed(b, &d->names, name), *from = keyed(b, &d->names, e->name);
+        if (from && to)
+            mf_keyed_move(from, to, d->epoch, e->requested, d->epoch > e->epoch0);
+        e->name = name;
+    }
+    if (role) {
+        change_role(b, d, e, role);
+        e->role = (uint8_t)((e->role & ~MF_ROLE_BEFORE_TRAINING) | MF_ROLE_NAMED);
+    }
+}
+
+int mf_blocks_on_name(mf_blocks *b, const mf_event *e, int named_elsewhere)
 {
     const mf_ev_trace *t = &e->trace;
     uint16_t device = (uint16_t)t->arg;
+    unsigned role = (unsigned)(t->arg >> 16) & MF_ROLE_MASK;
+    training_begins(b, e->log);
+    if (named_elsewhere)
+        return b->oom ? -1 : 0;
     uint32_t id = mf_live_find(&b->live, e->log, device, 0, t->value);
     if (!id)
         id = mf_live_find(&b->live, e->log, device, MF_FLAG_EXPLICIT, t->value);
     if (id)
-        mf_live_get(&b->live, id)->name = t->name;
+        rename_block(b, mf_live_get(&b->live, id), t->name, role);
+    return b->oom ? -1 : 0;
+}
+
+int mf_blocks_on_step(mf_blocks *b, const mf_event *e)
+{
+    mf_blocks_process *p = process(b, e->log);
+    if (!p)
+        return -1;
+    p->steps++;
+    return 0;
 }
 
 void mf_blocks_on_unknown_free(mf_blocks *b, const mf_event *e, uint32_t view)
@@ -507,6 +592,16 @@ int mf_blocks_settle_device(mf_blocks *b, uint32_t slot, mf_device_model *out)
         return -1;
     out->n_scopes = d->scopes.n;
     out->peak_stacks = d->stacks_out;
+    free(d->roles_out);
+    free(d->names_out);
+    d->names_out = NULL;
+    if (!(out->roles = d->roles_out = mf_keyed_settle(&d->roles, d->epoch,
+                                                        d->counts.peak_bytes)) ||
+        !(out->names = d->names_out = mf_keyed_settle(&d->names, d->epoch,
+                                                        d->counts.peak_bytes)))
+        return -1;
+    out->n_roles = d->roles.n;
+    out->n_names = d->names.n;
     if (b->sites) {
         if (!(out->sites = d->sites_out = mf_keyed_settle(&d->sites, d->epoch,
                                                             d->counts.peak_bytes)) ||
@@ -610,6 +705,10 @@ void mf_blocks_free(mf_blocks *b)
         mf_keyed_free(&d->scopes);
         mf_keyed_free(&d->sites);
         mf_keyed_free(&d->stacks);
+        mf_keyed_free(&d->roles);
+        mf_keyed_free(&d->names);
+        free(d->roles_out);
+        free(d->names_out);
         free(d->scopes_out);
         free(d->sites_out);
         free(d->stacks_out);

@@ -68,12 +68,18 @@ int mf_blocks_on_alloc(mf_blocks *b, const mf_event *e, uint32_t view);
  * memory. */
 int mf_blocks_on_free(mf_blocks *b, const mf_event *e);
 
+/* TRACE MF_TRACE_BLOCK_NAME: its process's training has begun
+ * (mf_block.role); unless named_elsewhere (a sub-block took the name), the
+ * block live at the address on the device (a program's or a custom
+ * allocator's) gets the name, and the role unless it is 0.  0, or -1 when
+ * out of memory. */
+int mf_blocks_on_name(mf_blocks *b, const mf_event *e, int named_elsewhere);
+
+/* TRACE MF_TRACE_STEP: its process's next step began.  0, or -1. */
+int mf_blocks_on_step(mf_blocks *b, const mf_event *e);
+
 /* FREE e of an address not live, counted in view: an unknown free, or an
  * inherited one in a forked child. */
-/* TRACE MF_TRACE_BLOCK_NAME: the block live at the address on the device
- * (a program's or a custom allocator's) gets the name. */
-void mf_blocks_on_name(mf_blocks *b, const mf_event *e);
-
 void mf_blocks_on_unknown_free(mf_blocks *b, const mf_event *e, uint32_t view);
 
 /* SAMPLE e with its values, counted in view.  0, or -1 when out of memory. */
@@ -103,8 +109,8 @@ uint64_t mf_blocks_view_epoch(const mf_blocks *b, uint32_t view);
 int mf_blocks_each_live(const mf_blocks *b, uint16_t log, uint32_t view, uint16_t device,
                         int (*fn)(const mf_block *blk, void *ctx), void *ctx);
 
-/* out's counts, kinds, curves, samples, scopes, sites and peak stacks of
- * the device of slot.  0, or -1 when out of memory. */
+/* out's counts, kinds, curves, samples, scopes, sites, peak stacks, roles
+ * and names of the device of slot.  0, or -1 when out of memory. */
 int mf_blocks_settle_device(mf_blocks *b, uint32_t slot, mf_device_model *out);
 
 /* out's counts, curve and samples of view.  0, or -1 when out of memory. */

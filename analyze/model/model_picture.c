@@ -69,11 +69,11 @@ void mf_picture_kept_init(mf_topk *k, size_t limit)
     mf_topk_init(k, sizeof(mf_block), limit, 0, smaller_span, NULL, span_key);
 }
 
-void mf_picture_init(mf_picture *p, const mf_time_span *span, int tiles_by_site)
+void mf_picture_init(mf_picture *p, const mf_time_span *span, int tiles_by)
 {
     memset(p, 0, sizeof *p);
     p->span = span;
-    p->tiles_by_site = tiles_by_site;
+    p->tiles_by = tiles_by;
     p->kept_limit = KEPT_BLOCKS_MAX;
 }
 
@@ -255,7 +255,10 @@ static int paint(mf_picture *p, mf_picture_view *v, const mf_block *b)
             return -1;
     uint64_t life = to > b->alloc_ns ? to - b->alloc_ns : 1;
     size_t before = v->tiles.n;
-    uint32_t key = p->tiles_by_site && p->sites ? mf_sites_of_stack(p->sites, b->stack) : b->scope;
+    uint32_t key = p->tiles_by == MF_TILES_BY_SITE && p->sites
+                       ? mf_sites_of_stack(p->sites, b->stack)
+                       : p->tiles_by == MF_TILES_BY_ROLE ? (uint32_t)(b->role & MF_ROLE_MASK)
+                                                         : b->scope;
     mf_tile value = { key, mf_tile_class(life), mf_tile_class(b->requested ? b->requested : 1) };
     if (mf_tiles_paint(&v->tiles, b->addr, span, b->alloc_ns, to, value,
                        b->end == MF_BLOCK_PROCESS_ENDED) < 0)

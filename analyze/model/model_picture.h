@@ -27,7 +27,7 @@ struct mf_picture_view;
 
 typedef struct mf_picture {
     const mf_time_span *span;
-    int tiles_by_site;        /* cells keep a block's site id, not its scope */
+    int tiles_by;             /* what cells keep: enum mf_tiles_by */
     struct mf_sites *sites;   /* NULL: no stacks (cells keep the scope) */
     struct mf_picture_view **views;   /* by view index */
     size_t n_views, cap_views;
@@ -35,9 +35,9 @@ typedef struct mf_picture {
     size_t tiles_total;       /* tile strips of all views */
 } mf_picture;
 
-/* An empty picture reading the model's time span; tiles_by_site: colour
- * cells by site (mf_model_options). */
-void mf_picture_init(mf_picture *p, const mf_time_span *span, int tiles_by_site);
+/* An empty picture reading the model's time span; tiles_by: what cells
+ * keep (enum mf_tiles_by, mf_model_options). */
+void mf_picture_init(mf_picture *p, const mf_time_span *span, int tiles_by);
 
 /* From now on, cells of blocks with a stack are keyed by its site. */
 void mf_picture_set_sites(mf_picture *p, struct mf_sites *sites);

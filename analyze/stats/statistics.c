@@ -102,16 +102,30 @@ static int device_rows(mf_stats *st)
     return 0;
 }
 
-/* A device's statistics by scope, or by site. */
-static const mf_scope_stat *keyed_stats(const mf_device_model *d, int sites, size_t *n)
+/* What a device's statistics are keyed by. */
+enum { BY_SCOPE, BY_SITE, BY_ROLE, BY_NAME };
+
+/* A device's statistics by scope, site, role or tensor name. */
+static const mf_scope_stat *keyed_stats(const mf_device_model *d, int by, size_t *n)
 {
-    *n = sites ? d->n_sites : d->n_scopes;
-    return sites ? d->sites : d->scopes;
+    switch (by) {
+    case BY_SITE: *n = d->n_sites; return d->sites;
+    case BY_ROLE: *n = d->n_roles; return d->roles;
+    case BY_NAME: *n = d->n_names; return d->names;
+    }
+    *n = d->n_scopes;
+    return d->scopes;
 }
 
-static const char *keyed_name(const mf_model *m, int sites, uint32_t key)
+static const char *keyed_name(const mf_model *m, int by, uint32_t key)
 {
-    return sites ? mf_sites_get(m->sites, key)->name : mf_model_string(m, key);
+    switch (by) {
+    case BY_SITE: return mf_sites_get(m->sites, key)->name;
+    case BY_ROLE: return mf_role_name(key);
+    case BY_NAME: return key == MF_KEY_OTHER ? "(other names)"
+                         : key ? mf_model_string(m, key) : "(no name)";
+    }
+    return mf_model_string(m, key);
 }
 
 /* Every (scope or site, device), sorted. */
@@ -120,7 +134,7 @@ static int keyed_rows(mf_stats *st, int sites, mf_stats_row **out, size_t *n_out
     const mf_model *m = st->model;
     size_t n = 0, k = 0, nd;
     for (size_t i = 0; i < m->n_devices; i++) {
-        keyed_stats(&m->devices[i], sites, &nd);
+        keyed_stats(&m->devices[i], sites ? BY_SITE : BY_SCOPE, &nd);
         n += nd;
     }
     mf_stats_row *rows = calloc(n ? n : 1, sizeof *rows);
@@ -128,9 +142,9 @@ static int keyed_rows(mf_stats *st, int sites, mf_stats_row **out, size_t *n_out
         return -1;
     for (size_t i = 0; i < m->n_devices; i++) {
         const mf_device_model *d = &m->devices[i];
-        const mf_scope_stat *all = keyed_stats(d, sites, &nd);
+        const mf_scope_stat *all = keyed_stats(d, sites ? BY_SITE : BY_SCOPE, &nd);
         for (size_t j = 0; j < nd; j++)
-            rows[k++] = make_row(d, &all[j], keyed_name(m, sites, all[j].scope),
+            rows[k++] = make_row(d, &all[j], keyed_name(m, sites ? BY_SITE : BY_SCOPE, all[j].scope),
                                  all[j].alloc_count, all[j].alloc_bytes, all[j].min_size,
                                  all[j].max_size);
     }
@@ -148,18 +162,18 @@ static int compare_holders(const void *pa, const void *pb)
     return a->scope->scope < b->scope->scope ? -1 : a->scope->scope > b->scope->scope;
 }
 
-/* The scopes or sites of d that held blocks at its peak. */
-static int holders(const mf_model *m, const mf_device_model *d, int sites, mf_stats_holder **out,
+/* The scopes, sites, roles or names (by) of d that held blocks at its peak. */
+static int holders(const mf_model *m, const mf_device_model *d, int by, mf_stats_holder **out,
                    size_t *n_out)
 {
     size_t nd, n = 0;
-    const mf_scope_stat *all = keyed_stats(d, sites, &nd);
+    const mf_scope_stat *all = keyed_stats(d, by, &nd);
     mf_stats_holder *h = calloc(nd ? nd : 1, sizeof *h);
     if (!(*out = h))
         return -1;
     for (size_t j = 0; j < nd; j++)
         if (all[j].at_peak_count)
-            h[n++] = (mf_stats_holder){ &all[j], keyed_name(m, sites, all[j].scope),
+            h[n++] = (mf_stats_holder){ &all[j], keyed_name(m, by, all[j].scope),
                                         all[j].at_peak_bytes, all[j].at_peak_count };
     qsort(h, n, sizeof *h, compare_holders);
     *n_out = n;
@@ -176,8 +190,10 @@ static int peaks(mf_stats *st)
     for (size_t i = 0; i < m->n_devices; i++) {
         mf_stats_peak *p = &st->peaks[i];
         p->dev = &m->devices[i];
-        if (holders(m, p->dev, 0, &p->holders, &p->n_holders) < 0 ||
-            (st->has_sites && holders(m, p->dev, 1, &p->by_site, &p->n_by_site) < 0))
+        if (holders(m, p->dev, BY_SCOPE, &p->holders, &p->n_holders) < 0 ||
+            (st->has_sites && holders(m, p->dev, BY_SITE, &p->by_site, &p->n_by_site) < 0) ||
+            holders(m, p->dev, BY_ROLE, &p->by_role, &p->n_by_role) < 0 ||
+            holders(m, p->dev, BY_NAME, &p->by_name, &p->n_by_name) < 0)
             return -1;
     }
     return 0;
@@ -247,6 +263,8 @@ void mf_stats_free(mf_stats *s)
     for (size_t i = 0; s->peaks && i < s->n_peaks; i++) {
         free(s->peaks[i].holders);
         free(s->peaks[i].by_site);
+        free(s->peaks[i].by_role);
+        free(s->peaks[i].by_name);
     }
     free(s->peaks);
     free(s->devices);

@@ -68,6 +68,11 @@ typedef struct mf_stats_peak {
     mf_stats_holder *by_site;     /* by allocation site, most bytes first (none
                                      without stacks) */
     size_t n_by_site;
+    mf_stats_holder *by_role;     /* by role (mf_block.role), most bytes first */
+    size_t n_by_role;
+    mf_stats_holder *by_name;     /* by tensor name ("(no name)": blocks without one),
+                                     most bytes first */
+    size_t n_by_name;
 } mf_stats_peak;
 
 typedef struct mf_stats {
