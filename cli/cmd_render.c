@@ -28,14 +28,15 @@ typedef struct render_args {
     const char *formats;
     mf_color_by color_by;
     int only_device;
-    uint64_t at_ns;          /* UINT64_MAX: the end */
+    cli_load_options window; /* --from, --to, --at (until_ns: ULLONG_MAX, the end) */
     int merge_runs;
 } render_args;
 
 static void usage(FILE *out)
 {
     fputs("usage: memflow render LOG... [-o DIR] [--formats LIST] [--color-by MODE]\n"
-          "                      [--device DEV] [--at TIME] [--merge-runs]\n"
+          "                      [--device DEV] [--from WHEN] [--to WHEN] [--at TIME]\n"
+          "                      [--merge-runs]\n"
           "\n"
           "Render memflow logs (several logs merge into one picture per device and one\n"
           "trace).\n"
@@ -53,9 +54,13 @@ static void usage(FILE *out)
           "                    a tensor is: parameter, gradient, optimizer state, ...)\n"
           "  --device DEV      draw only cpu/0 or gpu/N (the flame graph and folded\n"
           "                    stacks: that device's peak; default the first device)\n"
-          "  --at TIME         stop at TIME after the log start: a number of ns, or with\n"
-          "                    a unit: 250ms, 1.5s, 20us, 100ns (the CSV lists what was\n"
-          "                    live then)\n"
+          "  --from WHEN       draw and count only from WHEN: a time after the log\n"
+          "                    start (a number of ns, or with a unit: 250ms, 1.5s, 20us,\n"
+          "                    100ns) or a step (step:3, the mark of the third optimizer\n"
+          "                    step), with the blocks live then held from there\n"
+          "  --to WHEN         ... until WHEN: a time, or a step (step:5: the end of the\n"
+          "                    fifth step, at the sixth step's mark)\n"
+          "  --at TIME         the same as --to TIME (the CSV lists what was live then)\n"
           "  --merge-runs      merge logs of different runs (their header run ids differ;\n"
           "                    refused otherwise: their processes did not run together)\n"
           "\n"
@@ -63,39 +68,6 @@ static void usage(FILE *out)
           "             3 outputs written from a damaged log (everything before the damage),\n"
           "             4 logs of different runs (see --merge-runs)\n",
           out);
-}
-
-/* "123", "1.5ms", "20us", "2s", "100ns" -> ns.  0, or -1 if malformed. */
-static int parse_time(const char *text, uint64_t *ns)
-{
-    static const struct { const char *unit; uint64_t scale; } units[] = {
-        { "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 }, { "", 1 },
-    };
-    const char *p = text;
-    uint64_t whole = 0, frac = 0, frac_scale = 1;
-    if (*p < '0' || *p > '9')
-        return -1;
-    for (; *p >= '0' && *p <= '9'; p++) {
-        if (whole > (UINT64_MAX - 9) / 10)
-            return -1;
-        whole = whole * 10 + (uint64_t)(*p - '0');
-    }
-    if (*p == '.') {
-        for (p++; *p >= '0' && *p <= '9'; p++)
-            if (frac_scale < 1000000000) {
-                frac = frac * 10 + (uint64_t)(*p - '0');
-                frac_scale *= 10;
-            }
-    }
-    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
-        if (strcmp(p, units[i].unit) != 0)
-            continue;
-        if (whole > UINT64_MAX / units[i].scale)
-            return -1;
-        *ns = whole * units[i].scale + frac * units[i].scale / frac_scale;
-        return 0;
-    }
-    return -1;
 }
 
 static int parse_color(const char *v, mf_color_by *c)
@@ -164,9 +136,16 @@ static int parse_one(int argc, char **argv, int *i, render_args *a)
         a->merge_runs = 1;
         return 0;
     }
-    if (cli_is_option(arg, "--at"))
-        return (v = cli_option_value(argc, argv, i, "--at")) && parse_time(v, &a->at_ns) == 0
-                   ? 0 : bad("--at needs a time: ns, or a number with ns, us, ms or s");
+    if (cli_is_option(arg, "--at")) {
+        uint64_t at;
+        if (!(v = cli_option_value(argc, argv, i, "--at")) || cli_parse_time(v, &at) < 0)
+            return bad("--at needs a time: ns, or a number with ns, us, ms or s");
+        a->window.until_ns = at;
+        return 0;
+    }
+    int window = cli_window_options(argc, argv, i, &a->window, "render");
+    if (window)
+        return window < 0 ? -1 : 0;
     if (arg[0] == '-' && arg[1]) {
         fprintf(stderr, "memflow render: unknown option '%s' (see 'memflow render --help')\n",
                 arg);
@@ -183,7 +162,7 @@ static int parse(int argc, char **argv, render_args *a)
             return -1;
     if (a->n_logs == 0)
         return bad("no log given");
-    return 0;
+    return cli_window_check(&a->window, "render");
 }
 
 static int render(const render_args *a, mf_model *m)
@@ -218,7 +197,8 @@ static int render(const render_args *a, mf_model *m)
 int cmd_render(int argc, char **argv)
 {
     signal(SIGXFSZ, SIG_IGN);   /* a file size limit fails a write, not memflow */
-    render_args a = { .only_device = -1, .at_ns = UINT64_MAX, .color_by = MF_COLOR_BY_SCOPE };
+    render_args a = { .only_device = -1, .window = { .until_ns = (unsigned long long)-1 },
+                      .color_by = MF_COLOR_BY_SCOPE };
     a.logs = calloc((size_t)argc + 1, sizeof *a.logs);
     if (!a.logs) {
         fputs("memflow render: out of memory\n", stderr);
@@ -226,10 +206,11 @@ int cmd_render(int argc, char **argv)
     }
     int rc = 2;
     if (parse(argc, argv, &a) == 0) {
-        cli_load_options lo = { .until_ns = a.at_ns, .merge_runs = a.merge_runs,
-                                .tiles_by = a.color_by == MF_COLOR_BY_SITE   ? MF_TILES_BY_SITE
-                                            : a.color_by == MF_COLOR_BY_ROLE ? MF_TILES_BY_ROLE
-                                                                             : MF_TILES_BY_SCOPE };
+        cli_load_options lo = a.window;
+        lo.merge_runs = a.merge_runs;
+        lo.tiles_by = a.color_by == MF_COLOR_BY_SITE   ? MF_TILES_BY_SITE
+                      : a.color_by == MF_COLOR_BY_ROLE ? MF_TILES_BY_ROLE
+                                                       : MF_TILES_BY_SCOPE;
         if (a.formats) {      /* build only what the outputs asked for need */
             unsigned needs = mf_outputs_needs(a.formats);
             lo.no_trace = !(needs & MF_NEEDS_TRACE);

@@ -21,6 +21,7 @@
 #define MAX_TEXT_HOLDERS 20  /* scopes (sites) listed at a peak in the table; JSON has all */
 #define MAX_TEXT_SITES 20    /* allocation sites listed in the table; JSON has all */
 #define MAX_TEXT_NAMES 10    /* tensor names listed at a peak in the table; JSON has all */
+#define MAX_TEXT_STEPS 20    /* steps listed per device in the table; JSON has all */
 #define JSON_SITE_FRAMES 8   /* frames of a site's first stack, from the site outward */
 #define KB 1000.0            /* MXNet's "kB" */
 
@@ -83,6 +84,39 @@ static void process(mf_emitter *e, const mf_model *m, const mf_process_info *p)
     mf_emit_close(e);
 }
 
+/* A window (--from/--to): what it is, in the table and in JSON (null when
+ * everything is counted). */
+static void window(const mf_stats *s, mf_emitter *e)
+{
+    const mf_model *m = s->model;
+    int has = m->since_ns || m->window_from_step || m->window_to_step ||
+              m->until_ns != UINT64_MAX;
+    if (!has) {
+        mf_emit_json_printf(e, "window", "null");
+        return;
+    }
+    mf_emit_object_begin(e, "window");
+    mf_emit_json_u64(e, "from_step", m->window_from_step);
+    mf_emit_json_u64(e, "to_step", m->window_to_step);
+    uint64_t origin = m->origin_ns ? m->origin_ns : m->t0_ns;
+    uint64_t start = m->since_ns ? m->since_ns : m->t0_ns;
+    uint64_t end = m->until_ns == UINT64_MAX || m->until_ns > m->t1_ns ? m->t1_ns : m->until_ns;
+    mf_emit_json_u64(e, "start_ns", start > origin ? start - origin : 0);  /* as --from counts */
+    mf_emit_json_u64(e, "end_ns", end > origin ? end - origin : 0);
+    mf_emit_close(e);
+    double from_ms = (double)(start > origin ? start - origin : 0) / 1e6;
+    double to_ms = (double)(end > origin ? end - origin : 0) / 1e6;
+    mf_emit_table_printf(e, "window: from ");
+    if (m->window_from_step)
+        mf_emit_table_printf(e, "step %llu (", (unsigned long long)m->window_from_step);
+    mf_emit_table_printf(e, "%.3f ms%s to ", from_ms, m->window_from_step ? ")" : "");
+    if (m->window_to_step)
+        mf_emit_table_printf(e, "the end of step %llu (", (unsigned long long)m->window_to_step);
+    mf_emit_table_printf(e, "%.3f ms%s after the logs' start; times below are since the "
+                            "window's start, blocks live on entry are held from there, not "
+                            "counted as allocations\n", to_ms, m->window_to_step ? ")" : "");
+}
+
 static void processes(const mf_stats *s, mf_emitter *e)
 {
     const mf_model *m = s->model;
@@ -92,7 +126,9 @@ static void processes(const mf_stats *s, mf_emitter *e)
         process(e, m, &m->processes[i]);
     mf_emit_close(e);
     mf_emit_json_u64(e, "duration_ns", m->t1_ns - m->t0_ns);
-    mf_emit_table_printf(e, "duration: %.3f ms\n\n", (double)(m->t1_ns - m->t0_ns) / 1e6);
+    mf_emit_table_printf(e, "duration: %.3f ms\n", (double)(m->t1_ns - m->t0_ns) / 1e6);
+    window(s, e);
+    mf_emit_table_printf(e, "\n");
 }
 
 /* ---- devices: MXNet's Device Storage -------------------------------------------- */
@@ -217,6 +253,8 @@ static void device_row(const mf_stats *s, mf_emitter *e, const mf_stats_row *r, 
     mf_emit_json_u64(e, "unknown_frees", d->unknown_frees);
     mf_emit_json_u64(e, "inherited_frees", d->inherited_frees);
     mf_emit_json_u64(e, "replaced_blocks", d->replaced_blocks);
+    mf_emit_json_u64(e, "live_on_entry_bytes", d->entry_bytes);
+    mf_emit_json_u64(e, "live_on_entry_count", d->entry_count);
     mf_emit_json_u64(e, "snapshots", d->snapshots_added);
     mf_emit_json_u64(e, "processes", d->n_views);
     kinds_json(e, d);
@@ -243,6 +281,10 @@ static void device_notes_table(const mf_stats *s, mf_emitter *e, const mf_device
 {
     char dev[16], text[512], a[32], b[32];
     mf_model_device_name(d->device, dev, sizeof dev);
+    if (d->entry_count)
+        mf_emit_table_printf(e, "%s: live on entry to the window: %llu blocks, %s (held, not "
+                             "counted as allocations)\n", dev, (unsigned long long)d->entry_count,
+                             mf_format_bytes(d->entry_bytes, a, sizeof a));
     if (d->info.known) {
         mf_emit_table_printf(e, "%s: ", dev);
         mf_format_device_info(mf_model_string(s->model, d->info.name), d->info.uuid,
@@ -499,6 +541,105 @@ static void at_peak(const mf_stats *s, mf_emitter *e)
     mf_emit_table_printf(e, "\n");
 }
 
+/* ---- steps ------------------------------------------------------------------------- */
+
+/* Each device's steps (from one step mark to the next): in the table the
+ * first MAX_TEXT_STEPS and the one with the highest peak; JSON all. */
+static void steps(const mf_stats *s, mf_emitter *e)
+{
+    const mf_model *m = s->model;
+    int any = 0;
+    for (size_t i = 0; i < m->n_devices; i++)
+        any |= m->devices[i].n_steps != 0;
+    if (any)
+        mf_emit_table_title(e, "Steps (from one optimizer step's mark to the next)");
+    mf_emit_array_begin(e, "steps");
+    mf_emit_lines(e);
+    for (size_t i = 0; i < m->n_devices; i++) {
+        const mf_device_model *d = &m->devices[i];
+        if (!d->n_steps)
+            continue;
+        size_t top = 0;
+        for (size_t j = 1; j < d->n_steps; j++)
+            top = d->steps[j].peak_bytes > d->steps[top].peak_bytes ? j : top;
+        mf_emit_object_begin(e, NULL);
+        device(e, d->device, "%s:");
+        mf_emit_table_printf(e, " %zu steps, the highest peak in step %llu\n", d->n_steps,
+                             (unsigned long long)d->steps[top].number);
+        mf_emit_table_printf(e, "  %8s %12s %12s %11s %11s %11s %9s\n", "Step", "Start (ms)",
+                             "End (ms)", "At start", "Peak", "Allocated", "Blocks");
+        mf_emit_json_u64(e, "dropped", d->steps_dropped);
+        mf_emit_array_begin(e, "steps");
+        for (size_t j = 0; j < d->n_steps; j++) {
+            const mf_step_stat *st = &d->steps[j];
+            if (j >= MAX_TEXT_STEPS && j != top && !mf_emit_json(e))
+                continue;
+            uint64_t end = st->end_ns == UINT64_MAX ? m->t1_ns : st->end_ns;
+            mf_emit_object_begin(e, NULL);
+            mf_emit_u64(e, "step", "  %8llu", st->number);
+            mf_emit_json_u64(e, "start_ns", rel_ns(m, st->start_ns));
+            mf_emit_json_u64(e, "end_ns", rel_ns(m, end));
+            mf_emit_table_printf(e, " %12.3f %12.3f", (double)rel_ns(m, st->start_ns) / 1e6,
+                                 (double)rel_ns(m, end) / 1e6);
+            mf_emit_bytes(e, "held_start", st->held_start, 11);
+            mf_emit_bytes(e, "peak_bytes", st->peak_bytes, 11);
+            mf_emit_json_u64(e, "peak_time_ns", rel_ns(m, st->peak_time_ns));
+            mf_emit_bytes(e, "alloc_bytes", st->alloc_bytes, 11);
+            mf_emit_u64(e, "alloc_count", " %9llu", st->alloc_count);
+            mf_emit_table_printf(e, "%s\n", j == top ? "  <- highest peak" : "");
+            mf_emit_close(e);
+        }
+        mf_emit_close(e);
+        if (d->n_steps > MAX_TEXT_STEPS)
+            mf_emit_table_printf(e, "  (%zu steps in all; stats.json lists every one)\n",
+                                 d->n_steps);
+        mf_emit_close(e);
+    }
+    mf_emit_close(e);
+    if (any)
+        mf_emit_table_printf(e, "\n");
+}
+
+/* What grew from step mark to step mark, by site (by scope without stacks). */
+static void growth(const mf_stats *s, mf_emitter *e)
+{
+    const char *what = s->growth_by_site ? "site" : "scope";
+    if (s->n_growth) {
+        char title[128];
+        snprintf(title, sizeof title, "Growth per step (by %s: held at each step mark; memory "
+                 "that grows step after step)", what);
+        mf_emit_table_title(e, title);
+        mf_emit_table_printf(e, "  %11s %6s %11s %11s  %s\n", "Per step", "Grew", "First mark",
+                             "Last mark", what);
+    }
+    mf_emit_array_begin(e, "growth");
+    mf_emit_lines(e);
+    for (size_t i = 0; i < s->n_growth; i++) {
+        const mf_stats_growth *g = &s->growth[i];
+        if (i >= MAX_TEXT_SITES && !mf_emit_json(e))
+            break;
+        char grew[32];
+        snprintf(grew, sizeof grew, "%u/%u", g->key->marks_grew, g->key->marks - 1);
+        mf_emit_object_begin(e, NULL);
+        mf_emit_json_str(e, what, g->name);
+        device(e, g->dev->device, "%.0s");
+        mf_emit_json_double(e, "bytes_per_step", g->bytes_per_step);
+        mf_emit_table_bytes(e, (uint64_t)(g->bytes_per_step + 0.5), 13);
+        mf_emit_table_printf(e, " %6s", grew);
+        mf_emit_json_u64(e, "marks", g->key->marks);
+        mf_emit_json_u64(e, "marks_grew", g->key->marks_grew);
+        mf_emit_bytes(e, "held_first_mark", g->key->held_first_mark, 11);
+        mf_emit_bytes(e, "held_last_mark", g->key->held_last_mark, 11);
+        mf_emit_table_printf(e, "  ");
+        mf_emit_table_text(e, g->name);
+        mf_emit_table_printf(e, "\n");
+        mf_emit_close(e);
+    }
+    mf_emit_close(e);
+    if (s->n_growth)
+        mf_emit_table_printf(e, "\n");
+}
+
 /* ---- leaks and notes ---------------------------------------------------------------- */
 
 static void leak(const mf_stats *s, mf_emitter *e, const mf_block *l)
@@ -590,6 +731,8 @@ void mf_stats_emit(const mf_stats *s, mf_emitter *e)
     subblocks_table(s, e);
     sites(s, e);
     at_peak(s, e);
+    steps(s, e);
+    growth(s, e);
     leaks(s, e);
     notes(s, e);
     mf_emit_end(e);

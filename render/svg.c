@@ -198,7 +198,8 @@ static int draw_page(cairo_t *cr, page *pg, size_t quota, mf_sink *overlay, size
 {
     cairo_set_source_rgb(cr, 1, 1, 1);
     cairo_paint(cr);
-    mf_svg_draw_title(cr, pg->model, pg->panels, pg->n, pg->title);
+    if (mf_svg_draw_title(cr, pg->model, pg->panels, pg->n, pg->title, overlay) != 0)
+        return -1;
     if (pg->n == 0) {
         mf_svg_set_rgb(cr, mf_svg_live_color);
         mf_svg_show_text(cr, MF_SVG_PLOT_X0, MF_SVG_TITLE_H + 60, MF_SVG_LEFT, 13, 0,

@@ -28,6 +28,8 @@ const mf_svg_rgb mf_svg_text_color = { 0x22, 0x22, 0x22 };
 const mf_svg_rgb mf_svg_muted_color = { 0x70, 0x70, 0x70 };
 const mf_svg_rgb mf_svg_frame_color = { 0xa0, 0xa0, 0xa0 };
 const mf_svg_rgb mf_svg_grid_color = { 0xe6, 0xe6, 0xe6 };
+const mf_svg_rgb mf_svg_step_color = { 0x55, 0x55, 0x99 };
+const mf_svg_rgb mf_svg_before_color = { 0xa6, 0xb4, 0xc4 };
 
 /* Stops of a viridis-like ramp, dark (short / small) to bright. */
 static const mf_svg_rgb ramp_stops[] = {
@@ -65,7 +67,8 @@ static int start_colors(mf_svg_colors *c, uint32_t n)
     memset(c->scope_color, MF_SVG_COLOR_OTHER, n);
     memcpy(c->table, palette, sizeof palette);
     c->table[MF_SVG_COLOR_OTHER] = other_color;
-    c->n_table = MF_SVG_PALETTE_SIZE + 1;
+    c->table[MF_SVG_COLOR_BEFORE] = mf_svg_before_color;
+    c->n_table = MF_SVG_PALETTE_SIZE + 2;
     return 0;
 }
 
@@ -92,6 +95,12 @@ static int build_scope_colors(mf_svg_colors *c, const mf_model *model, const mf_
     int used[MF_SVG_PALETTE_SIZE] = { 0 };
     for (size_t i = 0; i < view->n_scopes; i++) {
         const mf_legend_scope *s = &view->scopes[i];
+        if (s->scope == MF_LEGEND_BEFORE_TRAINING && c->n_legend < MF_SVG_LEGEND_MAX) {
+            c->legend[c->n_legend++] = (mf_svg_legend_entry){
+                s->scope, "before training", s->bytes_at_peak, s->bytes_total,
+                MF_SVG_COLOR_BEFORE };
+            continue;
+        }
         if (i >= MF_SVG_LEGEND_MAX || s->scope >= n_scopes) {
             c->other_scopes++;
             c->other_at_peak += s->bytes_at_peak;
@@ -236,16 +245,18 @@ static uint8_t ramp_index(const mf_svg_colors *colors, double log_value)
     return (uint8_t)(i < 0 ? 0 : i >= MF_SVG_RAMP_STEPS ? MF_SVG_RAMP_STEPS - 1 : i);
 }
 
-/* The colour of a scope or site id. */
+/* The colour of a scope or site id (or MF_LEGEND_BEFORE_TRAINING). */
 static uint8_t key_color(const mf_svg_colors *colors, uint32_t key)
 {
+    if (key == MF_LEGEND_BEFORE_TRAINING && colors->by == MF_COLOR_BY_SCOPE)
+        return MF_SVG_COLOR_BEFORE;
     return key < colors->n_scopes ? colors->scope_color[key] : MF_SVG_COLOR_OTHER;
 }
 
 uint8_t mf_svg_block_color(const mf_svg_colors *colors, const mf_block *block)
 {
     if (colors->by == MF_COLOR_BY_SCOPE)
-        return key_color(colors, block->scope);
+        return key_color(colors, mf_block_legend_key(block->scope, block->role));
     if (colors->by == MF_COLOR_BY_SITE)
         return key_color(colors, mf_sites_of_stack(colors->sites, block->stack));
     if (colors->by == MF_COLOR_BY_ROLE)

@@ -149,7 +149,8 @@ static void legend_block_keys(cairo_t *cr, const mf_svg_panel *panel, double y)
     cairo_rectangle(cr, MF_SVG_LEGEND_X + 12 - MF_SVG_LIVE_EDGE, y - 9, MF_SVG_LIVE_EDGE, 10);
     mf_svg_set_rgb(cr, mf_svg_live_color);
     cairo_fill(cr);
-    snprintf(label, sizeof label, "never freed: %s block%s, %s",
+    snprintf(label, sizeof label, "%s: %s block%s, %s",
+             mf_model_cut(panel->model) ? "live at the window's end" : "never freed",
              mf_format_count(dev->live_count_end, count, sizeof count),
              dev->live_count_end == 1 ? "" : "s",
              mf_format_bytes(dev->live_bytes_end, bytes, sizeof bytes));

@@ -131,9 +131,10 @@ void mf_svg_vline(cairo_t *cr, double x, double y0, double y1);
 /* Set the source colour. */
 void mf_svg_set_rgb(cairo_t *cr, mf_svg_rgb rgb);
 
-/* Title and summary line at the top of the page. */
-void mf_svg_draw_title(cairo_t *cr, const mf_model *model, const mf_svg_panel *panels,
-                       size_t n_panels, const char *title);
+/* Title and summary line at the top of the page; with overlay, a hover
+ * entry over them with both lines whole.  0, or -1 when out of memory. */
+int mf_svg_draw_title(cairo_t *cr, const mf_model *model, const mf_svg_panel *panels,
+                      size_t n_panels, const char *title, mf_sink *overlay);
 
 /* ---- svg_curve.c: the occupancy curve ---- */
 

@@ -35,6 +35,19 @@ for p in net:fc1:weight net:fc1:bias net:fc2:weight net:fc2:bias; do
             awk '{ n += $3 } END { print n }')
     expect_eq "adam state of $p" "$((2 * param))" "$state"
 done
+# at the peak of the second step (a window from its mark on): the bytes by
+# role, exactly; Adam's moments under adam: twice the parameters' bytes
+"$MEMFLOW" stats --format json --from step:2 run/memflow-*.mfl > window.json ||
+    fail "stats --from step:2 exited $?"
+expect_eq "by role at the peak (most bytes first)" "optimizer_state 4044096 12
+parameter 2022040 4
+gradient 2022040 4" "$(json_get window.json "'\\n'.join('%s %d %d' % (r['role'], r['bytes'], r['blocks'])
+    for p in d['at_peak'] if p['device'] == 'cpu/0' for r in p['by_role']
+    if r['role'] in ('parameter', 'gradient', 'optimizer_state'))")"
+expect_eq "adam's moments at the peak" "4000000 4000" "$(json_get window.json "' '.join(str(sum(
+    n['bytes'] for p in d['at_peak'] for n in p['by_name']
+    if n['name'] in ('adam:net:%s.exp_avg' % w, 'adam:net:%s.exp_avg_sq' % w)))
+    for w in ('fc1:weight', 'fc1:bias'))")"
 # --color-by role: the first layer's weight, drawn in the parameters' colour
 # (read back with librsvg), its role in its hover title
 "$MEMFLOW" render --color-by role --formats memory_flow.svg -o by_role run/memflow-*.mfl \

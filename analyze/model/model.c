@@ -44,8 +44,12 @@ typedef struct mf_proc_state {
     uint32_t last_tid;        /* the thread seen last (a cache) */
 } mf_proc_state;
 
+/* Where the events are with respect to a window (mf_model_options.from_*). */
+enum { WINDOW_IN = 0, WINDOW_BEFORE = 1, WINDOW_AFTER = 2 };
+
 struct mf_model_state {
     mf_model_options opt;
+    int window;                      /* WINDOW_*: IN without a window */
     int16_t device_slot[1u << 16];   /* device -> index into devs, -1 */
     mf_dev_state **devs;
     size_t n_devs, cap_devs;
@@ -89,6 +93,12 @@ mf_model *mf_model_new(const mf_model_options *opt, char *err, size_t errlen)
     mf_blocks_init(&st->blocks, st->opt.no_picture ? NULL : &st->picture);
     mf_sub_init(&st->sub, !st->opt.no_picture);
     mf_timeline_init(&st->timeline, m->strings, st->opt.no_trace);
+    m->window_from_step = st->opt.from_step;
+    m->window_to_step = st->opt.to_step;
+    if (st->opt.from_ns || st->opt.from_step) {
+        st->window = WINDOW_BEFORE;
+        mf_blocks_pause(&st->blocks);
+    }
     return m;
 }
 
@@ -186,6 +196,16 @@ int mf_model_set_process(mf_model *m, uint32_t log, const mf_log_info *info)
     p->next_image = info->next_image;
     m->state->procs[log].pid = p->pid;
     return mf_blocks_set_process(&m->state->blocks, (uint16_t)log, p->pid, info->parent >= 0);
+}
+
+void mf_model_window_from(mf_model *m, uint64_t from_ns)
+{
+    struct mf_model_state *st = m->state;
+    st->opt.from_ns = from_ns;
+    if (from_ns && st->window == WINDOW_IN) {
+        st->window = WINDOW_BEFORE;
+        mf_blocks_pause(&st->blocks);
+    }
 }
 
 void mf_model_set_sites(mf_model *m, struct mf_sites *sites)
@@ -431,9 +451,67 @@ static int on_trace(mf_model *m, const mf_event *e)
     if (e->trace.kind == MF_TRACE_BLOCK_NAME) { /* a sub-block there first (a tensor in a segment) */
         return mf_blocks_on_name(&m->state->blocks, e, mf_sub_on_name(&m->state->sub, e));
     }
-    if (e->trace.kind == MF_TRACE_STEP && mf_blocks_on_step(&m->state->blocks, e) < 0)
+    if (e->trace.kind == MF_TRACE_STEP && mf_blocks_on_step(&m->state->blocks, e, pid_of(m, e)) < 0)
         return -1;
     return mf_timeline_on_object(&m->state->timeline, e, pid_of(m, e));
+}
+
+/* ---- a window ------------------------------------------------------------------- */
+
+static int is_step(const mf_event *e, uint64_t number)
+{
+    return e->type == MF_REC_TRACE && e->trace.kind == MF_TRACE_STEP && e->trace.value == number;
+}
+
+/* Before the window: blocks are followed (allocated, freed, named, ended
+ * with their process) so that those live on entry are known; nothing else.
+ * 1 (handled), or -1 when out of memory. */
+static int follow(mf_model *m, const mf_event *e)
+{
+    struct mf_model_state *st = m->state;
+    int rc = 0;
+    if (e->type == MF_REC_ALLOC && !(e->alloc.flags & MF_FLAG_SUBBLOCK))
+        rc = on_alloc(m, e);
+    else if (e->type == MF_REC_FREE && !(e->free.flags & MF_FLAG_SUBBLOCK))
+        rc = mf_blocks_on_free(&st->blocks, e) < 0 ? -1 : 0;
+    else if (e->type == MF_EV_PROCESS_END)
+        rc = on_process_end(m, e);
+    else if (e->type == MF_REC_TRACE && e->trace.kind == MF_TRACE_BLOCK_NAME)
+        rc = mf_blocks_on_name(&st->blocks, e, 0);
+    else if (e->type == MF_REC_TRACE && e->trace.kind == MF_TRACE_STEP)
+        rc = mf_blocks_on_step(&st->blocks, e, pid_of(m, e));
+    return rc < 0 ? -1 : 1;
+}
+
+/* Whether e lies outside the window: 1 (then it was handled: followed
+ * before the window, left out after it), 0 (inside: feed it), or -1 when
+ * out of memory.  The window begins at its start time, or at its first
+ * step's mark, with every block live then counted as live on entry. */
+static int outside_window(mf_model *m, const mf_event *e)
+{
+    struct mf_model_state *st = m->state;
+    if (st->window == WINDOW_AFTER)
+        return 1;
+    if (st->window == WINDOW_IN) {
+        if (!st->opt.to_step || !is_step(e, st->opt.to_step + 1))
+            return 0;
+        st->window = WINDOW_AFTER;     /* the mark of the step after the last one */
+        m->until_ns = e->time_ns;
+        st->span.t1 = e->time_ns > st->span.t1 ? e->time_ns : st->span.t1;
+        return 1;
+    }
+    uint64_t start;
+    if (st->opt.from_step && is_step(e, st->opt.from_step))
+        start = e->time_ns;
+    else if (!st->opt.from_step && e->time_ns >= st->opt.from_ns)
+        start = st->opt.from_ns;
+    else
+        return follow(m, e);
+    st->window = WINDOW_IN;
+    m->since_ns = start;
+    st->span.t0 = start < st->span.t0 ? start : st->span.t0;
+    st->span.t1 = start > st->span.t1 ? start : st->span.t1;
+    return mf_blocks_enter(&st->blocks, start) < 0 ? -1 : 0;
 }
 
 /* One event, in time order; 0, or -1 when out of memory. */
@@ -446,6 +524,9 @@ static int feed_one(mf_model *m, const mf_event *event, const mf_sample_values *
         return on_thread(m, e);
     if (e->type == MF_REC_DEVICE)
         return on_device(m, e);
+    int outside = st->window == WINDOW_IN && !st->opt.to_step ? 0 : outside_window(m, e);
+    if (outside)
+        return outside < 0 ? -1 : 0;
     if (e->type == MF_EV_PROCESS_END)
         return on_process_end(m, e);
     if (e->time_ns < m->since_ns)
@@ -585,6 +666,7 @@ int mf_model_settle(mf_model *m)
     struct mf_model_state *st = m->state;
     if (st->oom)
         return -1;
+    m->window_missing = st->window == WINDOW_BEFORE;
     m->t0_ns = st->span.t0 == UINT64_MAX ? 0 : st->span.t0;
     m->t1_ns = st->span.t1 > m->t0_ns ? st->span.t1 : m->t0_ns;
     m->n_strings = mf_strings_count(m->strings);

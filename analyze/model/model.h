@@ -82,6 +82,8 @@ typedef struct mf_block {
     uint16_t flags;           /* MF_FLAG_* | memory kind */
     uint8_t end;              /* enum mf_block_end */
     uint8_t role;             /* enum mf_block_role (MF_ROLE_MASK) | MF_ROLE_* bits */
+    uint8_t entered;          /* live on entry to the window (mf_model_options.from_*):
+                                 alloc_ns is the window's start, not its allocation */
 } mf_block;
 
 /*
@@ -149,7 +151,9 @@ static inline int mf_block_never_freed(const mf_block *b)
                                           /* their process ended */                       \
     uint64_t unknown_frees;               /* frees of addresses not live */               \
     uint64_t inherited_frees;             /* a forked child's frees of its parent's blocks */ \
-    uint64_t replaced_blocks;             /* allocations at a still-live address */
+    uint64_t replaced_blocks;             /* allocations at a still-live address */     \
+    uint64_t entry_bytes, entry_count;    /* live on entry to the window (held, not */   \
+                                          /* counted as allocations) */
 
 typedef struct mf_counts {
     MF_COUNTS_FIELDS
@@ -176,6 +180,11 @@ typedef struct mf_scope_stat {
     uint64_t live_bytes_end, live_count_end;   /* never freed */
     uint64_t at_peak_bytes;   /* held at the device's peak moment */
     uint64_t at_peak_count;
+    /* at the step marks (MF_TRACE_STEP) since it first allocated: */
+    uint64_t held_first_mark; /* bytes held at its first mark */
+    uint64_t held_last_mark;  /* at its last */
+    uint32_t marks;           /* marks seen */
+    uint32_t marks_grew;      /* marks at which it held more than at the one before */
 } mf_scope_stat;
 
 /* Allocation sites (sites.h) reuse mf_scope_stat: its `scope` holds the
@@ -193,6 +202,16 @@ typedef struct mf_stack_share {
     uint64_t bytes, count;
 } mf_stack_share;
 
+/* One step on one device: from a step mark to the next (or the end). */
+typedef struct mf_step_stat {
+    uint64_t number;          /* the mark's step number (from 1) */
+    uint64_t start_ns, end_ns;
+    uint64_t held_start;      /* bytes held at its mark */
+    uint64_t peak_bytes;      /* the most held during it */
+    uint64_t peak_time_ns;
+    uint64_t alloc_count, alloc_bytes;   /* allocated during it */
+} mf_step_stat;
+
 /* What one memory kind (enum mf_memory_kind) did on one device. */
 #define MF_MODEL_KINDS 8
 typedef struct mf_kind_stat {
@@ -201,9 +220,21 @@ typedef struct mf_kind_stat {
     uint64_t live_bytes_end;  /* never freed */
 } mf_kind_stat;
 
+/* The key of a view's legend (mf_legend_scope.scope) and of its cells
+ * (mf_tile.scope, when keyed by scope) that stands for every block held
+ * from before its process's training began (MF_ROLE_BEFORE_TRAINING): one
+ * band, not the bulk of the legend. */
+#define MF_LEGEND_BEFORE_TRAINING (UINT32_MAX - 1)
+
+/* The legend key of a block: its scope, or MF_LEGEND_BEFORE_TRAINING. */
+static inline uint32_t mf_block_legend_key(uint32_t scope, uint8_t role)
+{
+    return (role & MF_ROLE_BEFORE_TRAINING) ? MF_LEGEND_BEFORE_TRAINING : scope;
+}
+
 /* A scope of a view's legend. */
 typedef struct mf_legend_scope {
-    uint32_t scope;
+    uint32_t scope;           /* or MF_LEGEND_BEFORE_TRAINING */
     uint64_t bytes_at_peak;   /* held at the view's peak */
     uint64_t bytes_total;     /* allocated in all */
 } mf_legend_scope;
@@ -292,6 +323,10 @@ typedef struct mf_device_model {
     mf_scope_stat *names;          /* by tensor name (string id in `scope`; 0: blocks
                                       with no name), every name given here */
     size_t n_names;
+    mf_step_stat *steps;           /* each step seen here, in order (bounded: the first
+                                      MF_MODEL_STEPS) */
+    size_t n_steps;
+    uint64_t steps_dropped;        /* steps past the bound */
     mf_sub_counts sub;             /* its sub-blocks, apart from every count above */
     mf_scope_stat *sub_scopes;     /* sub-blocks by scope, by scope id (at_peak_*: at
                                       the sub-blocks' own peak) */
@@ -334,6 +369,14 @@ typedef struct mf_trace_span {
     uint16_t kind;            /* MF_TRACE_TASK_BEGIN, _FRAME_, _EVENT_ or _RANGE_BEGIN */
     uint16_t open;            /* never ended: end_ns is the model's end */
 } mf_trace_span;
+
+/* A step mark (MF_TRACE_STEP): an optimizer step began. */
+typedef struct mf_step_mark {
+    uint64_t time_ns;
+    uint64_t number;
+    uint32_t pid;
+    uint32_t optimizer;       /* string id */
+} mf_step_mark;
 
 /* A trace marker (an instant). */
 typedef struct mf_trace_marker {
@@ -408,13 +451,35 @@ typedef struct mf_model {
     char **warnings;          /* damage and notes, one line each */
     size_t n_warnings;
     int damaged;              /* some log was damaged (its damage is a warning) */
-    uint64_t since_ns;        /* events before this were left out (0: none) */
+    uint64_t since_ns;        /* events before this were left out (0: none); with a
+                                 window (mf_model_options.from_*), its start */
     uint64_t until_ns;        /* events after this were left out (UINT64_MAX: none) */
+    uint64_t window_from_step, window_to_step;   /* the window's steps (0: none) */
+    uint64_t origin_ns;       /* the earliest event of all logs, what --from/--to
+                                 times count from (0: not known: mf_model_load sets it) */
+    int window_missing;       /* a window was asked for and never began (its start
+                                 is past the logs, or its step never marked) */
+    mf_step_mark *step_marks; /* every step mark, by time (bounded: MF_MODEL_STEPS) */
+    size_t n_step_marks;
     struct mf_sites *sites;   /* allocation sites (sites.h); NULL: the logs have no stacks */
     struct mf_model_state *state;   /* the incremental part (model.c and its parts) */
 } mf_model;
 
+/* Whether the model stops before its logs end (--to, --at): blocks live at
+ * its end are live then, not necessarily never freed. */
+static inline int mf_model_cut(const mf_model *m)
+{
+    return m->until_ns != UINT64_MAX;
+}
+
+/* Whether the model is a window of its logs (--from, --to, --at). */
+static inline int mf_model_windowed(const mf_model *m)
+{
+    return mf_model_cut(m) || m->since_ns || m->window_from_step;
+}
+
 #define MF_MODEL_LEAKS 100        /* leaks kept */
+#define MF_MODEL_STEPS 65536      /* steps kept per device, and step marks */
 
 /* What the picture's cells are keyed by (mf_model_options.tiles_by). */
 enum mf_tiles_by {
@@ -426,7 +491,14 @@ enum mf_tiles_by {
 typedef struct mf_model_options {
     int no_picture;           /* keep nothing for memory_flow (statistics only) */
     int no_trace;             /* keep no spans, activities or trace objects */
-    uint64_t since_ns;        /* leave out events before this */
+    uint64_t since_ns;        /* leave out events before this (memflow serve's reset:
+                                 a free of an earlier block is an unknown free) */
+    /* A window: count only from from_ns (absolute; 0: the start), or from the
+     * first step mark numbered from_step (0: none), with the blocks live on
+     * entry held (mf_counts.entry_*); until the first mark numbered
+     * to_step + 1 (0: the end). */
+    uint64_t from_ns;
+    uint64_t from_step, to_step;
     int tiles_by;             /* what the picture's cells keep in mf_tile.scope
                                  (enum mf_tiles_by): a block's scope, its site
                                  id (sites.h: memory_flow coloured by site,
@@ -456,6 +528,10 @@ MF_EXPORT int mf_model_feed(mf_model *m, const mf_event *events, size_t n,
  * model owns it from here: mf_model_free closes it).  Call before feeding.
  */
 MF_EXPORT void mf_model_set_sites(mf_model *m, struct mf_sites *sites);
+
+/* A window from from_ns (absolute, as mf_model_options.from_ns; 0: none),
+ * known only once the logs' start is.  Call before feeding. */
+MF_EXPORT void mf_model_window_from(mf_model *m, uint64_t from_ns);
 
 /* Add a warning line (printf format). */
 MF_EXPORT void mf_model_warn(mf_model *m, const char *fmt, ...)
@@ -489,6 +565,8 @@ MF_EXPORT mf_model *mf_model_load(const char *const *paths, size_t n, uint64_t u
 
 typedef struct mf_load_options {
     uint64_t until_rel_ns;    /* UINT64_MAX: everything */
+    uint64_t from_rel_ns;     /* a window from this long after the earliest event
+                                 (model.from_ns; 0: none) */
     int merge_runs;           /* merge logs of different runs */
     mf_model_options model;   /* model.since_ns: leave out events before (absolute) */
 } mf_load_options;

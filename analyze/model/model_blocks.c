@@ -45,6 +45,10 @@ typedef struct mf_blocks_device {
     mf_scope_stat *scopes_out, *sites_out;   /* what the last settle made */
     mf_stack_share *stacks_out;
     mf_scope_stat *roles_out, *names_out;
+    mf_step_stat *steps;      /* each step marked while counting (MF_MODEL_STEPS) */
+    size_t n_steps, cap_steps;
+    uint64_t steps_dropped;
+    int step_open;            /* steps[n_steps - 1] is the current step */
 } mf_blocks_device;
 
 typedef struct mf_blocks_view {
@@ -70,6 +74,7 @@ typedef struct mf_blocks_process {
 void mf_blocks_init(mf_blocks *b, mf_picture *picture)
 {
     memset(b, 0, sizeof *b);
+    b->counting = 1;
     b->picture = picture;
     b->view_points = VIEW_POINTS_MAX;
 }
@@ -183,6 +188,17 @@ static mf_keyed_entry *block_keys(mf_blocks *b, mf_blocks_device *d, uint32_t sc
 
 /* ---- counts -------------------------------------------------------------------- */
 
+/* A block held from now on: its addresses, the bytes held. */
+static void counts_hold(mf_counts *c, uint64_t addr, uint64_t requested, uint64_t actual)
+{
+    uint64_t extent = actual > requested ? actual : requested;
+    uint64_t end = extent > UINT64_MAX - addr ? UINT64_MAX : addr + extent;
+    c->min_addr = addr < c->min_addr ? addr : c->min_addr;
+    c->max_addr = end > c->max_addr ? end : c->max_addr;
+    c->held_bytes += requested;
+    c->held_count++;
+}
+
 static void counts_alloc(mf_counts *c, uint64_t addr, uint64_t requested, uint64_t actual)
 {
     c->alloc_count++;
@@ -191,12 +207,7 @@ static void counts_alloc(mf_counts *c, uint64_t addr, uint64_t requested, uint64
     if (c->alloc_count == 1 || requested < c->min_size)
         c->min_size = requested;
     c->max_size = requested > c->max_size ? requested : c->max_size;
-    uint64_t extent = actual > requested ? actual : requested;
-    uint64_t end = extent > UINT64_MAX - addr ? UINT64_MAX : addr + extent;
-    c->min_addr = addr < c->min_addr ? addr : c->min_addr;
-    c->max_addr = end > c->max_addr ? end : c->max_addr;
-    c->held_bytes += requested;
-    c->held_count++;
+    counts_hold(c, addr, requested, actual);
 }
 
 /* MXNet's usage counter of a device took a new value (after an allocation,
@@ -241,6 +252,7 @@ static void live_block(const mf_blocks *b, const mf_live *e, mf_block *out)
         .alloc_ns = e->alloc_ns, .free_ns = MF_LIVE_AT_END, .scope = e->scope, .name = e->name,
         .tid = e->tid, .pid = e->log < b->n_procs ? b->procs[e->log].pid : 0, .stack = e->stack,
         .device = e->device, .flags = e->flags, .end = MF_BLOCK_LIVE, .role = e->role,
+        .entered = e->entered,
     };
 }
 
@@ -278,22 +290,29 @@ static void keep_unfreed(mf_blocks *b, uint16_t log, const mf_block *blk)
         p->gpu_unfreed[p->n_gpu_unfreed++] = *blk;
 }
 
-/* End live block id at time_ns, the way `how` says (a process's end adds
- * its curve points once, after all its blocks). */
 /* Live block e of device d changes role (a key of d->roles) to role. */
 static void change_role(mf_blocks *b, mf_blocks_device *d, mf_live *e, unsigned role)
 {
-    /* to first: making it may move the table; from is already there */
-    mf_keyed_entry *to = keyed(b, &d->roles, role & MF_ROLE_MASK);
-    mf_keyed_entry *from = keyed(b, &d->roles, e->role & MF_ROLE_MASK);
-    if (from && to)
-        mf_keyed_move(from, to, d->epoch, e->requested, d->epoch > e->epoch0);
+    if (b->counting) {
+        /* to first: making it may move the table; from is already there */
+        mf_keyed_entry *to = keyed(b, &d->roles, role & MF_ROLE_MASK);
+        mf_keyed_entry *from = keyed(b, &d->roles, e->role & MF_ROLE_MASK);
+        if (from && to)
+            mf_keyed_move(from, to, d->epoch, e->requested, d->epoch > e->epoch0, !e->entered);
+    }
     e->role = (uint8_t)((e->role & ~MF_ROLE_MASK) | (role & MF_ROLE_MASK));
 }
 
+/* End live block id at time_ns, the way `how` says (a process's end adds
+ * its curve points once, after all its blocks).  Before the window, it
+ * only leaves the live table. */
 static void end_block(mf_blocks *b, uint32_t id, unsigned how, uint64_t time_ns)
 {
     mf_live *e = mf_live_get(&b->live, id);
+    if (!b->counting) {
+        mf_live_remove(&b->live, id);
+        return;
+    }
     mf_blocks_view *v = b->views[e->view];
     mf_blocks_device *d = b->devs[v->slot];
     uint64_t req = e->requested;
@@ -340,13 +359,78 @@ static void end_block(mf_blocks *b, uint32_t id, unsigned how, uint64_t time_ns)
         .addr = e->addr, .requested = req, .actual = e->actual, .alloc_ns = e->alloc_ns,
         .free_ns = time_ns, .scope = e->scope, .name = e->name, .tid = e->tid,
         .pid = v->pid, .stack = e->stack, .device = e->device, .flags = e->flags,
-        .end = (uint8_t)how, .role = e->role,
+        .end = (uint8_t)how, .role = e->role, .entered = e->entered,
     };
     if (how == MF_BLOCK_PROCESS_ENDED)
         keep_unfreed(b, e->log, &blk);
     if (b->picture && mf_picture_retire(b->picture, e->view, v->epoch, &blk) < 0)
         b->oom = 1;
     mf_live_remove(&b->live, id);
+}
+
+/* A block live on entry to the window: held, not allocated. */
+static void counts_enter(mf_counts *c, uint64_t addr, uint64_t requested, uint64_t actual)
+{
+    counts_hold(c, addr, requested, actual);
+    c->entry_bytes += requested;
+    c->entry_count++;
+}
+
+/* The device's current step (the last one marked), or NULL. */
+static mf_step_stat *current_step(mf_blocks_device *d)
+{
+    return d->step_open ? &d->steps[d->n_steps - 1] : NULL;
+}
+
+/* Count live block id from time_ns: an allocation, or (entry) a block live
+ * on entry to the window, which then starts there. */
+static void count_start(mf_blocks *b, uint32_t id, uint64_t time_ns, int entry)
+{
+    mf_live *l = mf_live_get(&b->live, id);
+    mf_blocks_view *v = b->views[l->view];
+    mf_blocks_device *d = b->devs[v->slot];
+    uint64_t req = l->requested;
+    l->epoch0 = d->epoch;
+    l->vepoch0 = v->epoch;
+    mf_step_stat *step = current_step(d);
+    if (entry) {
+        l->entered = 1;
+        l->alloc_ns = time_ns;
+        counts_enter(&d->counts, l->addr, req, l->actual);
+        counts_enter(&v->counts, l->addr, req, l->actual);
+    } else {
+        counts_alloc(&d->counts, l->addr, req, l->actual);
+        counter_update(d);
+        counts_alloc(&v->counts, l->addr, req, l->actual);
+        kind_of(d, l->flags)->alloc_count++;
+        kind_of(d, l->flags)->alloc_bytes += req;
+        if (step) {
+            step->alloc_count++;
+            step->alloc_bytes += req;
+        }
+    }
+    d->held_actual += l->actual;
+    v->held_actual += l->actual;
+    kind_of(d, l->flags)->live_bytes_end += req;
+    mf_keyed_entry *keys[KEYS];
+    mf_keyed_entry *stack = block_keys(b, d, l->scope, l->stack, l->role, l->name, keys);
+    for (int k = 0; k < KEYS; k++) {
+        if (keys[k] && entry)
+            mf_keyed_enter(keys[k], d->epoch, req, time_ns);
+        else if (keys[k])
+            mf_keyed_alloc(keys[k], d->epoch, req, time_ns);
+    }
+    if (stack)
+        mf_scope_held_change(&stack->held, d->epoch, (int64_t)req, 1);
+    if (b->picture && mf_picture_alloc(b->picture, l->view, v->epoch, l) < 0)
+        b->oom = 1;
+    counts_peak(&d->counts, &d->epoch, time_ns);
+    counts_peak(&v->counts, &v->epoch, time_ns);
+    if (step && d->counts.held_bytes > step->peak_bytes) {
+        step->peak_bytes = d->counts.held_bytes;
+        step->peak_time_ns = time_ns;
+    }
+    add_points(b, d, v, time_ns);
 }
 
 int mf_blocks_on_alloc(mf_blocks *b, const mf_event *e, uint32_t view)
@@ -357,39 +441,40 @@ int mf_blocks_on_alloc(mf_blocks *b, const mf_event *e, uint32_t view)
     uint32_t old = mf_live_find(&b->live, e->log, e->device, a->flags, a->addr);
     if (old) {
         end_block(b, old, MF_BLOCK_REPLACED, e->time_ns);
-        d->counts.replaced_blocks++;
-        v->counts.replaced_blocks++;
+        if (b->counting) {
+            d->counts.replaced_blocks++;
+            v->counts.replaced_blocks++;
+        }
     }
     const mf_blocks_process *p = e->log < b->n_procs ? &b->procs[e->log] : NULL;
     mf_live l = {
         .addr = a->addr, .requested = a->requested, .actual = a->actual, .alloc_ns = e->time_ns,
-        .epoch0 = d->epoch, .scope = a->scope, .name = a->name, .tid = e->tid, .stack = a->stack,
+        .scope = a->scope, .name = a->name, .tid = e->tid, .stack = a->stack,
         .view = view, .step = p ? p->steps : 0, .device = e->device, .flags = a->flags,
         .log = e->log, .role = p && p->training ? MF_ROLE_OTHER : MF_ROLE_UNKNOWN,
     };
-    if (!mf_live_insert(&b->live, &l))
+    uint32_t id = mf_live_insert(&b->live, &l);
+    if (!id)
         return -1;
-    counts_alloc(&d->counts, a->addr, a->requested, a->actual);
-    counter_update(d);
-    counts_alloc(&v->counts, a->addr, a->requested, a->actual);
-    d->held_actual += a->actual;
-    v->held_actual += a->actual;
-    mf_kind_stat *kind = kind_of(d, a->flags);
-    kind->alloc_count++;
-    kind->alloc_bytes += a->requested;
-    kind->live_bytes_end += a->requested;
-    mf_keyed_entry *keys[KEYS];
-    mf_keyed_entry *stack = block_keys(b, d, l.scope, l.stack, l.role, l.name, keys);
-    for (int k = 0; k < KEYS; k++)
-        if (keys[k])
-            mf_keyed_alloc(keys[k], d->epoch, a->requested, e->time_ns);
-    if (stack)
-        mf_scope_held_change(&stack->held, d->epoch, (int64_t)a->requested, 1);
-    if (b->picture && mf_picture_alloc(b->picture, view, v->epoch, &l) < 0)
-        return -1;
-    counts_peak(&d->counts, &d->epoch, e->time_ns);
-    counts_peak(&v->counts, &v->epoch, e->time_ns);
-    add_points(b, d, v, e->time_ns);
+    if (b->counting)
+        count_start(b, id, e->time_ns, 0);
+    return b->oom ? -1 : 0;
+}
+
+void mf_blocks_pause(mf_blocks *b)
+{
+    b->counting = 0;
+}
+
+int mf_blocks_enter(mf_blocks *b, uint64_t time_ns)
+{
+    b->counting = 1;
+    for (size_t log = 0; log < b->live.n_logs; log++)
+        for (uint32_t id = mf_live_first(&b->live, (uint16_t)log); id;) {
+            uint32_t next = mf_live_get(&b->live, id)->next;
+            count_start(b, id, time_ns, 1);
+            id = next;
+        }
     return b->oom ? -1 : 0;
 }
 
@@ -400,6 +485,17 @@ int mf_blocks_on_free(mf_blocks *b, const mf_event *e)
         return 0;
     end_block(b, id, MF_BLOCK_FREED, e->time_ns);
     return b->oom ? -1 : 1;
+}
+
+/* Live block e's legend key changed from from_key to to_key. */
+static void legend_rekey(mf_blocks *b, const mf_live *e, uint32_t from_key, uint32_t to_key)
+{
+    if (!b->counting || !b->picture)
+        return;
+    const mf_blocks_view *v = b->views[e->view];
+    if (mf_picture_rekey(b->picture, e->view, v->epoch, e, from_key, to_key,
+                         v->epoch > e->vepoch0) < 0)
+        b->oom = 1;
 }
 
 /* Process image log named its first tensor: its training began.  Its
@@ -416,9 +512,11 @@ static void training_begins(mf_blocks *b, uint16_t log)
     p->training = 1;
     for (uint32_t id = mf_live_first(&b->live, log); id;) {
         mf_live *e = mf_live_get(&b->live, id);
-        if ((e->role & MF_ROLE_MASK) == MF_ROLE_UNKNOWN)
-            e->role |= MF_ROLE_BEFORE_TRAINING;
         id = e->next;
+        if ((e->role & MF_ROLE_MASK) != MF_ROLE_UNKNOWN)
+            continue;
+        e->role |= MF_ROLE_BEFORE_TRAINING;
+        legend_rekey(b, e, e->scope, MF_LEGEND_BEFORE_TRAINING);
     }
 }
 
@@ -426,14 +524,16 @@ static void training_begins(mf_blocks *b, uint16_t log)
 static void rename_block(mf_blocks *b, mf_live *e, uint32_t name, unsigned role)
 {
     mf_blocks_device *d = b->devs[b->views[e->view]->slot];
-    if (name != e->name) {
+    if (name != e->name && b->counting) {
         mf_keyed_entry *to = keyed(b, &d->names, name), *from = keyed(b, &d->names, e->name);
         if (from && to)
-            mf_keyed_move(from, to, d->epoch, e->requested, d->epoch > e->epoch0);
-        e->name = name;
+            mf_keyed_move(from, to, d->epoch, e->requested, d->epoch > e->epoch0, !e->entered);
     }
+    e->name = name;
     if (role) {
         change_role(b, d, e, role);
+        if (e->role & MF_ROLE_BEFORE_TRAINING)
+            legend_rekey(b, e, MF_LEGEND_BEFORE_TRAINING, e->scope);
         e->role = (uint8_t)((e->role & ~MF_ROLE_BEFORE_TRAINING) | MF_ROLE_NAMED);
     }
 }
@@ -454,17 +554,54 @@ int mf_blocks_on_name(mf_blocks *b, const mf_event *e, int named_elsewhere)
     return b->oom ? -1 : 0;
 }
 
-int mf_blocks_on_step(mf_blocks *b, const mf_event *e)
+/* A step mark at time_ns: the device's current step ends, the next begins;
+ * its scopes and sites note what they hold. */
+static void device_step(mf_blocks *b, mf_blocks_device *d, uint64_t number, uint64_t time_ns)
+{
+    mf_step_stat *cur = current_step(d);
+    if (cur)
+        cur->end_ns = time_ns;
+    d->step_open = 0;
+    mf_keyed_mark(&d->scopes);
+    mf_keyed_mark(&d->sites);
+    if (d->n_steps >= MF_MODEL_STEPS) {
+        d->steps_dropped++;
+        return;
+    }
+    if (mf_grow((void **)&d->steps, &d->cap_steps, d->n_steps + 1, sizeof *d->steps) < 0) {
+        b->oom = 1;
+        return;
+    }
+    d->steps[d->n_steps++] = (mf_step_stat){
+        .number = number, .start_ns = time_ns, .end_ns = UINT64_MAX,
+        .held_start = d->counts.held_bytes, .peak_bytes = d->counts.held_bytes,
+        .peak_time_ns = time_ns,
+    };
+    d->step_open = 1;
+}
+
+int mf_blocks_on_step(mf_blocks *b, const mf_event *e, uint32_t pid)
 {
     mf_blocks_process *p = process(b, e->log);
     if (!p)
         return -1;
     p->steps++;
-    return 0;
+    if (!b->counting)
+        return 0;
+    for (size_t i = 0; i < b->n_devs; i++)
+        device_step(b, b->devs[i], e->trace.value, e->time_ns);
+    if (b->n_marks < MF_MODEL_STEPS) {
+        if (mf_grow((void **)&b->marks, &b->cap_marks, b->n_marks + 1, sizeof *b->marks) < 0)
+            return -1;
+        b->marks[b->n_marks++] = (mf_step_mark){ e->time_ns, e->trace.value, pid, e->trace.name };
+    }
+    return b->oom ? -1 : 0;
 }
 
 void mf_blocks_on_unknown_free(mf_blocks *b, const mf_event *e, uint32_t view)
 {
+    if (!b->counting)
+        return;
     mf_blocks_view *v = b->views[view];
     mf_blocks_device *d = b->devs[v->slot];
     /* A forked child starts as a copy of its parent's heap: a free of an
@@ -489,8 +626,8 @@ int mf_blocks_on_process_end(mf_blocks *b, uint16_t log, uint64_t time_ns,
         id = next;
         any = 1;
     }
-    if (!any)
-        return b->oom ? -1 : 0;
+    if (!any || !b->counting)
+        return b->oom ? -1 : any;
     for (size_t slot = 0; slot < n_view_of; slot++)
         if (view_of[slot])
             add_points(b, b->devs[slot], b->views[view_of[slot] - 1], time_ns);
@@ -502,6 +639,8 @@ int mf_blocks_on_sample(mf_blocks *b, const mf_event *e, uint32_t view,
 {
     mf_blocks_view *v = b->views[view];
     mf_blocks_device *d = b->devs[v->slot];
+    if (!b->counting)
+        return 0;
     mf_snapshot s = { .time_ns = e->time_ns, .events_live = d->counts.held_bytes };
     memcpy(s.value, values->value, sizeof s.value);
     if (mf_snapshots_add(&d->snapshots, &s) < 0)
@@ -602,6 +741,9 @@ int mf_blocks_settle_device(mf_blocks *b, uint32_t slot, mf_device_model *out)
         return -1;
     out->n_roles = d->roles.n;
     out->n_names = d->names.n;
+    out->steps = d->steps;
+    out->n_steps = d->n_steps;
+    out->steps_dropped = d->steps_dropped;
     if (b->sites) {
         if (!(out->sites = d->sites_out = mf_keyed_settle(&d->sites, d->epoch,
                                                             d->counts.peak_bytes)) ||
@@ -693,6 +835,8 @@ oom:
 
 int mf_blocks_settle(mf_blocks *b, mf_model *out)
 {
+    out->step_marks = b->marks;
+    out->n_step_marks = b->n_marks;
     return settle_leaks(b, out) < 0 || settle_gpu(b, out->n_processes, out) < 0 ? -1 : 0;
 }
 
@@ -709,6 +853,7 @@ void mf_blocks_free(mf_blocks *b)
         mf_keyed_free(&d->names);
         free(d->roles_out);
         free(d->names_out);
+        free(d->steps);
         free(d->scopes_out);
         free(d->sites_out);
         free(d->stacks_out);
@@ -725,6 +870,7 @@ void mf_blocks_free(mf_blocks *b)
         free(b->procs[i].gpu_unfreed);
     free(b->procs);
     mf_live_free(&b->live);
+    free(b->marks);
     mf_topk_free(&b->leaks);
     free(b->leaks_out);
     free(b->gpu_out);

@@ -38,6 +38,9 @@ typedef struct mf_blocks {
     size_t n_procs;
     mf_live_table live;       /* the blocks live now */
     mf_topk leaks;            /* mf_block never freed whose process ended */
+    int counting;             /* 0 before a window: blocks are kept live, not counted */
+    mf_step_mark *marks;      /* step marks while counting (MF_MODEL_STEPS) */
+    size_t n_marks, cap_marks;
     int oom;
     mf_block *leaks_out, *gpu_out;   /* what the last settle made (mf_model's) */
 } mf_blocks;
@@ -75,8 +78,19 @@ int mf_blocks_on_free(mf_blocks *b, const mf_event *e);
  * out of memory. */
 int mf_blocks_on_name(mf_blocks *b, const mf_event *e, int named_elsewhere);
 
-/* TRACE MF_TRACE_STEP: its process's next step began.  0, or -1. */
-int mf_blocks_on_step(mf_blocks *b, const mf_event *e);
+/* TRACE MF_TRACE_STEP of process pid: its process's next step began; while
+ * counting, every device's current step ends and the next begins (their
+ * scopes and sites note what they hold).  0, or -1 when out of memory. */
+int mf_blocks_on_step(mf_blocks *b, const mf_event *e, uint32_t pid);
+
+/* Before a window: from now on blocks are only followed (allocated, freed,
+ * named), not counted, until mf_blocks_enter. */
+void mf_blocks_pause(mf_blocks *b);
+
+/* The window begins at time_ns: every block live now counts as live on
+ * entry (held from time_ns, mf_counts.entry_*), and what follows is counted.
+ * 0, or -1 when out of memory. */
+int mf_blocks_enter(mf_blocks *b, uint64_t time_ns);
 
 /* FREE e of an address not live, counted in view: an unknown free, or an
  * inherited one in a forked child. */

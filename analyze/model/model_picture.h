@@ -51,6 +51,13 @@ int mf_picture_add_view(mf_picture *p);
  * of memory. */
 int mf_picture_alloc(mf_picture *p, uint32_t view, uint64_t epoch, const mf_live *b);
 
+/* Live block b of view changed legend key (mf_block_legend_key: it is now,
+ * or no longer, held from before its process's training): its legend share
+ * moves from from_key to to_key, its share at the view's latest peak
+ * (epoch) too when it was held then (at_peak).  0, or -1 when out of memory. */
+int mf_picture_rekey(mf_picture *p, uint32_t view, uint64_t epoch, const mf_live *b,
+                     uint32_t from_key, uint32_t to_key, int at_peak);
+
 /* Block b of view ended (freed, replaced, or its process ended): kept
  * whole among the largest, or painted into the view's tiles.  0, or -1. */
 int mf_picture_retire(mf_picture *p, uint32_t view, uint64_t epoch, const mf_block *b);

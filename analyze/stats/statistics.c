@@ -199,6 +199,46 @@ static int peaks(mf_stats *st)
     return 0;
 }
 
+static int compare_growth(const void *pa, const void *pb)
+{
+    const mf_stats_growth *a = pa, *b = pb;
+    if (a->bytes_per_step != b->bytes_per_step)
+        return a->bytes_per_step > b->bytes_per_step ? -1 : 1;
+    int c = strcmp(a->name, b->name);
+    return c ? c : a->dev->device < b->dev->device ? -1 : a->dev->device > b->dev->device;
+}
+
+/* The sites (scopes without stacks) that held more at their last step mark
+ * than at their first, most per step first. */
+static int growth(mf_stats *st)
+{
+    const mf_model *m = st->model;
+    int by = st->has_sites ? BY_SITE : BY_SCOPE;
+    size_t n = 0, nd;
+    for (size_t i = 0; i < m->n_devices; i++) {
+        keyed_stats(&m->devices[i], by, &nd);
+        n += nd;
+    }
+    st->growth_by_site = st->has_sites;
+    st->growth = calloc(n ? n : 1, sizeof *st->growth);
+    if (!st->growth)
+        return -1;
+    for (size_t i = 0; i < m->n_devices; i++) {
+        const mf_device_model *d = &m->devices[i];
+        const mf_scope_stat *all = keyed_stats(d, by, &nd);
+        for (size_t j = 0; j < nd; j++) {
+            const mf_scope_stat *k = &all[j];
+            if (k->marks < 2 || k->held_last_mark <= k->held_first_mark)
+                continue;
+            st->growth[st->n_growth++] = (mf_stats_growth){
+                d, k, keyed_name(m, by, k->scope),
+                (double)(k->held_last_mark - k->held_first_mark) / (double)(k->marks - 1) };
+        }
+    }
+    qsort(st->growth, st->n_growth, sizeof *st->growth, compare_growth);
+    return 0;
+}
+
 /* Whether a block never freed is held by a process that has not ended (it
  * is live now, which says nothing of a leak yet). */
 static int live_now(const mf_model *m, const mf_block *b)
@@ -251,7 +291,7 @@ int mf_stats_compute(const mf_model *m, mf_stats_sort sort_by, int ascending, si
     if (split_unfreed(out) < 0 || device_rows(out) < 0 ||
         keyed_rows(out, 0, &out->scopes, &out->n_scopes) < 0 ||
         (out->has_sites && keyed_rows(out, 1, &out->sites, &out->n_sites) < 0) ||
-        peaks(out) < 0) {
+        peaks(out) < 0 || growth(out) < 0) {
         mf_stats_free(out);
         return -1;
     }
@@ -273,6 +313,7 @@ void mf_stats_free(mf_stats *s)
     free(s->device_names);
     free(s->leaks);
     free(s->live_now);
+    free(s->growth);
     memset(s, 0, sizeof *s);
 }
 

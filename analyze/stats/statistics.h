@@ -75,6 +75,16 @@ typedef struct mf_stats_peak {
     size_t n_by_name;
 } mf_stats_peak;
 
+/* A site (or, without stacks, a scope) that held more at the last step
+ * mark than at its first: memory that grows step after step. */
+typedef struct mf_stats_growth {
+    const mf_device_model *dev;
+    const mf_scope_stat *key;     /* its site's (or scope's) statistics: held_*_mark,
+                                     marks, marks_grew */
+    const char *name;
+    double bytes_per_step;        /* (held at the last mark - at the first) / (marks - 1) */
+} mf_stats_growth;
+
 typedef struct mf_stats {
     const mf_model *model;
     mf_stats_sort sort_by;
@@ -97,6 +107,9 @@ typedef struct mf_stats {
     size_t n_live_now;
     size_t max_leaks;             /* of each */
     int running;                  /* a process had not ended (then live_now is shown) */
+    int growth_by_site;           /* growth is by site (the logs have stacks), else scope */
+    mf_stats_growth *growth;      /* most bytes per step first */
+    size_t n_growth;
     uint64_t unknown_frees, inherited_frees;
     char (*device_names)[32];     /* storage of devices[].name */
 } mf_stats;
