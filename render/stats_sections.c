@@ -660,9 +660,18 @@ static void leak(const mf_stats *s, mf_emitter *e, const mf_block *l)
     mf_emit_u64(e, "pid", "  %-6llu", l->pid);
     mf_emit_u64(e, "thread", "  %-6llu  ", l->tid);
     mf_emit_json_bool(e, "held_until_process_end", l->end == MF_BLOCK_PROCESS_ENDED);
+    const char *site = s->has_sites ? mf_sites_get(m->sites,
+                                                   mf_sites_of_stack(m->sites, l->stack))->name
+                                    : NULL;
+    if (site)
+        mf_emit_json_str(e, "site", site);
     mf_emit_json_str(e, "thread_name", thread ? thread : "unknown");
     mf_emit_table_text(e, mf_model_string(m, l->scope));
     mf_emit_table_text(e, mf_model_string(m, l->name));
+    if (site) {
+        mf_emit_table_printf(e, "  at ");
+        mf_emit_table_text(e, site);
+    }
     mf_emit_table_printf(e, "\n");
     mf_emit_close(e);
 }
@@ -671,7 +680,8 @@ static void leak(const mf_stats *s, mf_emitter *e, const mf_block *l)
 static void blocks(const mf_stats *s, mf_emitter *e, const char *key, const char *title,
                    const mf_block *b, size_t n)
 {
-    mf_emit_table_title(e, title);
+    if (title)
+        mf_emit_table_title(e, title);
     if (n == 0)
         mf_emit_table_printf(e, "none\n");
     else
@@ -685,17 +695,107 @@ static void blocks(const mf_stats *s, mf_emitter *e, const char *key, const char
     mf_emit_table_printf(e, "\n");
 }
 
-/* The leaks; then, in JSON always and in the table while a process runs,
- * the blocks processes still running hold: live now, not leaks. */
+/* What grew at more than half the step marks: leaks, listed first. */
+static void growing(const mf_stats *s, mf_emitter *e)
+{
+    const char *what = s->growth_by_site ? "site" : "scope";
+    if (s->n_growing)
+        mf_emit_table_printf(e, "Grew from step to step (at more than half the step marks):\n");
+    mf_emit_array_begin(e, "growing");
+    mf_emit_lines(e);
+    for (size_t i = 0; i < s->n_growing; i++) {
+        const mf_stats_growth *g = &s->growth[i];
+        char per[32], last[32];
+        mf_emit_object_begin(e, NULL);
+        mf_emit_json_str(e, what, g->name);
+        device(e, g->dev->device, "  %-8s");
+        mf_emit_json_double(e, "bytes_per_step", g->bytes_per_step);
+        mf_emit_json_u64(e, "marks", g->key->marks);
+        mf_emit_json_u64(e, "marks_grew", g->key->marks_grew);
+        mf_emit_json_u64(e, "held_last_mark", g->key->held_last_mark);
+        mf_emit_table_printf(e, " +%s a step (grew at %u of %u), %s at the last mark  ",
+                             mf_format_bytes((uint64_t)(g->bytes_per_step + 0.5), per,
+                                             sizeof per),
+                             g->key->marks_grew, g->key->marks - 1,
+                             mf_format_bytes(g->key->held_last_mark, last, sizeof last));
+        mf_emit_table_text(e, g->name);
+        mf_emit_table_printf(e, "\n");
+        mf_emit_close(e);
+    }
+    mf_emit_close(e);
+    if (s->n_growing)
+        mf_emit_table_printf(e, "Blocks never freed:\n");
+}
+
+/* What interpreters held at exit (not allocated by the program's own code):
+ * not leaks, grouped by site (scope). */
+static void held_at_exit(const mf_stats *s, mf_emitter *e)
+{
+    const char *what = s->has_sites ? "site" : "scope";
+    if (s->n_held_at_exit) {
+        char title[200];
+        snprintf(title, sizeof title, "Held at exit (what Python interpreters had not freed when "
+                 "they exited, outside the program's own code: not leaks; by %s)", what);
+        mf_emit_table_title(e, title);
+    }
+    mf_emit_array_begin(e, "held_at_exit");
+    mf_emit_lines(e);
+    uint64_t rest_bytes = 0, rest_blocks = 0;
+    for (size_t i = 0; i < s->n_held_at_exit; i++) {
+        const mf_stats_holder *h = &s->held_at_exit[i];
+        if (i >= MAX_TEXT_HOLDERS && !mf_emit_json(e)) {
+            rest_bytes += h->bytes;
+            rest_blocks += h->blocks;
+            continue;
+        }
+        mf_emit_object_begin(e, NULL);
+        mf_emit_json_str(e, what, h->name);
+        device(e, h->dev->device, "%-8s");
+        mf_emit_bytes(e, "bytes", h->bytes, 11);
+        mf_emit_u64(e, "blocks", " %9llu blocks  ", h->blocks);
+        mf_emit_table_text(e, h->name);
+        mf_emit_table_printf(e, "\n");
+        mf_emit_close(e);
+    }
+    mf_emit_close(e);
+    if (s->n_held_at_exit > MAX_TEXT_HOLDERS) {
+        char bytes[32];
+        mf_emit_table_printf(e, "%-8s %11s %9llu blocks  (%zu other %ss)\n", "",
+                             mf_format_bytes(rest_bytes, bytes, sizeof bytes),
+                             (unsigned long long)rest_blocks,
+                             s->n_held_at_exit - MAX_TEXT_HOLDERS, what);
+    }
+    if (s->n_held_at_exit)
+        mf_emit_table_printf(e, "\n");
+}
+
+/* The leaks (what grew from step to step, then the largest blocks never
+ * freed; of interpreters, only those of the program's own code); what
+ * interpreters held at exit; then, in JSON always and in the table while a
+ * process runs (or a window ends before the logs), the blocks live then:
+ * live now, not leaks. */
 static void leaks(const mf_stats *s, mf_emitter *e)
 {
     char title[128];
     snprintf(title, sizeof title, "Leaks (largest blocks never freed, up to %zu)", s->max_leaks);
-    blocks(s, e, "leaks", title, s->leaks, s->n_leaks);
-    if (!s->running && !mf_emit_json(e))
+    if (s->n_growing) {
+        mf_emit_table_title(e, title);
+        growing(s, e);
+        blocks(s, e, "leaks", NULL, s->leaks, s->n_leaks);
+    } else {
+        growing(s, e);
+        blocks(s, e, "leaks", title, s->leaks, s->n_leaks);
+    }
+    held_at_exit(s, e);
+    int cut = mf_model_cut(s->model);
+    if (!s->running && !cut && !mf_emit_json(e))
         return;
-    snprintf(title, sizeof title, "Live now (largest blocks of processes still running, up to "
-             "%zu)", s->max_leaks);
+    if (cut)
+        snprintf(title, sizeof title, "Live at the window's end (largest blocks, up to %zu)",
+                 s->max_leaks);
+    else
+        snprintf(title, sizeof title, "Live now (largest blocks of processes still running, "
+                 "up to %zu)", s->max_leaks);
     blocks(s, e, "live_now", title, s->live_now, s->n_live_now);
 }
 

@@ -311,7 +311,9 @@ class OwnProcess(unittest.TestCase):
         self.assertEqual(table[:4], [" (largest blocks never freed, up to 20)", "=================",
                                      "none", ""])
         self.assertEqual(table[4], "Live now (largest blocks of processes still running, up to 20)")
-        self.assertEqual(table[7].split()[2:3] + table[7].split()[-1:], ["3000001", "big:unknown"])
+        # ... with its site (the program's line 5)
+        self.assertEqual(table[7].split()[2:3] + table[7].split()[-4:],
+                         ["3000001", "big:unknown", "at", "<module>", "(midrun.py:5)"])
 
     def test_cpu_capture_warning_once(self):
         r = run_child("from memflow import profiler\n"

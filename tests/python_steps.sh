@@ -6,7 +6,9 @@
 # exactly; a window of steps (--from step:2 --to step:3) counts exactly the
 # blocks made inside it, and the same window given as times counts the
 # same; each step's numbers; the picture's window and its band of memory
-# held from before training; a step the log lacks is an error.
+# held from before training; a step the log lacks is an error.  Leaks: what
+# grew step after step; what an interpreter held at exit is not a leak
+# unless the program's own line allocated it (tests/python_exit.py).
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/python_lib.sh"
 "$PYTHON" -c 'import torch' 2> /dev/null || { echo "SKIP: no torch"; exit 77; }
@@ -82,4 +84,24 @@ rc=0; "$MEMFLOW" stats --from step:0 run/memflow-*.mfl > /dev/null 2>&1 || rc=$?
 expect_eq "step:0" 2 $rc
 rc=0; "$MEMFLOW" render --from step:3 --to step:2 run/memflow-*.mfl > /dev/null 2>&1 || rc=$?
 expect_eq "--to before --from" 2 $rc
+# held at exit vs leaks (tests/python_exit.py leaves with os._exit): what
+# torch's import holds is held at exit, grouped by site, not a leak; the
+# blocks of the program's own lines never released are the leaks
+X="$top_srcdir/tests/python_exit.py"
+xat() { grep -n "# $1\$" "$X" | cut -d: -f1; }
+"$MEMFLOW" run --no-render -o exit -- "$PYTHON" "$X" || fail "python_exit exited $?"
+"$MEMFLOW" stats --format json exit/memflow-*.mfl > exit.json || fail "stats of exit: $?"
+expect_eq "the largest leaks" "2000001 <module> (python_exit.py:$(xat OWN))
+1000000 <module> (python_exit.py:$(xat TENSOR))" "$(json_get exit.json "'\\n'.join(
+    '%d %s' % (l['requested'], l['site']) for l in d['leaks'][:2])")"
+expect_eq "leaks only at the program's own lines" "$(xat OWN) $(xat TENSOR)" "$(json_get exit.json "' '.join(sorted(set(
+    l['site'].rsplit(':', 1)[1].rstrip(')') for l in d['leaks'] if 'python_exit.py' in l['site'])))")"
+expect_eq "no leak at the import" "0" "$(json_get exit.json "len([l for l in d['leaks'] if l['site'] == '<module> (python_exit.py:$(xat IMPORT))'])")"
+expect_eq "held at exit: the import first" "<module> (python_exit.py:$(xat IMPORT))" \
+    "$(json_get exit.json "d['held_at_exit'][0]['site']")"
+held=$(json_get exit.json "d['held_at_exit'][0]['bytes']")
+[ "$held" -gt 10000000 ] || fail "the import held $held bytes at exit"
+# the loop of 6 steps: what grew at every step is the leak, listed first
+expect_eq "growing" "$GROW 1048577.0 5" "$(json_get all.json "' '.join(
+    str(x) for g in d['growing'] for x in (g['site'], g['bytes_per_step'], g['marks_grew']))")"
 echo "python_steps: ok"

@@ -64,11 +64,14 @@ void mf_keyed_mark(mf_keyed *t)
     for (size_t i = 0; i < t->n; i++) {
         mf_scope_stat *s = &t->items[i].s;
         uint64_t held = t->items[i].held.bytes;
-        if (!s->marks)
+        if (!s->marks) {
             s->held_first_mark = held;
-        else if (held > s->held_last_mark)
+            s->blocks_first_mark = t->items[i].held.count;
+        } else if (held > s->held_last_mark) {
             s->marks_grew++;
+        }
         s->held_last_mark = held;
+        s->blocks_last_mark = t->items[i].held.count;
         s->marks++;
     }
 }

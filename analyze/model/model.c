@@ -163,6 +163,18 @@ static int grow_processes(mf_model *m, uint32_t log)
     return 0;
 }
 
+/* Whether a program (its argv joined by spaces) is a Python interpreter:
+ * its first word's base name begins with "python" or "pypy". */
+static int is_interpreter(const char *program)
+{
+    size_t len = strcspn(program, " ");
+    const char *base = program;
+    for (size_t i = 0; i < len; i++)
+        if (program[i] == '/')
+            base = program + i + 1;
+    return strncmp(base, "python", 6) == 0 || strncmp(base, "pypy", 4) == 0;
+}
+
 static int replace_text(char **slot, const char *text)
 {
     if (*slot && strcmp(*slot, text) == 0)
@@ -195,7 +207,8 @@ int mf_model_set_process(mf_model *m, uint32_t log, const mf_log_info *info)
     p->parent = info->parent;
     p->next_image = info->next_image;
     m->state->procs[log].pid = p->pid;
-    return mf_blocks_set_process(&m->state->blocks, (uint16_t)log, p->pid, info->parent >= 0);
+    return mf_blocks_set_process(&m->state->blocks, (uint16_t)log, p->pid, info->parent >= 0,
+                                 is_interpreter(p->program));
 }
 
 void mf_model_window_from(mf_model *m, uint64_t from_ns)
@@ -687,6 +700,8 @@ int mf_model_settle(mf_model *m)
         used += st->devs[i]->n_views;
     }
     qsort(m->devices, m->n_devices, sizeof *m->devices, by_device);
+    for (size_t i = 0; i < m->n_processes; i++)
+        m->processes[i].interpreter = mf_blocks_interpreter(&st->blocks, (uint16_t)i);
     if (mf_blocks_settle(&st->blocks, m) < 0 ||
         mf_timeline_settle(&st->timeline, m->t1_ns, m) < 0 || settle_warnings(m) < 0)
         return -1;

@@ -183,6 +183,7 @@ typedef struct mf_scope_stat {
     /* at the step marks (MF_TRACE_STEP) since it first allocated: */
     uint64_t held_first_mark; /* bytes held at its first mark */
     uint64_t held_last_mark;  /* at its last */
+    uint64_t blocks_first_mark, blocks_last_mark;   /* the blocks it held then */
     uint32_t marks;           /* marks seen */
     uint32_t marks_grew;      /* marks at which it held more than at the one before */
 } mf_scope_stat;
@@ -323,6 +324,12 @@ typedef struct mf_device_model {
     mf_scope_stat *names;          /* by tensor name (string id in `scope`; 0: blocks
                                       with no name), every name given here */
     size_t n_names;
+    mf_scope_stat *held_at_exit;   /* what interpreter processes held when they exited,
+                                      not allocated by the program's own code (the
+                                      interpreter's own memory: not leaks), by site id
+                                      (by scope without stacks) in `scope`:
+                                      alloc_count / alloc_bytes the blocks / bytes */
+    size_t n_held_at_exit;
     mf_step_stat *steps;           /* each step seen here, in order (bounded: the first
                                       MF_MODEL_STEPS) */
     size_t n_steps;
@@ -412,6 +419,8 @@ typedef struct mf_process_info {
     int abnormal;             /* killed by a signal, or ended with no mark and no clean close */
     int running;              /* still running when the logs were read */
     int parent;               /* process index of the image it was forked from, or -1 */
+    int interpreter;          /* a Python interpreter (its program, or Python frames in
+                                 its stacks): what it holds at exit is "held at exit" */
     int next_image;           /* process index of the image that replaced it (exec), or -1 */
 } mf_process_info;
 
@@ -443,7 +452,10 @@ typedef struct mf_model {
     mf_trace_counter *counters;
     size_t n_counters;
     uint64_t counters_dropped;    /* series past the limit of counters */
-    mf_block *leaks;          /* the largest blocks never freed, largest first */
+    mf_block *leaks;          /* the largest blocks never freed, largest first; of an
+                                 interpreter process (mf_process_info.interpreter),
+                                 only those the program's own code allocated (a Python
+                                 site of its own) */
     size_t n_leaks;
     mf_block *gpu_live;       /* every GPU block never freed, by pid */
     size_t n_gpu_live;

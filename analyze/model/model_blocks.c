@@ -40,11 +40,12 @@ typedef struct mf_blocks_device {
     mf_keyed stacks;          /* by stack id, for the stacks live at the peak */
     mf_keyed roles;           /* by role (mf_block.role & MF_ROLE_MASK) */
     mf_keyed names;           /* by name string id (0: no name) */
+    mf_keyed exit_held;       /* held at exit by interpreters, by site (scope) id */
     uint64_t held_actual;     /* actual bytes held now */
     uint64_t unfreed_bytes, unfreed_count;   /* ended with their process */
     mf_scope_stat *scopes_out, *sites_out;   /* what the last settle made */
     mf_stack_share *stacks_out;
-    mf_scope_stat *roles_out, *names_out;
+    mf_scope_stat *roles_out, *names_out, *exit_out;
     mf_step_stat *steps;      /* each step marked while counting (MF_MODEL_STEPS) */
     size_t n_steps, cap_steps;
     uint64_t steps_dropped;
@@ -66,6 +67,7 @@ typedef struct mf_blocks_process {
     uint32_t pid;
     int forked;
     int training;             /* it named a tensor: its training began */
+    int interpreter;          /* a Python interpreter: held at exit is not a leak */
     uint32_t steps;           /* step marks seen */
     mf_block *gpu_unfreed;    /* GPU blocks it held when it ended */
     size_t n_gpu_unfreed, cap_gpu_unfreed;
@@ -138,14 +140,21 @@ static mf_blocks_process *process(mf_blocks *b, uint16_t log)
     return &b->procs[log];
 }
 
-int mf_blocks_set_process(mf_blocks *b, uint16_t log, uint32_t pid, int forked)
+int mf_blocks_set_process(mf_blocks *b, uint16_t log, uint32_t pid, int forked,
+                          int interpreter)
 {
     mf_blocks_process *p = process(b, log);
     if (!p)
         return -1;
     p->pid = pid;
     p->forked = forked;
+    p->interpreter |= interpreter;
     return 0;
+}
+
+int mf_blocks_interpreter(const mf_blocks *b, uint16_t log)
+{
+    return log < b->n_procs && b->procs[log].interpreter;
 }
 
 /* ---- scopes, sites and stacks ------------------------------------------------- */
@@ -271,14 +280,14 @@ static uint64_t requested_key(const void *b)
     return ((const mf_block *)b)->requested;
 }
 
-/* A block its process ended with: a leak candidate, and on a GPU one of
- * the blocks MXNet's CSV lists. */
-static void keep_unfreed(mf_blocks *b, uint16_t log, const mf_block *blk)
+/* A block its process ended with: a leak candidate (unless only held at an
+ * interpreter's exit), and on a GPU one of the blocks MXNet's CSV lists. */
+static void keep_unfreed(mf_blocks *b, uint16_t log, const mf_block *blk, int leak)
 {
     if (!b->leaks.worse)
         mf_topk_init(&b->leaks, sizeof(mf_block), MF_MODEL_LEAKS, 0, by_requested_worse, NULL,
                      requested_key);
-    if (mf_topk_offer(&b->leaks, blk, NULL) < 0)
+    if (leak && mf_topk_offer(&b->leaks, blk, NULL) < 0)
         b->oom = 1;
     if (MF_DEVICE_KIND(blk->device) != MF_DEVICE_GPU)
         return;
@@ -288,6 +297,25 @@ static void keep_unfreed(mf_blocks *b, uint16_t log, const mf_block *blk)
         b->oom = 1;
     else
         p->gpu_unfreed[p->n_gpu_unfreed++] = *blk;
+}
+
+/* Whether block e, held when its process ended, is memory an interpreter
+ * holds at exit rather than a leak: its process is a Python interpreter and
+ * the program's own code did not allocate it (the innermost Python frame
+ * of its stack is a library's, or it has none; site: its entry in
+ * d->sites, or NULL).  Counted in d->exit_held by site (by scope without
+ * stacks). */
+static int held_at_exit(mf_blocks *b, mf_blocks_device *d, const mf_live *e,
+                        const mf_keyed_entry *site)
+{
+    if (e->log >= b->n_procs || !b->procs[e->log].interpreter)
+        return 0;
+    if (b->sites && mf_sites_stack_own(b->sites, e->stack))
+        return 0;
+    mf_keyed_entry *k = keyed(b, &d->exit_held, b->sites ? (site ? site->s.scope : 0) : e->scope);
+    if (k)
+        mf_keyed_alloc(k, d->epoch, e->requested, 0);
+    return 1;
 }
 
 /* Live block e of device d changes role (a key of d->roles) to role. */
@@ -362,7 +390,7 @@ static void end_block(mf_blocks *b, uint32_t id, unsigned how, uint64_t time_ns)
         .end = (uint8_t)how, .role = e->role, .entered = e->entered,
     };
     if (how == MF_BLOCK_PROCESS_ENDED)
-        keep_unfreed(b, e->log, &blk);
+        keep_unfreed(b, e->log, &blk, !held_at_exit(b, d, e, keys[KEY_SITE]));
     if (b->picture && mf_picture_retire(b->picture, e->view, v->epoch, &blk) < 0)
         b->oom = 1;
     mf_live_remove(&b->live, id);
@@ -414,6 +442,9 @@ static void count_start(mf_blocks *b, uint32_t id, uint64_t time_ns, int entry)
     kind_of(d, l->flags)->live_bytes_end += req;
     mf_keyed_entry *keys[KEYS];
     mf_keyed_entry *stack = block_keys(b, d, l->scope, l->stack, l->role, l->name, keys);
+    if (keys[KEY_SITE] && !entry && l->log < b->n_procs &&
+        mf_sites_get(b->sites, keys[KEY_SITE]->s.scope)->kind != MF_SITE_NATIVE)
+        b->procs[l->log].interpreter = 1;     /* Python frames: an interpreter */
     for (int k = 0; k < KEYS; k++) {
         if (keys[k] && entry)
             mf_keyed_enter(keys[k], d->epoch, req, time_ns);
@@ -741,6 +772,10 @@ int mf_blocks_settle_device(mf_blocks *b, uint32_t slot, mf_device_model *out)
         return -1;
     out->n_roles = d->roles.n;
     out->n_names = d->names.n;
+    free(d->exit_out);
+    if (!(out->held_at_exit = d->exit_out = mf_keyed_settle(&d->exit_held, d->epoch, 0)))
+        return -1;
+    out->n_held_at_exit = d->exit_held.n;
     out->steps = d->steps;
     out->n_steps = d->n_steps;
     out->steps_dropped = d->steps_dropped;
@@ -853,6 +888,8 @@ void mf_blocks_free(mf_blocks *b)
         mf_keyed_free(&d->names);
         free(d->roles_out);
         free(d->names_out);
+        mf_keyed_free(&d->exit_held);
+        free(d->exit_out);
         free(d->steps);
         free(d->scopes_out);
         free(d->sites_out);

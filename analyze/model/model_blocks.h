@@ -59,9 +59,15 @@ int mf_blocks_add_device(mf_blocks *b, uint16_t device);
 int mf_blocks_add_view(mf_blocks *b, uint32_t slot, uint32_t pid);
 
 /* Process image `log` is pid, forked from another image or not (a forked
- * child's frees of addresses it never allocated free what it inherited).
- * 0, or -1 when out of memory. */
-int mf_blocks_set_process(mf_blocks *b, uint16_t log, uint32_t pid, int forked);
+ * child's frees of addresses it never allocated free what it inherited),
+ * a Python interpreter or not (its blocks held at exit are not leaks; an
+ * allocation with a Python site makes it one too).  0, or -1 when out of
+ * memory. */
+int mf_blocks_set_process(mf_blocks *b, uint16_t log, uint32_t pid, int forked,
+                          int interpreter);
+
+/* Whether process image log is a Python interpreter (so far). */
+int mf_blocks_interpreter(const mf_blocks *b, uint16_t log);
 
 /* ALLOC e (not a sub-block), counted in view.  0, or -1 when out of memory. */
 int mf_blocks_on_alloc(mf_blocks *b, const mf_event *e, uint32_t view);

@@ -11,6 +11,8 @@
 
 static const char *const sort_names[] = { "total", "avg", "min", "max", "count" };
 
+#define GROWING_BYTES 4096.0   /* bytes a step that make a growth a leak, blocks held alike */
+
 int mf_stats_parse_sort(const char *text, mf_stats_sort *sort)
 {
     for (int i = 0; text && i < 5; i++) {
@@ -174,7 +176,7 @@ static int holders(const mf_model *m, const mf_device_model *d, int by, mf_stats
     for (size_t j = 0; j < nd; j++)
         if (all[j].at_peak_count)
             h[n++] = (mf_stats_holder){ &all[j], keyed_name(m, by, all[j].scope),
-                                        all[j].at_peak_bytes, all[j].at_peak_count };
+                                        all[j].at_peak_bytes, all[j].at_peak_count, d };
     qsort(h, n, sizeof *h, compare_holders);
     *n_out = n;
     return 0;
@@ -236,15 +238,64 @@ static int growth(mf_stats *st)
         }
     }
     qsort(st->growth, st->n_growth, sizeof *st->growth, compare_growth);
+    /* leaks: what grew at more than half the marks (at least two), by more
+     * blocks or by at least GROWING_BYTES a step (a block replaced by a
+     * slightly larger one each step is not a leak), most per step first */
+    for (size_t i = 0; i < st->n_growth; i++) {
+        const mf_scope_stat *k = st->growth[i].key;
+        if (2 * (uint64_t)k->marks_grew > (uint64_t)k->marks - 1 && k->marks_grew >= 2 &&
+            (k->blocks_last_mark > k->blocks_first_mark ||
+             st->growth[i].bytes_per_step >= GROWING_BYTES)) {
+            mf_stats_growth g = st->growth[i];
+            memmove(st->growth + st->n_growing + 1, st->growth + st->n_growing,
+                    (i - st->n_growing) * sizeof *st->growth);
+            st->growth[st->n_growing++] = g;
+        }
+    }
     return 0;
 }
 
-/* Whether a block never freed is held by a process that has not ended (it
- * is live now, which says nothing of a leak yet). */
+static int compare_exit(const void *pa, const void *pb)
+{
+    const mf_stats_holder *a = pa, *b = pb;
+    if (a->bytes != b->bytes)
+        return a->bytes > b->bytes ? -1 : 1;
+    int c = strcmp(a->name, b->name);
+    return c ? c : a->dev->device < b->dev->device ? -1 : a->dev->device > b->dev->device;
+}
+
+/* What interpreters held at exit, by site (scope), all devices. */
+static int held_at_exit(mf_stats *st)
+{
+    const mf_model *m = st->model;
+    size_t n = 0;
+    for (size_t i = 0; i < m->n_devices; i++)
+        n += m->devices[i].n_held_at_exit;
+    st->held_at_exit = calloc(n ? n : 1, sizeof *st->held_at_exit);
+    if (!st->held_at_exit)
+        return -1;
+    for (size_t i = 0; i < m->n_devices; i++) {
+        const mf_device_model *d = &m->devices[i];
+        for (size_t j = 0; j < d->n_held_at_exit; j++) {
+            const mf_scope_stat *k = &d->held_at_exit[j];
+            st->held_at_exit[st->n_held_at_exit++] = (mf_stats_holder){
+                k, keyed_name(m, st->has_sites ? BY_SITE : BY_SCOPE, k->scope), k->alloc_bytes,
+                k->alloc_count, d };
+        }
+    }
+    qsort(st->held_at_exit, st->n_held_at_exit, sizeof *st->held_at_exit, compare_exit);
+    return 0;
+}
+
+/* Whether a block never freed is held by a process that has not ended, or
+ * at the end of a window cut before the logs end (it is live now, which
+ * says nothing of a leak yet). */
 static int live_now(const mf_model *m, const mf_block *b)
 {
     if (b->end != MF_BLOCK_LIVE)
         return 0;
+    if (mf_model_cut(m))
+        return 1;
     for (size_t i = 0; i < m->n_processes; i++)
         if (m->processes[i].pid == b->pid && m->processes[i].end_ns == 0)
             return 1;
@@ -291,7 +342,7 @@ int mf_stats_compute(const mf_model *m, mf_stats_sort sort_by, int ascending, si
     if (split_unfreed(out) < 0 || device_rows(out) < 0 ||
         keyed_rows(out, 0, &out->scopes, &out->n_scopes) < 0 ||
         (out->has_sites && keyed_rows(out, 1, &out->sites, &out->n_sites) < 0) ||
-        peaks(out) < 0 || growth(out) < 0) {
+        peaks(out) < 0 || growth(out) < 0 || held_at_exit(out) < 0) {
         mf_stats_free(out);
         return -1;
     }
@@ -314,6 +365,7 @@ void mf_stats_free(mf_stats *s)
     free(s->leaks);
     free(s->live_now);
     free(s->growth);
+    free(s->held_at_exit);
     memset(s, 0, sizeof *s);
 }
 
