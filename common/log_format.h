@@ -95,7 +95,9 @@ enum mf_record_type {
     MF_REC_DEVICE = 19,      /* what a GPU is: aux = device */
     MF_REC_FRAME = 20,       /* a symbolic stack frame (Python, or a C/C++ frame known
                                 by name): aux = frame id */
-    MF_REC_TYPE_MAX = 20
+    MF_REC_STACK_NODE = 21,  /* a stack as one frame and its callers' stack (a node of
+                                the tree of stacks): aux = stack id */
+    MF_REC_TYPE_MAX = 21
 };
 
 /* A device is (kind << 8 | index): cpu/0 = 0x0000, gpu/3 = 0x0103. */
@@ -379,6 +381,22 @@ typedef struct mf_rec_frame {    /* 24 bytes; aux = frame id */
 } mf_rec_frame;
 
 /*
+ * A stack as a node of the tree of stacks: its innermost frame `entry` (a
+ * return address, or a symbolic frame: mf_stack_entry_is_frame) and the
+ * stack of the frames outside it, `caller` (a stack id written before, in
+ * some chunk of the same log; 0: entry is the outermost frame).  Its id
+ * (aux) shares the ids of STACK records; depth counts its frames (1..256,
+ * the caller's + 1).  Stacks that share their outer frames share those
+ * nodes, so a new stack costs one record per frame no stored stack shares.
+ */
+typedef struct mf_rec_stack_node {  /* 24 bytes; aux = stack id */
+    uint64_t word;
+    uint64_t entry;
+    uint32_t caller;
+    uint32_t depth;
+} mf_rec_stack_node;
+
+/*
  * An ELF module (executable or shared library) loaded in the process, so the
  * analysis can symbolise stack addresses after the process is gone: written
  * before the first STACK whose addresses fall in [start, end) (in some chunk
@@ -459,6 +477,7 @@ static inline unsigned mf_record_fixed_size(unsigned type)
     case MF_REC_TRACE: return sizeof(mf_rec_trace);
     case MF_REC_DEVICE: return sizeof(mf_rec_device);
     case MF_REC_FRAME: return sizeof(mf_rec_frame);
+    case MF_REC_STACK_NODE: return sizeof(mf_rec_stack_node);
     }
     return 0;
 }
@@ -473,5 +492,6 @@ _Static_assert(sizeof(mf_rec_module) == 64, "MODULE");
 _Static_assert(sizeof(mf_rec_trace) == 40, "TRACE");
 _Static_assert(sizeof(mf_rec_device) == 48, "DEVICE");
 _Static_assert(sizeof(mf_rec_frame) == 24, "FRAME");
+_Static_assert(sizeof(mf_rec_stack_node) == 24, "STACK_NODE");
 
 #endif /* MEMFLOW_LOG_FORMAT_H */

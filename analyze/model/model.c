@@ -325,6 +325,15 @@ static void on_note(mf_model *m, const mf_event *e)
         mf_model_warn(m, "pid %u: GPU capture was off (CUPTI result %llu)", pid,
                       (unsigned long long)e->note.value);
         break;
+    case MF_NOTE_STACKS_FULL:
+        mf_model_warn(m, "pid %u: the call-stack table filled up after %llu distinct stacks "
+                      "(its memory budget: MF_STACKS_ARENA, runtime/stacks.h)", pid,
+                      (unsigned long long)e->note.value);
+        break;
+    case MF_NOTE_STACKS_LOST:
+        mf_model_warn(m, "pid %u: %llu allocations were recorded without their call stack (the "
+                      "stack table was full)", pid, (unsigned long long)e->note.value);
+        break;
     case MF_NOTE_SCOPE_OVERFLOW:
         mf_model_warn(m, "pid %u: %llu scope pushes went past the 256-deep scope stack and "
                       "were ignored", pid, (unsigned long long)e->note.value);

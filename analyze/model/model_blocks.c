@@ -23,7 +23,6 @@
 #define VIEW_POINTS_MIN 1024u
 #define VIEW_POINTS_MAX 16384u
 #define VIEW_SNAPSHOTS 4096u
-#define STACKS_KEPT 65536u            /* stacks counted one by one, per device */
 #define NAMES_KEPT 65536u             /* tensor names counted one by one, per device */
 
 typedef struct mf_blocks_device {
@@ -37,7 +36,9 @@ typedef struct mf_blocks_device {
     uint64_t epoch;           /* peaks reached */
     mf_keyed scopes;          /* by scope string id */
     mf_keyed sites;           /* by site id (sites.h), when the logs have stacks */
-    mf_keyed stacks;          /* by stack id, for the stacks live at the peak */
+    mf_scope_held *stacks;    /* by stack id: what each holds, for the stacks live at
+                                 the peak (every stack of the logs, 40 bytes each) */
+    size_t n_stacks;
     mf_keyed roles;           /* by role (mf_block.role & MF_ROLE_MASK) */
     mf_keyed names;           /* by name string id (0: no name) */
     mf_keyed exit_held;       /* held at exit by interpreters, by site (scope) id */
@@ -97,7 +98,6 @@ int mf_blocks_add_device(mf_blocks *b, uint16_t device)
     d->counts.min_addr = UINT64_MAX;
     mf_series_init(&d->occupancy, DEVICE_POINTS);
     mf_snapshots_init(&d->snapshots, DEVICE_SNAPSHOTS);
-    d->stacks.limit = STACKS_KEPT;
     d->names.limit = NAMES_KEPT;
     b->devs[b->n_devs++] = d;
     return 0;
@@ -168,12 +168,17 @@ static mf_keyed_entry *keyed(mf_blocks *b, mf_keyed *t, uint32_t key)
     return s;
 }
 
-/* The site and stack entries of a block's stack (when the model has sites). */
-static void dev_site(mf_blocks *b, mf_blocks_device *d, uint32_t stack, mf_keyed_entry **site,
-                     mf_keyed_entry **st)
+/* What stack holds on device d (when the model has sites); NULL (and oom)
+ * when out of memory. */
+static mf_scope_held *stack_held(mf_blocks *b, mf_blocks_device *d, uint32_t stack)
 {
-    *site = keyed(b, &d->sites, mf_sites_of_stack(b->sites, stack));
-    *st = keyed(b, &d->stacks, stack);
+    if (stack >= d->n_stacks &&
+        mf_grow_filled((void **)&d->stacks, &d->n_stacks, (size_t)stack + 1, sizeof *d->stacks,
+                       0) < 0) {
+        b->oom = 1;
+        return NULL;
+    }
+    return &d->stacks[stack];
 }
 
 /* The keys a block counts under on its device: scope, site (with stacks),
@@ -181,15 +186,17 @@ static void dev_site(mf_blocks *b, mf_blocks_device *d, uint32_t stack, mf_keyed
  * could not be made are NULL (b->oom is set). */
 enum { KEY_SCOPE, KEY_SITE, KEY_ROLE, KEY_NAME, KEYS };
 
-static mf_keyed_entry *block_keys(mf_blocks *b, mf_blocks_device *d, uint32_t scope,
-                                  uint32_t stack, uint8_t role, uint32_t name,
-                                  mf_keyed_entry *keys[KEYS])
+static mf_scope_held *block_keys(mf_blocks *b, mf_blocks_device *d, uint32_t scope,
+                                 uint32_t stack, uint8_t role, uint32_t name,
+                                 mf_keyed_entry *keys[KEYS])
 {
-    mf_keyed_entry *st = NULL;
+    mf_scope_held *st = NULL;
     keys[KEY_SCOPE] = keyed(b, &d->scopes, scope);
     keys[KEY_SITE] = NULL;
-    if (b->sites)
-        dev_site(b, d, stack, &keys[KEY_SITE], &st);
+    if (b->sites) {
+        keys[KEY_SITE] = keyed(b, &d->sites, mf_sites_of_stack(b->sites, stack));
+        st = stack_held(b, d, stack);
+    }
     keys[KEY_ROLE] = keyed(b, &d->roles, role & MF_ROLE_MASK);
     keys[KEY_NAME] = keyed(b, &d->names, name);
     return st;
@@ -355,9 +362,9 @@ static void end_block(mf_blocks *b, uint32_t id, unsigned how, uint64_t time_ns)
     v->counts.held_count--;
     v->held_actual -= e->actual;
     mf_keyed_entry *keys[KEYS];
-    mf_keyed_entry *stack = block_keys(b, d, e->scope, e->stack, e->role, e->name, keys);
+    mf_scope_held *stack = block_keys(b, d, e->scope, e->stack, e->role, e->name, keys);
     if (stack)
-        mf_scope_held_change(&stack->held, d->epoch, -(int64_t)req, -1);
+        mf_scope_held_change(stack, d->epoch, -(int64_t)req, -1);
     for (int k = 0; k < KEYS; k++) {
         if (!keys[k])
             continue;
@@ -441,7 +448,7 @@ static void count_start(mf_blocks *b, uint32_t id, uint64_t time_ns, int entry)
     v->held_actual += l->actual;
     kind_of(d, l->flags)->live_bytes_end += req;
     mf_keyed_entry *keys[KEYS];
-    mf_keyed_entry *stack = block_keys(b, d, l->scope, l->stack, l->role, l->name, keys);
+    mf_scope_held *stack = block_keys(b, d, l->scope, l->stack, l->role, l->name, keys);
     if (keys[KEY_SITE] && !entry && l->log < b->n_procs &&
         mf_sites_get(b->sites, keys[KEY_SITE]->s.scope)->kind != MF_SITE_NATIVE)
         b->procs[l->log].interpreter = 1;     /* Python frames: an interpreter */
@@ -452,7 +459,7 @@ static void count_start(mf_blocks *b, uint32_t id, uint64_t time_ns, int entry)
             mf_keyed_alloc(keys[k], d->epoch, req, time_ns);
     }
     if (stack)
-        mf_scope_held_change(&stack->held, d->epoch, (int64_t)req, 1);
+        mf_scope_held_change(stack, d->epoch, (int64_t)req, 1);
     if (b->picture && mf_picture_alloc(b->picture, l->view, v->epoch, l) < 0)
         b->oom = 1;
     counts_peak(&d->counts, &d->epoch, time_ns);
@@ -723,22 +730,24 @@ int mf_blocks_each_live(const mf_blocks *b, uint16_t log, uint32_t view, uint16_
 static int settle_peak_stacks(mf_blocks_device *d, mf_device_model *out)
 {
     free(d->stacks_out);
-    d->stacks_out = NULL;
-    mf_scope_stat *all = mf_keyed_settle(&d->stacks, d->epoch, d->counts.peak_bytes);
-    if (!all)
-        return -1;
     size_t n = 0;
-    for (size_t i = 0; i < d->stacks.n; i++)
-        if (all[i].at_peak_count)
-            all[n++] = all[i];
+    uint64_t bytes, count;
+    for (size_t i = 0; i < d->n_stacks; i++) {
+        mf_scope_held_at_peak(&d->stacks[i], d->epoch, &bytes, &count);
+        n += count != 0;
+    }
     d->stacks_out = malloc((n ? n : 1) * sizeof *d->stacks_out);
-    for (size_t i = 0; d->stacks_out && i < n; i++)
-        d->stacks_out[i] = (mf_stack_share){ all[i].scope, all[i].at_peak_bytes,
-                                             all[i].at_peak_count };
-    free(all);
+    if (!d->stacks_out)
+        return -1;
+    n = 0;
+    for (size_t i = 0; d->counts.peak_bytes && i < d->n_stacks; i++) {
+        mf_scope_held_at_peak(&d->stacks[i], d->epoch, &bytes, &count);
+        if (count)
+            d->stacks_out[n++] = (mf_stack_share){ (uint32_t)i, bytes, count };
+    }
     out->peak_stacks = d->stacks_out;
-    out->n_peak_stacks = d->stacks_out ? n : 0;
-    return d->stacks_out ? 0 : -1;
+    out->n_peak_stacks = n;
+    return 0;
 }
 
 int mf_blocks_settle_device(mf_blocks *b, uint32_t slot, mf_device_model *out)
@@ -883,7 +892,7 @@ void mf_blocks_free(mf_blocks *b)
         mf_snapshots_free(&d->snapshots);
         mf_keyed_free(&d->scopes);
         mf_keyed_free(&d->sites);
-        mf_keyed_free(&d->stacks);
+        free(d->stacks);
         mf_keyed_free(&d->roles);
         mf_keyed_free(&d->names);
         free(d->roles_out);
