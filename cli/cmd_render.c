@@ -29,6 +29,7 @@ typedef struct render_args {
     mf_color_by color_by;
     int only_device;
     cli_load_options window; /* --from, --to, --at (until_ns: ULLONG_MAX, the end) */
+    double summary_below;    /* mf_svg_options.summary_below */
     int merge_runs;
 } render_args;
 
@@ -36,7 +37,7 @@ static void usage(FILE *out)
 {
     fputs("usage: memflow render LOG... [-o DIR] [--formats LIST] [--color-by MODE]\n"
           "                      [--device DEV] [--from WHEN] [--to WHEN] [--at TIME]\n"
-          "                      [--merge-runs]\n"
+          "                      [--summary-below PERCENT] [--merge-runs]\n"
           "\n"
           "Render memflow logs (several logs merge into one picture per device and one\n"
           "trace).\n"
@@ -61,6 +62,10 @@ static void usage(FILE *out)
           "  --to WHEN         ... until WHEN: a time, or a step (step:5: the end of the\n"
           "                    fifth step, at the sixth step's mark)\n"
           "  --at TIME         the same as --to TIME (the CSV lists what was live then)\n"
+          "  --summary-below PERCENT\n"
+          "                    processes whose peak is under PERCENT of the largest\n"
+          "                    process's (default 1; 0: none) share one summary panel;\n"
+          "                    the largest and the Python processes lead\n"
           "  --merge-runs      merge logs of different runs (their header run ids differ;\n"
           "                    refused otherwise: their processes did not run together)\n"
           "\n"
@@ -136,6 +141,10 @@ static int parse_one(int argc, char **argv, int *i, render_args *a)
         a->merge_runs = 1;
         return 0;
     }
+    if (cli_is_option(arg, "--summary-below"))
+        return (v = cli_option_value(argc, argv, i, "--summary-below")) &&
+                       cli_parse_percent(v, &a->summary_below) == 0
+                   ? 0 : bad(CLI_SUMMARY_HELP);
     if (cli_is_option(arg, "--at")) {
         uint64_t at;
         if (!(v = cli_option_value(argc, argv, i, "--at")) || cli_parse_time(v, &at) < 0)
@@ -180,7 +189,8 @@ static int render(const render_args *a, mf_model *m)
     mf_sink written = { 0 };
     mf_output_options out = {
         .formats = formats, .trace_name = "profile.json", .csv_prefix = "gpu_memory_profile",
-        .svg = { .color_by = a->color_by, .only_device = a->only_device, .title = NULL },
+        .svg = { .color_by = a->color_by, .only_device = a->only_device, .title = NULL,
+                 .summary_below = a->summary_below },
         .progress = isatty(2), .report = &written,
     };
     char err[2048];

@@ -20,7 +20,8 @@
 static void usage(FILE *out)
 {
     fputs("usage: memflow stats LOG... [--format table|json] [--sort-by KEY] [--ascending]\n"
-          "                     [--from WHEN] [--to WHEN] [--merge-runs]\n"
+          "                     [--from WHEN] [--to WHEN] [--summary-below PERCENT]\n"
+          "                     [--merge-runs]\n"
           "\n"
           "Print the statistics of memflow logs (several logs merge): MXNet's\n"
           "\"Device Storage\" table, then per scope, who held memory at each device's\n"
@@ -35,6 +36,10 @@ static void usage(FILE *out)
           "                        then held from there\n"
           "  --to WHEN             ... until WHEN: a time, or a step (step:5: until the\n"
           "                        sixth step's mark)\n"
+          "  --summary-below PERCENT\n"
+          "                        processes whose peak is under PERCENT of the largest\n"
+          "                        process's (default 1; 0: none) share one line of the\n"
+          "                        table (JSON lists every one)\n"
           "  --merge-runs          merge logs of different runs (refused otherwise)\n"
           "\n"
           "exit status: 0 ok, 1 a log cannot be read, 2 bad usage,\n"
@@ -66,6 +71,12 @@ static int parse(int argc, char **argv, mf_stats_options *opt, char **logs, int 
             if (!(v = cli_option_value(argc, argv, &i, "--sort-by")) ||
                 mf_stats_parse_sort(v, &opt->sort_by) < 0) {
                 fprintf(stderr, "memflow stats: --sort-by needs one of: %s\n", MF_STATS_SORTS);
+                return -1;
+            }
+        } else if (cli_is_option(a, "--summary-below")) {
+            if (!(v = cli_option_value(argc, argv, &i, "--summary-below")) ||
+                cli_parse_percent(v, &opt->summary_below) < 0) {
+                fprintf(stderr, "memflow stats: %s\n", CLI_SUMMARY_HELP);
                 return -1;
             }
         } else if (!strcmp(a, "--ascending")) {

@@ -68,6 +68,16 @@ int cli_parse_time(const char *text, uint64_t *ns)
 }
 
 
+int cli_parse_percent(const char *text, double *pct)
+{
+    char *end;
+    double v = strtod(text, &end);
+    if (end == text || *end || !(v >= 0 && v <= 100))
+        return -1;
+    *pct = v > 0 ? v : -1;    /* 0: none is small (the options' < 0) */
+    return 0;
+}
+
 int cli_parse_bound(const char *text, cli_bound *b)
 {
     memset(b, 0, sizeof *b);

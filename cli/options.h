@@ -26,6 +26,12 @@ void cli_folder_of(const char *path, char *buf, size_t len);
 /* "123", "1.5ms", "20us", "2s", "100ns" -> ns.  0, or -1 if malformed. */
 int cli_parse_time(const char *text, uint64_t *ns);
 
+/* --summary-below PERCENT: a number from 0 to 100 into *pct as the output
+ * options take it (0 becomes -1: no process is small).  0, or -1 if bad. */
+int cli_parse_percent(const char *text, double *pct);
+
+#define CLI_SUMMARY_HELP "--summary-below needs a percent from 0 to 100"
+
 /* One end of a window: a time since the logs' start, or a step. */
 typedef struct cli_bound {
     uint64_t ns;

@@ -58,19 +58,58 @@ static const char *end_name(const mf_process_info *p)
     return p->end_how <= MF_END_SIGNAL ? names[p->end_how] : "unknown";
 }
 
-static void process(mf_emitter *e, const mf_model *m, const mf_process_info *p)
+/* Whether process p shares the summary line (it held little, ended well). */
+static int small(const mf_stats *s, const mf_process_info *p)
 {
+    return !p->abnormal && !p->running &&
+           mf_model_small_process(s->model, p->peak_bytes, p->interpreter, s->small_pct);
+}
+
+/* How many images exec'd into p, one after the other (a launcher's chain). */
+static size_t execs_before(const mf_model *m, const mf_process_info *p)
+{
+    size_t n = 0;
+    for (int at = (int)(p - m->processes), again = 1; again;) {
+        again = 0;
+        for (size_t i = 0; i < m->n_processes; i++)
+            if (m->processes[i].next_image == at && n < m->n_processes) {
+                n++;
+                at = (int)i;
+                again = 1;
+                break;
+            }
+    }
+    return n;
+}
+
+static void process(const mf_stats *s, mf_emitter *e, const mf_process_info *p)
+{
+    const mf_model *m = s->model;
     char how[128];
+    /* the table: one line per process that held much, its last image (the
+     * images it exec'd from counted on it) */
+    int quiet = (small(s, p) || (p->next_image >= 0 && !p->abnormal)) && !mf_emit_json(e);
     mf_stats_process_end(p, how, sizeof how);
     mf_emit_object_begin(e, NULL);
-    mf_emit_u64(e, "pid", "process %llu: ", p->pid);
+    mf_emit_json_u64(e, "pid", p->pid);
     mf_emit_json_u64(e, "ppid", p->ppid);
-    mf_emit_text(e, "program", p->program ? p->program : "", 0);
-    if (p->abnormal)
-        mf_emit_table_printf(e, " (not finished: %s)", how);
-    else if (p->running)
-        mf_emit_table_printf(e, " (still running)");
-    mf_emit_table_printf(e, "\n");
+    mf_emit_json_str(e, "program", p->program ? p->program : "");
+    mf_emit_json_u64(e, "peak_bytes", p->peak_bytes);
+    mf_emit_json_bool(e, "interpreter", p->interpreter);
+    mf_emit_json_bool(e, "small", small(s, p));
+    if (!quiet) {
+        mf_emit_table_printf(e, "process %llu: ", (unsigned long long)p->pid);
+        mf_emit_table_text(e, p->program ? p->program : "");
+        size_t execs = mf_emit_json(e) ? 0 : execs_before(m, p);
+        if (execs)
+            mf_emit_table_printf(e, " (exec'd by %zu image%s before it)", execs,
+                                 execs == 1 ? "" : "s");
+        if (p->abnormal)
+            mf_emit_table_printf(e, " (not finished: %s)", how);
+        else if (p->running)
+            mf_emit_table_printf(e, " (still running)");
+        mf_emit_table_printf(e, "\n");
+    }
     mf_emit_json_str(e, "log", p->log_path ? p->log_path : "");
     mf_emit_json_bool(e, "finished", p->finished);
     mf_emit_object_begin(e, "end");
@@ -117,14 +156,64 @@ static void window(const mf_stats *s, mf_emitter *e)
                             "counted as allocations\n", to_ms, m->window_to_step ? ")" : "");
 }
 
+/* The one line of the processes that held little: how many, under what,
+ * their programs' names with their counts. */
+static void small_processes(const mf_stats *s, mf_emitter *e)
+{
+    const mf_model *m = s->model;
+    size_t n = 0;
+    uint64_t most = 0;
+    for (size_t i = 0; i < m->n_processes; i++)
+        if (small(s, &m->processes[i])) {
+            n++;
+            most = m->processes[i].peak_bytes > most ? m->processes[i].peak_bytes : most;
+        }
+    mf_emit_object_begin(e, "small_processes");
+    mf_emit_json_u64(e, "count", n);
+    mf_emit_json_double(e, "below_percent", s->small_pct);
+    mf_emit_close(e);
+    if (!n)
+        return;
+    char bytes[32];
+    mf_emit_table_printf(e, "%zu more process%s, each under %g%% of the largest peak (%s at "
+                            "most):", n, n == 1 ? "" : "es", s->small_pct,
+                         mf_format_bytes(most, bytes, sizeof bytes));
+    /* their programs' first words, each once with its count, in order met */
+    size_t listed = 0;
+    for (size_t i = 0; i < m->n_processes && listed < 8; i++) {
+        const mf_process_info *p = &m->processes[i];
+        const char *prog = p->program ? p->program : "";
+        size_t len = strcspn(prog, " ");
+        int seen = 0, count = 0;
+        for (size_t j = 0; j < m->n_processes; j++) {
+            const mf_process_info *q = &m->processes[j];
+            const char *other = q->program ? q->program : "";
+            if (!small(s, q) || strcspn(other, " ") != len || strncmp(other, prog, len) != 0)
+                continue;
+            seen |= j < i;
+            count++;
+        }
+        if (!small(s, p) || seen)
+            continue;
+        char word[96];
+        snprintf(word, sizeof word, "%.*s", (int)(len < 80 ? len : 80), prog);
+        mf_emit_table_printf(e, "%s ", listed ? "," : "");
+        mf_emit_table_text(e, word);
+        mf_emit_table_printf(e, " x%d", count);
+        listed++;
+    }
+    mf_emit_table_printf(e, "%s\n", listed == 8 ? ", ..." : "");
+}
+
 static void processes(const mf_stats *s, mf_emitter *e)
 {
     const mf_model *m = s->model;
     mf_emit_table_printf(e, "memflow statistics\n");
     mf_emit_array_begin(e, "processes");
     for (size_t i = 0; i < m->n_processes; i++)
-        process(e, m, &m->processes[i]);
+        process(s, e, &m->processes[i]);
     mf_emit_close(e);
+    small_processes(s, e);
     mf_emit_json_u64(e, "duration_ns", m->t1_ns - m->t0_ns);
     mf_emit_table_printf(e, "duration: %.3f ms\n", (double)(m->t1_ns - m->t0_ns) / 1e6);
     window(s, e);

@@ -21,6 +21,9 @@ typedef struct mf_svg_options {
     mf_color_by color_by;
     int only_device;          /* -1: every device; else an MF_DEVICE value */
     const char *title;        /* NULL: "memflow: <program>" */
+    double summary_below;     /* processes under this percent of the largest process
+                                 peak share one summary panel (mf_model_small_process;
+                                 0: MF_SMALL_PROCESS_PCT, < 0: none) */
 } mf_svg_options;
 
 /*

@@ -646,6 +646,68 @@ static int settle_device(mf_model *m, uint32_t slot, mf_device_model *out, mf_vi
     return 0;
 }
 
+/* One pid's largest peak over its views, and whether it is an interpreter. */
+typedef struct pid_peak {
+    uint32_t pid;
+    int interpreter;
+    uint64_t peak;
+} pid_peak;
+
+static int by_pid(const void *a, const void *b)
+{
+    uint32_t x = ((const pid_peak *)a)->pid, y = ((const pid_peak *)b)->pid;
+    return x < y ? -1 : x > y;
+}
+
+/* The pid's entry in t[0..n), sorted by pid, or NULL. */
+static pid_peak *find_pid(pid_peak *t, size_t n, uint32_t pid)
+{
+    pid_peak key = { .pid = pid };
+    return n ? bsearch(&key, t, n, sizeof *t, by_pid) : NULL;
+}
+
+/* Each process's interpreter flag and largest peak, on its views too; the
+ * largest process peak.  0, or -1 when out of memory. */
+static int settle_processes(mf_model *m)
+{
+    struct mf_model_state *st = m->state;
+    pid_peak *t = calloc(m->n_processes ? m->n_processes : 1, sizeof *t);
+    if (!t)
+        return -1;
+    for (size_t i = 0; i < m->n_processes; i++) {
+        m->processes[i].interpreter = mf_blocks_interpreter(&st->blocks, (uint16_t)i);
+        t[i] = (pid_peak){ m->processes[i].pid, m->processes[i].interpreter, 0 };
+    }
+    qsort(t, m->n_processes, sizeof *t, by_pid);
+    size_t n = 0;
+    for (size_t i = 0; i < m->n_processes; i++) {   /* one entry per pid */
+        if (n && t[n - 1].pid == t[i].pid)
+            t[n - 1].interpreter |= t[i].interpreter;
+        else
+            t[n++] = t[i];
+    }
+    for (size_t i = 0; i < st->n_views; i++) {
+        pid_peak *p = find_pid(t, n, st->views[i]->pid);
+        if (p && st->views[i]->peak_bytes > p->peak)
+            p->peak = st->views[i]->peak_bytes;
+    }
+    m->largest_process_peak = 0;
+    for (size_t i = 0; i < st->n_views; i++) {
+        const pid_peak *p = find_pid(t, n, st->views[i]->pid);
+        st->views[i]->process_peak = p ? p->peak : st->views[i]->peak_bytes;
+        st->views[i]->interpreter = p && p->interpreter;
+    }
+    for (size_t i = 0; i < m->n_processes; i++) {
+        const pid_peak *p = find_pid(t, n, m->processes[i].pid);
+        m->processes[i].peak_bytes = p ? p->peak : 0;
+        m->processes[i].interpreter = p && p->interpreter;
+        if (m->processes[i].peak_bytes > m->largest_process_peak)
+            m->largest_process_peak = m->processes[i].peak_bytes;
+    }
+    free(t);
+    return 0;
+}
+
 /* The warnings: those fed, then what the counts say now. */
 static int settle_warnings(mf_model *m)
 {
@@ -709,8 +771,8 @@ int mf_model_settle(mf_model *m)
         used += st->devs[i]->n_views;
     }
     qsort(m->devices, m->n_devices, sizeof *m->devices, by_device);
-    for (size_t i = 0; i < m->n_processes; i++)
-        m->processes[i].interpreter = mf_blocks_interpreter(&st->blocks, (uint16_t)i);
+    if (settle_processes(m) < 0)
+        return -1;
     if (mf_blocks_settle(&st->blocks, m) < 0 ||
         mf_timeline_settle(&st->timeline, m->t1_ns, m) < 0 || settle_warnings(m) < 0)
         return -1;

@@ -274,6 +274,8 @@ typedef struct mf_view {
     uint64_t size_min, size_max;   /* requested sizes (>= 1) */
     uint64_t live_blocks;          /* blocks live at the end (some in blocks[]) */
     uint32_t index;                /* for mf_model_each_live */
+    uint64_t process_peak;         /* the largest peak its process reached on any device */
+    int interpreter;               /* its process is a Python interpreter */
     mf_block *subblocks;           /* its largest sub-blocks (MF_FLAG_SUBBLOCK), ended
                                       and live, largest first (drawn over their lanes) */
     size_t n_subblocks;
@@ -421,6 +423,7 @@ typedef struct mf_process_info {
     int parent;               /* process index of the image it was forked from, or -1 */
     int interpreter;          /* a Python interpreter (its program, or Python frames in
                                  its stacks): what it holds at exit is "held at exit" */
+    uint64_t peak_bytes;      /* the largest peak its pid reached on any device */
     int next_image;           /* process index of the image that replaced it (exec), or -1 */
 } mf_process_info;
 
@@ -471,6 +474,7 @@ typedef struct mf_model {
                                  times count from (0: not known: mf_model_load sets it) */
     int window_missing;       /* a window was asked for and never began (its start
                                  is past the logs, or its step never marked) */
+    uint64_t largest_process_peak;   /* the largest mf_process_info.peak_bytes */
     mf_step_mark *step_marks; /* every step mark, by time (bounded: MF_MODEL_STEPS) */
     size_t n_step_marks;
     struct mf_sites *sites;   /* allocation sites (sites.h); NULL: the logs have no stacks */
@@ -606,6 +610,20 @@ MF_EXPORT const mf_site_stat *mf_model_site(const mf_device_model *dev, uint32_t
 
 /* The name of thread (pid, tid), or NULL when none was recorded. */
 MF_EXPORT const char *mf_model_thread_name(const mf_model *model, uint32_t pid, uint32_t tid);
+
+/*
+ * Whether a process (its pid's largest peak on any device, whether it is a
+ * Python interpreter) held little: under below_pct percent of the largest
+ * process's peak, and no interpreter.  Such processes (a launcher's shells
+ * and helpers) share one summary panel and one statistics line.
+ */
+static inline int mf_model_small_process(const mf_model *m, uint64_t peak, int interpreter,
+                                         double below_pct)
+{
+    return !interpreter && (double)peak * 100.0 < below_pct * (double)m->largest_process_peak;
+}
+
+#define MF_SMALL_PROCESS_PCT 1.0  /* the default of below_pct (--summary-below) */
 
 /* The latest program of process pid ("" when unknown). */
 MF_EXPORT const char *mf_model_program(const mf_model *model, uint32_t pid);

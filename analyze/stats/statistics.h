@@ -109,6 +109,8 @@ typedef struct mf_stats {
     size_t n_live_now;
     size_t max_leaks;             /* of each */
     int running;                  /* a process had not ended (then live_now is shown) */
+    double small_pct;             /* processes under this percent of the largest peak
+                                     share one line (mf_model_small_process); 0: none */
     int growth_by_site;           /* growth is by site (the logs have stacks), else scope */
     mf_stats_growth *growth;      /* most bytes per step first */
     size_t n_growth;
