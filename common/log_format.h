@@ -159,10 +159,14 @@ enum mf_note_code {
                                     value: loaded << 32 | built (cuptiGetVersion) */
     MF_NOTE_GPU_BAD_TIME = 8,    /* GPU records without a usable timestamp in one
                                     buffer; value: how many (none moved to time 0) */
-    MF_NOTE_STACKS_FULL = 20,    /* the stack table is full; value: stacks stored */
+    MF_NOTE_STACKS_FULL = 20,    /* the stack table is full; value: stack nodes stored */
     MF_NOTE_STACKS_LOST = 21,    /* value: allocations recorded without their stack */
     MF_NOTE_STACKS_OFF = 22,     /* stacks were asked for but libunwind cannot be loaded */
-    MF_NOTE_NVTX_UNMATCHED = 23  /* value: NVTX pops with no push, or ends of unknown ranges */
+    MF_NOTE_NVTX_UNMATCHED = 23, /* value: NVTX pops with no push, or ends of unknown ranges */
+    /* 50..59: Python attribution */
+    MF_NOTE_CPU_HEAP_OFF = 50    /* recording began in a process without CPU heap capture
+                                    (not under memflow run): its malloc family is not in
+                                    the log */
 };
 
 /* aux of TRACE records: what happened to a trace object. */

@@ -94,6 +94,13 @@ int mf_svg_draw_title(cairo_t *cr, const mf_model *model, const mf_svg_panel *pa
         append(line, sizeof line, "memflow: %s",
                model->n_processes && model->processes[0].program ? model->processes[0].program
                                                                  : "(program unknown)");
+    for (size_t i = 0; i < model->n_processes; i++)
+        if (model->processes[i].cpu_heap_off) {  /* say what was not recorded */
+            char shown[TITLE_MAX_CHARS + 8];
+            mf_clean_text(line, TITLE_MAX_CHARS - 48, shown, sizeof shown);
+            snprintf(line, sizeof line, "%s - CPU heap not recorded (use memflow run)", shown);
+            break;
+        }
     mf_svg_set_rgb(cr, mf_svg_text_color);
     mf_svg_show_text(cr, 12, 22, MF_SVG_LEFT, 16, 1, line, TITLE_MAX_CHARS);
     snprintf(head, sizeof head, "%s", line);

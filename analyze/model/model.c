@@ -325,6 +325,14 @@ static void on_note(mf_model *m, const mf_event *e)
         mf_model_warn(m, "pid %u: GPU capture was off (CUPTI result %llu)", pid,
                       (unsigned long long)e->note.value);
         break;
+    case MF_NOTE_CPU_HEAP_OFF:
+        if (e->log < m->n_processes && !m->processes[e->log].cpu_heap_off) {
+            m->processes[e->log].cpu_heap_off = 1;
+            mf_model_warn(m, "pid %u: its CPU heap (the malloc family: numpy arrays, CPU "
+                          "tensors) was not recorded: `memflow run -- %s` records it", pid,
+                          m->processes[e->log].program ? m->processes[e->log].program : "...");
+        }
+        break;
     case MF_NOTE_STACKS_FULL:
         mf_model_warn(m, "pid %u: the call-stack table filled up after %llu distinct stacks "
                       "(its memory budget: MF_STACKS_ARENA, runtime/stacks.h)", pid,

@@ -424,6 +424,8 @@ typedef struct mf_process_info {
     int interpreter;          /* a Python interpreter (its program, or Python frames in
                                  its stacks): what it holds at exit is "held at exit" */
     uint64_t peak_bytes;      /* the largest peak its pid reached on any device */
+    int cpu_heap_off;         /* its CPU heap was not recorded (NOTE MF_NOTE_CPU_HEAP_OFF:
+                                 memflow.profiler without memflow run) */
     int next_image;           /* process index of the image that replaced it (exec), or -1 */
 } mf_process_info;
 
