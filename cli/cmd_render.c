@@ -28,14 +28,16 @@ typedef struct render_args {
     const char *formats;
     mf_color_by color_by;
     int only_device;
-    uint64_t at_ns;          /* UINT64_MAX: the end */
+    cli_load_options window; /* --from, --to, --at (until_ns: ULLONG_MAX, the end) */
+    double summary_below;    /* mf_svg_options.summary_below */
     int merge_runs;
 } render_args;
 
 static void usage(FILE *out)
 {
     fputs("usage: memflow render LOG... [-o DIR] [--formats LIST] [--color-by MODE]\n"
-          "                      [--device DEV] [--at TIME] [--merge-runs]\n"
+          "                      [--device DEV] [--from WHEN] [--to WHEN] [--at TIME]\n"
+          "                      [--summary-below PERCENT] [--merge-runs]\n"
           "\n"
           "Render memflow logs (several logs merge into one picture per device and one\n"
           "trace).\n"
@@ -48,13 +50,22 @@ static void usage(FILE *out)
           "                    memory_flow.svg,profile.json,stats.txt, plus\n"
           "                    gpu_memory_profile.csv when there are GPU blocks, plus\n"
           "                    stacks.folded,flamegraph.svg when the logs have stacks)\n"
-          "  --color-by MODE   scope (default), lifetime, size, or site (the allocating\n"
-          "                    function; logs recorded with --stacks)\n"
+          "  --color-by MODE   scope (default), lifetime, size, site (the allocating\n"
+          "                    line or function; logs with call stacks), or role (what\n"
+          "                    a tensor is: parameter, gradient, optimizer state, ...)\n"
           "  --device DEV      draw only cpu/0 or gpu/N (the flame graph and folded\n"
           "                    stacks: that device's peak; default the first device)\n"
-          "  --at TIME         stop at TIME after the log start: a number of ns, or with\n"
-          "                    a unit: 250ms, 1.5s, 20us, 100ns (the CSV lists what was\n"
-          "                    live then)\n"
+          "  --from WHEN       draw and count only from WHEN: a time after the log\n"
+          "                    start (a number of ns, or with a unit: 250ms, 1.5s, 20us,\n"
+          "                    100ns) or a step (step:3, the mark of the third optimizer\n"
+          "                    step), with the blocks live then held from there\n"
+          "  --to WHEN         ... until WHEN: a time, or a step (step:5: the end of the\n"
+          "                    fifth step, at the sixth step's mark)\n"
+          "  --at TIME         the same as --to TIME (the CSV lists what was live then)\n"
+          "  --summary-below PERCENT\n"
+          "                    processes whose peak is under PERCENT of the largest\n"
+          "                    process's (default 1; 0: none) share one summary panel;\n"
+          "                    the largest and the Python processes lead\n"
           "  --merge-runs      merge logs of different runs (their header run ids differ;\n"
           "                    refused otherwise: their processes did not run together)\n"
           "\n"
@@ -62,39 +73,6 @@ static void usage(FILE *out)
           "             3 outputs written from a damaged log (everything before the damage),\n"
           "             4 logs of different runs (see --merge-runs)\n",
           out);
-}
-
-/* "123", "1.5ms", "20us", "2s", "100ns" -> ns.  0, or -1 if malformed. */
-static int parse_time(const char *text, uint64_t *ns)
-{
-    static const struct { const char *unit; uint64_t scale; } units[] = {
-        { "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 }, { "", 1 },
-    };
-    const char *p = text;
-    uint64_t whole = 0, frac = 0, frac_scale = 1;
-    if (*p < '0' || *p > '9')
-        return -1;
-    for (; *p >= '0' && *p <= '9'; p++) {
-        if (whole > (UINT64_MAX - 9) / 10)
-            return -1;
-        whole = whole * 10 + (uint64_t)(*p - '0');
-    }
-    if (*p == '.') {
-        for (p++; *p >= '0' && *p <= '9'; p++)
-            if (frac_scale < 1000000000) {
-                frac = frac * 10 + (uint64_t)(*p - '0');
-                frac_scale *= 10;
-            }
-    }
-    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
-        if (strcmp(p, units[i].unit) != 0)
-            continue;
-        if (whole > UINT64_MAX / units[i].scale)
-            return -1;
-        *ns = whole * units[i].scale + frac * units[i].scale / frac_scale;
-        return 0;
-    }
-    return -1;
 }
 
 static int parse_color(const char *v, mf_color_by *c)
@@ -107,6 +85,8 @@ static int parse_color(const char *v, mf_color_by *c)
         *c = MF_COLOR_BY_SIZE;
     else if (!strcmp(v, "site"))
         *c = MF_COLOR_BY_SITE;
+    else if (!strcmp(v, "role"))
+        *c = MF_COLOR_BY_ROLE;
     else
         return -1;
     return 0;
@@ -149,7 +129,7 @@ static int parse_one(int argc, char **argv, int *i, render_args *a)
     }
     if (cli_is_option(arg, "--color-by"))
         return (v = cli_option_value(argc, argv, i, "--color-by")) && parse_color(v, &a->color_by) == 0
-                   ? 0 : bad("--color-by needs one of: scope, lifetime, size, site");
+                   ? 0 : bad("--color-by needs one of: scope, lifetime, size, site, role");
     if (cli_is_option(arg, "--device")) {
         uint16_t d;
         if (!(v = cli_option_value(argc, argv, i, "--device")) || mf_model_device_parse(v, &d) < 0)
@@ -161,9 +141,20 @@ static int parse_one(int argc, char **argv, int *i, render_args *a)
         a->merge_runs = 1;
         return 0;
     }
-    if (cli_is_option(arg, "--at"))
-        return (v = cli_option_value(argc, argv, i, "--at")) && parse_time(v, &a->at_ns) == 0
-                   ? 0 : bad("--at needs a time: ns, or a number with ns, us, ms or s");
+    if (cli_is_option(arg, "--summary-below"))
+        return (v = cli_option_value(argc, argv, i, "--summary-below")) &&
+                       cli_parse_percent(v, &a->summary_below) == 0
+                   ? 0 : bad(CLI_SUMMARY_HELP);
+    if (cli_is_option(arg, "--at")) {
+        uint64_t at;
+        if (!(v = cli_option_value(argc, argv, i, "--at")) || cli_parse_time(v, &at) < 0)
+            return bad("--at needs a time: ns, or a number with ns, us, ms or s");
+        a->window.until_ns = at;
+        return 0;
+    }
+    int window = cli_window_options(argc, argv, i, &a->window, "render");
+    if (window)
+        return window < 0 ? -1 : 0;
     if (arg[0] == '-' && arg[1]) {
         fprintf(stderr, "memflow render: unknown option '%s' (see 'memflow render --help')\n",
                 arg);
@@ -180,7 +171,7 @@ static int parse(int argc, char **argv, render_args *a)
             return -1;
     if (a->n_logs == 0)
         return bad("no log given");
-    return 0;
+    return cli_window_check(&a->window, "render");
 }
 
 static int render(const render_args *a, mf_model *m)
@@ -198,7 +189,8 @@ static int render(const render_args *a, mf_model *m)
     mf_sink written = { 0 };
     mf_output_options out = {
         .formats = formats, .trace_name = "profile.json", .csv_prefix = "gpu_memory_profile",
-        .svg = { .color_by = a->color_by, .only_device = a->only_device, .title = NULL },
+        .svg = { .color_by = a->color_by, .only_device = a->only_device, .title = NULL,
+                 .summary_below = a->summary_below },
         .progress = isatty(2), .report = &written,
     };
     char err[2048];
@@ -215,7 +207,8 @@ static int render(const render_args *a, mf_model *m)
 int cmd_render(int argc, char **argv)
 {
     signal(SIGXFSZ, SIG_IGN);   /* a file size limit fails a write, not memflow */
-    render_args a = { .only_device = -1, .at_ns = UINT64_MAX, .color_by = MF_COLOR_BY_SCOPE };
+    render_args a = { .only_device = -1, .window = { .until_ns = (unsigned long long)-1 },
+                      .color_by = MF_COLOR_BY_SCOPE };
     a.logs = calloc((size_t)argc + 1, sizeof *a.logs);
     if (!a.logs) {
         fputs("memflow render: out of memory\n", stderr);
@@ -223,8 +216,11 @@ int cmd_render(int argc, char **argv)
     }
     int rc = 2;
     if (parse(argc, argv, &a) == 0) {
-        cli_load_options lo = { .until_ns = a.at_ns, .merge_runs = a.merge_runs,
-                                .tiles_by_site = a.color_by == MF_COLOR_BY_SITE };
+        cli_load_options lo = a.window;
+        lo.merge_runs = a.merge_runs;
+        lo.tiles_by = a.color_by == MF_COLOR_BY_SITE   ? MF_TILES_BY_SITE
+                      : a.color_by == MF_COLOR_BY_ROLE ? MF_TILES_BY_ROLE
+                                                       : MF_TILES_BY_SCOPE;
         if (a.formats) {      /* build only what the outputs asked for need */
             unsigned needs = mf_outputs_needs(a.formats);
             lo.no_trace = !(needs & MF_NEEDS_TRACE);

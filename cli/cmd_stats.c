@@ -1,6 +1,7 @@
 /*
  * cmd_stats.c - `memflow stats LOG... [--format table|json]
- * [--sort-by total|avg|min|max|count] [--ascending] [--merge-runs]`: the
+ * [--sort-by total|avg|min|max|count] [--ascending] [--from WHEN] [--to WHEN]
+ * [--merge-runs]`: the
  * statistics of one or more logs on stdout (render/stats.c writes them).
  * Exit: 0 ok, 1 a log cannot be read, 2 bad usage, 3 statistics written
  * from a damaged log (everything before the damage; message on stderr),
@@ -19,6 +20,7 @@
 static void usage(FILE *out)
 {
     fputs("usage: memflow stats LOG... [--format table|json] [--sort-by KEY] [--ascending]\n"
+          "                     [--from WHEN] [--to WHEN] [--summary-below PERCENT]\n"
           "                     [--merge-runs]\n"
           "\n"
           "Print the statistics of memflow logs (several logs merge): MXNet's\n"
@@ -28,6 +30,16 @@ static void usage(FILE *out)
           "  --format table|json   text table (default) or JSON with the same content\n"
           "  --sort-by KEY         total (default), avg, min, max or count\n"
           "  --ascending           small first (default: large first)\n"
+          "  --from WHEN           count only from WHEN: a time after the log start (ns,\n"
+          "                        or with a unit: 250ms, 1.5s, 20us) or a step (step:3,\n"
+          "                        the third optimizer step's mark), with the blocks live\n"
+          "                        then held from there\n"
+          "  --to WHEN             ... until WHEN: a time, or a step (step:5: until the\n"
+          "                        sixth step's mark)\n"
+          "  --summary-below PERCENT\n"
+          "                        processes whose peak is under PERCENT of the largest\n"
+          "                        process's (default 1; 0: none) share one line of the\n"
+          "                        table (JSON lists every one)\n"
           "  --merge-runs          merge logs of different runs (refused otherwise)\n"
           "\n"
           "exit status: 0 ok, 1 a log cannot be read, 2 bad usage,\n"
@@ -37,10 +49,15 @@ static void usage(FILE *out)
 }
 
 static int parse(int argc, char **argv, mf_stats_options *opt, char **logs, int *n_logs,
-                 int *merge_runs)
+                 cli_load_options *lo)
 {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
+        int window = cli_window_options(argc, argv, &i, lo, "stats");
+        if (window < 0)
+            return -1;
+        if (window)
+            continue;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
             exit(0);
@@ -56,10 +73,16 @@ static int parse(int argc, char **argv, mf_stats_options *opt, char **logs, int 
                 fprintf(stderr, "memflow stats: --sort-by needs one of: %s\n", MF_STATS_SORTS);
                 return -1;
             }
+        } else if (cli_is_option(a, "--summary-below")) {
+            if (!(v = cli_option_value(argc, argv, &i, "--summary-below")) ||
+                cli_parse_percent(v, &opt->summary_below) < 0) {
+                fprintf(stderr, "memflow stats: %s\n", CLI_SUMMARY_HELP);
+                return -1;
+            }
         } else if (!strcmp(a, "--ascending")) {
             opt->ascending = 1;
         } else if (!strcmp(a, "--merge-runs")) {
-            *merge_runs = 1;
+            lo->merge_runs = 1;
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "memflow stats: unknown option '%s' (see 'memflow stats --help')\n",
                     a);
@@ -72,7 +95,7 @@ static int parse(int argc, char **argv, mf_stats_options *opt, char **logs, int 
         fputs("memflow stats: no log given (see 'memflow stats --help')\n", stderr);
         return -1;
     }
-    return 0;
+    return cli_window_check(lo, "stats");
 }
 
 int cmd_stats(int argc, char **argv)
@@ -85,13 +108,12 @@ int cmd_stats(int argc, char **argv)
         fputs("memflow stats: out of memory\n", stderr);
         return 1;
     }
-    int merge_runs = 0, code;
-    if (parse(argc, argv, &opt, logs, &n_logs, &merge_runs) < 0) {
+    int code;
+    cli_load_options lo = { .until_ns = (unsigned long long)-1, .no_picture = 1, .no_trace = 1 };
+    if (parse(argc, argv, &opt, logs, &n_logs, &lo) < 0) {
         free(logs);
         return 2;
     }
-    cli_load_options lo = { .until_ns = (unsigned long long)-1, .merge_runs = merge_runs,
-                            .no_picture = 1, .no_trace = 1 };
     mf_model *m = cli_load(n_logs, logs, &lo, &code);
     free(logs);
     if (!m)

@@ -34,9 +34,11 @@ void cli_recover_staged(int n, char *const *paths);
 
 typedef struct cli_load_options {
     unsigned long long until_ns; /* ns since the earliest event; ULLONG_MAX: all */
+    unsigned long long from_ns;  /* a window from ns since the earliest event (0: none) */
+    unsigned long long from_step, to_step;  /* a window of steps (0: none) */
     int merge_runs;              /* merge logs of different runs */
     int no_picture, no_trace;    /* the outputs need no memory_flow / no trace */
-    int tiles_by_site;           /* memory_flow is coloured by allocation site */
+    int tiles_by;                /* what memory_flow is coloured by: enum mf_tiles_by */
 } cli_load_options;
 
 /* Read every log of paths into a model (shared by run, stats and render).

@@ -41,9 +41,11 @@ struct mf_model *cli_load(int n, char **paths, const cli_load_options *opt, int 
     int rc;
     mf_load_options lo = {
         .until_rel_ns = opt->until_ns == (unsigned long long)-1 ? UINT64_MAX : opt->until_ns,
+        .from_rel_ns = opt->from_ns,
         .merge_runs = opt->merge_runs,
         .model = { .no_picture = opt->no_picture, .no_trace = opt->no_trace,
-                   .tiles_by_site = opt->tiles_by_site },
+                   .tiles_by = opt->tiles_by, .from_step = opt->from_step,
+                   .to_step = opt->to_step },
     };
     cli_recover_staged(n, paths);
     mf_model *m = mf_model_load_opts((const char *const *)paths, n > 0 ? (size_t)n : 0, &lo, &rc,
@@ -54,6 +56,17 @@ struct mf_model *cli_load(int n, char **paths, const cli_load_options *opt, int 
         return NULL;
     }
     print_warnings(m);
+    if (m->window_missing) {
+        if (opt->from_step)
+            fprintf(stderr, "memflow: --from step:%llu: the logs have no step %llu (no "
+                    "optimizer step marked it: see docs/PYTHON.md)\n", opt->from_step,
+                    opt->from_step);
+        else
+            fprintf(stderr, "memflow: --from: the logs end before the window begins\n");
+        mf_model_free(m);
+        *exit_code = 1;
+        return NULL;
+    }
     *exit_code = 0;
     return m;
 }

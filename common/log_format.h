@@ -100,7 +100,9 @@ enum mf_record_type {
     MF_REC_DEVICE = 19,      /* what a GPU is: aux = device */
     MF_REC_FRAME = 20,       /* a symbolic stack frame (Python, or a C/C++ frame known
                                 by name): aux = frame id */
-    /* 21: Python attribution; 22..23: PyTorch's caching allocator */
+    MF_REC_STACK_NODE = 21,  /* a stack as one frame and its callers' stack (a node of
+                                the tree of stacks): aux = stack id */
+    /* 22..23: PyTorch's caching allocator */
     MF_REC_OOM = 22,         /* an allocation failed for want of device memory:
                                 aux = device | enum mf_oom_route << 16 */
     MF_REC_SEGMENT = 23,     /* a caching allocator's segment event, from its history,
@@ -171,7 +173,7 @@ enum mf_note_code {
                                     value: loaded << 32 | built (cuptiGetVersion) */
     MF_NOTE_GPU_BAD_TIME = 8,    /* GPU records without a usable timestamp in one
                                     buffer; value: how many (none moved to time 0) */
-    MF_NOTE_STACKS_FULL = 20,    /* the stack table is full; value: stacks stored */
+    MF_NOTE_STACKS_FULL = 20,    /* the stack table is full; value: stack nodes stored */
     MF_NOTE_STACKS_LOST = 21,    /* value: allocations recorded without their stack */
     MF_NOTE_STACKS_OFF = 22,     /* stacks were asked for but libunwind cannot be loaded */
     MF_NOTE_NVTX_UNMATCHED = 23, /* value: NVTX pops with no push, or ends of unknown ranges */
@@ -182,8 +184,12 @@ enum mf_note_code {
     MF_NOTE_TORCH_HISTORY = 42,  /* the live history is on; value: its ring's entries */
     MF_NOTE_TORCH_HISTORY_OFF = 43, /* the live history is off, segments only: value enum
                                     mf_torch_off */
-    MF_NOTE_TORCH_INCONSISTENT = 44 /* history entries that contradict the state it
+    MF_NOTE_TORCH_INCONSISTENT = 44, /* history entries that contradict the state it
                                     describes (an alloc at a live address...): value count */
+    /* 50..59: Python attribution */
+    MF_NOTE_CPU_HEAP_OFF = 50    /* recording began in a process without CPU heap capture
+                                    (not under memflow run): its malloc family is not in
+                                    the log */
 };
 
 /* MF_NOTE_TORCH_SCOPES values. */
@@ -438,6 +444,22 @@ typedef struct mf_rec_frame {    /* 24 bytes; aux = frame id */
 } mf_rec_frame;
 
 /*
+ * A stack as a node of the tree of stacks: its innermost frame `entry` (a
+ * return address, or a symbolic frame: mf_stack_entry_is_frame) and the
+ * stack of the frames outside it, `caller` (a stack id written before, in
+ * some chunk of the same log; 0: entry is the outermost frame).  Its id
+ * (aux) shares the ids of STACK records; depth counts its frames (1..256,
+ * the caller's + 1).  Stacks that share their outer frames share those
+ * nodes, so a new stack costs one record per frame no stored stack shares.
+ */
+typedef struct mf_rec_stack_node {  /* 24 bytes; aux = stack id */
+    uint64_t word;
+    uint64_t entry;
+    uint32_t caller;
+    uint32_t depth;
+} mf_rec_stack_node;
+
+/*
  * An ELF module (executable or shared library) loaded in the process, so the
  * analysis can symbolise stack addresses after the process is gone: written
  * before the first STACK whose addresses fall in [start, end) (in some chunk
@@ -543,6 +565,7 @@ static inline unsigned mf_record_fixed_size(unsigned type)
     case MF_REC_FRAME: return sizeof(mf_rec_frame);
     case MF_REC_OOM: return sizeof(mf_rec_oom);
     case MF_REC_SEGMENT: return sizeof(mf_rec_segment);
+    case MF_REC_STACK_NODE: return sizeof(mf_rec_stack_node);
     }
     return 0;
 }
@@ -559,5 +582,6 @@ _Static_assert(sizeof(mf_rec_device) == 48, "DEVICE");
 _Static_assert(sizeof(mf_rec_frame) == 24, "FRAME");
 _Static_assert(sizeof(mf_rec_oom) == 48, "OOM");
 _Static_assert(sizeof(mf_rec_segment) == 32, "SEGMENT");
+_Static_assert(sizeof(mf_rec_stack_node) == 24, "STACK_NODE");
 
 #endif /* MEMFLOW_LOG_FORMAT_H */

@@ -611,6 +611,15 @@ static PyObject *py_step(PyObject *self, PyObject *args)
 
 /* ---- what this process has ------------------------------------------------ */
 
+/* note_cpu_heap_off(): the log says its process's CPU heap is not recorded. */
+static PyObject *py_note_cpu_heap_off(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    mf_recorder_note(MF_NOTE_CPU_HEAP_OFF, 0);
+    Py_RETURN_NONE;
+}
+
 /* Whether libmemflow-preload.so (CPU heap capture) is in this process. */
 static PyObject *py_cpu_capture(PyObject *self, PyObject *unused)
 {
@@ -702,6 +711,8 @@ static PyMethodDef module_methods[] = {
       "5 input, 6 temporary, 7 other)" },
     { "step", py_step, METH_VARARGS, "step(optimizer, number): an optimizer step begins" },
     { "cpu_capture", py_cpu_capture, METH_NOARGS, "whether CPU heap capture is loaded" },
+    { "note_cpu_heap_off", py_note_cpu_heap_off, METH_NOARGS,
+      "note in the log that this process's CPU heap is not recorded" },
     { "gpu_plugin", py_gpu_plugin, METH_NOARGS, "path of libmemflow-cuda.so, or None" },
     { "log_path", py_log_path, METH_NOARGS, "the open log's path, or None" },
     { "recording", py_recording, METH_NOARGS, "whether the profiler records now" },

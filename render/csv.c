@@ -1,12 +1,12 @@
 /*
  * csv.c - MXNet's gpu_memory_profile CSV from the model: the GPU blocks of
  * one process never freed at the model's end (still live, or held when the
- * process ended), sorted by attribute name, every field quoted (a quote
- * inside doubled, invalid UTF-8 as U+FFFD).  On a GPU whose memory came in
- * tensors (sub-blocks of device memory: PyTorch's, from its allocator
- * history) the rows are the tensors, not the segments that hold them, with
- * Reuse? 1 for a tensor the allocator served from its cache, as MXNet's
- * pool does.
+ * process ended), sorted by attribute name (scope + name, or a named
+ * tensor's qualified name), every field quoted (a quote inside doubled,
+ * invalid UTF-8 as U+FFFD).  On a GPU whose memory came in tensors
+ * (sub-blocks of device memory: PyTorch's, from its allocator history) the
+ * rows are the tensors, not the segments that hold them, with Reuse? 1 for
+ * a tensor the allocator served from its cache, as MXNet's pool does.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -39,9 +39,13 @@ static int compare_rows(const void *pa, const void *pb)
     return a->block->addr < b->block->addr ? -1 : a->block->addr > b->block->addr;
 }
 
+/* MXNet's attribute: scope + name ("net:dense0:" + "in_arg:weight"); a
+ * tensor named with its role (memflow.torch) has its qualified name
+ * ("net:fc1:weight") alone. */
 static char *attribute_of(const mf_model *m, const mf_block *blk)
 {
-    const char *scope = mf_model_string(m, blk->scope), *name = mf_model_string(m, blk->name);
+    const char *scope = (blk->role & MF_ROLE_NAMED) ? "" : mf_model_string(m, blk->scope);
+    const char *name = mf_model_string(m, blk->name);
     size_t a = strlen(scope), n = strlen(name);
     char *s = malloc(a + n + 1);
     if (s) {

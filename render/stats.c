@@ -21,7 +21,7 @@ int mf_stats_parse_format(const char *text, int *json)
 
 int mf_stats_write_sink(const mf_model *model, mf_sink *out, const mf_stats_options *opt)
 {
-    static const mf_stats_options defaults = { 0, MF_SORT_TOTAL, 0, 0 };
+    static const mf_stats_options defaults = { 0, MF_SORT_TOTAL, 0, 0, 0 };
     mf_stats s;
     if (!opt)
         opt = &defaults;
@@ -29,6 +29,8 @@ int mf_stats_write_sink(const mf_model *model, mf_sink *out, const mf_stats_opti
         out->error = out->error ? out->error : ENOMEM;
         return -1;
     }
+    s.small_pct = opt->summary_below == 0 ? MF_SMALL_PROCESS_PCT
+                  : opt->summary_below < 0 ? 0 : opt->summary_below;
     mf_emitter e;
     mf_emit_init(&e, opt->json ? MF_EMIT_JSON : MF_EMIT_TABLE, out);
     mf_stats_emit(&s, &e);

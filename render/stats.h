@@ -23,6 +23,9 @@ typedef struct mf_stats_options {
     mf_stats_sort sort_by;
     int ascending;       /* small first (default: large first) */
     size_t max_leaks;    /* leaks listed; 0 means the default, 20 */
+    double summary_below;    /* processes under this percent of the largest process peak
+                                share one line of the table (mf_model_small_process;
+                                0: MF_SMALL_PROCESS_PCT, < 0: none) */
 } mf_stats_options;
 
 /* The accepted spellings, for messages. */

@@ -22,6 +22,8 @@
 
 #define MAX_TEXT_HOLDERS 20  /* scopes (sites) listed at a peak in the table; JSON has all */
 #define MAX_TEXT_SITES 20    /* allocation sites listed in the table; JSON has all */
+#define MAX_TEXT_NAMES 10    /* tensor names listed at a peak in the table; JSON has all */
+#define MAX_TEXT_STEPS 20    /* steps listed per device in the table; JSON has all */
 #define JSON_SITE_FRAMES 8   /* frames of a site's first stack, from the site outward */
 #define KB 1000.0            /* MXNet's "kB" */
 
@@ -61,19 +63,58 @@ static const char *end_name(const mf_process_info *p)
     return p->end_how <= MF_END_SNAPSHOT ? names[p->end_how] : "unknown";
 }
 
-static void process(mf_emitter *e, const mf_model *m, const mf_process_info *p)
+/* Whether process p shares the summary line (it held little, ended well). */
+static int small(const mf_stats *s, const mf_process_info *p)
 {
+    return !p->abnormal && !p->running &&
+           mf_model_small_process(s->model, p->peak_bytes, p->interpreter, s->small_pct);
+}
+
+/* How many images exec'd into p, one after the other (a launcher's chain). */
+static size_t execs_before(const mf_model *m, const mf_process_info *p)
+{
+    size_t n = 0;
+    for (int at = (int)(p - m->processes), again = 1; again;) {
+        again = 0;
+        for (size_t i = 0; i < m->n_processes; i++)
+            if (m->processes[i].next_image == at && n < m->n_processes) {
+                n++;
+                at = (int)i;
+                again = 1;
+                break;
+            }
+    }
+    return n;
+}
+
+static void process(const mf_stats *s, mf_emitter *e, const mf_process_info *p)
+{
+    const mf_model *m = s->model;
     char how[128];
+    /* the table: one line per process that held much, its last image (the
+     * images it exec'd from counted on it) */
+    int quiet = (small(s, p) || (p->next_image >= 0 && !p->abnormal)) && !mf_emit_json(e);
     mf_stats_process_end(p, how, sizeof how);
     mf_emit_object_begin(e, NULL);
-    mf_emit_u64(e, "pid", "process %llu: ", p->pid);
+    mf_emit_json_u64(e, "pid", p->pid);
     mf_emit_json_u64(e, "ppid", p->ppid);
-    mf_emit_text(e, "program", p->program ? p->program : "", 0);
-    if (p->abnormal)
-        mf_emit_table_printf(e, " (not finished: %s)", how);
-    else if (p->running)
-        mf_emit_table_printf(e, " (still running)");
-    mf_emit_table_printf(e, "\n");
+    mf_emit_json_str(e, "program", p->program ? p->program : "");
+    mf_emit_json_u64(e, "peak_bytes", p->peak_bytes);
+    mf_emit_json_bool(e, "interpreter", p->interpreter);
+    mf_emit_json_bool(e, "small", small(s, p));
+    if (!quiet) {
+        mf_emit_table_printf(e, "process %llu: ", (unsigned long long)p->pid);
+        mf_emit_table_text(e, p->program ? p->program : "");
+        size_t execs = mf_emit_json(e) ? 0 : execs_before(m, p);
+        if (execs)
+            mf_emit_table_printf(e, " (exec'd by %zu image%s before it)", execs,
+                                 execs == 1 ? "" : "s");
+        if (p->abnormal)
+            mf_emit_table_printf(e, " (not finished: %s)", how);
+        else if (p->running)
+            mf_emit_table_printf(e, " (still running)");
+        mf_emit_table_printf(e, "\n");
+    }
     mf_emit_json_str(e, "log", p->log_path ? p->log_path : "");
     mf_emit_json_bool(e, "finished", p->finished);
     mf_emit_object_begin(e, "end");
@@ -87,16 +128,101 @@ static void process(mf_emitter *e, const mf_model *m, const mf_process_info *p)
     mf_emit_close(e);
 }
 
+/* A window (--from/--to): what it is, in the table and in JSON (null when
+ * everything is counted). */
+static void window(const mf_stats *s, mf_emitter *e)
+{
+    const mf_model *m = s->model;
+    int has = m->since_ns || m->window_from_step || m->window_to_step ||
+              m->until_ns != UINT64_MAX;
+    if (!has) {
+        mf_emit_json_printf(e, "window", "null");
+        return;
+    }
+    mf_emit_object_begin(e, "window");
+    mf_emit_json_u64(e, "from_step", m->window_from_step);
+    mf_emit_json_u64(e, "to_step", m->window_to_step);
+    uint64_t origin = m->origin_ns ? m->origin_ns : m->t0_ns;
+    uint64_t start = m->since_ns ? m->since_ns : m->t0_ns;
+    uint64_t end = m->until_ns == UINT64_MAX || m->until_ns > m->t1_ns ? m->t1_ns : m->until_ns;
+    mf_emit_json_u64(e, "start_ns", start > origin ? start - origin : 0);  /* as --from counts */
+    mf_emit_json_u64(e, "end_ns", end > origin ? end - origin : 0);
+    mf_emit_close(e);
+    double from_ms = (double)(start > origin ? start - origin : 0) / 1e6;
+    double to_ms = (double)(end > origin ? end - origin : 0) / 1e6;
+    mf_emit_table_printf(e, "window: from ");
+    if (m->window_from_step)
+        mf_emit_table_printf(e, "step %llu (", (unsigned long long)m->window_from_step);
+    mf_emit_table_printf(e, "%.3f ms%s to ", from_ms, m->window_from_step ? ")" : "");
+    if (m->window_to_step)
+        mf_emit_table_printf(e, "the end of step %llu (", (unsigned long long)m->window_to_step);
+    mf_emit_table_printf(e, "%.3f ms%s after the logs' start; times below are since the "
+                            "window's start, blocks live on entry are held from there, not "
+                            "counted as allocations\n", to_ms, m->window_to_step ? ")" : "");
+}
+
+/* The one line of the processes that held little: how many, under what,
+ * their programs' names with their counts. */
+static void small_processes(const mf_stats *s, mf_emitter *e)
+{
+    const mf_model *m = s->model;
+    size_t n = 0;
+    uint64_t most = 0;
+    for (size_t i = 0; i < m->n_processes; i++)
+        if (small(s, &m->processes[i])) {
+            n++;
+            most = m->processes[i].peak_bytes > most ? m->processes[i].peak_bytes : most;
+        }
+    mf_emit_object_begin(e, "small_processes");
+    mf_emit_json_u64(e, "count", n);
+    mf_emit_json_double(e, "below_percent", s->small_pct);
+    mf_emit_close(e);
+    if (!n)
+        return;
+    char bytes[32];
+    mf_emit_table_printf(e, "%zu more process%s, each under %g%% of the largest peak (%s at "
+                            "most):", n, n == 1 ? "" : "es", s->small_pct,
+                         mf_format_bytes(most, bytes, sizeof bytes));
+    /* their programs' first words, each once with its count, in order met */
+    size_t listed = 0;
+    for (size_t i = 0; i < m->n_processes && listed < 8; i++) {
+        const mf_process_info *p = &m->processes[i];
+        const char *prog = p->program ? p->program : "";
+        size_t len = strcspn(prog, " ");
+        int seen = 0, count = 0;
+        for (size_t j = 0; j < m->n_processes; j++) {
+            const mf_process_info *q = &m->processes[j];
+            const char *other = q->program ? q->program : "";
+            if (!small(s, q) || strcspn(other, " ") != len || strncmp(other, prog, len) != 0)
+                continue;
+            seen |= j < i;
+            count++;
+        }
+        if (!small(s, p) || seen)
+            continue;
+        char word[96];
+        snprintf(word, sizeof word, "%.*s", (int)(len < 80 ? len : 80), prog);
+        mf_emit_table_printf(e, "%s ", listed ? "," : "");
+        mf_emit_table_text(e, word);
+        mf_emit_table_printf(e, " x%d", count);
+        listed++;
+    }
+    mf_emit_table_printf(e, "%s\n", listed == 8 ? ", ..." : "");
+}
+
 static void processes(const mf_stats *s, mf_emitter *e)
 {
     const mf_model *m = s->model;
     mf_emit_table_printf(e, "memflow statistics\n");
     mf_emit_array_begin(e, "processes");
     for (size_t i = 0; i < m->n_processes; i++)
-        process(e, m, &m->processes[i]);
+        process(s, e, &m->processes[i]);
     mf_emit_close(e);
+    small_processes(s, e);
     mf_emit_json_u64(e, "duration_ns", m->t1_ns - m->t0_ns);
-    mf_emit_table_printf(e, "duration: %.3f ms\n\n", (double)(m->t1_ns - m->t0_ns) / 1e6);
+    mf_emit_table_printf(e, "duration: %.3f ms\n", (double)(m->t1_ns - m->t0_ns) / 1e6);
+    window(s, e);
+    mf_emit_table_printf(e, "\n");
 }
 
 /* ---- devices: MXNet's Device Storage -------------------------------------------- */
@@ -236,6 +362,8 @@ static void device_row(const mf_stats *s, mf_emitter *e, const mf_stats_row *r, 
     mf_emit_json_u64(e, "unknown_frees", d->unknown_frees);
     mf_emit_json_u64(e, "inherited_frees", d->inherited_frees);
     mf_emit_json_u64(e, "replaced_blocks", d->replaced_blocks);
+    mf_emit_json_u64(e, "live_on_entry_bytes", d->entry_bytes);
+    mf_emit_json_u64(e, "live_on_entry_count", d->entry_count);
     mf_emit_json_u64(e, "snapshots", d->snapshots_added);
     mf_emit_json_u64(e, "processes", d->n_views);
     kinds_json(e, d);
@@ -262,6 +390,10 @@ static void device_notes_table(const mf_stats *s, mf_emitter *e, const mf_device
 {
     char dev[16], text[512], a[32], b[32];
     mf_model_device_name(d->device, dev, sizeof dev);
+    if (d->entry_count)
+        mf_emit_table_printf(e, "%s: live on entry to the window: %llu blocks, %s (held, not "
+                             "counted as allocations)\n", dev, (unsigned long long)d->entry_count,
+                             mf_format_bytes(d->entry_bytes, a, sizeof a));
     if (d->info.known) {
         mf_emit_table_printf(e, "%s: ", dev);
         mf_format_device_info(mf_model_string(s->model, d->info.name), d->info.uuid,
@@ -442,16 +574,17 @@ static void sites(const mf_stats *s, mf_emitter *e)
 
 /* ---- at the peak ------------------------------------------------------------------ */
 
-/* Who held a device's peak: all in JSON; in the table the first
- * MAX_TEXT_HOLDERS, then the rest summed. */
-static void holders(mf_emitter *e, const mf_device_model *d, const mf_stats_holder *h, size_t n,
-                    const char *key, const char *what, const char *indent)
+/* Who held a device's peak: all in JSON; in the table the first `most`,
+ * then the rest summed. */
+static void holders_upto(mf_emitter *e, const mf_device_model *d, const mf_stats_holder *h,
+                         size_t n, const char *key, const char *what, const char *indent,
+                         size_t most)
 {
     uint64_t other_bytes = 0, other_blocks = 0;
     double peak = (double)d->peak_bytes;
     mf_emit_array_begin(e, key);
     for (size_t j = 0; j < n; j++) {
-        if (j >= MAX_TEXT_HOLDERS && !mf_emit_json(e)) {
+        if (j >= most && !mf_emit_json(e)) {
             other_bytes += h[j].bytes;
             other_blocks += h[j].blocks;
             continue;
@@ -468,10 +601,16 @@ static void holders(mf_emitter *e, const mf_device_model *d, const mf_stats_hold
         mf_emit_close(e);
     }
     mf_emit_close(e);
-    if (n > MAX_TEXT_HOLDERS)
+    if (n > most)
         mf_emit_table_printf(e, "%s%16llu bytes %6.2f%% %8llu blocks  (%zu other %ss)\n", indent,
                              (unsigned long long)other_bytes, 100.0 * (double)other_bytes / peak,
-                             (unsigned long long)other_blocks, n - MAX_TEXT_HOLDERS, what);
+                             (unsigned long long)other_blocks, n - most, what);
+}
+
+static void holders(mf_emitter *e, const mf_device_model *d, const mf_stats_holder *h, size_t n,
+                    const char *key, const char *what, const char *indent)
+{
+    holders_upto(e, d, h, n, key, what, indent, MAX_TEXT_HOLDERS);
 }
 
 static void at_peak(const mf_stats *s, mf_emitter *e)
@@ -495,10 +634,119 @@ static void at_peak(const mf_stats *s, mf_emitter *e)
             mf_emit_table_printf(e, "  by site:\n");
             holders(e, d, p->by_site, p->n_by_site, "by_site", "site", "    ");
         }
+        int tensors = p->n_by_role > 1 || (p->n_by_role == 1 && p->by_role[0].scope->scope);
+        if (tensors)
+            mf_emit_table_printf(e, "  by role:\n");
+        if (tensors || mf_emit_json(e))
+            holders(e, d, p->by_role, p->n_by_role, "by_role", "role", "    ");
+        if (tensors)
+            mf_emit_table_printf(e, "  by tensor name (the first %d):\n", MAX_TEXT_NAMES);
+        if (tensors || mf_emit_json(e))
+            holders_upto(e, d, p->by_name, p->n_by_name, "by_name", "name", "    ",
+                         MAX_TEXT_NAMES);
         mf_emit_close(e);
     }
     mf_emit_close(e);
     mf_emit_table_printf(e, "\n");
+}
+
+/* ---- steps ------------------------------------------------------------------------- */
+
+/* Each device's steps (from one step mark to the next): in the table the
+ * first MAX_TEXT_STEPS and the one with the highest peak; JSON all. */
+static void steps(const mf_stats *s, mf_emitter *e)
+{
+    const mf_model *m = s->model;
+    int any = 0;
+    for (size_t i = 0; i < m->n_devices; i++)
+        any |= m->devices[i].n_steps != 0;
+    if (any)
+        mf_emit_table_title(e, "Steps (from one optimizer step's mark to the next)");
+    mf_emit_array_begin(e, "steps");
+    mf_emit_lines(e);
+    for (size_t i = 0; i < m->n_devices; i++) {
+        const mf_device_model *d = &m->devices[i];
+        if (!d->n_steps)
+            continue;
+        size_t top = 0;
+        for (size_t j = 1; j < d->n_steps; j++)
+            top = d->steps[j].peak_bytes > d->steps[top].peak_bytes ? j : top;
+        mf_emit_object_begin(e, NULL);
+        device(e, d->device, "%s:");
+        mf_emit_table_printf(e, " %zu steps, the highest peak in step %llu\n", d->n_steps,
+                             (unsigned long long)d->steps[top].number);
+        mf_emit_table_printf(e, "  %8s %12s %12s %11s %11s %11s %9s\n", "Step", "Start (ms)",
+                             "End (ms)", "At start", "Peak", "Allocated", "Blocks");
+        mf_emit_json_u64(e, "dropped", d->steps_dropped);
+        mf_emit_array_begin(e, "steps");
+        for (size_t j = 0; j < d->n_steps; j++) {
+            const mf_step_stat *st = &d->steps[j];
+            if (j >= MAX_TEXT_STEPS && j != top && !mf_emit_json(e))
+                continue;
+            uint64_t end = st->end_ns == UINT64_MAX ? m->t1_ns : st->end_ns;
+            mf_emit_object_begin(e, NULL);
+            mf_emit_u64(e, "step", "  %8llu", st->number);
+            mf_emit_json_u64(e, "start_ns", rel_ns(m, st->start_ns));
+            mf_emit_json_u64(e, "end_ns", rel_ns(m, end));
+            mf_emit_table_printf(e, " %12.3f %12.3f", (double)rel_ns(m, st->start_ns) / 1e6,
+                                 (double)rel_ns(m, end) / 1e6);
+            mf_emit_bytes(e, "held_start", st->held_start, 11);
+            mf_emit_bytes(e, "peak_bytes", st->peak_bytes, 11);
+            mf_emit_json_u64(e, "peak_time_ns", rel_ns(m, st->peak_time_ns));
+            mf_emit_bytes(e, "alloc_bytes", st->alloc_bytes, 11);
+            mf_emit_u64(e, "alloc_count", " %9llu", st->alloc_count);
+            mf_emit_table_printf(e, "%s\n", j == top ? "  <- highest peak" : "");
+            mf_emit_close(e);
+        }
+        mf_emit_close(e);
+        if (d->n_steps > MAX_TEXT_STEPS)
+            mf_emit_table_printf(e, "  (%zu steps in all; stats.json lists every one)\n",
+                                 d->n_steps);
+        mf_emit_close(e);
+    }
+    mf_emit_close(e);
+    if (any)
+        mf_emit_table_printf(e, "\n");
+}
+
+/* What grew from step mark to step mark, by site (by scope without stacks). */
+static void growth(const mf_stats *s, mf_emitter *e)
+{
+    const char *what = s->growth_by_site ? "site" : "scope";
+    if (s->n_growth) {
+        char title[128];
+        snprintf(title, sizeof title, "Growth per step (by %s: held at each step mark; memory "
+                 "that grows step after step)", what);
+        mf_emit_table_title(e, title);
+        mf_emit_table_printf(e, "  %11s %6s %11s %11s  %s\n", "Per step", "Grew", "First mark",
+                             "Last mark", what);
+    }
+    mf_emit_array_begin(e, "growth");
+    mf_emit_lines(e);
+    for (size_t i = 0; i < s->n_growth; i++) {
+        const mf_stats_growth *g = &s->growth[i];
+        if (i >= MAX_TEXT_SITES && !mf_emit_json(e))
+            break;
+        char grew[32];
+        snprintf(grew, sizeof grew, "%u/%u", g->key->marks_grew, g->key->marks - 1);
+        mf_emit_object_begin(e, NULL);
+        mf_emit_json_str(e, what, g->name);
+        device(e, g->dev->device, "%.0s");
+        mf_emit_json_double(e, "bytes_per_step", g->bytes_per_step);
+        mf_emit_table_bytes(e, (uint64_t)(g->bytes_per_step + 0.5), 13);
+        mf_emit_table_printf(e, " %6s", grew);
+        mf_emit_json_u64(e, "marks", g->key->marks);
+        mf_emit_json_u64(e, "marks_grew", g->key->marks_grew);
+        mf_emit_bytes(e, "held_first_mark", g->key->held_first_mark, 11);
+        mf_emit_bytes(e, "held_last_mark", g->key->held_last_mark, 11);
+        mf_emit_table_printf(e, "  ");
+        mf_emit_table_text(e, g->name);
+        mf_emit_table_printf(e, "\n");
+        mf_emit_close(e);
+    }
+    mf_emit_close(e);
+    if (s->n_growth)
+        mf_emit_table_printf(e, "\n");
 }
 
 /* ---- leaks and notes ---------------------------------------------------------------- */
@@ -510,6 +758,7 @@ static void leak(const mf_stats *s, mf_emitter *e, const mf_block *l)
     mf_emit_object_begin(e, NULL);
     mf_emit_json_str(e, "scope", mf_model_string(m, l->scope));
     mf_emit_json_str(e, "name", mf_model_string(m, l->name));
+    mf_emit_json_str(e, "role", mf_role_name(l->role));
     device(e, l->device, "%-8s");
     mf_emit_json_printf(e, "address", "\"0x%llx\"", (unsigned long long)l->addr);
     mf_emit_table_printf(e, " %#18llx", (unsigned long long)l->addr);
@@ -520,9 +769,18 @@ static void leak(const mf_stats *s, mf_emitter *e, const mf_block *l)
     mf_emit_u64(e, "pid", "  %-6llu", l->pid);
     mf_emit_u64(e, "thread", "  %-6llu  ", l->tid);
     mf_emit_json_bool(e, "held_until_process_end", l->end == MF_BLOCK_PROCESS_ENDED);
+    const char *site = s->has_sites ? mf_sites_get(m->sites,
+                                                   mf_sites_of_stack(m->sites, l->stack))->name
+                                    : NULL;
+    if (site)
+        mf_emit_json_str(e, "site", site);
     mf_emit_json_str(e, "thread_name", thread ? thread : "unknown");
     mf_emit_table_text(e, mf_model_string(m, l->scope));
     mf_emit_table_text(e, mf_model_string(m, l->name));
+    if (site) {
+        mf_emit_table_printf(e, "  at ");
+        mf_emit_table_text(e, site);
+    }
     mf_emit_table_printf(e, "\n");
     mf_emit_close(e);
 }
@@ -531,7 +789,8 @@ static void leak(const mf_stats *s, mf_emitter *e, const mf_block *l)
 static void blocks(const mf_stats *s, mf_emitter *e, const char *key, const char *title,
                    const mf_block *b, size_t n)
 {
-    mf_emit_table_title(e, title);
+    if (title)
+        mf_emit_table_title(e, title);
     if (n == 0)
         mf_emit_table_printf(e, "none\n");
     else
@@ -545,17 +804,107 @@ static void blocks(const mf_stats *s, mf_emitter *e, const char *key, const char
     mf_emit_table_printf(e, "\n");
 }
 
-/* The leaks; then, in JSON always and in the table while a process runs,
- * the blocks processes still running hold: live now, not leaks. */
+/* What grew at more than half the step marks: leaks, listed first. */
+static void growing(const mf_stats *s, mf_emitter *e)
+{
+    const char *what = s->growth_by_site ? "site" : "scope";
+    if (s->n_growing)
+        mf_emit_table_printf(e, "Grew from step to step (at more than half the step marks):\n");
+    mf_emit_array_begin(e, "growing");
+    mf_emit_lines(e);
+    for (size_t i = 0; i < s->n_growing; i++) {
+        const mf_stats_growth *g = &s->growth[i];
+        char per[32], last[32];
+        mf_emit_object_begin(e, NULL);
+        mf_emit_json_str(e, what, g->name);
+        device(e, g->dev->device, "  %-8s");
+        mf_emit_json_double(e, "bytes_per_step", g->bytes_per_step);
+        mf_emit_json_u64(e, "marks", g->key->marks);
+        mf_emit_json_u64(e, "marks_grew", g->key->marks_grew);
+        mf_emit_json_u64(e, "held_last_mark", g->key->held_last_mark);
+        mf_emit_table_printf(e, " +%s a step (grew at %u of %u), %s at the last mark  ",
+                             mf_format_bytes((uint64_t)(g->bytes_per_step + 0.5), per,
+                                             sizeof per),
+                             g->key->marks_grew, g->key->marks - 1,
+                             mf_format_bytes(g->key->held_last_mark, last, sizeof last));
+        mf_emit_table_text(e, g->name);
+        mf_emit_table_printf(e, "\n");
+        mf_emit_close(e);
+    }
+    mf_emit_close(e);
+    if (s->n_growing)
+        mf_emit_table_printf(e, "Blocks never freed:\n");
+}
+
+/* What interpreters held at exit (not allocated by the program's own code):
+ * not leaks, grouped by site (scope). */
+static void held_at_exit(const mf_stats *s, mf_emitter *e)
+{
+    const char *what = s->has_sites ? "site" : "scope";
+    if (s->n_held_at_exit) {
+        char title[200];
+        snprintf(title, sizeof title, "Held at exit (what Python interpreters had not freed when "
+                 "they exited, outside the program's own code: not leaks; by %s)", what);
+        mf_emit_table_title(e, title);
+    }
+    mf_emit_array_begin(e, "held_at_exit");
+    mf_emit_lines(e);
+    uint64_t rest_bytes = 0, rest_blocks = 0;
+    for (size_t i = 0; i < s->n_held_at_exit; i++) {
+        const mf_stats_holder *h = &s->held_at_exit[i];
+        if (i >= MAX_TEXT_HOLDERS && !mf_emit_json(e)) {
+            rest_bytes += h->bytes;
+            rest_blocks += h->blocks;
+            continue;
+        }
+        mf_emit_object_begin(e, NULL);
+        mf_emit_json_str(e, what, h->name);
+        device(e, h->dev->device, "%-8s");
+        mf_emit_bytes(e, "bytes", h->bytes, 11);
+        mf_emit_u64(e, "blocks", " %9llu blocks  ", h->blocks);
+        mf_emit_table_text(e, h->name);
+        mf_emit_table_printf(e, "\n");
+        mf_emit_close(e);
+    }
+    mf_emit_close(e);
+    if (s->n_held_at_exit > MAX_TEXT_HOLDERS) {
+        char bytes[32];
+        mf_emit_table_printf(e, "%-8s %11s %9llu blocks  (%zu other %ss)\n", "",
+                             mf_format_bytes(rest_bytes, bytes, sizeof bytes),
+                             (unsigned long long)rest_blocks,
+                             s->n_held_at_exit - MAX_TEXT_HOLDERS, what);
+    }
+    if (s->n_held_at_exit)
+        mf_emit_table_printf(e, "\n");
+}
+
+/* The leaks (what grew from step to step, then the largest blocks never
+ * freed; of interpreters, only those of the program's own code); what
+ * interpreters held at exit; then, in JSON always and in the table while a
+ * process runs (or a window ends before the logs), the blocks live then:
+ * live now, not leaks. */
 static void leaks(const mf_stats *s, mf_emitter *e)
 {
     char title[128];
     snprintf(title, sizeof title, "Leaks (largest blocks never freed, up to %zu)", s->max_leaks);
-    blocks(s, e, "leaks", title, s->leaks, s->n_leaks);
-    if (!s->running && !mf_emit_json(e))
+    if (s->n_growing) {
+        mf_emit_table_title(e, title);
+        growing(s, e);
+        blocks(s, e, "leaks", NULL, s->leaks, s->n_leaks);
+    } else {
+        growing(s, e);
+        blocks(s, e, "leaks", title, s->leaks, s->n_leaks);
+    }
+    held_at_exit(s, e);
+    int cut = mf_model_cut(s->model);
+    if (!s->running && !cut && !mf_emit_json(e))
         return;
-    snprintf(title, sizeof title, "Live now (largest blocks of processes still running, up to "
-             "%zu)", s->max_leaks);
+    if (cut)
+        snprintf(title, sizeof title, "Live at the window's end (largest blocks, up to %zu)",
+                 s->max_leaks);
+    else
+        snprintf(title, sizeof title, "Live now (largest blocks of processes still running, "
+                 "up to %zu)", s->max_leaks);
     blocks(s, e, "live_now", title, s->live_now, s->n_live_now);
 }
 
@@ -593,6 +942,8 @@ void mf_stats_emit(const mf_stats *s, mf_emitter *e)
     subblocks_table(s, e);
     sites(s, e);
     at_peak(s, e);
+    steps(s, e);
+    growth(s, e);
     leaks(s, e);
     notes(s, e);
     mf_emit_end(e);

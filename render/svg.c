@@ -42,6 +42,9 @@ typedef struct page {
     size_t n, cap;
     mf_svg_group *groups;     /* the "other processes" panels' views */
     size_t n_groups;
+    const mf_view **order;    /* the views of every device, in panel order */
+    size_t n_order;
+    double small_pct;         /* below this percent of the largest peak: small */
     double width, height;
 } page;
 
@@ -68,6 +71,7 @@ static void free_page(page *pg)
     for (size_t i = 0; i < pg->n_groups; i++)
         mf_svg_group_free(&pg->groups[i]);
     free(pg->groups);
+    free(pg->order);
     free(pg->panels);
     memset(pg, 0, sizeof *pg);
 }
@@ -118,8 +122,17 @@ static size_t process_panels(const mf_model *model, int only)
     return share < 8 ? share : 8;
 }
 
-/* The panels of one device: its processes by peak, the largest their own;
- * past the share, the rest in one group panel. */
+/* Whether view v is one of the processes that lead: the device's largest
+ * (largest is dev->views[0]) or a Python interpreter. */
+static int leads(const mf_view *v, const mf_view *largest)
+{
+    return v == largest || v->interpreter;
+}
+
+/* The panels of one device: the largest process and the Python processes
+ * first, then the others by peak, each its own; the processes that held
+ * little (mf_model_small_process), and those past the share, in one
+ * summary panel. */
 static int layout_device(page *pg, const mf_device_model *dev, size_t share, mf_color_by by)
 {
     size_t n = dev->n_views;
@@ -128,15 +141,33 @@ static int layout_device(page *pg, const mf_device_model *dev, size_t share, mf_
     if (n == 1)
         return layout_panel(pg, dev, dev->views[0], (const mf_view *const *)dev->views, 1, 0,
                             by);
-    size_t own = n <= share ? n : (share > 1 ? share - 1 : 1);
+    const mf_view **order = pg->order + pg->n_order;
+    size_t k = 0, big = 0;
+    for (int pass = 0; pass < 3; pass++)   /* leaders, others held much, small ones */
+        for (size_t v = 0; v < n; v++) {
+            const mf_view *w = dev->views[v];
+            int small = mf_model_small_process(pg->model, w->process_peak, w->interpreter,
+                                               pg->small_pct);
+            int want = pass == 0 ? leads(w, dev->views[0])
+                     : pass == 1 ? !leads(w, dev->views[0]) && !small
+                                 : !leads(w, dev->views[0]) && small;
+            if (want)
+                order[k++] = w;
+            big += want && pass < 2;
+        }
+    pg->n_order += n;
+    size_t own = big > share || (big == share && big < n) ? share - 1 : big;
+    if (own == 0)
+        own = 1;
+    if (n - own == 1 && own < share)
+        own = n;           /* no summary of one: it gets its own panel */
     for (size_t v = 0; v < own; v++)
-        if (layout_panel(pg, dev, dev->views[v], (const mf_view *const *)&dev->views[v], 1, 1,
-                         by) < 0)
+        if (layout_panel(pg, dev, order[v], &order[v], 1, 1, by) < 0)
             return -1;
     if (own == n)
         return 0;
     mf_svg_group *g = &pg->groups[pg->n_groups];
-    if (mf_svg_group_build(g, (const mf_view *const *)&dev->views[own], n - own) < 0)
+    if (mf_svg_group_build(g, &order[own], n - own) < 0)
         return -1;
     pg->n_groups++;
     return layout_panel(pg, dev, &g->view, g->sources, g->n_sources, n - own, by);
@@ -156,8 +187,14 @@ static int layout_page(page *pg, const mf_model *model, const mf_svg_options *op
                  "--stacks");
         return -1;
     }
+    double below = opt ? opt->summary_below : 0;
+    pg->small_pct = below == 0 ? MF_SMALL_PROCESS_PCT : below < 0 ? 0 : below;
+    size_t views = 0;
+    for (size_t d = 0; d < model->n_devices; d++)
+        views += model->devices[d].n_views;
     pg->groups = calloc(model->n_devices ? model->n_devices : 1, sizeof *pg->groups);
-    int ok = pg->groups != NULL;
+    pg->order = calloc(views ? views : 1, sizeof *pg->order);
+    int ok = pg->groups != NULL && pg->order != NULL;
     size_t share = process_panels(model, only);
     for (size_t d = 0; ok && d < model->n_devices; d++) {
         const mf_device_model *dev = &model->devices[d];
@@ -198,7 +235,8 @@ static int draw_page(cairo_t *cr, page *pg, size_t quota, mf_sink *overlay, size
 {
     cairo_set_source_rgb(cr, 1, 1, 1);
     cairo_paint(cr);
-    mf_svg_draw_title(cr, pg->model, pg->panels, pg->n, pg->title);
+    if (mf_svg_draw_title(cr, pg->model, pg->panels, pg->n, pg->title, overlay) != 0)
+        return -1;
     if (pg->n == 0) {
         mf_svg_set_rgb(cr, mf_svg_live_color);
         mf_svg_show_text(cr, MF_SVG_PLOT_X0, MF_SVG_TITLE_H + 60, MF_SVG_LEFT, 13, 0,

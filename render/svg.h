@@ -13,13 +13,17 @@ typedef enum mf_color_by {
     MF_COLOR_BY_SCOPE = 0,
     MF_COLOR_BY_LIFETIME = 1,
     MF_COLOR_BY_SIZE = 2,
-    MF_COLOR_BY_SITE = 3      /* the allocation site (sites.h): logs with call stacks */
+    MF_COLOR_BY_SITE = 3,     /* the allocation site (sites.h): logs with call stacks */
+    MF_COLOR_BY_ROLE = 4      /* the block's role (mf_block.role): tensors' roles */
 } mf_color_by;
 
 typedef struct mf_svg_options {
     mf_color_by color_by;
     int only_device;          /* -1: every device; else an MF_DEVICE value */
     const char *title;        /* NULL: "memflow: <program>" */
+    double summary_below;     /* processes under this percent of the largest process
+                                 peak share one summary panel (mf_model_small_process;
+                                 0: MF_SMALL_PROCESS_PCT, < 0: none) */
 } mf_svg_options;
 
 /*

@@ -28,6 +28,8 @@ const mf_svg_rgb mf_svg_text_color = { 0x22, 0x22, 0x22 };
 const mf_svg_rgb mf_svg_muted_color = { 0x70, 0x70, 0x70 };
 const mf_svg_rgb mf_svg_frame_color = { 0xa0, 0xa0, 0xa0 };
 const mf_svg_rgb mf_svg_grid_color = { 0xe6, 0xe6, 0xe6 };
+const mf_svg_rgb mf_svg_step_color = { 0x55, 0x55, 0x99 };
+const mf_svg_rgb mf_svg_before_color = { 0xa6, 0xb4, 0xc4 };
 
 /* Stops of a viridis-like ramp, dark (short / small) to bright. */
 static const mf_svg_rgb ramp_stops[] = {
@@ -65,7 +67,8 @@ static int start_colors(mf_svg_colors *c, uint32_t n)
     memset(c->scope_color, MF_SVG_COLOR_OTHER, n);
     memcpy(c->table, palette, sizeof palette);
     c->table[MF_SVG_COLOR_OTHER] = other_color;
-    c->n_table = MF_SVG_PALETTE_SIZE + 1;
+    c->table[MF_SVG_COLOR_BEFORE] = mf_svg_before_color;
+    c->n_table = MF_SVG_PALETTE_SIZE + 2;
     return 0;
 }
 
@@ -139,6 +142,12 @@ static int build_scope_colors(mf_svg_colors *c, const mf_model *model, const mf_
         return -1;
     for (size_t i = 0; i < view->n_scopes; i++) {
         const mf_legend_scope *s = &view->scopes[i];
+        if (s->scope == MF_LEGEND_BEFORE_TRAINING && c->n_legend < MF_SVG_LEGEND_MAX) {
+            c->legend[c->n_legend++] = (mf_svg_legend_entry){
+                s->scope, "before training", s->bytes_at_peak, s->bytes_total,
+                MF_SVG_COLOR_BEFORE };
+            continue;
+        }
         if (s->scope < n_scopes && c->scope_color[s->scope] != MF_SVG_COLOR_OTHER)
             continue;          /* a tensor scope too: named already */
         if (c->n_legend >= MF_SVG_LEGEND_MAX || s->scope >= n_scopes) {
@@ -192,6 +201,40 @@ static int build_site_colors(mf_svg_colors *c, const mf_model *model, const mf_v
     return 0;
 }
 
+/* Fixed colours of the roles (enum mf_block_role): grey for none. */
+static const mf_svg_rgb role_colors[MF_ROLES] = {
+    { 0xbd, 0xbd, 0xbd }, { 0x1f, 0x77, 0xb4 }, { 0xff, 0x7f, 0x0e }, { 0x2c, 0xa0, 0x2c },
+    { 0x94, 0x67, 0xbd }, { 0x8c, 0x56, 0x4b }, { 0xe3, 0x77, 0xc2 }, { 0xbc, 0xbd, 0x22 },
+};
+
+/* Legend of the roles of the device, most held at its peak first; each
+ * role its fixed colour (index = role). */
+static int build_role_colors(mf_svg_colors *c, const mf_model *model, const mf_view *view)
+{
+    const mf_device_model *dev = mf_model_device(model, view->device);
+    size_t n = dev ? dev->n_roles : 0;
+    const mf_site_stat **order = malloc((n ? n : 1) * sizeof *order);
+    if (!order || start_colors(c, MF_ROLES) < 0) {
+        free(order);
+        return -1;
+    }
+    for (unsigned r = 0; r < MF_ROLES; r++) {
+        c->table[r] = role_colors[r];
+        c->scope_color[r] = (uint8_t)r;
+    }
+    for (size_t i = 0; i < n; i++)
+        order[i] = &dev->roles[i];
+    qsort(order, n, sizeof *order, site_order);
+    for (size_t i = 0; i < n && c->n_legend < MF_SVG_LEGEND_MAX; i++) {
+        const mf_scope_stat *s = order[i];
+        c->legend[c->n_legend++] = (mf_svg_legend_entry){
+            s->scope, s->scope ? mf_role_name(s->scope) : "no role (not a tensor)",
+            s->at_peak_bytes, s->alloc_bytes, (uint8_t)(s->scope & MF_ROLE_MASK) };
+    }
+    free(order);
+    return 0;
+}
+
 /* The value a ramp colours: lifetime (to the end if live) or size. */
 static uint64_t ramp_value(const mf_svg_colors *c, const mf_block *b)
 {
@@ -235,6 +278,8 @@ int mf_svg_colors_build(mf_svg_colors *colors, const mf_model *model, const mf_v
         return build_scope_colors(colors, model, view);
     if (by == MF_COLOR_BY_SITE)
         return model->sites ? build_site_colors(colors, model, view) : -1;
+    if (by == MF_COLOR_BY_ROLE)
+        return build_role_colors(colors, model, view);
     build_ramp(colors, view);
     return 0;
 }
@@ -249,25 +294,30 @@ static uint8_t ramp_index(const mf_svg_colors *colors, double log_value)
     return (uint8_t)(i < 0 ? 0 : i >= MF_SVG_RAMP_STEPS ? MF_SVG_RAMP_STEPS - 1 : i);
 }
 
-/* The colour of a scope or site id. */
+/* The colour of a scope or site id (or MF_LEGEND_BEFORE_TRAINING). */
 static uint8_t key_color(const mf_svg_colors *colors, uint32_t key)
 {
+    if (key == MF_LEGEND_BEFORE_TRAINING && colors->by == MF_COLOR_BY_SCOPE)
+        return MF_SVG_COLOR_BEFORE;
     return key < colors->n_scopes ? colors->scope_color[key] : MF_SVG_COLOR_OTHER;
 }
 
 uint8_t mf_svg_block_color(const mf_svg_colors *colors, const mf_block *block)
 {
     if (colors->by == MF_COLOR_BY_SCOPE)
-        return key_color(colors, block->scope);
+        return key_color(colors, mf_block_legend_key(block->scope, block->role));
     if (colors->by == MF_COLOR_BY_SITE)
         return key_color(colors, mf_sites_of_stack(colors->sites, block->stack));
+    if (colors->by == MF_COLOR_BY_ROLE)
+        return key_color(colors, block->role & MF_ROLE_MASK);
     return ramp_index(colors, log((double)ramp_value(colors, block)));
 }
 
 uint8_t mf_svg_tile_color(const mf_svg_colors *colors, const mf_tile *tile)
 {
-    if (colors->by == MF_COLOR_BY_SCOPE || colors->by == MF_COLOR_BY_SITE)
-        return key_color(colors, tile->scope);   /* a site id in site mode */
+    if (colors->by == MF_COLOR_BY_SCOPE || colors->by == MF_COLOR_BY_SITE ||
+        colors->by == MF_COLOR_BY_ROLE)
+        return key_color(colors, tile->scope);   /* a site id, a role in those modes */
     uint16_t cls = colors->by == MF_COLOR_BY_SIZE ? tile->size : tile->life;
     return ramp_index(colors, (double)cls / 256.0 * M_LN2);
 }

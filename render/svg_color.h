@@ -18,6 +18,8 @@
 
 #define MF_SVG_PALETTE_SIZE 16
 #define MF_SVG_COLOR_OTHER MF_SVG_PALETTE_SIZE   /* scopes not in the legend */
+#define MF_SVG_COLOR_BEFORE (MF_SVG_PALETTE_SIZE + 1)  /* held from before training
+                                                          (MF_LEGEND_BEFORE_TRAINING) */
 #define MF_SVG_RAMP_STEPS 32
 #define MF_SVG_LEGEND_MAX 10
 
@@ -38,6 +40,8 @@ extern const mf_svg_rgb mf_svg_text_color;   /* labels */
 extern const mf_svg_rgb mf_svg_muted_color;  /* secondary labels, ticks */
 extern const mf_svg_rgb mf_svg_frame_color;  /* frames, tick marks, breaks */
 extern const mf_svg_rgb mf_svg_grid_color;   /* the curve's grid lines */
+extern const mf_svg_rgb mf_svg_step_color;   /* step marks (optimizer steps) */
+extern const mf_svg_rgb mf_svg_before_color; /* memory held from before training */
 
 /* The palette colour of a scope string: palette[FNV-1a(scope) % 16]. */
 mf_svg_rgb mf_svg_scope_color(const char *scope);
@@ -72,7 +76,8 @@ typedef struct mf_svg_colors {
  * the legend (the view's top scopes by bytes at the peak, then by bytes
  * allocated; legend colours are distinct), in site mode the same of the
  * device's allocation sites (held at the device's peak; the model needs
- * stacks and mf_model_options.tiles_by_site), otherwise the ramp's range (the
+ * stacks and mf_model_options.tiles_by MF_TILES_BY_SITE), in role mode the
+ * device's roles with fixed colours (MF_TILES_BY_ROLE), otherwise the ramp's range (the
  * view's shortest and longest lifetime, smallest and largest size).
  * Returns 0, or -1 when out of memory.
  */

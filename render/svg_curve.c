@@ -179,8 +179,9 @@ static void process_prefix(const mf_svg_panel *panel, char *out, size_t len)
         snprintf(out, len, "pid %u:   ", panel->pid);
 }
 
-/* "cpu/0" and its numbers above the curve. */
-static void draw_device_line(cairo_t *cr, const mf_svg_panel *panel)
+/* "cpu/0" and its numbers above the curve; with overlay, a hover entry
+ * over them with the line whole.  0, or -1 when out of memory. */
+static int draw_device_line(cairo_t *cr, const mf_svg_panel *panel, mf_sink *overlay)
 {
     const mf_view *dev = panel->dev;
     char device[16], line[768], a[32], b[32], c[32], d[32], e[32], f[32], g[32];
@@ -215,6 +216,10 @@ static void draw_device_line(cairo_t *cr, const mf_svg_panel *panel)
         snprintf(line + strlen(line), sizeof line - strlen(line),
                  "   |   %llu frees of unknown addresses", (unsigned long long)dev->unknown_frees);
     mf_svg_colored_text(cr, mf_svg_muted_color, MF_SVG_PLOT_X0, y, MF_SVG_LEFT, 11, 0, line);
+    return overlay ? mf_svg_overlay_lines(overlay, 12, y - 12, MF_SVG_PLOT_X1 - 12, 16,
+                                          mf_device_name(dev->device, device, sizeof device),
+                                          line)
+                   : 0;
 }
 
 /* Byte ticks and grid of the curve, and its caption. */
@@ -371,7 +376,8 @@ int mf_svg_draw_curve(cairo_t *cr, const mf_svg_panel *panel, mf_sink *overlay)
     curve_scale s = { panel->box.curve_top, panel->box.curve_bottom, curve_max(dev) };
     envelope events = { 0 }, samples = { 0 };
     int has_samples = dev->n_snapshots > 0, rc = -1;
-    draw_device_line(cr, panel);
+    if (draw_device_line(cr, panel, overlay) != 0)
+        return -1;
     cairo_rectangle(cr, MF_SVG_PLOT_X0, s.top, MF_SVG_PLOT_X1 - MF_SVG_PLOT_X0, s.bottom - s.top);
     cairo_set_source_rgb(cr, 1, 1, 1);
     cairo_fill(cr);

@@ -82,7 +82,8 @@ static double legend_scopes(cairo_t *cr, const mf_svg_panel *panel, mf_sink *ove
                             double y)
 {
     const mf_svg_colors *c = &panel->colors;
-    const char *what = c->by == MF_COLOR_BY_SITE ? "site" : "scope";
+    const char *what = c->by == MF_COLOR_BY_SITE ? "site" : c->by == MF_COLOR_BY_ROLE ? "role"
+                                                                                   : "scope";
     char bytes[32], label[64];
     mf_svg_colored_text(cr, mf_svg_text_color, MF_SVG_LEGEND_X, y, MF_SVG_LEFT, 10.5, 1, what);
     mf_svg_colored_text(cr, mf_svg_text_color, LEGEND_RIGHT, y, MF_SVG_RIGHT, 10.5, 1,
@@ -148,7 +149,8 @@ static void legend_block_keys(cairo_t *cr, const mf_svg_panel *panel, double y)
     cairo_rectangle(cr, MF_SVG_LEGEND_X + 12 - MF_SVG_LIVE_EDGE, y - 9, MF_SVG_LIVE_EDGE, 10);
     mf_svg_set_rgb(cr, mf_svg_live_color);
     cairo_fill(cr);
-    snprintf(label, sizeof label, "never freed: %s block%s, %s",
+    snprintf(label, sizeof label, "%s: %s block%s, %s",
+             mf_model_cut(panel->model) ? "live at the window's end" : "never freed",
              mf_format_count(dev->live_count_end, count, sizeof count),
              dev->live_count_end == 1 ? "" : "s",
              mf_format_bytes(dev->live_bytes_end, bytes, sizeof bytes));
@@ -173,7 +175,8 @@ int mf_svg_draw_legend(cairo_t *cr, const mf_svg_panel *panel, mf_sink *overlay)
     double y = panel->box.curve_top + 10;
     y = legend_curve_keys(cr, panel, y);
     y += 10;
-    if (panel->colors.by == MF_COLOR_BY_SCOPE || panel->colors.by == MF_COLOR_BY_SITE)
+    if (panel->colors.by == MF_COLOR_BY_SCOPE || panel->colors.by == MF_COLOR_BY_SITE ||
+        panel->colors.by == MF_COLOR_BY_ROLE)
         y = legend_scopes(cr, panel, overlay, y);
     else
         y = legend_ramp(cr, panel, y);

@@ -107,25 +107,33 @@ void mf_svg_oom_text(const mf_model *model, const mf_oom *o, char *buf, size_t l
         append(buf, len, ", largest gap %s", mf_format_bytes(o->largest_gap, gap, sizeof gap));
 }
 
-void mf_svg_draw_title(cairo_t *cr, const mf_model *model, const mf_svg_panel *panels,
-                       size_t n_panels, const char *title)
+int mf_svg_draw_title(cairo_t *cr, const mf_model *model, const mf_svg_panel *panels,
+                      size_t n_panels, const char *title, mf_sink *overlay)
 {
-    char line[1024] = "", program[512] = "", bytes[32], when[32], device[16];
+    char line[1024] = "", program[512] = "", head[1024], bytes[32], when[32], device[16];
     if (title)
         append(program, sizeof program, "%s", title);
     else
         append(program, sizeof program, "memflow: %s",
                model->n_processes && model->processes[0].program ? model->processes[0].program
                                                                  : "(program unknown)");
+    for (size_t i = 0; i < model->n_processes; i++)
+        if (model->processes[i].cpu_heap_off) {  /* say what was not recorded */
+            char shown[TITLE_MAX_CHARS + 8];
+            mf_clean_text(program, TITLE_MAX_CHARS - 48, shown, sizeof shown);
+            snprintf(program, sizeof program, "%s - CPU heap not recorded (use memflow run)",
+                     shown);
+            break;
+        }
     if (model->n_ooms) {   /* the post-mortem leads; the program goes to the summary */
-        mf_svg_oom_text(model, &model->ooms[0], line, sizeof line);
+        mf_svg_oom_text(model, &model->ooms[0], head, sizeof head);
         mf_svg_set_rgb(cr, mf_svg_peak_color);
-        mf_svg_show_text(cr, 12, 22, MF_SVG_LEFT, 16, 1, line, TITLE_MAX_CHARS);
-        line[0] = '\0';
+        mf_svg_show_text(cr, 12, 22, MF_SVG_LEFT, 16, 1, head, TITLE_MAX_CHARS);
         append(line, sizeof line, "%.60s   |   ", program);
     } else {
+        snprintf(head, sizeof head, "%s", program);
         mf_svg_set_rgb(cr, mf_svg_text_color);
-        mf_svg_show_text(cr, 12, 22, MF_SVG_LEFT, 16, 1, program, TITLE_MAX_CHARS);
+        mf_svg_show_text(cr, 12, 22, MF_SVG_LEFT, 16, 1, head, TITLE_MAX_CHARS);
     }
     append(line, sizeof line, "duration %s",
            mf_format_time(model->t1_ns - model->t0_ns, when, sizeof when));
@@ -147,12 +155,29 @@ void mf_svg_draw_title(cairo_t *cr, const mf_model *model, const mf_svg_panel *p
     }
     if (devices > listed)
         append(line, sizeof line, "   |   %zu more devices below", devices - listed);
+    if (mf_model_windowed(model)) {
+        append(line, sizeof line, "   |   window ");
+        if (model->window_from_step)
+            append(line, sizeof line, "from step %llu", (unsigned long long)model->window_from_step);
+        else
+            append(line, sizeof line, "from %s", mf_format_time(model->since_ns > model->origin_ns
+                                                                    ? model->since_ns - model->origin_ns
+                                                                    : 0, when, sizeof when));
+        if (model->window_to_step)
+            append(line, sizeof line, " to the end of step %llu",
+                   (unsigned long long)model->window_to_step);
+        else if (mf_model_cut(model))
+            append(line, sizeof line, " to %s", mf_format_time(model->until_ns > model->origin_ns
+                                                                  ? model->until_ns - model->origin_ns
+                                                                  : 0, when, sizeof when));
+    }
     if (model->n_processes > 1)
         append(line, sizeof line, "   |   %zu processes", model->n_processes);
     if (model->n_warnings > 0)
         append(line, sizeof line, "   |   %zu warning%s (see memflow stats)", model->n_warnings,
                model->n_warnings == 1 ? "" : "s");
     mf_svg_colored_text(cr, mf_svg_muted_color, 12, 42, MF_SVG_LEFT, 11, 0, line);
+    return overlay ? mf_svg_overlay_lines(overlay, 12, 6, MF_SVG_PLOT_X1 - 12, 40, head, line) : 0;
 }
 
 /* ---- map ------------------------------------------------------------------ */
@@ -251,7 +276,8 @@ static void draw_time_ticks(cairo_t *cr, const mf_svg_panel *panel)
     mf_svg_colored_text(cr, mf_svg_muted_color, MF_SVG_PLOT_X1, bottom + 28, MF_SVG_RIGHT, 10, 0,
                  panel->model->torch.event_order
                      ? "event order (PyTorch's allocator events, 1 us apart: no time_us)"
-                     : "time since start");
+                     : panel->model->since_ns ? "time since the window's start"
+                                              : "time since start");
 }
 
 int mf_svg_draw_ooms(cairo_t *cr, const mf_svg_panel *panel, mf_sink *overlay)
@@ -282,8 +308,50 @@ int mf_svg_draw_ooms(cairo_t *cr, const mf_svg_panel *panel, mf_sink *overlay)
     return 0;
 }
 
+/* Whether step mark k belongs to the panel: its process's marks, or every
+ * mark for a panel of several processes or of a process that marked none. */
+static int panel_step(const mf_svg_panel *panel, const mf_step_mark *k, int own)
+{
+    return !own || k->pid == panel->pid;
+}
+
+/* The step marks (optimizer steps): a thin line through the curve and a
+ * tick over the map at each (never over the blocks), and "step N" at the
+ * curve's top where labels do not crowd. */
+static void draw_steps(cairo_t *cr, const mf_svg_panel *panel)
+{
+    const mf_model *m = panel->model;
+    int own = 0;
+    for (size_t i = 0; panel->pid && i < m->n_step_marks && !own; i++)
+        own = m->step_marks[i].pid == panel->pid;
+    double last_label = -1e9, last_line = -1e9;
+    for (size_t i = 0; i < m->n_step_marks; i++) {
+        const mf_step_mark *k = &m->step_marks[i];
+        if (!panel_step(panel, k, own) || k->time_ns < m->t0_ns || k->time_ns > m->t1_ns)
+            continue;
+        double x = mf_svg_time_x(&panel->time, k->time_ns);
+        if (x - last_line < 2)
+            continue;          /* at most one line per two pixels */
+        last_line = x;
+        mf_svg_vline(cr, x, panel->box.curve_top, panel->box.curve_bottom);
+        mf_svg_vline(cr, x, panel->box.map_top - 5, panel->box.map_top);
+        cairo_set_source_rgba(cr, mf_svg_step_color.r / 255.0, mf_svg_step_color.g / 255.0,
+                              mf_svg_step_color.b / 255.0, 0.55);
+        cairo_set_line_width(cr, 1);
+        cairo_stroke(cr);
+        if (x - last_label < 48)
+            continue;
+        char label[32];
+        snprintf(label, sizeof label, "step %llu", (unsigned long long)k->number);
+        mf_svg_colored_text(cr, mf_svg_step_color, x + 2, panel->box.curve_top + 9, MF_SVG_LEFT,
+                            8, 0, label);
+        last_label = x;
+    }
+}
+
 void mf_svg_draw_map_marks(cairo_t *cr, const mf_svg_panel *panel)
 {
+    draw_steps(cr, panel);
     cairo_rectangle(cr, MF_SVG_PLOT_X0 - 0.5, panel->box.map_top - 0.5,
                     MF_SVG_PLOT_X1 - MF_SVG_PLOT_X0 + 1, MF_SVG_MAP_H + 1);
     mf_svg_set_rgb(cr, mf_svg_frame_color);

@@ -31,10 +31,15 @@ static void append_times(mf_sink *out, const mf_model *model, const mf_block *b)
     char at[32], until[32], lived[32];
     uint64_t t0 = model->t0_ns;
     mf_format_time(b->alloc_ns > t0 ? b->alloc_ns - t0 : 0, at, sizeof at);
+    if (b->entered)
+        mf_sink_printf(out, "live on entry to the window (allocated before it); ");
     if (b->free_ns == MF_LIVE_AT_END) {
         uint64_t held = model->t1_ns > b->alloc_ns ? model->t1_ns - b->alloc_ns : 0;
-        mf_sink_printf(out, "allocated at %s, live at end (never freed; held %s)", at,
-                       mf_format_time(held, lived, sizeof lived));
+        mf_format_time(held, lived, sizeof lived);
+        if (mf_model_cut(model))
+            mf_sink_printf(out, "allocated at %s, live at the window's end (held %s)", at, lived);
+        else
+            mf_sink_printf(out, "allocated at %s, live at end (never freed; held %s)", at, lived);
         return;
     }
     uint64_t end = b->free_ns > b->alloc_ns ? b->free_ns : b->alloc_ns;
@@ -140,6 +145,8 @@ int mf_svg_overlay_block(mf_sink *overlay, const mf_svg_panel *panel, const mf_b
     mf_escape_xml(overlay, mf_svg_string(model, block->scope), HOVER_MAX_CHARS);
     mf_sink_write(overlay, "\nname: ", 7);
     mf_escape_xml(overlay, mf_svg_string(model, block->name), HOVER_MAX_CHARS);
+    if (block->role & MF_ROLE_MASK)   /* a tensor's role */
+        mf_sink_printf(overlay, " (%s)", mf_role_name(block->role));
     mf_sink_write(overlay, "\nrequested ", 11);
     append_size(overlay, block->requested);
     mf_sink_write(overlay, ", actual ", 9);

@@ -132,9 +132,10 @@ void mf_svg_vline(cairo_t *cr, double x, double y0, double y1);
 void mf_svg_set_rgb(cairo_t *cr, mf_svg_rgb rgb);
 
 /* Title and summary line at the top of the page; with an out-of-memory
- * error the title is its post-mortem (mf_svg_oom_text). */
-void mf_svg_draw_title(cairo_t *cr, const mf_model *model, const mf_svg_panel *panels,
-                       size_t n_panels, const char *title);
+ * error the title is its post-mortem (mf_svg_oom_text); with overlay, a
+ * hover entry over them with both lines whole.  0, or -1 when out of memory. */
+int mf_svg_draw_title(cairo_t *cr, const mf_model *model, const mf_svg_panel *panels,
+                      size_t n_panels, const char *title, mf_sink *overlay);
 
 /* "Out of memory at T on gpu/N: X asked, R reserved, A allocated, largest
  * free gap G" into buf (len bytes). */

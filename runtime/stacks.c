@@ -13,14 +13,24 @@
  * exactly for the functions whose CFI says they keep one (and only for
  * those: a blind frame-pointer walk would silently skip the callers of
  * -fomit-frame-pointer code).  The leading frames that
- * belong to memflow (and to the unwinder) are dropped by address range, the
- * rest is hashed and looked up without a lock in an open-addressing table of
- * pointers to entries in an mmap'd arena.  A miss takes the lock, appends the
- * entry, writes the MODULE records of modules not yet in this log and the
- * STACK record, and only then publishes the entry, so a thread that finds a
- * stack knows its record is in the log.  The table grows by doubling; old
- * slot arrays stay mapped because readers may still be walking them (the
- * waste is less than the final table).
+ * belong to memflow (and to the unwinder) are dropped by address range.
+ *
+ * Stacks are stored as a tree of frames (a trie rooted at the outermost
+ * frame): a node is one frame and its callers' node, so a stack is its
+ * innermost node, its id that node's id, and a new stack costs the nodes of
+ * the frames no stored stack shares with it - usually one or two - not a
+ * copy of all its frames (deep Python and native stacks that share their
+ * outer frames fill the table hundreds of times later).  Every node has a
+ * hash of its whole stack (chained from the outermost frame), and every
+ * node is in one open-addressing table of pointers into an mmap'd arena,
+ * looked up without a lock: a known stack is one probe and a check of its
+ * chain.  A miss takes the lock, finds the deepest stored stack of the
+ * stack's outer frames, appends the nodes below it, writes the MODULE and
+ * FRAME records they need and a STACK_NODE record per node (a node's caller
+ * first), and only then publishes them, so a thread that finds a stack
+ * knows its records are in the log.  The table grows by doubling; old slot
+ * arrays stay mapped because readers may still be walking them (the waste
+ * is less than the final table).
  *
  * libunwind is loaded with dlopen(RTLD_LOCAL) when stacks are turned on, not
  * linked: its _Unwind_* and backtrace symbols then never interpose on the
@@ -63,14 +73,16 @@
 
 typedef int (*backtrace_fn)(void **, int);
 
-typedef struct entry {
-    uint64_t hash;
+/* One frame of the tree: a stack is its innermost node. */
+typedef struct node {
+    uint64_t hash;           /* of its whole stack (hash_step from the outermost frame) */
+    struct node *caller;     /* the node of the frames outside it; NULL: outermost */
+    uint64_t entry;          /* its frame: a return address or a symbolic frame */
     uint32_t id;
-    uint32_t depth;
-    uint32_t written_gen;    /* log generation its STACK record went to */
+    uint32_t depth;          /* frames from it outward */
+    uint32_t written_gen;    /* log generation its STACK_NODE record went to */
     uint32_t reserved;
-    uint64_t ip[];
-} entry;
+} node;
 
 typedef struct module {
     uintptr_t start, end, bias;
@@ -257,41 +269,53 @@ static void write_module(mf_thread_state *t, module *m)
 
 /* ---- the table ------------------------------------------------------------ */
 
-static uint64_t hash_frames(void *const *raw, uint32_t n)
+#define HASH_ROOT 0x9e3779b97f4a7c15ull
+
+/* The hash of a stack: its caller's stack's (HASH_ROOT for none) and its
+ * innermost frame. */
+static uint64_t hash_step(uint64_t caller, uint64_t entry)
 {
-    uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
-    for (uint32_t i = 0; i < n; i++) {
-        h ^= (uintptr_t)raw[i];
-        h *= 0xff51afd7ed558ccdull;
-        h ^= h >> 32;
-    }
+    uint64_t h = (caller ^ entry) * 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 29;
     return h ? h : 1;
 }
 
-static int same_frames(const entry *e, uint64_t hash, void *const *raw, uint32_t n)
+/* hash[k]: the hash of the stack of raw[0..n)'s k outermost frames
+ * (raw[n - k .. n)), k = 1..n. */
+static void hash_stacks(void *const *raw, uint32_t n, uint64_t *hash)
+{
+    uint64_t h = HASH_ROOT;
+    for (uint32_t k = 1; k <= n; k++)
+        hash[k] = h = hash_step(h, (uintptr_t)raw[n - k]);
+}
+
+/* Whether node e is the stack raw[0..n) (innermost first). */
+static int same_stack(const node *e, uint64_t hash, void *const *raw, uint32_t n)
 {
     if (e->hash != hash || e->depth != n)
         return 0;
-    for (uint32_t i = 0; i < n; i++)
-        if (e->ip[i] != (uintptr_t)raw[i])
+    for (uint32_t i = 0; i < n; i++, e = e->caller)
+        if (e->entry != (uintptr_t)raw[i])
             return 0;
     return 1;
 }
 
-static entry *find(const mf_slots *s, uint64_t hash, void *const *raw, uint32_t n)
+static node *find(const mf_slots *s, uint64_t hash, void *const *raw, uint32_t n)
 {
     if (!s)
         return NULL;
     for (uint32_t i = (uint32_t)hash & s->mask;; i = (i + 1) & s->mask) {
-        entry *e = __atomic_load_n((entry **)&s->slot[i], __ATOMIC_ACQUIRE);
-        if (!e || same_frames(e, hash, raw, n))
+        node *e = __atomic_load_n((node **)&s->slot[i], __ATOMIC_ACQUIRE);
+        if (!e || same_stack(e, hash, raw, n))
             return e;
     }
 }
 
-static entry *arena_entry(uint32_t n)
+static node *arena_node(void)
 {
-    size_t bytes = sizeof(entry) + n * sizeof(uint64_t);
+    size_t bytes = sizeof(node);
     if (bytes > arena_left) {
         if (arena_used + ARENA_CHUNK > MF_STACKS_ARENA)
             return NULL;
@@ -302,49 +326,54 @@ static entry *arena_entry(uint32_t n)
         arena_left = ARENA_CHUNK;
         arena_used += ARENA_CHUNK;
     }
-    entry *e = (entry *)arena;
+    node *e = (node *)arena;
     arena += bytes;
     arena_left -= bytes;
     return e;
 }
 
-/* Write e's STACK record, after the MODULE records it needs.  Lock held. */
-static void write_stack(entry *e)
+/* Write one node's STACK_NODE record (its caller's is in the log), after
+ * the FRAME or MODULE record its frame needs.  *rescanned: the modules were
+ * read again for this stack already.  Lock held. */
+static void write_node(mf_thread_state *t, node *e, int *rescanned)
 {
-    mf_thread_state *t = mf_thread_state_get();
-    if (!t)
-        return;
-    int native = 0;
-    for (uint32_t i = 0; i < e->depth; i++) {
-        if (mf_stack_entry_is_frame(e->ip[i]))
-            mf_frames_ensure_written(mf_stack_entry_frame(e->ip[i]));
-        else
-            native = 1;
-    }
-    if (native)
-        refresh_modules();
-    int rescanned = 0;
-    for (uint32_t i = 0; native && i < e->depth; i++) {
-        if (mf_stack_entry_is_frame(e->ip[i]))
-            continue;
-        module *m = module_of(e->ip[i]);
-        if (!m && !rescanned) { /* loaded between the peek and now */
-            rescanned = 1;
+    if (mf_stack_entry_is_frame(e->entry)) {
+        mf_frames_ensure_written(mf_stack_entry_frame(e->entry));
+    } else {
+        module *m = module_of(e->entry);
+        if (!m && !*rescanned) { /* loaded between the peek and now */
+            *rescanned = 1;
             scan_modules();
-            m = module_of(e->ip[i]);
+            m = module_of(e->entry);
         }
         if (m && m->written_gen != generation)
             write_module(t, m);
     }
-    uint32_t size = (uint32_t)(sizeof(mf_rec_stack) + e->depth * sizeof(uint64_t));
-    mf_rec_stack *r = mf_thread_reserve(t, size);
+    mf_rec_stack_node *r = mf_thread_reserve(t, sizeof *r);
     if (!r)
         return;
+    r->entry = e->entry;
+    r->caller = e->caller ? e->caller->id : 0;
     r->depth = e->depth;
-    r->reserved = 0;
-    memcpy(r + 1, e->ip, e->depth * sizeof(uint64_t));
-    mf_thread_commit(t, r, MF_RECORD_WORD(MF_REC_STACK, size, e->id));
+    mf_thread_commit(t, r, MF_RECORD_WORD(MF_REC_STACK_NODE, sizeof *r, e->id));
     e->written_gen = generation;
+}
+
+/* Make sure e's stack is in the log: the STACK_NODE records of its nodes
+ * not yet written in this log, outermost first.  Lock held. */
+static void write_stack(node *e)
+{
+    mf_thread_state *t = mf_thread_state_get();
+    if (!t)
+        return;
+    node *unwritten[MF_STACK_MAX_DEPTH];
+    uint32_t n = 0;
+    for (node *c = e; c && c->written_gen != generation && n < MF_STACK_MAX_DEPTH; c = c->caller)
+        unwritten[n++] = c;
+    refresh_modules();
+    int rescanned = 0;
+    while (n > 0)
+        write_node(t, unwritten[--n], &rescanned);
 }
 
 /* The table cannot take a new stack: say so once, count the loss. */
@@ -353,7 +382,7 @@ static uint32_t refuse(void)
     __atomic_add_fetch(&lost, 1, __ATOMIC_RELAXED);
     if (!full) {
         __atomic_store_n(&full, 1, __ATOMIC_RELAXED);
-        fprintf(stderr, "memflow: the stack table is full (%u distinct stacks, %zu MiB); "
+        fprintf(stderr, "memflow: the stack table is full (%u frames of stacks, %zu MiB); "
                 "allocations with new call stacks are recorded without one\n", n_stacks,
                 arena_used >> 20);
         mf_recorder_note(MF_NOTE_STACKS_FULL, n_stacks);
@@ -361,35 +390,58 @@ static uint32_t refuse(void)
     return 0;
 }
 
-static __attribute__((noinline)) uint32_t add_stack(uint64_t hash, void *const *raw,
+/* Store the stack raw[0..n) (hash: hash_stacks'), its nodes below the
+ * deepest stored stack of its outer frames, and write what the log lacks;
+ * its id, or 0 when the table is full.  Takes the lock. */
+static __attribute__((noinline)) uint32_t add_stack(const uint64_t *hash, void *const *raw,
                                                     uint32_t n)
 {
     pthread_mutex_lock(&lock);
-    entry *e = find(table, hash, raw, n);
-    uint32_t id;
+    node *e = find(table, hash[n], raw, n);
+    uint32_t id = 0;
     if (e) {
         if (e->written_gen != generation)
             write_stack(e);
         id = e->id;
-    } else if (n_stacks >= MF_STACKS_MAX || mf_slots_reserve(&table) < 0 || !(e = arena_entry(n))) {
-        id = refuse();
-    } else {
-        e->hash = hash;
-        e->id = id = ++n_stacks;
-        e->depth = n;
-        for (uint32_t i = 0; i < n; i++)
-            e->ip[i] = (uintptr_t)raw[i];
-        write_stack(e);
-        mf_slots_put(table, e);
+        goto out;
     }
+    uint32_t k = n - 1;          /* the deepest stored stack of the outer frames */
+    node *caller = NULL;
+    for (; k > 0 && !(caller = find(table, hash[k], raw + (n - k), k)); k--)
+        ;
+    if (n_stacks + (n - k) > MF_STACKS_MAX) {
+        id = refuse();
+        goto out;
+    }
+    if (caller && caller->written_gen != generation)
+        write_stack(caller);
+    int rescanned = 0;
+    mf_thread_state *t = mf_thread_state_get();
+    if (t)
+        refresh_modules();
+    for (uint32_t depth = k + 1; depth <= n; depth++) {
+        if (mf_slots_reserve(&table) < 0 || !(e = arena_node())) {
+            id = refuse();
+            goto out;
+        }
+        *e = (node){ .hash = hash[depth], .caller = caller, .entry = (uintptr_t)raw[n - depth],
+                     .id = ++n_stacks, .depth = depth };
+        if (t)
+            write_node(t, e, &rescanned);
+        mf_slots_put(table, e);
+        caller = e;
+    }
+    id = e->id;
+out:
     pthread_mutex_unlock(&lock);
     return id;
 }
 
 static uint32_t lookup(void *const *raw, uint32_t n)
 {
-    uint64_t hash = hash_frames(raw, n);
-    entry *e = find(__atomic_load_n(&table, __ATOMIC_ACQUIRE), hash, raw, n);
+    uint64_t hash[MF_STACK_MAX_DEPTH + 1];
+    hash_stacks(raw, n, hash);
+    node *e = find(__atomic_load_n(&table, __ATOMIC_ACQUIRE), hash[n], raw, n);
     if (MF_LIKELY(e && e->written_gen == __atomic_load_n(&generation, __ATOMIC_RELAXED)))
         return e->id;
     if (!e && __atomic_load_n(&full, __ATOMIC_RELAXED)) {

@@ -5,15 +5,16 @@
  * The recorder asks for the calling thread's stack at each allocation;
  * stacks.c unwinds it with libunwind (loaded with dlopen, RTLD_LOCAL, only
  * when stacks are on), drops memflow's own leading frames, and looks the
- * stack up in a table of distinct stacks kept in mmap'd memory.  A stack
- * seen for the first time gets the next id and a STACK record, preceded by
- * the MODULE records of the ELF modules its addresses fall in.  Lookups of
+ * stack up in a tree of stacks kept in mmap'd memory (a node: a frame and
+ * its callers' node).  A stack seen for the first time gets an id (its
+ * innermost node's) and a STACK_NODE record per node the tree lacked,
+ * preceded by the MODULE (FRAME) records its frames need.  Lookups of
  * known stacks take no lock; adding one takes the table's lock.  Nothing
  * here calls malloc, and everything runs inside MF_INTERNAL_BEGIN/END so
  * allocations made by libunwind are not recorded.
  *
- * The table is bounded: MF_STACKS_MAX distinct stacks and MF_STACKS_ARENA
- * bytes of addresses.  When it is full, new stacks get id 0 ("none"), one
+ * The table is bounded: MF_STACKS_MAX nodes and MF_STACKS_ARENA bytes of
+ * them.  When it is full, new stacks get id 0 ("none"), one
  * line goes to stderr and a NOTE MF_NOTE_STACKS_FULL records it; at the end
  * NOTE MF_NOTE_STACKS_LOST counts the allocations that lost their stack.
  */
@@ -27,9 +28,9 @@
 #include "unwind.h"
 
 #ifndef MF_STACKS_MAX                        /* (a test builds a small table) */
-#define MF_STACKS_MAX (1u << 20)             /* distinct stacks per process */
+#define MF_STACKS_MAX (1u << 22)             /* nodes of the tree of stacks per process */
 #endif
-#define MF_STACKS_ARENA ((size_t)256 << 20)  /* bytes of stored stacks */
+#define MF_STACKS_ARENA ((size_t)192 << 20)  /* bytes of nodes (40 each) */
 #define MF_STACKS_OWN_MAX 32                 /* memflow + unwinder frames above the caller */
 #define MF_STACKS_SKIP_MAX 64
 /* Room for what one walk returns: the frames kept, memflow's own, skipped. */

@@ -1460,6 +1460,67 @@ static const char *file_text(const char *path)
  * reused), byte for byte: only GPU blocks live at the end, sorted by
  * attribute, every field quoted, quotes doubled.
  */
+/* Close the log, read it back (*log) and build its model. */
+static mf_model *finish_model(mf_log **log)
+{
+    *log = gpu_test_finish_and_read();
+    char err[512];
+    mf_model *model = mf_model_build(log, 1, UINT64_MAX, err, sizeof err);
+    ck_assert_msg(model != NULL, "%s", err);
+    return model;
+}
+
+/* MXNet's CSV of this process's GPU blocks in model (the caller frees it). */
+static char *csv_of(const mf_model *model)
+{
+    char *csv = NULL;
+    size_t csv_len = 0;
+    FILE *out = open_memstream(&csv, &csv_len);
+    ck_assert_int_eq(mf_csv_write(model, (uint32_t)getpid(), out), 0);
+    fclose(out);
+    return csv;
+}
+
+/*
+ * A GPU tensor named with its role (memflow.torch's naming record, TRACE
+ * BLOCK_NAME) is listed in MXNet's CSV by its qualified name alone, and
+ * counts under its role at the device's peak.
+ */
+START_TEST(gpu_csv_names_tensors)
+{
+    start_log("csv_names", NULL);
+    uint64_t t0 = mf_clock_now();
+    record_buffer b = buffer_new();
+    add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0, 0, 0x7f7000000000ull, 1 << 20, t0 + 1);
+    add_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0, 0, 0x7f7000100000ull, 4096, t0 + 2);
+    ck_assert_uint_eq(process_on_cupti_thread(&b).walked, 2);
+    const char *weight = "net:fc1:weight";
+    mf_recorder_trace(MF_TRACE_BLOCK_NAME, 0, 0x7f7000000000ull, 0,
+                      mf_recorder_intern(weight, strlen(weight)),
+                      0x100u | (uint32_t)MF_ROLE_PARAMETER << 16);
+    mf_log *log;
+    mf_model *model = finish_model(&log);
+    char *csv = csv_of(model);
+    ck_assert_str_eq(csv, "\"Attribute Name\",\"Requested Size\",\"Device\",\"Actual Size\","
+                          "\"Reuse?\"\n"
+                          "\"<unk>:unknown\",\"4096\",\"0\",\"4096\",\"0\"\n"
+                          "\"net:fc1:weight\",\"1048576\",\"0\",\"1048576\",\"0\"\n");
+    const mf_device_model *d = mf_model_device(model, 0x100);
+    ck_assert_ptr_nonnull(d);
+    ck_assert_uint_eq(d->n_roles, 2);
+    ck_assert_uint_eq(d->roles[0].scope, MF_ROLE_UNKNOWN);
+    ck_assert_uint_eq(d->roles[0].at_peak_bytes, 4096);
+    ck_assert_uint_eq(d->roles[1].scope, MF_ROLE_PARAMETER);
+    ck_assert_uint_eq(d->roles[1].at_peak_bytes, 1 << 20);
+    ck_assert_uint_eq(d->roles[1].at_peak_count, 1);
+    ck_assert_uint_eq(d->roles[1].alloc_count, 1);
+    free(csv);
+    mf_model_free(model);
+    mf_log_free(log);
+    free(b.bytes);
+}
+END_TEST
+
 START_TEST(gpu_memory_profile_csv_of_synthetic_blocks)
 {
     start_log("csv", NULL);
@@ -1488,16 +1549,10 @@ START_TEST(gpu_memory_profile_csv_of_synthetic_blocks)
     memflow_scope_pop();
     static char cpu_block[64];
     ck_assert_int_eq(memflow_record_alloc("cpu/0", cpu_block, 64, 64, "cpu", 0), 0);
-    mf_log *log = gpu_test_finish_and_read();
-
+    mf_log *log;
+    mf_model *model = finish_model(&log);
+    char *csv = csv_of(model);
     char err[512];
-    mf_model *model = mf_model_build(&log, 1, UINT64_MAX, err, sizeof err);
-    ck_assert_msg(model != NULL, "%s", err);
-    char *csv = NULL;
-    size_t csv_len = 0;
-    FILE *out = open_memstream(&csv, &csv_len);
-    ck_assert_int_eq(mf_csv_write(model, (uint32_t)getpid(), out), 0);
-    fclose(out);
     const char *want =
         "\"Attribute Name\",\"Requested Size\",\"Device\",\"Actual Size\",\"Reuse?\"\n"
         "\"<unk>:unknown\",\"2097152\",\"0\",\"2097152\",\"0\"\n"
@@ -1689,6 +1744,7 @@ static Suite *gpu_suite(void)
     tcase_add_test(tc, devices_and_the_names_behind_blocks);
     tcase_add_test(tc, one_clock_within_ten_ppm_of_monotonic);
     tcase_add_test(tc, gpu_memory_profile_csv_of_synthetic_blocks);
+    tcase_add_test(tc, gpu_csv_names_tensors);
     tcase_add_test(tc, start_without_driver_says_so_once);
     tcase_add_test(tc, memory_kinds_map_exactly);
     tcase_add_test(tc, api_roles_are_recognised);

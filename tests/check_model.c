@@ -94,6 +94,21 @@ static const mf_scope_stat *scope_named(const mf_model *m, const mf_device_model
     return NULL;
 }
 
+/* Close the log and build the model of its window of steps [from, to]. */
+static mf_model *finish_and_load_steps(uint64_t from_step, uint64_t to_step)
+{
+    char path[4096], err[1024];
+    snprintf(path, sizeof path, "%s", mf_recorder_log_path());
+    mf_recorder_finish();
+    const char *paths[] = { path };
+    mf_load_options opt = { .until_rel_ns = UINT64_MAX,
+                            .model = { .from_step = from_step, .to_step = to_step } };
+    int rc;
+    mf_model *m = mf_model_load_opts(paths, 1, &opt, &rc, err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
+    return m;
+}
+
 /* The recording shared by several tests: two scopes on cpu/0. */
 static void record_cpu_story(void)
 {
@@ -109,6 +124,148 @@ static void record_cpu_story(void)
     memflow_record_free("cpu/0", P(0x1000));              /* live 1050 */
     memflow_scope_pop();
 }
+
+/* A naming record (memflow.torch's) on block addr of cpu/0: name and role. */
+static void name_block(uint64_t addr, const char *name, unsigned role)
+{
+    mf_recorder_trace(MF_TRACE_BLOCK_NAME, 0, addr, 0, mf_recorder_intern(name, strlen(name)),
+                      CPU0 | role << 16);
+}
+
+static void step_mark(uint64_t n)
+{
+    mf_recorder_trace(MF_TRACE_STEP, 0, n, 0, mf_recorder_intern("adam", 4), MF_MARKER_PROCESS);
+}
+
+/* The role statistics of role on d. */
+static const mf_scope_stat *role_of(const mf_device_model *d, unsigned role)
+{
+    for (size_t i = 0; i < d->n_roles; i++)
+        if (d->roles[i].scope == role)
+            return &d->roles[i];
+    ck_abort_msg("no role %u", role);
+    return NULL;
+}
+
+/*
+ * Roles: named ones from naming records (even after the peak: the block
+ * moves, its share at the peak too), temporary (freed within its step),
+ * other (held across a step), unknown and held from before training (the
+ * first naming record); bytes by role and by name at the peak, exactly.
+ */
+START_TEST(roles_at_peak)
+{
+    start_recording("roles_at_peak");
+    memflow_record_alloc("cpu/0", P(0x1000), 1000, 1024, NULL, 0);   /* import */
+    memflow_record_alloc("cpu/0", P(0x2000), 400, 400, NULL, 0);
+    name_block(0x2000, "net:w", MF_ROLE_PARAMETER);                   /* training begins */
+    step_mark(1);
+    memflow_record_alloc("cpu/0", P(0x3000), 100, 128, NULL, 0);
+    memflow_record_alloc("cpu/0", P(0x4000), 400, 400, NULL, 0);      /* peak 1900 */
+    memflow_record_free("cpu/0", P(0x3000));                          /* a temporary */
+    name_block(0x4000, "net:w.grad", MF_ROLE_GRADIENT);               /* after the peak */
+    memflow_record_alloc("cpu/0", P(0x5000), 50, 64, NULL, 0);
+    step_mark(2);
+    memflow_record_free("cpu/0", P(0x5000));                          /* held across a step */
+    mf_model *m = finish_and_load(UINT64_MAX);
+    const mf_device_model *d = mf_model_device(m, CPU0);
+    ck_assert_uint_eq(d->peak_bytes, 1900);
+    ck_assert_uint_eq(d->n_roles, 5);
+    const unsigned roles[] = { MF_ROLE_UNKNOWN, MF_ROLE_PARAMETER, MF_ROLE_GRADIENT,
+                               MF_ROLE_TEMPORARY, MF_ROLE_OTHER };
+    const uint64_t at_peak[] = { 1000, 400, 400, 100, 0 }, allocated[] = { 1000, 400, 400, 100, 50 };
+    for (int i = 0; i < 5; i++) {
+        const mf_scope_stat *r = role_of(d, roles[i]);
+        ck_assert_uint_eq(r->at_peak_bytes, at_peak[i]);
+        ck_assert_uint_eq(r->at_peak_count, at_peak[i] ? 1 : 0);
+        ck_assert_uint_eq(r->alloc_count, 1);
+        ck_assert_uint_eq(r->alloc_bytes, allocated[i]);
+    }
+    ck_assert_uint_eq(block_at(m, CPU0, 0x1000, 0)->role,
+                      MF_ROLE_UNKNOWN | MF_ROLE_BEFORE_TRAINING);
+    ck_assert_uint_eq(block_at(m, CPU0, 0x2000, 0)->role, MF_ROLE_PARAMETER | MF_ROLE_NAMED);
+    ck_assert_uint_eq(block_at(m, CPU0, 0x3000, 0)->role, MF_ROLE_TEMPORARY);
+    ck_assert_uint_eq(block_at(m, CPU0, 0x4000, 0)->role, MF_ROLE_GRADIENT | MF_ROLE_NAMED);
+    ck_assert_uint_eq(block_at(m, CPU0, 0x5000, 0)->role, MF_ROLE_OTHER);
+    ck_assert_str_eq(mf_model_string(m, block_at(m, CPU0, 0x4000, 0)->name), "net:w.grad");
+    /* by name at the peak: no name 1100 (2 blocks), net:w 400, net:w.grad 400 */
+    mf_stats st;
+    ck_assert_int_eq(mf_stats_compute(m, MF_SORT_TOTAL, 0, 0, &st), 0);
+    const mf_stats_peak *p = &st.peaks[0];
+    ck_assert_uint_eq(p->n_by_name, 3);
+    ck_assert_str_eq(p->by_name[0].name, "(no name)");
+    ck_assert_uint_eq(p->by_name[0].bytes, 1100);
+    ck_assert_uint_eq(p->by_name[0].blocks, 2);
+    ck_assert_str_eq(p->by_name[1].name, "net:w");
+    ck_assert_str_eq(p->by_name[2].name, "net:w.grad");
+    ck_assert_uint_eq(p->by_name[2].bytes, 400);
+    ck_assert_uint_eq(p->n_by_role, 4);
+    ck_assert_str_eq(p->by_role[0].name, "unknown");
+    ck_assert_str_eq(p->by_role[3].name, "temporary");
+    mf_stats_free(&st);
+    mf_model_free(m);
+}
+END_TEST
+
+/*
+ * A window of steps counts exactly what happens inside it: the blocks live
+ * on entry held (not allocated), a free of one counted, allocations inside,
+ * what happens after its last step left out; each step's peak.
+ */
+START_TEST(step_window_counts_inside)
+{
+    start_recording("step_window_counts_inside");
+    memflow_record_alloc("cpu/0", P(0xa000), 100, 128, NULL, 0);     /* A: live on entry */
+    memflow_record_alloc("cpu/0", P(0xb000), 200, 256, NULL, 0);     /* B: live on entry */
+    memflow_record_alloc("cpu/0", P(0xe000), 5000, 5120, NULL, 0);
+    step_mark(1);
+    memflow_record_free("cpu/0", P(0xe000));                         /* before the window */
+    step_mark(2);                                                    /* the window: 300 held */
+    memflow_record_alloc("cpu/0", P(0xc000), 400, 512, NULL, 0);     /* C: 700 */
+    memflow_record_free("cpu/0", P(0xa000));                         /* 600 */
+    step_mark(3);
+    memflow_record_free("cpu/0", P(0xc000));                         /* 200 */
+    memflow_record_alloc("cpu/0", P(0xd000), 800, 1024, NULL, 0);    /* D: 1000, the peak */
+    step_mark(4);                                                    /* after the window */
+    memflow_record_free("cpu/0", P(0xb000));
+    memflow_record_alloc("cpu/0", P(0xf000), 9000, 9216, NULL, 0);
+    mf_model *m = finish_and_load_steps(2, 3);
+    ck_assert_int_eq(m->window_missing, 0);
+    const mf_device_model *d = mf_model_device(m, CPU0);
+    ck_assert_uint_eq(d->entry_count, 2);
+    ck_assert_uint_eq(d->entry_bytes, 300);
+    ck_assert_uint_eq(d->alloc_count, 2);
+    ck_assert_uint_eq(d->alloc_bytes, 1200);
+    ck_assert_uint_eq(d->free_count, 2);
+    ck_assert_uint_eq(d->unknown_frees, 0);
+    ck_assert_uint_eq(d->peak_bytes, 1000);
+    ck_assert_uint_eq(d->live_bytes_end, 1000);
+    ck_assert_uint_eq(d->live_count_end, 2);
+    ck_assert(block_at(m, CPU0, 0xa000, 0)->entered);
+    ck_assert_uint_eq(block_at(m, CPU0, 0xa000, 0)->alloc_ns, m->since_ns);
+    ck_assert(!block_at(m, CPU0, 0xc000, 0)->entered);
+    ck_assert_uint_eq(d->n_steps, 2);
+    const uint64_t number[] = { 2, 3 }, start[] = { 300, 600 }, peak[] = { 700, 1000 },
+                   allocated[] = { 400, 800 };
+    for (int i = 0; i < 2; i++) {
+        ck_assert_uint_eq(d->steps[i].number, number[i]);
+        ck_assert_uint_eq(d->steps[i].held_start, start[i]);
+        ck_assert_uint_eq(d->steps[i].peak_bytes, peak[i]);
+        ck_assert_uint_eq(d->steps[i].alloc_count, 1);
+        ck_assert_uint_eq(d->steps[i].alloc_bytes, allocated[i]);
+    }
+    ck_assert_uint_eq(d->steps[0].end_ns, d->steps[1].start_ns);
+    ck_assert_uint_eq(m->n_step_marks, 2);
+    ck_assert_uint_eq(m->until_ns, m->t1_ns);
+    mf_model_free(m);
+    /* a step the log never marked: no window */
+    start_recording("step_window_missing");
+    step_mark(1);
+    m = finish_and_load_steps(7, 0);
+    ck_assert_int_eq(m->window_missing, 1);
+    mf_model_free(m);
+}
+END_TEST
 
 START_TEST(cpu_blocks_peak_and_end)
 {
@@ -674,6 +831,8 @@ static Suite *model_suite(void)
     Suite *s = suite_create("model");
     TCase *tc = tcase_create("model");
     tcase_add_test(tc, cpu_blocks_peak_and_end);
+    tcase_add_test(tc, roles_at_peak);
+    tcase_add_test(tc, step_window_counts_inside);
     tcase_add_test(tc, scope_statistics_and_at_peak);
     tcase_add_test(tc, explicit_blocks_inside_segments_do_not_collide);
     tcase_add_test(tc, subblocks_counted_apart);

@@ -1,11 +1,14 @@
 /*
  * check_stacks.c - Check suite of the stack table (runtime/stacks.c) at its
  * bound: this program carries its own copy of the runtime, built with a
- * table of MF_STACKS_MAX = 8 stacks (tests/stacks.mk), records through it
+ * tree of MF_STACKS_MAX = 64 nodes (tests/stacks.mk), records through it
  * and reads its log back with the reader.
  *
  * Distinct stacks come from recursion: climb(k) calls itself k times, then
- * asks for the stack, so each k is a stack of its own.
+ * asks for the stack, so each k is a stack of its own.  All share their
+ * outer frames (the test's), so climb(0) costs one node per frame and each
+ * deeper climb(k) the same few: its k-th recursive call and climb(0)'s
+ * innermost frames.
  */
 #include <check.h>
 #include <stdio.h>
@@ -19,7 +22,7 @@
 
 static volatile int depth_sink;
 
-__attribute__((noinline)) static uint32_t climb(int k)
+__attribute__((noinline, noipa)) static uint32_t climb(int k)
 {
     uint32_t id = k > 0 ? climb(k - 1) : mf_recorder_stack(0);
     depth_sink++; /* not a tail call: every level stays on the stack */
@@ -47,27 +50,46 @@ static mf_log *stop_and_read(void)
 
 START_TEST(table_full_refuses_new_stacks_and_keeps_old_ones)
 {
-    ck_assert_uint_eq(MF_STACKS_MAX, 8);
-    start_recording("full", "32");
-    /* one call site: climb(3) again is the very same stack as before */
-    static const int k[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 3, 10 };
-    static const uint32_t want[] = { 1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 0, 4, 0 };
-    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
-        ck_assert_uint_eq(climb(k[i]), want[i]);
-    ck_assert_uint_eq(mf_stacks_lost(), 5);
+    ck_assert_uint_eq(MF_STACKS_MAX, 64);
+    start_recording("full", "256");
+    /* one call site (the loop's), twice: the second time every stack is
+     * the very same as the first */
+    enum { CLIMBS = 40 };
+    uint32_t id[2][CLIMBS];
+    for (volatile int pass = 0; pass < 2; pass++)   /* volatile: never unrolled */
+        for (volatile int k = 0; k < CLIMBS; k++)
+            id[pass][k] = climb(k);
+    /* climb(0) costs one node per frame (its id is its depth); each deeper
+     * climb the frames below its recursive call: that call and climb(0)'s
+     * innermost frames (memflow's own, built into this program, among them) */
+    uint32_t first = id[0][0], per = id[0][1] - id[0][0];
+    ck_assert_uint_ge(first, 3);
+    ck_assert_uint_ge(per, 2);
+    ck_assert_uint_le(per, 4);
+    int last = (int)((MF_STACKS_MAX - first) / per);   /* the deepest climb that fits */
+    ck_assert_int_gt(last, 4);
+    ck_assert_int_lt(last, CLIMBS - 1);
+    for (int k = 0; k < CLIMBS; k++) {
+        ck_assert_uint_eq(id[0][k], k <= last ? first + per * (uint32_t)k : 0);
+        ck_assert_uint_eq(id[1][k], id[0][k]);
+    }
+    ck_assert_uint_eq(mf_stacks_lost(), 2u * (uint32_t)(CLIMBS - 1 - last));
     mf_log *log = stop_and_read();
     uint32_t stored = 0;
     for (uint32_t i = 0; i < log->n_stacks; i++)
         stored += log->stacks[i].depth != 0;
-    ck_assert_uint_eq(stored, 8);
+    uint32_t nodes = first + per * (uint32_t)last;
+    ck_assert_uint_eq(stored, nodes);
     /* deeper recursion, deeper stack: climb(k) has k more frames than climb(0) */
-    ck_assert_uint_eq(mf_log_stack(log, 8)->depth - mf_log_stack(log, 1)->depth, 7);
+    ck_assert_uint_eq(mf_log_stack(log, nodes)->depth - mf_log_stack(log, first)->depth,
+                      (uint32_t)last);
+    ck_assert_uint_eq(mf_log_stack(log, first)->depth, first);
     size_t full_notes = 0;
     for (size_t i = 0; i < log->n_events; i++)
         if (log->events[i].type == MF_REC_NOTE &&
             log->events[i].note.code == MF_NOTE_STACKS_FULL) {
             full_notes++;
-            ck_assert_uint_eq(log->events[i].note.value, 8);
+            ck_assert_uint_eq(log->events[i].note.value, nodes);
         }
     ck_assert_uint_eq(full_notes, 1);
     mf_log_free(log);

@@ -25,7 +25,7 @@
 #include "svg_layout.h"
 #include "svg_models.h"
 
-static const mf_svg_options scope_opt = { MF_COLOR_BY_SCOPE, -1, NULL };
+static const mf_svg_options scope_opt = { MF_COLOR_BY_SCOPE, -1, NULL, 0 };
 static const uint16_t cpu0 = MF_DEVICE(MF_DEVICE_CPU, 0);
 
 /* Palette colours of the test scopes (FNV-1a of the name mod 16). */
@@ -272,7 +272,7 @@ START_TEST(test_color_by_lifetime_and_size)
     mf_model *m = svgt_model_basic();
     int x, y;
     /* Lifetimes: A 500 ms (shortest), B 800 ms to the end (longest). */
-    mf_svg_options opt = { MF_COLOR_BY_LIFETIME, -1, NULL };
+    mf_svg_options opt = { MF_COLOR_BY_LIFETIME, -1, NULL, 0 };
     const char *path = out_path("lifetime.svg");
     write_or_fail(m, path, &opt);
     cairo_surface_t *image = rsvg_render(path);
@@ -491,7 +491,7 @@ START_TEST(test_two_devices)
     check_basic_pixels(image, m);
     cairo_surface_destroy(image);
     /* Only gpu/0: one panel; a device not in the log is an error naming it. */
-    mf_svg_options only = { MF_COLOR_BY_SCOPE, gpu0, NULL };
+    mf_svg_options only = { MF_COLOR_BY_SCOPE, gpu0, NULL, 0 };
     path = out_path("gpu_only.svg");
     write_or_fail(m, path, &only);
     image = rsvg_render(path);
@@ -701,7 +701,7 @@ START_TEST(test_edge_values)
                 svgt_snapshot(s, dev, edge_value(), edge_value());
         }
         mf_model *m = svgt_finish(s);
-        mf_svg_options opt = { (mf_color_by)(edge_random() % 3), -1, NULL };
+        mf_svg_options opt = { (mf_color_by)(edge_random() % 3), -1, NULL, 0 };
         const char *path = out_path("edges.svg");
         write_or_fail(m, path, &opt);
         cairo_surface_destroy(rsvg_render(path));

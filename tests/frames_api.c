@@ -16,6 +16,11 @@
  *             return address in this file < <module> (train.py:40)
  *   child     the forked child: 1 x 1000 bytes with the python stack
  * Each frame is asked for twice; the log holds one FRAME record of each.
+ *
+ * With a second argument, "budget": an import phase of 70,000 distinct
+ * stacks (import_module at lib.py:N < <module> at main.py:1, 16 bytes
+ * each, all kept), then training: 1 MiB at train (train.py:5) < <module>
+ * (main.py:9), the last allocation (the peak).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -88,15 +93,31 @@ static __attribute__((noinline)) void embedder(void)
     calls++;
 }
 
+/* The "budget" run: many stacks first, the one that matters last. */
+static int budget(void)
+{
+    uint32_t outer = frame("<module>", "/home/u/proj/main.py", 1, PY);
+    for (uint32_t i = 0; i < 70000; i++) {
+        uint32_t f[] = { frame("import_module", "/home/u/proj/lib.py", i + 1, PY), outer };
+        alloc(0x100000 + (uint64_t)i * 0x100, 16, stack_of(f, 2), 0);
+    }
+    uint32_t train[] = { frame("train", "/home/u/proj/train.py", 5, PY),
+                         frame("<module>", "/home/u/proj/main.py", 9, PY) };
+    alloc(0x10000000, 1 << 20, stack_of(train, 2), 0);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 2)
+    if (argc != 2 && argc != 3)
         return 2;
     const char *keys[] = { "path" }, *vals[] = { argv[1] };
     if (memflow_set_config(1, keys, vals) < 0 || memflow_set_state(MEMFLOW_RUN) < 0) {
         fprintf(stderr, "frames_api: %s\n", memflow_last_error());
         return 1;
     }
+    if (argc == 3)
+        return budget();
     uint64_t now = mf_clock_now();
     uint32_t native[] = { frame("malloc", NULL, 0, NATIVE),
                           frame("c10::alloc_cpu(unsigned long)", NULL, 0, NATIVE),

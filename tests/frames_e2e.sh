@@ -23,8 +23,13 @@ fi
 count() { $PYTHON3 "$top_srcdir/tests/log_records.py" "$1" | awk -v t="$2" '$1 == t { n += $3 } END { print n + 0 }'; }
 expect_eq "parent frames" 9 "$(count "$parent" 20)"
 expect_eq "child frames" 4 "$(count "$child" 20)"
-expect_eq "parent stacks" 4 "$(count "$parent" 15)"
-expect_eq "child stacks" 1 "$(count "$child" 15)"
+# Stacks are nodes of a tree (STACK_NODE, type 21; no STACK records): the
+# parent's 4 stacks have 3 + 4 + 2 + 3 frames, and two of them share their
+# outermost frame (<module> at train.py:40): 11 nodes; the child writes again
+# the 4 nodes of the one stack it uses.
+expect_eq "parent stack nodes" 11 "$(count "$parent" 21)"
+expect_eq "child stack nodes" 4 "$(count "$child" 21)"
+expect_eq "stack records" "0 0" "$(count "$parent" 15) $(count "$child" 15)"
 
 "$MEMFLOW" stats --format json "$parent" > "$SCRATCH/p.json" || fail "stats exited $?"
 $SITES --frames "$SCRATCH/p.json" > "$SCRATCH/p.sites" || fail "stats json: $(head -c 300 "$SCRATCH/p.json")"
@@ -48,4 +53,15 @@ expect_eq "child site" "train_step (train.py:12) allocs=1 bytes=1000 peak_live=1
 expect_eq "folded" "<module>;_find_and_load 1000
 <module>;embedder;train_step 600
 <module>;train_step 3000" "$(grep -v '^#' "$SCRATCH/r/stacks.folded" | LC_ALL=C sort)"
+# A stack budget that holds: 70,000 distinct stacks of an import phase do
+# not push the training's stack out of the flame graph (every stack counted
+# one by one); the 70,000 share their outermost frame, so the tree holds
+# 70,003 nodes, not 140,002 frames' worth of copies.
+mkdir -p "$SCRATCH/budget"
+"$P" "$SCRATCH/budget" budget || fail "frames_api budget exited $?"
+b=$(ls "$SCRATCH"/budget/memflow-*.mfl)
+expect_eq "budget: stack nodes" 70003 "$(count "$b" 21)"
+"$MEMFLOW" render --formats stacks.folded -o "$SCRATCH/rb" "$b" || fail "render budget exited $?"
+expect_eq "budget: folded (the import's stacks by function)" "<module>;import_module 1120000
+<module>;train 1048576" "$(grep -v '^#' "$SCRATCH/rb/stacks.folded" | LC_ALL=C sort)"
 echo "frames_e2e: ok"

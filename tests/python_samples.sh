@@ -3,7 +3,9 @@
 # run every scope holds exactly the blocks listed there (blocks of at least
 # 1 or 2 KiB; smaller ones are interpreter and library bookkeeping), the
 # outputs are written; run in-process, the MXNet example's profiler objects
-# are TRACE records with exact values.
+# are TRACE records with exact values; the MegEngine sample run as
+# docs/PYTHON.md says (python3 alone) writes its outputs, whose titles say the
+# CPU heap was not recorded.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/python_lib.sh"
 if ! "$PYTHON" -c "import numpy" 2> /dev/null; then
@@ -78,6 +80,26 @@ backward:linear0: 262144"
 expect_eq "megengine blocks" "$one
 $one
 $one" "$(blocks 1024 megengine)"
+
+# --- the same as docs/PYTHON.md runs it: python3 alone ----------------------
+# (no CPU heap: the pictures' titles say so, stderr gives the command)
+mkdir direct && cd direct
+PYTHONPATH="$top_builddir/python" "$PYTHON" "$samples/megengine_profiler.py" > ../direct.out \
+    2> ../direct.err || fail "megengine_profiler.py alone exited $?: $(cat ../direct.err)"
+cd ..
+expect_eq "megengine alone: losses" "$(cat megengine.out)" "$(cat direct.out)"
+for f in profile/memory_flow.svg profile/chrome_timeline.json profile_block/memory_flow.svg; do
+    test -s "direct/$f" || fail "megengine alone: no $f"
+done
+grep -q "not its CPU heap: for that, run it as \`memflow run -- python3" direct.err ||
+    fail "megengine alone: no command on stderr: $(cat direct.err)"
+"$PYTHON3" "$top_srcdir/tests/flame_frames.py" direct/profile_block/memory_flow.svg |
+    grep -q '^12 6 [0-9]* 40|memflow: .* - CPU heap not recorded (use memflow run)|' ||
+    fail "megengine alone: the title does not say the CPU heap was not recorded"
+"$PYTHON3" "$top_srcdir/tests/flame_frames.py" profile_block/memory_flow.svg > run.hover ||
+    fail "memory_flow.svg of the run does not parse"
+grep -q '^12 6 [0-9]* 40|memflow: ' run.hover || fail "under memflow run: no title"
+grep -q 'CPU heap not recorded' run.hover && fail "under memflow run: the title says the CPU heap was not recorded"
 
 # --- the PyTorch MLP: module scopes with no code change -------------------
 if "$PYTHON" -c "import torch" 2> /dev/null; then

@@ -79,7 +79,7 @@ if HAVE_CHECK
 check_PROGRAMS += tests/check_stacks
 TESTS += tests/check_stacks
 tests_check_stacks_SOURCES = tests/check_stacks.c $(RUNTIME_SOURCES)
-tests_check_stacks_CPPFLAGS = $(RUNTIME_CPPFLAGS) -DMF_STACKS_MAX=8
+tests_check_stacks_CPPFLAGS = $(RUNTIME_CPPFLAGS) -DMF_STACKS_MAX=64
 tests_check_stacks_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) -pthread
 tests_check_stacks_LDADD = libmemflow-analysis.la $(CHECK_LIBS) -ldl -lpthread
 endif

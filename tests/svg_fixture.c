@@ -15,14 +15,14 @@
 
 static int locate(const mf_model *m, uint64_t t_rel, uint64_t addr, double *x, double *y)
 {
-    mf_svg_options opt = { MF_COLOR_BY_SCOPE, -1, NULL };
+    mf_svg_options opt = { MF_COLOR_BY_SCOPE, -1, NULL, 0 };
     return mf_svg_locate(m, &opt, MF_DEVICE(MF_DEVICE_CPU, 0), 0, SVGT_T0 + t_rel, addr, x, y, NULL);
 }
 
 static int render(const mf_model *m, const char *dir, const char *name)
 {
     char path[4096], err[512];
-    mf_svg_options opt = { MF_COLOR_BY_SCOPE, -1, NULL };
+    mf_svg_options opt = { MF_COLOR_BY_SCOPE, -1, NULL, 0 };
     snprintf(path, sizeof path, "%s/%s", dir, name);
     if (mf_svg_write(m, path, &opt, err, sizeof err) != 0) {
         fprintf(stderr, "svg_fixture: %s\n", err);
@@ -76,7 +76,7 @@ int main(int argc, char **argv)
     }
     mf_svg_panel_box box;
     double x;
-    mf_svg_options opt = { MF_COLOR_BY_SCOPE, -1, NULL };
+    mf_svg_options opt = { MF_COLOR_BY_SCOPE, -1, NULL, 0 };
     if (mf_svg_locate(m, &opt, MF_DEVICE(MF_DEVICE_CPU, 0), 0, SVGT_T0 + 450 * SVGT_MS, 0, &x, NULL,
                       &box) != 0)
         return 1;

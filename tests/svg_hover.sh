@@ -37,9 +37,14 @@ check(len(blocks) == 3, "expected 3 block titles, got %d: %r" % (len(blocks), bl
 # The curve: one hover rect per 4 of its 888 pixel columns, with the live
 # bytes (and the allocator's sample) there; then the peak marker.
 curve = [t for t in titles if ": live " in t]
-check(len(curve) == 222 and len(titles) == 3 + 222 + 1 + 3,
-      "expected 222 curve titles, a peak, 3 legend rows and 3 blocks; got %d of %d"
-      % (len(curve), len(titles)))
+check(len(curve) == 222 and len(titles) == 1 + 1 + 3 + 222 + 1 + 3,
+      "expected the title, the device line, 222 curve titles, a peak, 3 legend rows and "
+      "3 blocks; got %d of %d" % (len(curve), len(titles)))
+# The title's two lines and the panel's device line, whole.
+check(titles[0].startswith("memflow: ") and "\nduration 1.00 s   |   cpu/0 peak " in titles[0],
+      "title %r" % titles[0])
+check(titles[1].startswith("cpu/0\n") and " allocations, " in titles[1],
+      "device line %r" % titles[1])
 check(curve[0] == "0 - 4.50 ms: live 0 B", "first curve title %r" % curve[0])
 check("446 ms - 450 ms: live 1.50 MiB; allocator 1.76 MiB" in curve, "no curve title at 450 ms")
 check("297 ms - 302 ms: live 512 KiB to 1.50 MiB; allocator 400 KiB" in curve,

@@ -40,6 +40,15 @@ mf_keyed_entry *mf_keyed_get(mf_keyed *t, uint32_t key)
     return &t->items[t->n - 1];
 }
 
+/* Its own peak: the most it held at once. */
+static void own_peak(mf_keyed_entry *s, uint64_t time_ns)
+{
+    if (s->held.bytes > s->s.peak_live_bytes) {
+        s->s.peak_live_bytes = s->held.bytes;
+        s->s.peak_live_time_ns = time_ns;
+    }
+}
+
 void mf_keyed_alloc(mf_keyed_entry *s, uint64_t epoch, uint64_t bytes, uint64_t time_ns)
 {
     s->s.alloc_count++;
@@ -47,9 +56,54 @@ void mf_keyed_alloc(mf_keyed_entry *s, uint64_t epoch, uint64_t bytes, uint64_t 
     s->s.min_size = bytes < s->s.min_size ? bytes : s->s.min_size;
     s->s.max_size = bytes > s->s.max_size ? bytes : s->s.max_size;
     mf_scope_held_change(&s->held, epoch, (int64_t)bytes, 1);
-    if (s->held.bytes > s->s.peak_live_bytes) {
-        s->s.peak_live_bytes = s->held.bytes;
-        s->s.peak_live_time_ns = time_ns;
+    own_peak(s, time_ns);
+}
+
+void mf_keyed_mark(mf_keyed *t)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        mf_scope_stat *s = &t->items[i].s;
+        uint64_t held = t->items[i].held.bytes;
+        if (!s->marks) {
+            s->held_first_mark = held;
+            s->blocks_first_mark = t->items[i].held.count;
+        } else if (held > s->held_last_mark) {
+            s->marks_grew++;
+        }
+        s->held_last_mark = held;
+        s->blocks_last_mark = t->items[i].held.count;
+        s->marks++;
+    }
+}
+
+void mf_keyed_enter(mf_keyed_entry *s, uint64_t epoch, uint64_t bytes, uint64_t time_ns)
+{
+    mf_scope_held_change(&s->held, epoch, (int64_t)bytes, 1);
+    own_peak(s, time_ns);
+}
+
+void mf_keyed_move(mf_keyed_entry *from, mf_keyed_entry *to, uint64_t epoch, uint64_t bytes,
+                   int at_peak, int allocated)
+{
+    if (from == to)
+        return;
+    mf_scope_held_change(&from->held, epoch, -(int64_t)bytes, -1);
+    mf_scope_held_change(&to->held, epoch, (int64_t)bytes, 1);
+    if (allocated) {
+        from->s.alloc_count--;
+        from->s.alloc_bytes -= bytes;
+        to->s.alloc_count++;
+        to->s.alloc_bytes += bytes;
+        to->s.min_size = bytes < to->s.min_size ? bytes : to->s.min_size;
+        to->s.max_size = bytes > to->s.max_size ? bytes : to->s.max_size;
+    }
+    if (to->held.bytes > to->s.peak_live_bytes)
+        to->s.peak_live_bytes = to->held.bytes;
+    if (at_peak) {
+        from->held.at_peak_bytes -= bytes;
+        from->held.at_peak_count--;
+        to->held.at_peak_bytes += bytes;
+        to->held.at_peak_count++;
     }
 }
 

@@ -57,8 +57,6 @@ typedef struct mf_keyed_entry {
     mf_scope_held held;
 } mf_keyed_entry;
 
-#define MF_KEY_OTHER UINT32_MAX
-
 /* The table (all zero: empty, no limit). */
 typedef struct mf_keyed {
     mf_keyed_entry *items;
@@ -70,12 +68,31 @@ typedef struct mf_keyed {
 } mf_keyed;
 
 /* The entry of key, created if new (the shared one past the limit); NULL
- * when out of memory. */
+ * when out of memory.  Creating an entry may move the others: a pointer
+ * got earlier from the same table is stale then. */
 mf_keyed_entry *mf_keyed_get(mf_keyed *t, uint32_t key);
 
 /* Count an allocation of bytes at time_ns in an entry whose owner is at
  * epoch: its counts, sizes, held bytes and its own peak. */
 void mf_keyed_alloc(mf_keyed_entry *s, uint64_t epoch, uint64_t bytes, uint64_t time_ns);
+
+/* Count a block of bytes live on entry to a window (held, not allocated) in
+ * an entry whose owner is at epoch. */
+void mf_keyed_enter(mf_keyed_entry *s, uint64_t epoch, uint64_t bytes, uint64_t time_ns);
+
+/*
+ * A live block of `bytes` moves from entry `from` to entry `to` (its key
+ * changed: a role or a name given after it was allocated): what each holds
+ * now, what each allocated (when `allocated`: not a block live on entry to
+ * the window), and, when the block was held at the owner's latest peak
+ * (at_peak), their shares at that peak.  The owner is at epoch.
+ */
+void mf_keyed_move(mf_keyed_entry *from, mf_keyed_entry *to, uint64_t epoch, uint64_t bytes,
+                   int at_peak, int allocated);
+
+/* A step mark: every entry notes what it holds (mf_scope_stat's held_*_mark,
+ * marks, marks_grew). */
+void mf_keyed_mark(mf_keyed *t);
 
 /*
  * The table's statistics as the outputs read them, sorted by key: with

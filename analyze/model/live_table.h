@@ -15,10 +15,15 @@
 
 typedef struct mf_live {
     uint64_t addr, requested, actual, alloc_ns;
+    uint64_t epoch0;          /* its device's peak epoch before it was allocated */
+    uint64_t vepoch0;         /* its view's */
     uint32_t scope, name, tid, stack;
     uint32_t view;            /* the model's view (device, process) it counts in */
     uint32_t prev, next;      /* the log's live blocks: index + 1, 0 = none */
+    uint32_t step;            /* its process's step marks before it was allocated */
     uint16_t device, flags, log;
+    uint8_t role;             /* mf_block.role */
+    uint8_t entered;          /* live on entry to the window (mf_block.entered) */
 } mf_live;
 
 typedef struct mf_live_table {

@@ -49,8 +49,12 @@ typedef struct mf_proc_state {
     uint32_t last_tid;        /* the thread seen last (a cache) */
 } mf_proc_state;
 
+/* Where the events are with respect to a window (mf_model_options.from_*). */
+enum { WINDOW_IN = 0, WINDOW_BEFORE = 1, WINDOW_AFTER = 2 };
+
 struct mf_model_state {
     mf_model_options opt;
+    int window;                      /* WINDOW_*: IN without a window */
     int16_t device_slot[1u << 16];   /* device -> index into devs, -1 */
     mf_dev_state **devs;
     size_t n_devs, cap_devs;
@@ -102,13 +106,19 @@ mf_model *mf_model_new(const mf_model_options *opt, char *err, size_t errlen)
     m->until_ns = UINT64_MAX;
     memset(st->device_slot, 0xff, sizeof st->device_slot);
     st->span.t0 = UINT64_MAX;
-    mf_picture_init(&st->picture, &st->span, st->opt.tiles_by_site);
+    mf_picture_init(&st->picture, &st->span, st->opt.tiles_by);
     mf_blocks_init(&st->blocks, st->opt.no_picture ? NULL : &st->picture);
     mf_blocks_set_observer(&st->blocks, st->opt.on_block, st->opt.on_block_ctx);
     st->blocks.no_curves = st->opt.no_curves;
     mf_sub_init(&st->sub, !st->opt.no_picture);
     mf_ooms_init(&st->ooms);
     mf_timeline_init(&st->timeline, m->strings, st->opt.no_trace);
+    m->window_from_step = st->opt.from_step;
+    m->window_to_step = st->opt.to_step;
+    if (st->opt.from_ns || st->opt.from_step) {
+        st->window = WINDOW_BEFORE;
+        mf_blocks_pause(&st->blocks);
+    }
     return m;
 }
 
@@ -173,6 +183,18 @@ static int grow_processes(mf_model *m, uint32_t log)
     return 0;
 }
 
+/* Whether a program (its argv joined by spaces) is a Python interpreter:
+ * its first word's base name begins with "python" or "pypy". */
+static int is_interpreter(const char *program)
+{
+    size_t len = strcspn(program, " ");
+    const char *base = program;
+    for (size_t i = 0; i < len; i++)
+        if (program[i] == '/')
+            base = program + i + 1;
+    return strncmp(base, "python", 6) == 0 || strncmp(base, "pypy", 4) == 0;
+}
+
 static int replace_text(char **slot, const char *text)
 {
     if (*slot && strcmp(*slot, text) == 0)
@@ -205,7 +227,18 @@ int mf_model_set_process(mf_model *m, uint32_t log, const mf_log_info *info)
     p->parent = info->parent;
     p->next_image = info->next_image;
     m->state->procs[log].pid = p->pid;
-    return mf_blocks_set_process(&m->state->blocks, (uint16_t)log, p->pid, info->parent >= 0);
+    return mf_blocks_set_process(&m->state->blocks, (uint16_t)log, p->pid, info->parent >= 0,
+                                 is_interpreter(p->program));
+}
+
+void mf_model_window_from(mf_model *m, uint64_t from_ns)
+{
+    struct mf_model_state *st = m->state;
+    st->opt.from_ns = from_ns;
+    if (from_ns && st->window == WINDOW_IN) {
+        st->window = WINDOW_BEFORE;
+        mf_blocks_pause(&st->blocks);
+    }
 }
 
 void mf_model_set_sites(mf_model *m, struct mf_sites *sites)
@@ -342,6 +375,23 @@ static void on_note(mf_model *m, const mf_event *e)
     case MF_NOTE_GPU_OFF:
         mf_model_warn(m, "pid %u: GPU capture was off (CUPTI result %llu)", pid,
                       (unsigned long long)e->note.value);
+        break;
+    case MF_NOTE_CPU_HEAP_OFF:
+        if (e->log < m->n_processes && !m->processes[e->log].cpu_heap_off) {
+            m->processes[e->log].cpu_heap_off = 1;
+            mf_model_warn(m, "pid %u: its CPU heap (the malloc family: numpy arrays, CPU "
+                          "tensors) was not recorded: `memflow run -- %s` records it", pid,
+                          m->processes[e->log].program ? m->processes[e->log].program : "...");
+        }
+        break;
+    case MF_NOTE_STACKS_FULL:
+        mf_model_warn(m, "pid %u: the call-stack table filled up after %llu distinct stacks "
+                      "(its memory budget: MF_STACKS_ARENA, runtime/stacks.h)", pid,
+                      (unsigned long long)e->note.value);
+        break;
+    case MF_NOTE_STACKS_LOST:
+        mf_model_warn(m, "pid %u: %llu allocations were recorded without their call stack (the "
+                      "stack table was full)", pid, (unsigned long long)e->note.value);
         break;
     case MF_NOTE_SCOPE_OVERFLOW:
         mf_model_warn(m, "pid %u: %llu scope pushes went past the 256-deep scope stack and "
@@ -576,15 +626,73 @@ static int on_trace(mf_model *m, const mf_event *e)
         return 0;
     }
     if (e->trace.kind == MF_TRACE_BLOCK_NAME) { /* a sub-block there first (a tensor in a segment) */
-        if (!mf_sub_on_name(&m->state->sub, e))
-            mf_blocks_on_name(&m->state->blocks, e);
-        return 0;
+        return mf_blocks_on_name(&m->state->blocks, e, mf_sub_on_name(&m->state->sub, e));
     }
     if (e->trace.kind == MF_TRACE_FREE_REQUESTED) {
         mf_sub_on_release(&m->state->sub, e);
         return 0;
     }
+    if (e->trace.kind == MF_TRACE_STEP && mf_blocks_on_step(&m->state->blocks, e, pid_of(m, e)) < 0)
+        return -1;
     return mf_timeline_on_object(&m->state->timeline, e, pid_of(m, e));
+}
+
+/* ---- a window ------------------------------------------------------------------- */
+
+static int is_step(const mf_event *e, uint64_t number)
+{
+    return e->type == MF_REC_TRACE && e->trace.kind == MF_TRACE_STEP && e->trace.value == number;
+}
+
+/* Before the window: blocks are followed (allocated, freed, named, ended
+ * with their process) so that those live on entry are known; nothing else.
+ * 1 (handled), or -1 when out of memory. */
+static int follow(mf_model *m, const mf_event *e)
+{
+    struct mf_model_state *st = m->state;
+    int rc = 0;
+    if (e->type == MF_REC_ALLOC && !(e->alloc.flags & MF_FLAG_SUBBLOCK))
+        rc = on_alloc(m, e);
+    else if (e->type == MF_REC_FREE && !(e->free.flags & MF_FLAG_SUBBLOCK))
+        rc = mf_blocks_on_free(&st->blocks, e) < 0 ? -1 : 0;
+    else if (e->type == MF_EV_PROCESS_END)
+        rc = on_process_end(m, e);
+    else if (e->type == MF_REC_TRACE && e->trace.kind == MF_TRACE_BLOCK_NAME)
+        rc = mf_blocks_on_name(&st->blocks, e, 0);
+    else if (e->type == MF_REC_TRACE && e->trace.kind == MF_TRACE_STEP)
+        rc = mf_blocks_on_step(&st->blocks, e, pid_of(m, e));
+    return rc < 0 ? -1 : 1;
+}
+
+/* Whether e lies outside the window: 1 (then it was handled: followed
+ * before the window, left out after it), 0 (inside: feed it), or -1 when
+ * out of memory.  The window begins at its start time, or at its first
+ * step's mark, with every block live then counted as live on entry. */
+static int outside_window(mf_model *m, const mf_event *e)
+{
+    struct mf_model_state *st = m->state;
+    if (st->window == WINDOW_AFTER)
+        return 1;
+    if (st->window == WINDOW_IN) {
+        if (!st->opt.to_step || !is_step(e, st->opt.to_step + 1))
+            return 0;
+        st->window = WINDOW_AFTER;     /* the mark of the step after the last one */
+        m->until_ns = e->time_ns;
+        st->span.t1 = e->time_ns > st->span.t1 ? e->time_ns : st->span.t1;
+        return 1;
+    }
+    uint64_t start;
+    if (st->opt.from_step && is_step(e, st->opt.from_step))
+        start = e->time_ns;
+    else if (!st->opt.from_step && e->time_ns >= st->opt.from_ns)
+        start = st->opt.from_ns;
+    else
+        return follow(m, e);
+    st->window = WINDOW_IN;
+    m->since_ns = start;
+    st->span.t0 = start < st->span.t0 ? start : st->span.t0;
+    st->span.t1 = start > st->span.t1 ? start : st->span.t1;
+    return mf_blocks_enter(&st->blocks, start) < 0 ? -1 : 0;
 }
 
 /* One event, in time order; 0, or -1 when out of memory. */
@@ -597,6 +705,9 @@ static int feed_one(mf_model *m, const mf_event *event, const mf_sample_values *
         return on_thread(m, e);
     if (e->type == MF_REC_DEVICE)
         return on_device(m, e);
+    int outside = st->window == WINDOW_IN && !st->opt.to_step ? 0 : outside_window(m, e);
+    if (outside)
+        return outside < 0 ? -1 : 0;
     if (e->type == MF_EV_PROCESS_END)
         return on_process_end(m, e);
     if (e->time_ns < m->since_ns)
@@ -696,6 +807,68 @@ static int settle_device(mf_model *m, uint32_t slot, mf_device_model *out, mf_vi
     return 0;
 }
 
+/* One pid's largest peak over its views, and whether it is an interpreter. */
+typedef struct pid_peak {
+    uint32_t pid;
+    int interpreter;
+    uint64_t peak;
+} pid_peak;
+
+static int by_pid(const void *a, const void *b)
+{
+    uint32_t x = ((const pid_peak *)a)->pid, y = ((const pid_peak *)b)->pid;
+    return x < y ? -1 : x > y;
+}
+
+/* The pid's entry in t[0..n), sorted by pid, or NULL. */
+static pid_peak *find_pid(pid_peak *t, size_t n, uint32_t pid)
+{
+    pid_peak key = { .pid = pid };
+    return n ? bsearch(&key, t, n, sizeof *t, by_pid) : NULL;
+}
+
+/* Each process's interpreter flag and largest peak, on its views too; the
+ * largest process peak.  0, or -1 when out of memory. */
+static int settle_processes(mf_model *m)
+{
+    struct mf_model_state *st = m->state;
+    pid_peak *t = calloc(m->n_processes ? m->n_processes : 1, sizeof *t);
+    if (!t)
+        return -1;
+    for (size_t i = 0; i < m->n_processes; i++) {
+        m->processes[i].interpreter = mf_blocks_interpreter(&st->blocks, (uint16_t)i);
+        t[i] = (pid_peak){ m->processes[i].pid, m->processes[i].interpreter, 0 };
+    }
+    qsort(t, m->n_processes, sizeof *t, by_pid);
+    size_t n = 0;
+    for (size_t i = 0; i < m->n_processes; i++) {   /* one entry per pid */
+        if (n && t[n - 1].pid == t[i].pid)
+            t[n - 1].interpreter |= t[i].interpreter;
+        else
+            t[n++] = t[i];
+    }
+    for (size_t i = 0; i < st->n_views; i++) {
+        pid_peak *p = find_pid(t, n, st->views[i]->pid);
+        if (p && st->views[i]->peak_bytes > p->peak)
+            p->peak = st->views[i]->peak_bytes;
+    }
+    m->largest_process_peak = 0;
+    for (size_t i = 0; i < st->n_views; i++) {
+        const pid_peak *p = find_pid(t, n, st->views[i]->pid);
+        st->views[i]->process_peak = p ? p->peak : st->views[i]->peak_bytes;
+        st->views[i]->interpreter = p && p->interpreter;
+    }
+    for (size_t i = 0; i < m->n_processes; i++) {
+        const pid_peak *p = find_pid(t, n, m->processes[i].pid);
+        m->processes[i].peak_bytes = p ? p->peak : 0;
+        m->processes[i].interpreter = p && p->interpreter;
+        if (m->processes[i].peak_bytes > m->largest_process_peak)
+            m->largest_process_peak = m->processes[i].peak_bytes;
+    }
+    free(t);
+    return 0;
+}
+
 /* The warnings: those fed, then what the counts say now. */
 static int settle_warnings(mf_model *m)
 {
@@ -738,6 +911,7 @@ int mf_model_settle(mf_model *m)
     struct mf_model_state *st = m->state;
     if (st->oom)
         return -1;
+    m->window_missing = st->window == WINDOW_BEFORE;
     m->t0_ns = st->span.t0 == UINT64_MAX ? 0 : st->span.t0;
     m->t1_ns = st->span.t1 > m->t0_ns ? st->span.t1 : m->t0_ns;
     m->n_strings = mf_strings_count(m->strings);
@@ -761,6 +935,8 @@ int mf_model_settle(mf_model *m)
     mf_ooms_settle(&st->ooms, m);
     m->torch = st->torch;
     m->torch.unmatched += st->n_pending;
+    if (settle_processes(m) < 0)
+        return -1;
     if (mf_blocks_settle(&st->blocks, m) < 0 || mf_sub_settle(&st->sub, m) < 0 ||
         mf_timeline_settle(&st->timeline, m->t1_ns, m) < 0 || settle_warnings(m) < 0)
         return -1;
@@ -842,6 +1018,26 @@ void mf_model_free(mf_model *m)
     mf_sites_close(m->sites);
     mf_strings_free(m->strings);
     free(m);
+}
+
+static const char *const role_names[MF_ROLES] = {
+    "unknown", "parameter", "gradient", "optimizer_state", "activation", "input", "temporary",
+    "other",
+};
+
+const char *mf_role_name(unsigned role)
+{
+    return role_names[role & MF_ROLE_MASK];
+}
+
+int mf_role_parse(const char *text, unsigned *role)
+{
+    for (unsigned i = 0; text && i < MF_ROLES; i++)
+        if (strcmp(text, role_names[i]) == 0) {
+            *role = i;
+            return 0;
+        }
+    return -1;
 }
 
 const char *mf_model_string(const mf_model *model, uint32_t id)

@@ -81,9 +81,35 @@ typedef struct mf_block {
     uint16_t device;
     uint16_t flags;           /* MF_FLAG_* | memory kind */
     uint8_t end;              /* enum mf_block_end */
+    uint8_t role;             /* enum mf_block_role (MF_ROLE_MASK) | MF_ROLE_* bits */
+    uint8_t entered;          /* live on entry to the window (mf_model_options.from_*):
+                                 alloc_ns is the window's start, not its allocation */
     uint64_t release_ns;      /* a sub-block the program let go of before the allocator
                                  took it back (PyTorch's free_requested): when; 0: not */
 } mf_block;
+
+/*
+ * A block's role (mf_block.role): what a tensor is (enum mf_block_role in
+ * log_format.h), from a naming record (MF_TRACE_BLOCK_NAME) or inferred.
+ * Once a process has named a tensor (its training began: the first forward
+ * of a model), its blocks with no named role are MF_ROLE_OTHER, or
+ * MF_ROLE_TEMPORARY when freed within the step they were allocated in
+ * (between the same two step marks); blocks allocated before are
+ * MF_ROLE_UNKNOWN, and those still held when training began, with no role
+ * given later, carry MF_ROLE_BEFORE_TRAINING (torch's import, the
+ * interpreter's own memory).
+ */
+#define MF_ROLE_MASK 0x07
+#define MF_ROLE_NAMED 0x08            /* the role came from a naming record */
+#define MF_ROLE_BEFORE_TRAINING 0x10  /* held from before its process's training began */
+#define MF_ROLES 8
+
+/* The name of a role: "unknown", "parameter", "gradient", "optimizer_state",
+ * "activation", "input", "temporary", "other". */
+MF_EXPORT const char *mf_role_name(unsigned role);
+
+/* Parse a role's name; 0, or -1 if text names none. */
+MF_EXPORT int mf_role_parse(const char *text, unsigned *role);
 
 /* The bytes a block covers on an address axis: actual, or requested if
  * actual is 0, at least 1. */
@@ -127,7 +153,9 @@ static inline int mf_block_never_freed(const mf_block *b)
                                           /* their process ended */                       \
     uint64_t unknown_frees;               /* frees of addresses not live */               \
     uint64_t inherited_frees;             /* a forked child's frees of its parent's blocks */ \
-    uint64_t replaced_blocks;             /* allocations at a still-live address */
+    uint64_t replaced_blocks;             /* allocations at a still-live address */     \
+    uint64_t entry_bytes, entry_count;    /* live on entry to the window (held, not */   \
+                                          /* counted as allocations) */
 
 typedef struct mf_counts {
     MF_COUNTS_FIELDS
@@ -156,11 +184,21 @@ typedef struct mf_scope_stat {
     uint64_t live_bytes_end, live_count_end;   /* never freed */
     uint64_t at_peak_bytes;   /* held at the device's peak moment */
     uint64_t at_peak_count;
+    /* at the step marks (MF_TRACE_STEP) since it first allocated: */
+    uint64_t held_first_mark; /* bytes held at its first mark */
+    uint64_t held_last_mark;  /* at its last */
+    uint64_t blocks_first_mark, blocks_last_mark;   /* the blocks it held then */
+    uint32_t marks;           /* marks seen */
+    uint32_t marks_grew;      /* marks at which it held more than at the one before */
 } mf_scope_stat;
 
 /* Allocation sites (sites.h) reuse mf_scope_stat: its `scope` holds the
  * site id.  Live at end, peak live and at-peak values mean the same. */
 typedef mf_scope_stat mf_site_stat;
+
+/* The key that the keys past a per-device table's limit share (stacks,
+ * tensor names: mf_stack_share.stack, mf_device_model.names). */
+#define MF_KEY_OTHER UINT32_MAX
 
 /* The bytes of one stack held at a device's peak. */
 typedef struct mf_stack_share {
@@ -168,6 +206,16 @@ typedef struct mf_stack_share {
                                  UINT32_MAX: stacks past the ones counted one by one */
     uint64_t bytes, count;
 } mf_stack_share;
+
+/* One step on one device: from a step mark to the next (or the end). */
+typedef struct mf_step_stat {
+    uint64_t number;          /* the mark's step number (from 1) */
+    uint64_t start_ns, end_ns;
+    uint64_t held_start;      /* bytes held at its mark */
+    uint64_t peak_bytes;      /* the most held during it */
+    uint64_t peak_time_ns;
+    uint64_t alloc_count, alloc_bytes;   /* allocated during it */
+} mf_step_stat;
 
 /* What one memory kind (enum mf_memory_kind) did on one device. */
 #define MF_MODEL_KINDS 8
@@ -177,9 +225,21 @@ typedef struct mf_kind_stat {
     uint64_t live_bytes_end;  /* never freed */
 } mf_kind_stat;
 
+/* The key of a view's legend (mf_legend_scope.scope) and of its cells
+ * (mf_tile.scope, when keyed by scope) that stands for every block held
+ * from before its process's training began (MF_ROLE_BEFORE_TRAINING): one
+ * band, not the bulk of the legend. */
+#define MF_LEGEND_BEFORE_TRAINING (UINT32_MAX - 1)
+
+/* The legend key of a block: its scope, or MF_LEGEND_BEFORE_TRAINING. */
+static inline uint32_t mf_block_legend_key(uint32_t scope, uint8_t role)
+{
+    return (role & MF_ROLE_BEFORE_TRAINING) ? MF_LEGEND_BEFORE_TRAINING : scope;
+}
+
 /* A scope of a view's legend. */
 typedef struct mf_legend_scope {
-    uint32_t scope;
+    uint32_t scope;           /* or MF_LEGEND_BEFORE_TRAINING */
     uint64_t bytes_at_peak;   /* held at the view's peak */
     uint64_t bytes_total;     /* allocated in all */
 } mf_legend_scope;
@@ -218,6 +278,8 @@ typedef struct mf_view {
     uint64_t size_min, size_max;   /* requested sizes (>= 1) */
     uint64_t live_blocks;          /* blocks live at the end (some in blocks[]) */
     uint32_t index;                /* for mf_model_each_live */
+    uint64_t process_peak;         /* the largest peak its process reached on any device */
+    int interpreter;               /* its process is a Python interpreter */
     mf_block *subblocks;           /* its largest sub-blocks (MF_FLAG_SUBBLOCK), ended
                                       and live, largest first (drawn over their lanes) */
     size_t n_subblocks;
@@ -261,6 +323,23 @@ typedef struct mf_device_model {
     size_t n_sites;
     mf_stack_share *peak_stacks;   /* the stacks held at the peak, by stack id */
     size_t n_peak_stacks;
+    mf_scope_stat *roles;          /* by role (enum mf_block_role, in `scope`), every
+                                      role that allocated here; at_peak_* by the
+                                      blocks' roles as they ended up */
+    size_t n_roles;
+    mf_scope_stat *names;          /* by tensor name (string id in `scope`; 0: blocks
+                                      with no name), every name given here */
+    size_t n_names;
+    mf_scope_stat *held_at_exit;   /* what interpreter processes held when they exited,
+                                      not allocated by the program's own code (the
+                                      interpreter's own memory: not leaks), by site id
+                                      (by scope without stacks) in `scope`:
+                                      alloc_count / alloc_bytes the blocks / bytes */
+    size_t n_held_at_exit;
+    mf_step_stat *steps;           /* each step seen here, in order (bounded: the first
+                                      MF_MODEL_STEPS) */
+    size_t n_steps;
+    uint64_t steps_dropped;        /* steps past the bound */
     mf_sub_counts sub;             /* its sub-blocks, apart from every count above */
     mf_scope_stat *sub_scopes;     /* sub-blocks by scope, by scope id (at_peak_*: at
                                       the sub-blocks' own peak) */
@@ -308,6 +387,14 @@ typedef struct mf_trace_span {
     uint16_t kind;            /* MF_TRACE_TASK_BEGIN, _FRAME_, _EVENT_ or _RANGE_BEGIN */
     uint16_t open;            /* never ended: end_ns is the model's end */
 } mf_trace_span;
+
+/* A step mark (MF_TRACE_STEP): an optimizer step began. */
+typedef struct mf_step_mark {
+    uint64_t time_ns;
+    uint64_t number;
+    uint32_t pid;
+    uint32_t optimizer;       /* string id */
+} mf_step_mark;
 
 /* A trace marker (an instant). */
 typedef struct mf_trace_marker {
@@ -398,6 +485,11 @@ typedef struct mf_process_info {
     int abnormal;             /* killed by a signal, or ended with no mark and no clean close */
     int running;              /* still running when the logs were read */
     int parent;               /* process index of the image it was forked from, or -1 */
+    int interpreter;          /* a Python interpreter (its program, or Python frames in
+                                 its stacks): what it holds at exit is "held at exit" */
+    uint64_t peak_bytes;      /* the largest peak its pid reached on any device */
+    int cpu_heap_off;         /* its CPU heap was not recorded (NOTE MF_NOTE_CPU_HEAP_OFF:
+                                 memflow.profiler without memflow run) */
     int next_image;           /* process index of the image that replaced it (exec), or -1 */
 } mf_process_info;
 
@@ -429,7 +521,10 @@ typedef struct mf_model {
     mf_trace_counter *counters;
     size_t n_counters;
     uint64_t counters_dropped;    /* series past the limit of counters */
-    mf_block *leaks;          /* the largest blocks never freed, largest first */
+    mf_block *leaks;          /* the largest blocks never freed, largest first; of an
+                                 interpreter process (mf_process_info.interpreter),
+                                 only those the program's own code allocated (a Python
+                                 site of its own) */
     size_t n_leaks;
     mf_block *gpu_live;       /* every GPU block never freed, by pid */
     size_t n_gpu_live;
@@ -443,23 +538,61 @@ typedef struct mf_model {
     char **warnings;          /* damage and notes, one line each */
     size_t n_warnings;
     int damaged;              /* some log was damaged (its damage is a warning) */
-    uint64_t since_ns;        /* events before this were left out (0: none) */
+    uint64_t since_ns;        /* events before this were left out (0: none); with a
+                                 window (mf_model_options.from_*), its start */
     uint64_t until_ns;        /* events after this were left out (UINT64_MAX: none) */
+    uint64_t window_from_step, window_to_step;   /* the window's steps (0: none) */
+    uint64_t origin_ns;       /* the earliest event of all logs, what --from/--to
+                                 times count from (0: not known: mf_model_load sets it) */
+    int window_missing;       /* a window was asked for and never began (its start
+                                 is past the logs, or its step never marked) */
+    uint64_t largest_process_peak;   /* the largest mf_process_info.peak_bytes */
+    mf_step_mark *step_marks; /* every step mark, by time (bounded: MF_MODEL_STEPS) */
+    size_t n_step_marks;
     struct mf_sites *sites;   /* allocation sites (sites.h); NULL: the logs have no stacks */
     struct mf_model_state *state;   /* the incremental part (model.c and its parts) */
 } mf_model;
 
+/* Whether the model stops before its logs end (--to, --at): blocks live at
+ * its end are live then, not necessarily never freed. */
+static inline int mf_model_cut(const mf_model *m)
+{
+    return m->until_ns != UINT64_MAX;
+}
+
+/* Whether the model is a window of its logs (--from, --to, --at). */
+static inline int mf_model_windowed(const mf_model *m)
+{
+    return mf_model_cut(m) || m->since_ns || m->window_from_step;
+}
+
 #define MF_MODEL_LEAKS 100        /* leaks kept */
+#define MF_MODEL_STEPS 65536      /* steps kept per device, and step marks */
+
+/* What the picture's cells are keyed by (mf_model_options.tiles_by). */
+enum mf_tiles_by {
+    MF_TILES_BY_SCOPE = 0,    /* the block's scope string id */
+    MF_TILES_BY_SITE = 1,     /* its site id (sites.h) */
+    MF_TILES_BY_ROLE = 2      /* its role (mf_block.role & MF_ROLE_MASK) */
+};
 
 typedef struct mf_model_options {
     int no_picture;           /* keep nothing for memory_flow (statistics only) */
     int no_trace;             /* keep no spans, activities or trace objects */
     int no_curves;            /* keep no occupancy curves (mf_view.occupancy and the
                                  device's stay empty): for a reader with its own */
-    uint64_t since_ns;        /* leave out events before this */
-    int tiles_by_site;        /* the picture's cells keep a block's site id (sites.h)
-                                 in mf_tile.scope, not its scope: memory_flow
-                                 coloured by site (needs stacks) */
+    uint64_t since_ns;        /* leave out events before this (memflow serve's reset:
+                                 a free of an earlier block is an unknown free) */
+    /* A window: count only from from_ns (absolute; 0: the start), or from the
+     * first step mark numbered from_step (0: none), with the blocks live on
+     * entry held (mf_counts.entry_*); until the first mark numbered
+     * to_step + 1 (0: the end). */
+    uint64_t from_ns;
+    uint64_t from_step, to_step;
+    int tiles_by;             /* what the picture's cells keep in mf_tile.scope
+                                 (enum mf_tiles_by): a block's scope, its site
+                                 id (sites.h: memory_flow coloured by site,
+                                 needs stacks) or its role */
     /* Told of every block (not sub-blocks) as it starts (ended 0, free_ns
        MF_LIVE_AT_END) and as it ends (ended 1: freed, replaced, or its
        process ended; end says which), in the order the events are fed; the
@@ -493,6 +626,10 @@ MF_EXPORT int mf_model_feed(mf_model *m, const mf_event *events, size_t n,
  */
 MF_EXPORT void mf_model_set_sites(mf_model *m, struct mf_sites *sites);
 
+/* A window from from_ns (absolute, as mf_model_options.from_ns; 0: none),
+ * known only once the logs' start is.  Call before feeding. */
+MF_EXPORT void mf_model_window_from(mf_model *m, uint64_t from_ns);
+
 /* Add a warning line (printf format). */
 MF_EXPORT void mf_model_warn(mf_model *m, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -525,6 +662,8 @@ MF_EXPORT mf_model *mf_model_load(const char *const *paths, size_t n, uint64_t u
 
 typedef struct mf_load_options {
     uint64_t until_rel_ns;    /* UINT64_MAX: everything */
+    uint64_t from_rel_ns;     /* a window from this long after the earliest event
+                                 (model.from_ns; 0: none) */
     int merge_runs;           /* merge logs of different runs */
     mf_model_options model;   /* model.since_ns: leave out events before (absolute) */
 } mf_load_options;
@@ -552,6 +691,20 @@ MF_EXPORT const mf_site_stat *mf_model_site(const mf_device_model *dev, uint32_t
 
 /* The name of thread (pid, tid), or NULL when none was recorded. */
 MF_EXPORT const char *mf_model_thread_name(const mf_model *model, uint32_t pid, uint32_t tid);
+
+/*
+ * Whether a process (its pid's largest peak on any device, whether it is a
+ * Python interpreter) held little: under below_pct percent of the largest
+ * process's peak, and no interpreter.  Such processes (a launcher's shells
+ * and helpers) share one summary panel and one statistics line.
+ */
+static inline int mf_model_small_process(const mf_model *m, uint64_t peak, int interpreter,
+                                         double below_pct)
+{
+    return !interpreter && (double)peak * 100.0 < below_pct * (double)m->largest_process_peak;
+}
+
+#define MF_SMALL_PROCESS_PCT 1.0  /* the default of below_pct (--summary-below) */
 
 /* The latest program of process pid ("" when unknown). */
 MF_EXPORT const char *mf_model_program(const mf_model *model, uint32_t pid);

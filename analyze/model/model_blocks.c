@@ -23,7 +23,7 @@
 #define VIEW_POINTS_MIN 1024u
 #define VIEW_POINTS_MAX 16384u
 #define VIEW_SNAPSHOTS 4096u
-#define STACKS_KEPT 65536u            /* stacks counted one by one, per device */
+#define NAMES_KEPT 65536u             /* tensor names counted one by one, per device */
 
 typedef struct mf_blocks_device {
     uint16_t device;
@@ -36,11 +36,21 @@ typedef struct mf_blocks_device {
     uint64_t epoch;           /* peaks reached */
     mf_keyed scopes;          /* by scope string id */
     mf_keyed sites;           /* by site id (sites.h), when the logs have stacks */
-    mf_keyed stacks;          /* by stack id, for the stacks live at the peak */
+    mf_scope_held *stacks;    /* by stack id: what each holds, for the stacks live at
+                                 the peak (every stack of the logs, 40 bytes each) */
+    size_t n_stacks;
+    mf_keyed roles;           /* by role (mf_block.role & MF_ROLE_MASK) */
+    mf_keyed names;           /* by name string id (0: no name) */
+    mf_keyed exit_held;       /* held at exit by interpreters, by site (scope) id */
     uint64_t held_actual;     /* actual bytes held now */
     uint64_t unfreed_bytes, unfreed_count;   /* ended with their process */
     mf_scope_stat *scopes_out, *sites_out;   /* what the last settle made */
     mf_stack_share *stacks_out;
+    mf_scope_stat *roles_out, *names_out, *exit_out;
+    mf_step_stat *steps;      /* each step marked while counting (MF_MODEL_STEPS) */
+    size_t n_steps, cap_steps;
+    uint64_t steps_dropped;
+    int step_open;            /* steps[n_steps - 1] is the current step */
 } mf_blocks_device;
 
 typedef struct mf_blocks_view {
@@ -57,6 +67,9 @@ typedef struct mf_blocks_view {
 typedef struct mf_blocks_process {
     uint32_t pid;
     int forked;
+    int training;             /* it named a tensor: its training began */
+    int interpreter;          /* a Python interpreter: held at exit is not a leak */
+    uint32_t steps;           /* step marks seen */
     mf_block *gpu_unfreed;    /* GPU blocks it held when it ended */
     size_t n_gpu_unfreed, cap_gpu_unfreed;
 } mf_blocks_process;
@@ -64,6 +77,7 @@ typedef struct mf_blocks_process {
 void mf_blocks_init(mf_blocks *b, mf_picture *picture)
 {
     memset(b, 0, sizeof *b);
+    b->counting = 1;
     b->picture = picture;
     b->view_points = VIEW_POINTS_MAX;
 }
@@ -91,7 +105,7 @@ int mf_blocks_add_device(mf_blocks *b, uint16_t device)
     d->counts.min_addr = UINT64_MAX;
     mf_series_init(&d->occupancy, DEVICE_POINTS);
     mf_snapshots_init(&d->snapshots, DEVICE_SNAPSHOTS);
-    d->stacks.limit = STACKS_KEPT;
+    d->names.limit = NAMES_KEPT;
     b->devs[b->n_devs++] = d;
     return 0;
 }
@@ -133,14 +147,21 @@ static mf_blocks_process *process(mf_blocks *b, uint16_t log)
     return &b->procs[log];
 }
 
-int mf_blocks_set_process(mf_blocks *b, uint16_t log, uint32_t pid, int forked)
+int mf_blocks_set_process(mf_blocks *b, uint16_t log, uint32_t pid, int forked,
+                          int interpreter)
 {
     mf_blocks_process *p = process(b, log);
     if (!p)
         return -1;
     p->pid = pid;
     p->forked = forked;
+    p->interpreter |= interpreter;
     return 0;
+}
+
+int mf_blocks_interpreter(const mf_blocks *b, uint16_t log)
+{
+    return log < b->n_procs && b->procs[log].interpreter;
 }
 
 /* ---- scopes, sites and stacks ------------------------------------------------- */
@@ -154,15 +175,52 @@ static mf_keyed_entry *keyed(mf_blocks *b, mf_keyed *t, uint32_t key)
     return s;
 }
 
-/* The site and stack entries of a block's stack (when the model has sites). */
-static void dev_site(mf_blocks *b, mf_blocks_device *d, uint32_t stack, mf_keyed_entry **site,
-                     mf_keyed_entry **st)
+/* What stack holds on device d (when the model has sites); NULL (and oom)
+ * when out of memory. */
+static mf_scope_held *stack_held(mf_blocks *b, mf_blocks_device *d, uint32_t stack)
 {
-    *site = keyed(b, &d->sites, mf_sites_of_stack(b->sites, stack));
-    *st = keyed(b, &d->stacks, stack);
+    if (stack >= d->n_stacks &&
+        mf_grow_filled((void **)&d->stacks, &d->n_stacks, (size_t)stack + 1, sizeof *d->stacks,
+                       0) < 0) {
+        b->oom = 1;
+        return NULL;
+    }
+    return &d->stacks[stack];
+}
+
+/* The keys a block counts under on its device: scope, site (with stacks),
+ * role and name; its stack (held only, with stacks) apart.  Entries that
+ * could not be made are NULL (b->oom is set). */
+enum { KEY_SCOPE, KEY_SITE, KEY_ROLE, KEY_NAME, KEYS };
+
+static mf_scope_held *block_keys(mf_blocks *b, mf_blocks_device *d, uint32_t scope,
+                                 uint32_t stack, uint8_t role, uint32_t name,
+                                 mf_keyed_entry *keys[KEYS])
+{
+    mf_scope_held *st = NULL;
+    keys[KEY_SCOPE] = keyed(b, &d->scopes, scope);
+    keys[KEY_SITE] = NULL;
+    if (b->sites) {
+        keys[KEY_SITE] = keyed(b, &d->sites, mf_sites_of_stack(b->sites, stack));
+        st = stack_held(b, d, stack);
+    }
+    keys[KEY_ROLE] = keyed(b, &d->roles, role & MF_ROLE_MASK);
+    keys[KEY_NAME] = keyed(b, &d->names, name);
+    return st;
 }
 
 /* ---- counts -------------------------------------------------------------------- */
+
+/* A block held from now on: its addresses, the bytes held. */
+static void counts_hold(mf_counts *c, uint64_t addr, uint64_t requested, uint64_t actual)
+{
+    uint64_t extent = actual > requested ? actual : requested;
+    uint64_t end = extent > UINT64_MAX - addr ? UINT64_MAX : addr + extent;
+    c->min_addr = addr < c->min_addr ? addr : c->min_addr;
+    c->max_addr = end > c->max_addr ? end : c->max_addr;
+    c->held_bytes += requested;
+    c->held_count++;
+}
 
 static void counts_alloc(mf_counts *c, uint64_t addr, uint64_t requested, uint64_t actual)
 {
@@ -172,12 +230,7 @@ static void counts_alloc(mf_counts *c, uint64_t addr, uint64_t requested, uint64
     if (c->alloc_count == 1 || requested < c->min_size)
         c->min_size = requested;
     c->max_size = requested > c->max_size ? requested : c->max_size;
-    uint64_t extent = actual > requested ? actual : requested;
-    uint64_t end = extent > UINT64_MAX - addr ? UINT64_MAX : addr + extent;
-    c->min_addr = addr < c->min_addr ? addr : c->min_addr;
-    c->max_addr = end > c->max_addr ? end : c->max_addr;
-    c->held_bytes += requested;
-    c->held_count++;
+    counts_hold(c, addr, requested, actual);
 }
 
 /* MXNet's usage counter of a device took a new value (after an allocation,
@@ -223,7 +276,8 @@ static void live_block(const mf_blocks *b, const mf_live *e, mf_block *out)
         .addr = e->addr, .requested = e->requested, .actual = e->actual,
         .alloc_ns = e->alloc_ns, .free_ns = MF_LIVE_AT_END, .scope = e->scope, .name = e->name,
         .tid = e->tid, .pid = e->log < b->n_procs ? b->procs[e->log].pid : 0, .stack = e->stack,
-        .device = e->device, .flags = e->flags, .end = MF_BLOCK_LIVE,
+        .device = e->device, .flags = e->flags, .end = MF_BLOCK_LIVE, .role = e->role,
+        .entered = e->entered,
     };
 }
 
@@ -242,14 +296,14 @@ static uint64_t requested_key(const void *b)
     return ((const mf_block *)b)->requested;
 }
 
-/* A block its process ended with: a leak candidate, and on a GPU one of
- * the blocks MXNet's CSV lists. */
-static void keep_unfreed(mf_blocks *b, uint16_t log, const mf_block *blk)
+/* A block its process ended with: a leak candidate (unless only held at an
+ * interpreter's exit), and on a GPU one of the blocks MXNet's CSV lists. */
+static void keep_unfreed(mf_blocks *b, uint16_t log, const mf_block *blk, int leak)
 {
     if (!b->leaks.worse)
         mf_topk_init(&b->leaks, sizeof(mf_block), MF_MODEL_LEAKS, 0, by_requested_worse, NULL,
                      requested_key);
-    if (mf_topk_offer(&b->leaks, blk, NULL) < 0)
+    if (leak && mf_topk_offer(&b->leaks, blk, NULL) < 0)
         b->oom = 1;
     if (MF_DEVICE_KIND(blk->device) != MF_DEVICE_GPU)
         return;
@@ -261,51 +315,86 @@ static void keep_unfreed(mf_blocks *b, uint16_t log, const mf_block *blk)
         p->gpu_unfreed[p->n_gpu_unfreed++] = *blk;
 }
 
+/* Whether block e, held when its process ended, is memory an interpreter
+ * holds at exit rather than a leak: its process is a Python interpreter and
+ * the program's own code did not allocate it (the innermost Python frame
+ * of its stack is a library's, or it has none; site: its entry in
+ * d->sites, or NULL).  Counted in d->exit_held by site (by scope without
+ * stacks). */
+static int held_at_exit(mf_blocks *b, mf_blocks_device *d, const mf_live *e,
+                        const mf_keyed_entry *site)
+{
+    if (e->log >= b->n_procs || !b->procs[e->log].interpreter)
+        return 0;
+    if (b->sites && mf_sites_stack_own(b->sites, e->stack))
+        return 0;
+    mf_keyed_entry *k = keyed(b, &d->exit_held, b->sites ? (site ? site->s.scope : 0) : e->scope);
+    if (k)
+        mf_keyed_alloc(k, d->epoch, e->requested, 0);
+    return 1;
+}
+
+/* Live block e of device d changes role (a key of d->roles) to role. */
+static void change_role(mf_blocks *b, mf_blocks_device *d, mf_live *e, unsigned role)
+{
+    if (b->counting) {
+        /* to first: making it may move the table; from is already there */
+        mf_keyed_entry *to = keyed(b, &d->roles, role & MF_ROLE_MASK);
+        mf_keyed_entry *from = keyed(b, &d->roles, e->role & MF_ROLE_MASK);
+        if (from && to)
+            mf_keyed_move(from, to, d->epoch, e->requested, d->epoch > e->epoch0, !e->entered);
+    }
+    e->role = (uint8_t)((e->role & ~MF_ROLE_MASK) | (role & MF_ROLE_MASK));
+}
+
 /* End live block id at time_ns, the way `how` says (a process's end adds
- * its curve points once, after all its blocks). */
+ * its curve points once, after all its blocks).  Before the window, it
+ * only leaves the live table. */
 static void end_block(mf_blocks *b, uint32_t id, unsigned how, uint64_t time_ns)
 {
-    const mf_live *e = mf_live_get(&b->live, id);
+    mf_live *e = mf_live_get(&b->live, id);
+    if (!b->counting) {
+        mf_live_remove(&b->live, id);
+        return;
+    }
     mf_blocks_view *v = b->views[e->view];
     mf_blocks_device *d = b->devs[v->slot];
     uint64_t req = e->requested;
+    /* freed within the step it was allocated in, with no role of its own */
+    if (how == MF_BLOCK_FREED && (e->role & (MF_ROLE_MASK | MF_ROLE_NAMED)) == MF_ROLE_OTHER &&
+        e->log < b->n_procs && e->step == b->procs[e->log].steps)
+        change_role(b, d, e, MF_ROLE_TEMPORARY);
     d->counts.held_bytes -= req;
     d->counts.held_count--;
     d->held_actual -= e->actual;
     v->counts.held_bytes -= req;
     v->counts.held_count--;
     v->held_actual -= e->actual;
-    mf_keyed_entry *ds = keyed(b, &d->scopes, e->scope), *site = NULL, *stack = NULL;
-    if (ds)
-        mf_scope_held_change(&ds->held, d->epoch, -(int64_t)req, -1);
-    if (b->sites)
-        dev_site(b, d, e->stack, &site, &stack);
-    if (site)
-        mf_scope_held_change(&site->held, d->epoch, -(int64_t)req, -1);
+    mf_keyed_entry *keys[KEYS];
+    mf_scope_held *stack = block_keys(b, d, e->scope, e->stack, e->role, e->name, keys);
     if (stack)
-        mf_scope_held_change(&stack->held, d->epoch, -(int64_t)req, -1);
+        mf_scope_held_change(stack, d->epoch, -(int64_t)req, -1);
+    for (int k = 0; k < KEYS; k++) {
+        if (!keys[k])
+            continue;
+        mf_scope_held_change(&keys[k]->held, d->epoch, -(int64_t)req, -1);
+        if (how == MF_BLOCK_FREED)
+            keys[k]->s.free_count++;
+        if (how == MF_BLOCK_PROCESS_ENDED) {
+            keys[k]->s.live_bytes_end += req;
+            keys[k]->s.live_count_end++;
+        }
+    }
     if (how == MF_BLOCK_FREED) {
         d->counts.free_count++;
         counter_update(d);
         v->counts.free_count++;
-        if (ds)
-            ds->s.free_count++;
-        if (site)
-            site->s.free_count++;
     }
     if (how == MF_BLOCK_PROCESS_ENDED) {
         d->unfreed_bytes += req;
         d->unfreed_count++;
         v->unfreed_bytes += req;
         v->unfreed_count++;
-        if (ds) {
-            ds->s.live_bytes_end += req;
-            ds->s.live_count_end++;
-        }
-        if (site) {
-            site->s.live_bytes_end += req;
-            site->s.live_count_end++;
-        }
     } else {
         kind_of(d, e->flags)->live_bytes_end -= req;
         add_points(b, d, v, time_ns);
@@ -314,15 +403,83 @@ static void end_block(mf_blocks *b, uint32_t id, unsigned how, uint64_t time_ns)
         .addr = e->addr, .requested = req, .actual = e->actual, .alloc_ns = e->alloc_ns,
         .free_ns = time_ns, .scope = e->scope, .name = e->name, .tid = e->tid,
         .pid = v->pid, .stack = e->stack, .device = e->device, .flags = e->flags,
-        .end = (uint8_t)how,
+        .end = (uint8_t)how, .role = e->role, .entered = e->entered,
     };
     if (how == MF_BLOCK_PROCESS_ENDED)
-        keep_unfreed(b, e->log, &blk);
+        keep_unfreed(b, e->log, &blk, !held_at_exit(b, d, e, keys[KEY_SITE]));
     if (b->picture && mf_picture_retire(b->picture, e->view, v->epoch, &blk) < 0)
         b->oom = 1;
     if (b->on_block)
         b->on_block(b->on_block_ctx, &blk, 1);
     mf_live_remove(&b->live, id);
+}
+
+/* A block live on entry to the window: held, not allocated. */
+static void counts_enter(mf_counts *c, uint64_t addr, uint64_t requested, uint64_t actual)
+{
+    counts_hold(c, addr, requested, actual);
+    c->entry_bytes += requested;
+    c->entry_count++;
+}
+
+/* The device's current step (the last one marked), or NULL. */
+static mf_step_stat *current_step(mf_blocks_device *d)
+{
+    return d->step_open ? &d->steps[d->n_steps - 1] : NULL;
+}
+
+/* Count live block id from time_ns: an allocation, or (entry) a block live
+ * on entry to the window, which then starts there. */
+static void count_start(mf_blocks *b, uint32_t id, uint64_t time_ns, int entry)
+{
+    mf_live *l = mf_live_get(&b->live, id);
+    mf_blocks_view *v = b->views[l->view];
+    mf_blocks_device *d = b->devs[v->slot];
+    uint64_t req = l->requested;
+    l->epoch0 = d->epoch;
+    l->vepoch0 = v->epoch;
+    mf_step_stat *step = current_step(d);
+    if (entry) {
+        l->entered = 1;
+        l->alloc_ns = time_ns;
+        counts_enter(&d->counts, l->addr, req, l->actual);
+        counts_enter(&v->counts, l->addr, req, l->actual);
+    } else {
+        counts_alloc(&d->counts, l->addr, req, l->actual);
+        counter_update(d);
+        counts_alloc(&v->counts, l->addr, req, l->actual);
+        kind_of(d, l->flags)->alloc_count++;
+        kind_of(d, l->flags)->alloc_bytes += req;
+        if (step) {
+            step->alloc_count++;
+            step->alloc_bytes += req;
+        }
+    }
+    d->held_actual += l->actual;
+    v->held_actual += l->actual;
+    kind_of(d, l->flags)->live_bytes_end += req;
+    mf_keyed_entry *keys[KEYS];
+    mf_scope_held *stack = block_keys(b, d, l->scope, l->stack, l->role, l->name, keys);
+    if (keys[KEY_SITE] && !entry && l->log < b->n_procs &&
+        mf_sites_get(b->sites, keys[KEY_SITE]->s.scope)->kind != MF_SITE_NATIVE)
+        b->procs[l->log].interpreter = 1;     /* Python frames: an interpreter */
+    for (int k = 0; k < KEYS; k++) {
+        if (keys[k] && entry)
+            mf_keyed_enter(keys[k], d->epoch, req, time_ns);
+        else if (keys[k])
+            mf_keyed_alloc(keys[k], d->epoch, req, time_ns);
+    }
+    if (stack)
+        mf_scope_held_change(stack, d->epoch, (int64_t)req, 1);
+    if (b->picture && mf_picture_alloc(b->picture, l->view, v->epoch, l) < 0)
+        b->oom = 1;
+    counts_peak(&d->counts, &d->epoch, time_ns);
+    counts_peak(&v->counts, &v->epoch, time_ns);
+    if (step && d->counts.held_bytes > step->peak_bytes) {
+        step->peak_bytes = d->counts.held_bytes;
+        step->peak_time_ns = time_ns;
+    }
+    add_points(b, d, v, time_ns);
 }
 
 int mf_blocks_on_alloc(mf_blocks *b, const mf_event *e, uint32_t view)
@@ -333,48 +490,49 @@ int mf_blocks_on_alloc(mf_blocks *b, const mf_event *e, uint32_t view)
     uint32_t old = mf_live_find(&b->live, e->log, e->device, a->flags, a->addr);
     if (old) {
         end_block(b, old, MF_BLOCK_REPLACED, e->time_ns);
-        d->counts.replaced_blocks++;
-        v->counts.replaced_blocks++;
+        if (b->counting) {
+            d->counts.replaced_blocks++;
+            v->counts.replaced_blocks++;
+        }
     }
+    const mf_blocks_process *p = e->log < b->n_procs ? &b->procs[e->log] : NULL;
     mf_live l = {
         .addr = a->addr, .requested = a->requested, .actual = a->actual, .alloc_ns = e->time_ns,
         .scope = a->scope, .name = a->name, .tid = e->tid, .stack = a->stack,
-        .view = view, .device = e->device, .flags = a->flags, .log = e->log,
+        .view = view, .step = p ? p->steps : 0, .device = e->device, .flags = a->flags,
+        .log = e->log, .role = p && p->training ? MF_ROLE_OTHER : MF_ROLE_UNKNOWN,
     };
-    if (!mf_live_insert(&b->live, &l))
+    uint32_t id = mf_live_insert(&b->live, &l);
+    if (!id)
         return -1;
     if (b->on_block) {
         mf_block told = {
             .addr = a->addr, .requested = a->requested, .actual = a->actual,
             .alloc_ns = e->time_ns, .free_ns = MF_LIVE_AT_END, .scope = a->scope,
             .name = a->name, .tid = e->tid, .pid = v->pid, .stack = a->stack,
-            .device = e->device, .flags = a->flags, .end = MF_BLOCK_LIVE,
+            .device = e->device, .flags = a->flags, .end = MF_BLOCK_LIVE, .role = l.role,
         };
         b->on_block(b->on_block_ctx, &told, 0);
     }
-    counts_alloc(&d->counts, a->addr, a->requested, a->actual);
-    counter_update(d);
-    counts_alloc(&v->counts, a->addr, a->requested, a->actual);
-    d->held_actual += a->actual;
-    v->held_actual += a->actual;
-    mf_kind_stat *k = kind_of(d, a->flags);
-    k->alloc_count++;
-    k->alloc_bytes += a->requested;
-    k->live_bytes_end += a->requested;
-    mf_keyed_entry *ds = keyed(b, &d->scopes, a->scope), *site = NULL, *stack = NULL;
-    if (ds)
-        mf_keyed_alloc(ds, d->epoch, a->requested, e->time_ns);
-    if (b->sites)
-        dev_site(b, d, a->stack, &site, &stack);
-    if (site)
-        mf_keyed_alloc(site, d->epoch, a->requested, e->time_ns);
-    if (stack)
-        mf_scope_held_change(&stack->held, d->epoch, (int64_t)a->requested, 1);
-    if (b->picture && mf_picture_alloc(b->picture, view, v->epoch, &l) < 0)
-        return -1;
-    counts_peak(&d->counts, &d->epoch, e->time_ns);
-    counts_peak(&v->counts, &v->epoch, e->time_ns);
-    add_points(b, d, v, e->time_ns);
+    if (b->counting)
+        count_start(b, id, e->time_ns, 0);
+    return b->oom ? -1 : 0;
+}
+
+void mf_blocks_pause(mf_blocks *b)
+{
+    b->counting = 0;
+}
+
+int mf_blocks_enter(mf_blocks *b, uint64_t time_ns)
+{
+    b->counting = 1;
+    for (size_t log = 0; log < b->live.n_logs; log++)
+        for (uint32_t id = mf_live_first(&b->live, (uint16_t)log); id;) {
+            uint32_t next = mf_live_get(&b->live, id)->next;
+            count_start(b, id, time_ns, 1);
+            id = next;
+        }
     return b->oom ? -1 : 0;
 }
 
@@ -387,19 +545,121 @@ int mf_blocks_on_free(mf_blocks *b, const mf_event *e)
     return b->oom ? -1 : 1;
 }
 
-void mf_blocks_on_name(mf_blocks *b, const mf_event *e)
+/* Live block e's legend key changed from from_key to to_key. */
+static void legend_rekey(mf_blocks *b, const mf_live *e, uint32_t from_key, uint32_t to_key)
+{
+    if (!b->counting || !b->picture)
+        return;
+    const mf_blocks_view *v = b->views[e->view];
+    if (mf_picture_rekey(b->picture, e->view, v->epoch, e, from_key, to_key,
+                         v->epoch > e->vepoch0) < 0)
+        b->oom = 1;
+}
+
+/* Process image log named its first tensor: its training began.  Its
+ * blocks live now, with no role, are held from before training. */
+static void training_begins(mf_blocks *b, uint16_t log)
+{
+    mf_blocks_process *p = process(b, log);
+    if (!p) {
+        b->oom = 1;
+        return;
+    }
+    if (p->training)
+        return;
+    p->training = 1;
+    for (uint32_t id = mf_live_first(&b->live, log); id;) {
+        mf_live *e = mf_live_get(&b->live, id);
+        id = e->next;
+        if ((e->role & MF_ROLE_MASK) != MF_ROLE_UNKNOWN)
+            continue;
+        e->role |= MF_ROLE_BEFORE_TRAINING;
+        legend_rekey(b, e, e->scope, MF_LEGEND_BEFORE_TRAINING);
+    }
+}
+
+/* Live block e gets name (and role, unless 0). */
+static void rename_block(mf_blocks *b, mf_live *e, uint32_t name, unsigned role)
+{
+    mf_blocks_device *d = b->devs[b->views[e->view]->slot];
+    if (name != e->name && b->counting) {
+        mf_keyed_entry *to = keyed(b, &d->names, name), *from = keyed(b, &d->names, e->name);
+        if (from && to)
+            mf_keyed_move(from, to, d->epoch, e->requested, d->epoch > e->epoch0, !e->entered);
+    }
+    e->name = name;
+    if (role) {
+        change_role(b, d, e, role);
+        if (e->role & MF_ROLE_BEFORE_TRAINING)
+            legend_rekey(b, e, MF_LEGEND_BEFORE_TRAINING, e->scope);
+        e->role = (uint8_t)((e->role & ~MF_ROLE_BEFORE_TRAINING) | MF_ROLE_NAMED);
+    }
+}
+
+int mf_blocks_on_name(mf_blocks *b, const mf_event *e, int named_elsewhere)
 {
     const mf_ev_trace *t = &e->trace;
     uint16_t device = (uint16_t)t->arg;
+    unsigned role = (unsigned)(t->arg >> 16) & MF_ROLE_MASK;
+    training_begins(b, e->log);
+    if (named_elsewhere)
+        return b->oom ? -1 : 0;
     uint32_t id = mf_live_find(&b->live, e->log, device, 0, t->value);
     if (!id)
         id = mf_live_find(&b->live, e->log, device, MF_FLAG_EXPLICIT, t->value);
     if (id)
-        mf_live_get(&b->live, id)->name = t->name;
+        rename_block(b, mf_live_get(&b->live, id), t->name, role);
+    return b->oom ? -1 : 0;
+}
+
+/* A step mark at time_ns: the device's current step ends, the next begins;
+ * its scopes and sites note what they hold. */
+static void device_step(mf_blocks *b, mf_blocks_device *d, uint64_t number, uint64_t time_ns)
+{
+    mf_step_stat *cur = current_step(d);
+    if (cur)
+        cur->end_ns = time_ns;
+    d->step_open = 0;
+    mf_keyed_mark(&d->scopes);
+    mf_keyed_mark(&d->sites);
+    if (d->n_steps >= MF_MODEL_STEPS) {
+        d->steps_dropped++;
+        return;
+    }
+    if (mf_grow((void **)&d->steps, &d->cap_steps, d->n_steps + 1, sizeof *d->steps) < 0) {
+        b->oom = 1;
+        return;
+    }
+    d->steps[d->n_steps++] = (mf_step_stat){
+        .number = number, .start_ns = time_ns, .end_ns = UINT64_MAX,
+        .held_start = d->counts.held_bytes, .peak_bytes = d->counts.held_bytes,
+        .peak_time_ns = time_ns,
+    };
+    d->step_open = 1;
+}
+
+int mf_blocks_on_step(mf_blocks *b, const mf_event *e, uint32_t pid)
+{
+    mf_blocks_process *p = process(b, e->log);
+    if (!p)
+        return -1;
+    p->steps++;
+    if (!b->counting)
+        return 0;
+    for (size_t i = 0; i < b->n_devs; i++)
+        device_step(b, b->devs[i], e->trace.value, e->time_ns);
+    if (b->n_marks < MF_MODEL_STEPS) {
+        if (mf_grow((void **)&b->marks, &b->cap_marks, b->n_marks + 1, sizeof *b->marks) < 0)
+            return -1;
+        b->marks[b->n_marks++] = (mf_step_mark){ e->time_ns, e->trace.value, pid, e->trace.name };
+    }
+    return b->oom ? -1 : 0;
 }
 
 void mf_blocks_on_unknown_free(mf_blocks *b, const mf_event *e, uint32_t view)
 {
+    if (!b->counting)
+        return;
     mf_blocks_view *v = b->views[view];
     mf_blocks_device *d = b->devs[v->slot];
     /* A forked child starts as a copy of its parent's heap: a free of an
@@ -424,8 +684,8 @@ int mf_blocks_on_process_end(mf_blocks *b, uint16_t log, uint64_t time_ns,
         id = next;
         any = 1;
     }
-    if (!any)
-        return b->oom ? -1 : 0;
+    if (!any || !b->counting)
+        return b->oom ? -1 : any;
     for (size_t slot = 0; slot < n_view_of; slot++)
         if (view_of[slot])
             add_points(b, b->devs[slot], b->views[view_of[slot] - 1], time_ns);
@@ -437,6 +697,8 @@ int mf_blocks_on_sample(mf_blocks *b, const mf_event *e, uint32_t view,
 {
     mf_blocks_view *v = b->views[view];
     mf_blocks_device *d = b->devs[v->slot];
+    if (!b->counting)
+        return 0;
     mf_snapshot s = { .time_ns = e->time_ns, .events_live = d->counts.held_bytes };
     memcpy(s.value, values->value, sizeof s.value);
     if (mf_snapshots_add(&d->snapshots, &s) < 0)
@@ -498,22 +760,24 @@ int mf_blocks_each_live(const mf_blocks *b, uint16_t log, uint32_t view, uint16_
 static int settle_peak_stacks(mf_blocks_device *d, mf_device_model *out)
 {
     free(d->stacks_out);
-    d->stacks_out = NULL;
-    mf_scope_stat *all = mf_keyed_settle(&d->stacks, d->epoch, d->counts.peak_bytes);
-    if (!all)
-        return -1;
     size_t n = 0;
-    for (size_t i = 0; i < d->stacks.n; i++)
-        if (all[i].at_peak_count)
-            all[n++] = all[i];
+    uint64_t bytes, count;
+    for (size_t i = 0; i < d->n_stacks; i++) {
+        mf_scope_held_at_peak(&d->stacks[i], d->epoch, &bytes, &count);
+        n += count != 0;
+    }
     d->stacks_out = malloc((n ? n : 1) * sizeof *d->stacks_out);
-    for (size_t i = 0; d->stacks_out && i < n; i++)
-        d->stacks_out[i] = (mf_stack_share){ all[i].scope, all[i].at_peak_bytes,
-                                             all[i].at_peak_count };
-    free(all);
+    if (!d->stacks_out)
+        return -1;
+    n = 0;
+    for (size_t i = 0; d->counts.peak_bytes && i < d->n_stacks; i++) {
+        mf_scope_held_at_peak(&d->stacks[i], d->epoch, &bytes, &count);
+        if (count)
+            d->stacks_out[n++] = (mf_stack_share){ (uint32_t)i, bytes, count };
+    }
     out->peak_stacks = d->stacks_out;
-    out->n_peak_stacks = d->stacks_out ? n : 0;
-    return d->stacks_out ? 0 : -1;
+    out->n_peak_stacks = n;
+    return 0;
 }
 
 int mf_blocks_settle_device(mf_blocks *b, uint32_t slot, mf_device_model *out)
@@ -537,6 +801,23 @@ int mf_blocks_settle_device(mf_blocks *b, uint32_t slot, mf_device_model *out)
         return -1;
     out->n_scopes = d->scopes.n;
     out->peak_stacks = d->stacks_out;
+    free(d->roles_out);
+    free(d->names_out);
+    d->names_out = NULL;
+    if (!(out->roles = d->roles_out = mf_keyed_settle(&d->roles, d->epoch,
+                                                        d->counts.peak_bytes)) ||
+        !(out->names = d->names_out = mf_keyed_settle(&d->names, d->epoch,
+                                                        d->counts.peak_bytes)))
+        return -1;
+    out->n_roles = d->roles.n;
+    out->n_names = d->names.n;
+    free(d->exit_out);
+    if (!(out->held_at_exit = d->exit_out = mf_keyed_settle(&d->exit_held, d->epoch, 0)))
+        return -1;
+    out->n_held_at_exit = d->exit_held.n;
+    out->steps = d->steps;
+    out->n_steps = d->n_steps;
+    out->steps_dropped = d->steps_dropped;
     if (b->sites) {
         if (!(out->sites = d->sites_out = mf_keyed_settle(&d->sites, d->epoch,
                                                             d->counts.peak_bytes)) ||
@@ -628,6 +909,8 @@ oom:
 
 int mf_blocks_settle(mf_blocks *b, mf_model *out)
 {
+    out->step_marks = b->marks;
+    out->n_step_marks = b->n_marks;
     return settle_leaks(b, out) < 0 || settle_gpu(b, out->n_processes, out) < 0 ? -1 : 0;
 }
 
@@ -639,7 +922,14 @@ void mf_blocks_free(mf_blocks *b)
         mf_snapshots_free(&d->snapshots);
         mf_keyed_free(&d->scopes);
         mf_keyed_free(&d->sites);
-        mf_keyed_free(&d->stacks);
+        free(d->stacks);
+        mf_keyed_free(&d->roles);
+        mf_keyed_free(&d->names);
+        free(d->roles_out);
+        free(d->names_out);
+        mf_keyed_free(&d->exit_held);
+        free(d->exit_out);
+        free(d->steps);
         free(d->scopes_out);
         free(d->sites_out);
         free(d->stacks_out);
@@ -656,6 +946,7 @@ void mf_blocks_free(mf_blocks *b)
         free(b->procs[i].gpu_unfreed);
     free(b->procs);
     mf_live_free(&b->live);
+    free(b->marks);
     mf_topk_free(&b->leaks);
     free(b->leaks_out);
     free(b->gpu_out);

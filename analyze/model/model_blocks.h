@@ -41,6 +41,9 @@ typedef struct mf_blocks {
     size_t n_procs;
     mf_live_table live;       /* the blocks live now */
     mf_topk leaks;            /* mf_block never freed whose process ended */
+    int counting;             /* 0 before a window: blocks are kept live, not counted */
+    mf_step_mark *marks;      /* step marks while counting (MF_MODEL_STEPS) */
+    size_t n_marks, cap_marks;
     int oom;
     mf_block *leaks_out, *gpu_out;   /* what the last settle made (mf_model's) */
 } mf_blocks;
@@ -64,9 +67,15 @@ int mf_blocks_add_device(mf_blocks *b, uint16_t device);
 int mf_blocks_add_view(mf_blocks *b, uint32_t slot, uint32_t pid);
 
 /* Process image `log` is pid, forked from another image or not (a forked
- * child's frees of addresses it never allocated free what it inherited).
- * 0, or -1 when out of memory. */
-int mf_blocks_set_process(mf_blocks *b, uint16_t log, uint32_t pid, int forked);
+ * child's frees of addresses it never allocated free what it inherited),
+ * a Python interpreter or not (its blocks held at exit are not leaks; an
+ * allocation with a Python site makes it one too).  0, or -1 when out of
+ * memory. */
+int mf_blocks_set_process(mf_blocks *b, uint16_t log, uint32_t pid, int forked,
+                          int interpreter);
+
+/* Whether process image log is a Python interpreter (so far). */
+int mf_blocks_interpreter(const mf_blocks *b, uint16_t log);
 
 /* ALLOC e (not a sub-block), counted in view.  0, or -1 when out of memory. */
 int mf_blocks_on_alloc(mf_blocks *b, const mf_event *e, uint32_t view);
@@ -76,12 +85,29 @@ int mf_blocks_on_alloc(mf_blocks *b, const mf_event *e, uint32_t view);
  * memory. */
 int mf_blocks_on_free(mf_blocks *b, const mf_event *e);
 
+/* TRACE MF_TRACE_BLOCK_NAME: its process's training has begun
+ * (mf_block.role); unless named_elsewhere (a sub-block took the name), the
+ * block live at the address on the device (a program's or a custom
+ * allocator's) gets the name, and the role unless it is 0.  0, or -1 when
+ * out of memory. */
+int mf_blocks_on_name(mf_blocks *b, const mf_event *e, int named_elsewhere);
+
+/* TRACE MF_TRACE_STEP of process pid: its process's next step began; while
+ * counting, every device's current step ends and the next begins (their
+ * scopes and sites note what they hold).  0, or -1 when out of memory. */
+int mf_blocks_on_step(mf_blocks *b, const mf_event *e, uint32_t pid);
+
+/* Before a window: from now on blocks are only followed (allocated, freed,
+ * named), not counted, until mf_blocks_enter. */
+void mf_blocks_pause(mf_blocks *b);
+
+/* The window begins at time_ns: every block live now counts as live on
+ * entry (held from time_ns, mf_counts.entry_*), and what follows is counted.
+ * 0, or -1 when out of memory. */
+int mf_blocks_enter(mf_blocks *b, uint64_t time_ns);
+
 /* FREE e of an address not live, counted in view: an unknown free, or an
  * inherited one in a forked child. */
-/* TRACE MF_TRACE_BLOCK_NAME: the block live at the address on the device
- * (a program's or a custom allocator's) gets the name. */
-void mf_blocks_on_name(mf_blocks *b, const mf_event *e);
-
 void mf_blocks_on_unknown_free(mf_blocks *b, const mf_event *e, uint32_t view);
 
 /* SAMPLE e with its values, counted in view.  0, or -1 when out of memory. */
@@ -116,8 +142,8 @@ uint64_t mf_blocks_view_epoch(const mf_blocks *b, uint32_t view);
 int mf_blocks_each_live(const mf_blocks *b, uint16_t log, uint32_t view, uint16_t device,
                         int (*fn)(const mf_block *blk, void *ctx), void *ctx);
 
-/* out's counts, kinds, curves, samples, scopes, sites and peak stacks of
- * the device of slot.  0, or -1 when out of memory. */
+/* out's counts, kinds, curves, samples, scopes, sites, peak stacks, roles
+ * and names of the device of slot.  0, or -1 when out of memory. */
 int mf_blocks_settle_device(mf_blocks *b, uint32_t slot, mf_device_model *out);
 
 /* out's counts, curve and samples of view.  0, or -1 when out of memory. */

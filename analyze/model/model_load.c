@@ -66,6 +66,10 @@ mf_model *mf_model_load_opts(const char *const *paths, size_t n, const mf_load_o
     if (opt->until_rel_ns != UINT64_MAX && t0 != UINT64_MAX)
         until = opt->until_rel_ns > UINT64_MAX - t0 ? UINT64_MAX : t0 + opt->until_rel_ns;
     m->until_ns = until;
+    m->origin_ns = t0 == UINT64_MAX ? 0 : t0;
+    if (opt->from_rel_ns && t0 != UINT64_MAX)
+        mf_model_window_from(m, opt->from_rel_ns > UINT64_MAX - t0 ? UINT64_MAX
+                                                                   : t0 + opt->from_rel_ns);
     int ok = 1;
     for (size_t i = 0; i < mf_reader_n_logs(r) && ok; i++) {
         const mf_log_info *info = mf_reader_log(r, i);

@@ -69,11 +69,11 @@ void mf_picture_kept_init(mf_topk *k, size_t limit)
     mf_topk_init(k, sizeof(mf_block), limit, 0, smaller_span, NULL, span_key);
 }
 
-void mf_picture_init(mf_picture *p, const mf_time_span *span, int tiles_by_site)
+void mf_picture_init(mf_picture *p, const mf_time_span *span, int tiles_by)
 {
     memset(p, 0, sizeof *p);
     p->span = span;
-    p->tiles_by_site = tiles_by_site;
+    p->tiles_by = tiles_by;
     p->kept_limit = KEPT_BLOCKS_MAX;
 }
 
@@ -255,7 +255,10 @@ static int paint(mf_picture *p, mf_picture_view *v, const mf_block *b)
             return -1;
     uint64_t life = to > b->alloc_ns ? to - b->alloc_ns : 1;
     size_t before = v->tiles.n;
-    uint32_t key = p->tiles_by_site && p->sites ? mf_sites_of_stack(p->sites, b->stack) : b->scope;
+    uint32_t key = p->tiles_by == MF_TILES_BY_SITE && p->sites
+                       ? mf_sites_of_stack(p->sites, b->stack)
+                       : p->tiles_by == MF_TILES_BY_ROLE ? (uint32_t)(b->role & MF_ROLE_MASK)
+                                                         : mf_block_legend_key(b->scope, b->role);
     mf_tile value = { key, mf_tile_class(life), mf_tile_class(b->requested ? b->requested : 1) };
     if (mf_tiles_paint(&v->tiles, b->addr, span, b->alloc_ns, to, value,
                        b->end == MF_BLOCK_PROCESS_ENDED) < 0)
@@ -271,7 +274,7 @@ int mf_picture_alloc(mf_picture *p, uint32_t view, uint64_t epoch, const mf_live
     mf_picture_view *v = p->views[view];
     if (!v->allocs++)
         v->first_ns = b->alloc_ns;
-    legend_scope *s = scope_of(v, b->scope);
+    legend_scope *s = scope_of(v, mf_block_legend_key(b->scope, b->role));
     if (!s)
         return -1;
     s->total += b->requested;
@@ -282,10 +285,31 @@ int mf_picture_alloc(mf_picture *p, uint32_t view, uint64_t epoch, const mf_live
     return mf_ranges_add(&v->ranges, b->addr, end > b->addr ? end : b->addr + 1);
 }
 
+int mf_picture_rekey(mf_picture *p, uint32_t view, uint64_t epoch, const mf_live *b,
+                     uint32_t from_key, uint32_t to_key, int at_peak)
+{
+    mf_picture_view *v = p->views[view];
+    legend_scope *to = scope_of(v, to_key);   /* first: making it may move the others */
+    legend_scope *from = scope_of(v, from_key);
+    if (!to || !from)
+        return -1;
+    mf_scope_held_change(&from->held, epoch, -(int64_t)b->requested, -1);
+    mf_scope_held_change(&to->held, epoch, (int64_t)b->requested, 1);
+    from->total -= b->requested;
+    to->total += b->requested;
+    if (at_peak) {
+        from->held.at_peak_bytes -= b->requested;
+        from->held.at_peak_count--;
+        to->held.at_peak_bytes += b->requested;
+        to->held.at_peak_count++;
+    }
+    return 0;
+}
+
 int mf_picture_retire(mf_picture *p, uint32_t view, uint64_t epoch, const mf_block *b)
 {
     mf_picture_view *v = p->views[view];
-    legend_scope *s = scope_of(v, b->scope);
+    legend_scope *s = scope_of(v, mf_block_legend_key(b->scope, b->role));
     if (!s)
         return -1;
     mf_scope_held_change(&s->held, epoch, -(int64_t)b->requested, -1);

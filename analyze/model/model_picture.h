@@ -27,7 +27,7 @@ struct mf_picture_view;
 
 typedef struct mf_picture {
     const mf_time_span *span;
-    int tiles_by_site;        /* cells keep a block's site id, not its scope */
+    int tiles_by;             /* what cells keep: enum mf_tiles_by */
     struct mf_sites *sites;   /* NULL: no stacks (cells keep the scope) */
     struct mf_picture_view **views;   /* by view index */
     size_t n_views, cap_views;
@@ -35,9 +35,9 @@ typedef struct mf_picture {
     size_t tiles_total;       /* tile strips of all views */
 } mf_picture;
 
-/* An empty picture reading the model's time span; tiles_by_site: colour
- * cells by site (mf_model_options). */
-void mf_picture_init(mf_picture *p, const mf_time_span *span, int tiles_by_site);
+/* An empty picture reading the model's time span; tiles_by: what cells
+ * keep (enum mf_tiles_by, mf_model_options). */
+void mf_picture_init(mf_picture *p, const mf_time_span *span, int tiles_by);
 
 /* From now on, cells of blocks with a stack are keyed by its site. */
 void mf_picture_set_sites(mf_picture *p, struct mf_sites *sites);
@@ -50,6 +50,13 @@ int mf_picture_add_view(mf_picture *p);
  * legend counts the scope's bytes at the view's peak).  0, or -1 when out
  * of memory. */
 int mf_picture_alloc(mf_picture *p, uint32_t view, uint64_t epoch, const mf_live *b);
+
+/* Live block b of view changed legend key (mf_block_legend_key: it is now,
+ * or no longer, held from before its process's training): its legend share
+ * moves from from_key to to_key, its share at the view's latest peak
+ * (epoch) too when it was held then (at_peak).  0, or -1 when out of memory. */
+int mf_picture_rekey(mf_picture *p, uint32_t view, uint64_t epoch, const mf_live *b,
+                     uint32_t from_key, uint32_t to_key, int at_peak);
 
 /* Block b of view ended (freed, replaced, or its process ended): kept
  * whole among the largest, or painted into the view's tiles.  0, or -1. */

@@ -143,7 +143,7 @@ static void sub_block_of(const mf_subblocks *s, uint32_t id, mf_block *out)
         .addr = e->addr, .requested = e->requested, .actual = e->actual,
         .alloc_ns = e->alloc_ns, .free_ns = MF_LIVE_AT_END, .scope = e->scope, .name = e->name,
         .tid = e->tid, .pid = v->pid, .stack = e->stack, .device = v->device,
-        .flags = e->flags, .end = MF_BLOCK_LIVE, .release_ns = release_of(s, id),
+        .flags = e->flags, .end = MF_BLOCK_LIVE, .release_ns = release_of(s, id), .role = e->role,
     };
 }
 
@@ -333,8 +333,13 @@ int mf_sub_on_name(mf_subblocks *s, const mf_event *e)
 {
     const mf_ev_trace *t = &e->trace;   /* arg: the device (| role << 16), value: the address */
     uint32_t id = mf_live_find(&s->live, e->log, (uint16_t)t->arg, MF_FLAG_SUBBLOCK, t->value);
-    if (id)
-        mf_live_get(&s->live, id)->name = t->name;
+    unsigned role = (unsigned)(t->arg >> 16) & MF_ROLE_MASK;
+    if (id) {
+        mf_live *l = mf_live_get(&s->live, id);
+        l->name = t->name;
+        if (e->trace.kind == MF_TRACE_BLOCK_NAME && role)
+            l->role = (uint8_t)(role | MF_ROLE_NAMED);
+    }
     return id != 0;
 }
 

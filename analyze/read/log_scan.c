@@ -99,7 +99,24 @@ static int on_stack(mf_rlog *log, uint32_t li, mf_scan_sink *sink, const mf_reco
     if (mf_grow((void **)&sink->stacks, &sink->cap_stacks, sink->n_stacks + 1,
                 sizeof *sink->stacks) < 0)
         return -1;
-    sink->stacks[sink->n_stacks++] = (mf_stack_ref){ li, s.depth, chunk, offset };
+    sink->stacks[sink->n_stacks++] = (mf_stack_ref){ li, s.depth, chunk, offset, 0, 0 };
+    return mf_idmap_set(&log->stacks, r->aux, (uint32_t)sink->n_stacks);
+}
+
+/* A STACK_NODE record: the reader's next stack id, its frame and its
+ * caller's id in its log (found when the stack is read: the caller may sit
+ * in a chunk scanned later). */
+static int on_stack_node(mf_rlog *log, uint32_t li, mf_scan_sink *sink, const mf_record *r)
+{
+    if (mf_idmap_get(&log->stacks, r->aux))
+        return 0;
+    mf_rec_stack_node s;
+    memcpy(&s, r->p, sizeof s);
+    if (mf_grow((void **)&sink->stacks, &sink->cap_stacks, sink->n_stacks + 1,
+                sizeof *sink->stacks) < 0)
+        return -1;
+    sink->stacks[sink->n_stacks++] = (mf_stack_ref){ li, s.depth, MF_STACK_NODE_REF, s.caller,
+                                                     0, s.entry };
     return mf_idmap_set(&log->stacks, r->aux, (uint32_t)sink->n_stacks);
 }
 
@@ -157,6 +174,7 @@ static int on_meta(mf_rlog *log, uint32_t li, mf_scan_sink *sink, const mf_recor
     case MF_REC_DEVICE: return on_device(log, li, sink, r);
     case MF_REC_MODULE: return on_module(log, sink, r);
     case MF_REC_FRAME: return on_frame(log, sink, r);
+    case MF_REC_STACK_NODE: return on_stack_node(log, li, sink, r);
     }
     return 0;
 }

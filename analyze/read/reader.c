@@ -496,14 +496,38 @@ const mf_module *mf_reader_modules(const mf_reader *r, size_t i, size_t *n)
     return r->logs[i]->modules;
 }
 
+/* A stack's symbolic frames: the log's frame ids to the reader's (0: unknown). */
+static void translate_frames(const mf_rlog *l, uint64_t *ip, uint32_t depth)
+{
+    for (uint32_t i = 0; i < depth; i++)
+        if (mf_stack_entry_is_frame(ip[i]))
+            ip[i] = mf_stack_frame_entry(mf_idmap_get(&l->frames, mf_stack_entry_frame(ip[i])));
+}
+
 int mf_reader_stack(mf_reader *r, uint32_t id, uint32_t *log, uint64_t *ip, uint32_t max)
 {
     if (id == 0 || id > r->sink.n_stacks)
         return -1;
     const mf_stack_ref *s = &r->sink.stacks[id - 1];
     mf_rlog *l = r->logs[s->log];
-    size_t position = mf_rlog_chunk_position(l, s->chunk);
     uint32_t depth = s->depth < max ? s->depth : max;
+    if (s->chunk == MF_STACK_NODE_REF) {  /* its frame, then its callers' */
+        mf_stack_ref *c = &r->sink.stacks[id - 1];
+        uint32_t i = 0;
+        while (i < depth) {
+            ip[i++] = c->entry;
+            if (!c->caller && c->offset)   /* found once, then kept */
+                c->caller = mf_idmap_get(&l->stacks, c->offset);
+            if (!c->caller || r->sink.stacks[c->caller - 1].chunk != MF_STACK_NODE_REF)
+                break;      /* the outermost frame, or a caller the log lacks: cut here */
+            c = &r->sink.stacks[c->caller - 1];
+        }
+        translate_frames(l, ip, i);
+        if (log)
+            *log = s->log;
+        return (int)(i < depth ? i : s->depth);
+    }
+    size_t position = mf_rlog_chunk_position(l, s->chunk);
     uint8_t buf[sizeof(mf_rec_stack) + 8 * MF_STACK_MAX_DEPTH];
     char err[256];
     if (position == SIZE_MAX ||
@@ -511,9 +535,7 @@ int mf_reader_stack(mf_reader *r, uint32_t id, uint32_t *log, uint64_t *ip, uint
                                 sizeof(mf_rec_stack) + 8 * (size_t)depth, err, sizeof err) < 0)
         return -1;
     memcpy(ip, buf + sizeof(mf_rec_stack), 8 * (size_t)depth);
-    for (uint32_t i = 0; i < depth; i++) /* the log's frame ids to the reader's (0: unknown) */
-        if (mf_stack_entry_is_frame(ip[i]))
-            ip[i] = mf_stack_frame_entry(mf_idmap_get(&l->frames, mf_stack_entry_frame(ip[i])));
+    translate_frames(l, ip, depth);
     if (log)
         *log = s->log;
     return (int)s->depth;

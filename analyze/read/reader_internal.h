@@ -50,12 +50,20 @@ typedef struct mf_tid_name {
 } mf_tid_name;
 
 /* A call stack of the reader's table (STACK record). */
+/* A stack: a STACK record's place in its log, or a STACK_NODE's frame and
+ * caller (chunk MF_STACK_NODE_REF). */
 typedef struct mf_stack_ref {
     uint32_t log;
     uint32_t depth;
     uint64_t chunk;
-    uint32_t offset;         /* of the record in its chunk */
+    uint32_t offset;         /* of the record in its chunk; a node: its caller's stack
+                                id in its log (0: none) */
+    uint32_t caller;         /* a node: its caller's reader stack id once read (0: not
+                                yet, or none) */
+    uint64_t entry;          /* a node's frame, as its log wrote it */
 } mf_stack_ref;
+
+#define MF_STACK_NODE_REF UINT64_MAX
 
 typedef struct mf_rlog {
     char *path;

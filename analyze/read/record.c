@@ -29,6 +29,15 @@ static int check_payload(const uint8_t *p, unsigned type, unsigned size, uint32_
                      size);
             return -1;
         }
+    } else if (type == MF_REC_STACK_NODE) {
+        mf_rec_stack_node s;
+        memcpy(&s, p, sizeof s);
+        if (aux == 0 || aux > lim->max_id || s.caller >= aux || s.depth == 0 ||
+            s.depth > MF_STACK_MAX_DEPTH || (s.caller == 0) != (s.depth == 1)) {
+            snprintf(why, whylen, "bad stack node record (id %u, caller %u, depth %u)", aux,
+                     s.caller, s.depth);
+            return -1;
+        }
     } else if (type == MF_REC_FRAME) {
         mf_rec_frame f;
         memcpy(&f, p, sizeof f);

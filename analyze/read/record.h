@@ -77,7 +77,7 @@ static inline unsigned mf_record_class_of(unsigned type)
 {
     switch (type) {
     case MF_REC_STRING: case MF_REC_THREAD: case MF_REC_STACK: case MF_REC_MODULE:
-    case MF_REC_DEVICE: case MF_REC_FRAME:
+    case MF_REC_DEVICE: case MF_REC_FRAME: case MF_REC_STACK_NODE:
         return MF_CLASS_META;
     case MF_REC_TIME: case MF_REC_OWNER:
         return MF_CLASS_STATE;

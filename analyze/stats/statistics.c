@@ -11,6 +11,8 @@
 
 static const char *const sort_names[] = { "total", "avg", "min", "max", "count" };
 
+#define GROWING_BYTES 4096.0   /* bytes a step that make a growth a leak, blocks held alike */
+
 int mf_stats_parse_sort(const char *text, mf_stats_sort *sort)
 {
     for (int i = 0; text && i < 5; i++) {
@@ -102,16 +104,30 @@ static int device_rows(mf_stats *st)
     return 0;
 }
 
-/* A device's statistics by scope, or by site. */
-static const mf_scope_stat *keyed_stats(const mf_device_model *d, int sites, size_t *n)
+/* What a device's statistics are keyed by. */
+enum { BY_SCOPE, BY_SITE, BY_ROLE, BY_NAME };
+
+/* A device's statistics by scope, site, role or tensor name. */
+static const mf_scope_stat *keyed_stats(const mf_device_model *d, int by, size_t *n)
 {
-    *n = sites ? d->n_sites : d->n_scopes;
-    return sites ? d->sites : d->scopes;
+    switch (by) {
+    case BY_SITE: *n = d->n_sites; return d->sites;
+    case BY_ROLE: *n = d->n_roles; return d->roles;
+    case BY_NAME: *n = d->n_names; return d->names;
+    }
+    *n = d->n_scopes;
+    return d->scopes;
 }
 
-static const char *keyed_name(const mf_model *m, int sites, uint32_t key)
+static const char *keyed_name(const mf_model *m, int by, uint32_t key)
 {
-    return sites ? mf_sites_get(m->sites, key)->name : mf_model_string(m, key);
+    switch (by) {
+    case BY_SITE: return mf_sites_get(m->sites, key)->name;
+    case BY_ROLE: return mf_role_name(key);
+    case BY_NAME: return key == MF_KEY_OTHER ? "(other names)"
+                         : key ? mf_model_string(m, key) : "(no name)";
+    }
+    return mf_model_string(m, key);
 }
 
 /* Every (scope or site, device), sorted. */
@@ -120,7 +136,7 @@ static int keyed_rows(mf_stats *st, int sites, mf_stats_row **out, size_t *n_out
     const mf_model *m = st->model;
     size_t n = 0, k = 0, nd;
     for (size_t i = 0; i < m->n_devices; i++) {
-        keyed_stats(&m->devices[i], sites, &nd);
+        keyed_stats(&m->devices[i], sites ? BY_SITE : BY_SCOPE, &nd);
         n += nd;
     }
     mf_stats_row *rows = calloc(n ? n : 1, sizeof *rows);
@@ -128,9 +144,9 @@ static int keyed_rows(mf_stats *st, int sites, mf_stats_row **out, size_t *n_out
         return -1;
     for (size_t i = 0; i < m->n_devices; i++) {
         const mf_device_model *d = &m->devices[i];
-        const mf_scope_stat *all = keyed_stats(d, sites, &nd);
+        const mf_scope_stat *all = keyed_stats(d, sites ? BY_SITE : BY_SCOPE, &nd);
         for (size_t j = 0; j < nd; j++)
-            rows[k++] = make_row(d, &all[j], keyed_name(m, sites, all[j].scope),
+            rows[k++] = make_row(d, &all[j], keyed_name(m, sites ? BY_SITE : BY_SCOPE, all[j].scope),
                                  all[j].alloc_count, all[j].alloc_bytes, all[j].min_size,
                                  all[j].max_size);
     }
@@ -148,19 +164,19 @@ static int compare_holders(const void *pa, const void *pb)
     return a->scope->scope < b->scope->scope ? -1 : a->scope->scope > b->scope->scope;
 }
 
-/* The scopes or sites of d that held blocks at its peak. */
-static int holders(const mf_model *m, const mf_device_model *d, int sites, mf_stats_holder **out,
+/* The scopes, sites, roles or names (by) of d that held blocks at its peak. */
+static int holders(const mf_model *m, const mf_device_model *d, int by, mf_stats_holder **out,
                    size_t *n_out)
 {
     size_t nd, n = 0;
-    const mf_scope_stat *all = keyed_stats(d, sites, &nd);
+    const mf_scope_stat *all = keyed_stats(d, by, &nd);
     mf_stats_holder *h = calloc(nd ? nd : 1, sizeof *h);
     if (!(*out = h))
         return -1;
     for (size_t j = 0; j < nd; j++)
         if (all[j].at_peak_count)
-            h[n++] = (mf_stats_holder){ &all[j], keyed_name(m, sites, all[j].scope),
-                                        all[j].at_peak_bytes, all[j].at_peak_count };
+            h[n++] = (mf_stats_holder){ &all[j], keyed_name(m, by, all[j].scope),
+                                        all[j].at_peak_bytes, all[j].at_peak_count, d };
     qsort(h, n, sizeof *h, compare_holders);
     *n_out = n;
     return 0;
@@ -176,19 +192,110 @@ static int peaks(mf_stats *st)
     for (size_t i = 0; i < m->n_devices; i++) {
         mf_stats_peak *p = &st->peaks[i];
         p->dev = &m->devices[i];
-        if (holders(m, p->dev, 0, &p->holders, &p->n_holders) < 0 ||
-            (st->has_sites && holders(m, p->dev, 1, &p->by_site, &p->n_by_site) < 0))
+        if (holders(m, p->dev, BY_SCOPE, &p->holders, &p->n_holders) < 0 ||
+            (st->has_sites && holders(m, p->dev, BY_SITE, &p->by_site, &p->n_by_site) < 0) ||
+            holders(m, p->dev, BY_ROLE, &p->by_role, &p->n_by_role) < 0 ||
+            holders(m, p->dev, BY_NAME, &p->by_name, &p->n_by_name) < 0)
             return -1;
     }
     return 0;
 }
 
-/* Whether a block never freed is held by a process that has not ended (it
- * is live now, which says nothing of a leak yet). */
+static int compare_growth(const void *pa, const void *pb)
+{
+    const mf_stats_growth *a = pa, *b = pb;
+    if (a->bytes_per_step != b->bytes_per_step)
+        return a->bytes_per_step > b->bytes_per_step ? -1 : 1;
+    int c = strcmp(a->name, b->name);
+    return c ? c : a->dev->device < b->dev->device ? -1 : a->dev->device > b->dev->device;
+}
+
+/* The sites (scopes without stacks) that held more at their last step mark
+ * than at their first, most per step first. */
+static int growth(mf_stats *st)
+{
+    const mf_model *m = st->model;
+    int by = st->has_sites ? BY_SITE : BY_SCOPE;
+    size_t n = 0, nd;
+    for (size_t i = 0; i < m->n_devices; i++) {
+        keyed_stats(&m->devices[i], by, &nd);
+        n += nd;
+    }
+    st->growth_by_site = st->has_sites;
+    st->growth = calloc(n ? n : 1, sizeof *st->growth);
+    if (!st->growth)
+        return -1;
+    for (size_t i = 0; i < m->n_devices; i++) {
+        const mf_device_model *d = &m->devices[i];
+        const mf_scope_stat *all = keyed_stats(d, by, &nd);
+        for (size_t j = 0; j < nd; j++) {
+            const mf_scope_stat *k = &all[j];
+            if (k->marks < 2 || k->held_last_mark <= k->held_first_mark)
+                continue;
+            st->growth[st->n_growth++] = (mf_stats_growth){
+                d, k, keyed_name(m, by, k->scope),
+                (double)(k->held_last_mark - k->held_first_mark) / (double)(k->marks - 1) };
+        }
+    }
+    qsort(st->growth, st->n_growth, sizeof *st->growth, compare_growth);
+    /* leaks: what grew at more than half the marks (at least two), by more
+     * blocks or by at least GROWING_BYTES a step (a block replaced by a
+     * slightly larger one each step is not a leak), most per step first */
+    for (size_t i = 0; i < st->n_growth; i++) {
+        const mf_scope_stat *k = st->growth[i].key;
+        if (2 * (uint64_t)k->marks_grew > (uint64_t)k->marks - 1 && k->marks_grew >= 2 &&
+            (k->blocks_last_mark > k->blocks_first_mark ||
+             st->growth[i].bytes_per_step >= GROWING_BYTES)) {
+            mf_stats_growth g = st->growth[i];
+            memmove(st->growth + st->n_growing + 1, st->growth + st->n_growing,
+                    (i - st->n_growing) * sizeof *st->growth);
+            st->growth[st->n_growing++] = g;
+        }
+    }
+    return 0;
+}
+
+static int compare_exit(const void *pa, const void *pb)
+{
+    const mf_stats_holder *a = pa, *b = pb;
+    if (a->bytes != b->bytes)
+        return a->bytes > b->bytes ? -1 : 1;
+    int c = strcmp(a->name, b->name);
+    return c ? c : a->dev->device < b->dev->device ? -1 : a->dev->device > b->dev->device;
+}
+
+/* What interpreters held at exit, by site (scope), all devices. */
+static int held_at_exit(mf_stats *st)
+{
+    const mf_model *m = st->model;
+    size_t n = 0;
+    for (size_t i = 0; i < m->n_devices; i++)
+        n += m->devices[i].n_held_at_exit;
+    st->held_at_exit = calloc(n ? n : 1, sizeof *st->held_at_exit);
+    if (!st->held_at_exit)
+        return -1;
+    for (size_t i = 0; i < m->n_devices; i++) {
+        const mf_device_model *d = &m->devices[i];
+        for (size_t j = 0; j < d->n_held_at_exit; j++) {
+            const mf_scope_stat *k = &d->held_at_exit[j];
+            st->held_at_exit[st->n_held_at_exit++] = (mf_stats_holder){
+                k, keyed_name(m, st->has_sites ? BY_SITE : BY_SCOPE, k->scope), k->alloc_bytes,
+                k->alloc_count, d };
+        }
+    }
+    qsort(st->held_at_exit, st->n_held_at_exit, sizeof *st->held_at_exit, compare_exit);
+    return 0;
+}
+
+/* Whether a block never freed is held by a process that has not ended, or
+ * at the end of a window cut before the logs end (it is live now, which
+ * says nothing of a leak yet). */
 static int live_now(const mf_model *m, const mf_block *b)
 {
     if (b->end != MF_BLOCK_LIVE)
         return 0;
+    if (mf_model_cut(m))
+        return 1;
     for (size_t i = 0; i < m->n_processes; i++)
         if (m->processes[i].pid == b->pid && m->processes[i].end_ns == 0)
             return 1;
@@ -235,7 +342,7 @@ int mf_stats_compute(const mf_model *m, mf_stats_sort sort_by, int ascending, si
     if (split_unfreed(out) < 0 || device_rows(out) < 0 ||
         keyed_rows(out, 0, &out->scopes, &out->n_scopes) < 0 ||
         (out->has_sites && keyed_rows(out, 1, &out->sites, &out->n_sites) < 0) ||
-        peaks(out) < 0) {
+        peaks(out) < 0 || growth(out) < 0 || held_at_exit(out) < 0) {
         mf_stats_free(out);
         return -1;
     }
@@ -247,6 +354,8 @@ void mf_stats_free(mf_stats *s)
     for (size_t i = 0; s->peaks && i < s->n_peaks; i++) {
         free(s->peaks[i].holders);
         free(s->peaks[i].by_site);
+        free(s->peaks[i].by_role);
+        free(s->peaks[i].by_name);
     }
     free(s->peaks);
     free(s->devices);
@@ -255,6 +364,8 @@ void mf_stats_free(mf_stats *s)
     free(s->device_names);
     free(s->leaks);
     free(s->live_now);
+    free(s->growth);
+    free(s->held_at_exit);
     memset(s, 0, sizeof *s);
 }
 

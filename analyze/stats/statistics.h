@@ -2,9 +2,10 @@
  * statistics.h - the statistics of a model, computed once, in the order
  * they are shown: MXNet's "Device Storage" rows, the per-scope rows, the
  * allocation sites (with stacks), who held memory at each device's peak
- * (by scope and by site), the largest blocks never freed (leaks) and
- * those processes still running hold (live now), and the processes that
- * ended abnormally.  The table and JSON (render/stats_sections.c) only
+ * (by scope and by site), the largest blocks never freed (leaks: what
+ * grew from step to step, or never freed by the program's own code) and
+ * those processes still running hold (live now), what interpreters held at
+ * exit (not leaks), and the processes that ended abnormally.  The table and JSON (render/stats_sections.c) only
  * print what is here.
  */
 #ifndef MEMFLOW_STATISTICS_H
@@ -59,6 +60,7 @@ typedef struct mf_stats_holder {
     const mf_scope_stat *scope;   /* a site's mf_site_stat in by_site */
     const char *name;             /* the scope's or site's name */
     uint64_t bytes, blocks;
+    const mf_device_model *dev;   /* its device */
 } mf_stats_holder;
 
 typedef struct mf_stats_peak {
@@ -68,7 +70,22 @@ typedef struct mf_stats_peak {
     mf_stats_holder *by_site;     /* by allocation site, most bytes first (none
                                      without stacks) */
     size_t n_by_site;
+    mf_stats_holder *by_role;     /* by role (mf_block.role), most bytes first */
+    size_t n_by_role;
+    mf_stats_holder *by_name;     /* by tensor name ("(no name)": blocks without one),
+                                     most bytes first */
+    size_t n_by_name;
 } mf_stats_peak;
+
+/* A site (or, without stacks, a scope) that held more at the last step
+ * mark than at its first: memory that grows step after step. */
+typedef struct mf_stats_growth {
+    const mf_device_model *dev;
+    const mf_scope_stat *key;     /* its site's (or scope's) statistics: held_*_mark,
+                                     marks, marks_grew */
+    const char *name;
+    double bytes_per_step;        /* (held at the last mark - at the first) / (marks - 1) */
+} mf_stats_growth;
 
 typedef struct mf_stats {
     const mf_model *model;
@@ -92,6 +109,19 @@ typedef struct mf_stats {
     size_t n_live_now;
     size_t max_leaks;             /* of each */
     int running;                  /* a process had not ended (then live_now is shown) */
+    double small_pct;             /* processes under this percent of the largest peak
+                                     share one line (mf_model_small_process); 0: none */
+    int growth_by_site;           /* growth is by site (the logs have stacks), else scope */
+    mf_stats_growth *growth;      /* most bytes per step first */
+    size_t n_growth;
+    size_t n_growing;             /* growth[0..n) that grew at more than half the step
+                                     marks (at least two), holding more blocks or 4 KiB
+                                     more a step: leaks (listed with them) */
+    mf_stats_holder *held_at_exit;    /* what interpreters held at exit, not allocated by
+                                     the program's own code, by site (scope without
+                                     stacks; `scope` the device's mf_scope_stat), most
+                                     bytes first: not leaks */
+    size_t n_held_at_exit;
     uint64_t unknown_frees, inherited_frees;
     char (*device_names)[32];     /* storage of devices[].name */
 } mf_stats;

@@ -41,11 +41,12 @@ static const char *intern(mf_sites *s, const char *text)
     return id == MF_STRINGS_FAILED ? NULL : mf_strings_get(s->pool, id);
 }
 
-static int add_site(mf_sites *s, const char *name, const mf_site_frame *frame, uint32_t stack)
+static int add_site(mf_sites *s, const char *name, const mf_site_frame *frame, uint32_t stack,
+                    unsigned kind)
 {
     if (mf_grow((void **)&s->sites, &s->cap_sites, s->n_sites + 1, sizeof *s->sites) < 0)
         return -1;
-    s->sites[s->n_sites++] = (mf_site){ name, *frame, stack };
+    s->sites[s->n_sites++] = (mf_site){ name, *frame, stack, (uint8_t)kind };
     return 0;
 }
 
@@ -59,8 +60,8 @@ mf_sites *mf_sites_open(mf_reader *r, mf_strings *pool, int own_reader)
     s->n_logs = mf_reader_n_logs(r);
     s->symbols = calloc(s->n_logs ? s->n_logs : 1, sizeof *s->symbols);
     mf_site_frame none = { 0 };
-    if (!s->symbols || add_site(s, "(no stack)", &none, 0) < 0 ||
-        add_site(s, "(other sites)", &none, 0) < 0) {
+    if (!s->symbols || add_site(s, "(no stack)", &none, 0, MF_SITE_NATIVE) < 0 ||
+        add_site(s, "(other sites)", &none, 0, MF_SITE_NATIVE) < 0) {
         mf_sites_close(s);
         return NULL;
     }
@@ -143,7 +144,7 @@ static size_t logical_frames(mf_sites *s, const mf_frame *f, unsigned skip, mf_s
 
 /* The id of the site named `name` (frame: its frame), added if new. */
 static uint32_t site_named(mf_sites *s, const char *name, const mf_site_frame *frame,
-                           uint32_t stack)
+                           uint32_t stack, unsigned kind)
 {
     uint32_t name_id = mf_strings_intern(s->pool, name, strlen(name));
     if (name_id == MF_STRINGS_FAILED)
@@ -155,7 +156,7 @@ static uint32_t site_named(mf_sites *s, const char *name, const mf_site_frame *f
         return MF_SITE_OTHER;
     uint32_t id = (uint32_t)s->n_sites;
     if (mf_idmap_set(&s->by_name, name_id, id + 1) < 0 ||
-        add_site(s, mf_strings_get(s->pool, name_id), frame, stack) < 0)
+        add_site(s, mf_strings_get(s->pool, name_id), frame, stack, kind) < 0)
         return MF_SITE_OTHER;
     return id;
 }
@@ -269,14 +270,30 @@ static size_t entry_frames(mf_sites *s, mf_symbols *sym, uint64_t ip, int site,
     return 1;
 }
 
-/* Symbolise stack and find its site (the slow path of mf_sites_of_stack). */
-static uint32_t resolve(mf_sites *s, uint32_t stack)
+/* Whether the innermost Python frame of ip[0..depth) is the program's own
+ * code (the program itself allocated, not a library it called). */
+static int innermost_python_own(const mf_sites *s, const uint64_t *ip, uint32_t depth)
+{
+    int tagged;
+    for (uint32_t i = 0; i < depth; i++) {
+        const mf_symbolic_frame *f = symbolic(s, ip[i], &tagged);
+        if (f && f->kind == MF_FRAME_PYTHON)
+            return !mf_sites_library_file(f->file ? mf_strings_get(s->pool, f->file) : NULL);
+    }
+    return 0;
+}
+
+/* Symbolise stack and find its site (the slow path of mf_sites_of_stack);
+ * *own: its innermost Python frame is the program's own code. */
+static uint32_t resolve(mf_sites *s, uint32_t stack, int *own)
 {
     uint64_t ip[MF_STACK_MAX_DEPTH];
     mf_symbols *sym = NULL;
     uint32_t depth = read_stack(s, stack, ip, &sym);
+    *own = 0;
     if (!depth)
         return MF_SITE_NONE;
+    *own = innermost_python_own(s, ip, depth);
     int at = site_index(s, sym, ip, depth);
     mf_site_frame frame;
     if (at < 0 || !entry_frames(s, sym, ip[at], 1, &frame, 1))
@@ -287,21 +304,42 @@ static uint32_t resolve(mf_sites *s, uint32_t stack)
                  frame.line);
     else
         snprintf(name, sizeof name, "%s", frame.function);
-    return site_named(s, name, &frame, stack);
+    int tagged;
+    const mf_symbolic_frame *f = symbolic(s, ip[at], &tagged);
+    unsigned kind = !f || f->kind != MF_FRAME_PYTHON ? MF_SITE_NATIVE
+                    : mf_sites_library_file(frame.file) ? MF_SITE_PYTHON_LIBRARY
+                                                         : MF_SITE_PYTHON_OWN;
+    return site_named(s, name, &frame, stack, kind);
+}
+
+#define OWN_BIT 0x80000000u   /* in site_of: the stack's innermost Python frame is own code */
+
+/* site_of's entry of stack (site + 1, OWN_BIT), resolving it the first
+ * time; 0 when out of memory. */
+static uint32_t entry_of(mf_sites *s, uint32_t stack)
+{
+    if (stack < s->n_site_of && s->site_of[stack])
+        return s->site_of[stack];
+    if (mf_grow_filled((void **)&s->site_of, &s->n_site_of, (size_t)stack + 1,
+                       sizeof *s->site_of, 0) < 0)
+        return 0;
+    int own;
+    uint32_t site = resolve(s, stack, &own);
+    s->site_of[stack] = (site + 1) | (own ? OWN_BIT : 0);
+    return s->site_of[stack];
 }
 
 uint32_t mf_sites_of_stack(mf_sites *s, uint32_t stack)
 {
     if (stack == 0)
         return MF_SITE_NONE;
-    if (stack < s->n_site_of && s->site_of[stack])
-        return s->site_of[stack] - 1;
-    if (mf_grow_filled((void **)&s->site_of, &s->n_site_of, (size_t)stack + 1,
-                       sizeof *s->site_of, 0) < 0)
-        return MF_SITE_OTHER;
-    uint32_t site = resolve(s, stack);
-    s->site_of[stack] = site + 1;
-    return site;
+    uint32_t e = entry_of(s, stack);
+    return e ? (e & ~OWN_BIT) - 1 : MF_SITE_OTHER;
+}
+
+int mf_sites_stack_own(mf_sites *s, uint32_t stack)
+{
+    return stack && (entry_of(s, stack) & OWN_BIT) != 0;
 }
 
 uint32_t mf_sites_count(const mf_sites *s)

@@ -49,10 +49,18 @@ typedef struct mf_site_frame {
     const char *module;       /* path of the module; NULL: none covers the address */
 } mf_site_frame;
 
+/* What a site's frame is (mf_site.kind). */
+enum mf_site_kind {
+    MF_SITE_NATIVE = 0,       /* a native frame, or a pseudo site */
+    MF_SITE_PYTHON_LIBRARY = 1,   /* a Python frame of a library (mf_sites_library_file) */
+    MF_SITE_PYTHON_OWN = 2    /* a Python frame of the program's own code */
+};
+
 typedef struct mf_site {
     const char *name;         /* "make_node (tree.c:42)", "(no stack)", ... */
     mf_site_frame frame;      /* the site's frame (function NULL for the two pseudo sites) */
     uint32_t stack;           /* the first stack met with this site (0: none) */
+    uint8_t kind;             /* enum mf_site_kind */
 } mf_site;
 
 typedef struct mf_sites mf_sites;
@@ -72,6 +80,14 @@ MF_EXPORT void mf_sites_close(mf_sites *s);
  * after, one array load.  On out of memory, MF_SITE_OTHER.
  */
 MF_EXPORT uint32_t mf_sites_of_stack(mf_sites *s, uint32_t stack);
+
+/*
+ * Whether the innermost Python frame of stack `stack` is the program's own
+ * code (mf_sites_library_file): the program itself made the allocation (a
+ * bytearray, a tensor), rather than a library it called (torch's import).
+ * 0 for a stack without Python frames.
+ */
+MF_EXPORT int mf_sites_stack_own(mf_sites *s, uint32_t stack);
 
 /* Site ids are 0 .. mf_sites_count(s) - 1. */
 MF_EXPORT uint32_t mf_sites_count(const mf_sites *s);

@@ -87,8 +87,13 @@ _warned_cpu = False
 
 
 def _say_once_cpu_needs_memflow_run():
+    """Without CPU heap capture (not under memflow run): the log notes it
+    (each start: the pictures' titles say it), stderr once."""
     global _warned_cpu
-    if _warned_cpu or _memflow.cpu_capture():
+    if _memflow.cpu_capture():
+        return
+    _memflow.note_cpu_heap_off()
+    if _warned_cpu:
         return
     _warned_cpu = True
     sys.stderr.write(

@@ -17,13 +17,19 @@ the next module's turn, and the end of the backward pass restores it.
 
 Tensors get names and roles (a naming record on the block at the tensor's
 address): at a root module's first forward its parameters are named by their
-qualified names (``net:fc1:weight``, role parameter); at each optimizer step
-the gradients (``net:fc1:weight.grad``, role gradient) before it and the
-optimizer's state after it (``adam:net:fc1:weight.exp_avg``, role optimizer
-state).  Each step runs in the scope ``<optimizer>.step:`` (``adam.step:``)
-and is a mark on the time axis (the optimizer's name, its step number).
-Steps are found by wrapping each optimizer's ``step`` when it is created
-(torch 1.13 has no global step hooks; 2.x runs the same wrapper).
+qualified names (``net:fc1:weight``, role parameter); at each root forward
+the tensors it receives (``net:input.0``, role input); while a root module's
+forward runs, every tensor autograd saves for backward
+(``net:fc1:activation``, role activation: a saved-tensors hook); gradients
+(``net:fc1:weight.grad``, role gradient) when each is accumulated (torch >=
+2.1: a post-accumulate-grad hook per parameter), else at the end of each
+backward pass and before each optimizer step; the optimizer's state after
+each step (``adam:net:fc1:weight.exp_avg``, role optimizer state).  Each
+step runs in the scope ``<optimizer>.step:`` (``adam.step:``) and is a mark
+on the time axis (the optimizer's name, its step number).  Steps are found
+by torch's global optimizer step hooks (torch >= 2.0), else by wrapping each
+optimizer's ``step`` when it is created (torch 1.13).  Temporaries and other
+tensors are told apart by the analysis (docs/PYTHON.md).
 
 How: torch's global module hooks (register_module_forward_pre_hook /
 register_module_forward_hook, in torch 1.13 and 2.x) push and pop the
@@ -36,6 +42,7 @@ the stack).
 import inspect
 import sys
 import threading
+import weakref
 
 from . import _memflow
 
@@ -58,6 +65,8 @@ class _ThreadState(threading.local):
     def __init__(self):
         self.modules = []
         self.backward_pushed = False
+        self.seen = set()     # data_ptr of the running root forward's inputs and of
+                              # the activations it named (the first name stays)
 
 
 _thread = _ThreadState()
@@ -80,8 +89,10 @@ def _child_name(parent, module):
 
 
 # ---- tensor names and roles ------------------------------------------------
-ROLE_PARAMETER, ROLE_GRADIENT, ROLE_OPTIMIZER_STATE = 1, 2, 3
+ROLE_PARAMETER, ROLE_GRADIENT, ROLE_OPTIMIZER_STATE, ROLE_ACTIVATION, ROLE_INPUT = 1, 2, 3, 4, 5
 _param_names = {}         # id(parameter) -> its qualified name ("net:fc1:weight")
+_param_ptrs = set()       # data_ptr of named parameters (never named as activations)
+_params = {}              # id(parameter) -> a weak reference to it, for its gradient
 _named_roots = set()      # id(root module) whose parameters are named
 
 
@@ -104,6 +115,66 @@ def _name_parameters(root, root_name):
         full = root_name + ":" + name.replace(".", ":")
         _param_names[id(p)] = full
         _name_tensor(p, full, ROLE_PARAMETER)
+        ptr = p.data_ptr() if p.numel() else None
+        if ptr is not None:
+            _param_ptrs.add(ptr)
+        _params[id(p)] = weakref.ref(p, _forget_parameter(id(p), ptr))
+        if _GRAD_HOOKS and p.requires_grad:
+            p.register_post_accumulate_grad_hook(_grad_accumulated)
+
+
+def _forget_parameter(key, ptr):
+    def forget(_):
+        _params.pop(key, None)
+        _param_names.pop(key, None)
+        _param_ptrs.discard(ptr)
+    return forget
+
+
+def _grad_accumulated(p):
+    """torch >= 2.1: p's gradient was just accumulated."""
+    if p.grad is not None:
+        _name_tensor(p.grad, _param_name(p) + ".grad", ROLE_GRADIENT)
+
+
+def _name_gradients(params):
+    for p in params:
+        if p.grad is not None:
+            _name_tensor(p.grad, _param_name(p) + ".grad", ROLE_GRADIENT)
+
+
+def _name_inputs(root_name, args):
+    """The tensors a root module's forward receives (positional arguments,
+    and tensors in a list, tuple or dict among them)."""
+    seen = _thread.seen
+    seen.clear()
+    i = 0
+    for a in args:
+        items = a.values() if isinstance(a, dict) else a if isinstance(a, (list, tuple)) else (a,)
+        for t in items:
+            if isinstance(t, _torch.Tensor) and t.numel() and t.layout == _torch.strided:
+                _name_tensor(t, "%s:input.%d" % (root_name, i), ROLE_INPUT)
+                seen.add(t.data_ptr())
+                i += 1
+
+
+def _pack_saved(t):
+    """Saved-tensors hook: a tensor autograd keeps for backward is an
+    activation, named in the scope that first saves it, unless it is a
+    parameter or an input.  Returns a detached alias (the same memory;
+    holding t itself would make a reference cycle)."""
+    if t.layout == _torch.strided and t.numel():
+        ptr = t.data_ptr()
+        seen = _thread.seen
+        if ptr not in _param_ptrs and ptr not in seen:
+            seen.add(ptr)
+            _memflow.name_block(_device_code(t), ptr, _memflow.current_scope() + "activation",
+                                ROLE_ACTIVATION)
+    return t.detach()
+
+
+def _unpack_saved(t):
+    return t
 
 
 def _param_name(p):
@@ -119,23 +190,50 @@ def _wrap_step(optimizer):
 
     def step_named(*args, **kwargs):
         count[0] += 1
-        _memflow.step(kind, count[0])
-        params = [p for g in optimizer.param_groups for p in g["params"]]
-        for p in params:
-            if p.grad is not None:
-                _name_tensor(p.grad, _param_name(p) + ".grad", ROLE_GRADIENT)
-        _push_whole(kind + ".step")
+        params = _step_begins(optimizer, kind, count[0])
         try:
             return step(*args, **kwargs)
         finally:
-            _pop()
-            for p in params:
-                for key, value in optimizer.state.get(p, {}).items():
-                    if isinstance(value, _torch.Tensor):
-                        _name_tensor(value, "%s:%s.%s" % (kind, _param_name(p), key),
-                                     ROLE_OPTIMIZER_STATE)
+            _step_ends(optimizer, kind, params)
 
     optimizer.step = step_named
+
+
+def _step_begins(optimizer, kind, number):
+    """An optimizer step begins: a mark, its gradients named, its scope."""
+    _memflow.step(kind, number)
+    params = [p for g in optimizer.param_groups for p in g["params"]]
+    _name_gradients(params)
+    _push_whole(kind + ".step")
+    return params
+
+
+def _step_ends(optimizer, kind, params):
+    """An optimizer step ended: its scope left, its state named."""
+    _pop()
+    for p in params:
+        for key, value in optimizer.state.get(p, {}).items():
+            if isinstance(value, _torch.Tensor):
+                _name_tensor(value, "%s:%s.%s" % (kind, _param_name(p), key),
+                             ROLE_OPTIMIZER_STATE)
+
+
+_steps = {}   # torch >= 2.0: id(optimizer) -> [its steps, its params while one runs]
+
+
+def _global_step_pre_hook(optimizer, args, kwargs):
+    state = _steps.setdefault(id(optimizer), [0, None])
+    if state[1] is not None:   # the last step raised: its scope is still pushed
+        _pop()
+    state[0] += 1
+    state[1] = _step_begins(optimizer, type(optimizer).__name__.lower(), state[0])
+
+
+def _global_step_post_hook(optimizer, args, kwargs):
+    state = _steps.get(id(optimizer))
+    if state is not None and state[1] is not None:
+        params, state[1] = state[1], None
+        _step_ends(optimizer, type(optimizer).__name__.lower(), params)
 
 
 def _optimizer_init_wrapper(init):
@@ -146,11 +244,22 @@ def _optimizer_init_wrapper(init):
     return __init__
 
 
+def _leave(modules):
+    """Leave the innermost running module's scope (and, a root, the
+    saved-tensors hooks its forward pushed)."""
+    hooks = modules.pop()[3]
+    _pop()
+    if hooks is not None:
+        _thread.seen.clear()
+        hooks.__exit__(None, None, None)
+
+
 def _forward_pre_hook(module, args):
     modules = _thread.modules
     call = _getframe(1)  # Module._call_impl running this module
+    hooks = None
     while modules:
-        parent, frame_id, code = modules[-1]
+        parent, frame_id, code, _ = modules[-1]
         # Is the innermost running module's call below this one?  (Two or
         # three frames up, normally.)  If not, its forward raised.
         frame = call.f_back
@@ -161,14 +270,17 @@ def _forward_pre_hook(module, args):
             if name is None or parent._modules.get(name) is not module:
                 name = _child_name(parent, module)
             break
-        modules.pop()  # leave the scope of the module that raised
-        _pop()
+        _leave(modules)  # leave the scope of the module that raised
     else:
         name = type(module).__name__.lower()  # a root
         if id(module) not in _named_roots:
             _name_parameters(module, name)
+        _name_inputs(name, args)
+        if _torch.is_grad_enabled():
+            hooks = _saved_tensors_hooks(_pack_saved, _unpack_saved)
+            hooks.__enter__()
     _push(name)
-    modules.append((module, id(call), call.f_code))
+    modules.append((module, id(call), call.f_code, hooks))
 
 
 def _leave_raised_children(modules, module, call_id):
@@ -181,8 +293,7 @@ def _leave_raised_children(modules, module, call_id):
     else:
         return False
     while len(modules) > depth + 1:
-        modules.pop()
-        _pop()
+        _leave(modules)
     return True
 
 
@@ -196,8 +307,7 @@ def _forward_hook(module, args, output):
         return None
     if _torch.is_grad_enabled():
         _mark_backward(output, "backward:" + _memflow.current_scope())
-    modules.pop()
-    _pop()
+    _leave(modules)
     return None
 
 
@@ -240,13 +350,18 @@ def _end_backward_scope():
     if state.backward_pushed:
         state.backward_pushed = False
         _pop()
+        if not _GRAD_HOOKS:  # the gradients of this pass, named where no hook did
+            _name_gradients([p for p in (r() for r in list(_params.values())) if p is not None])
 
 
 _torch = None
 _engine = None
+_saved_tensors_hooks = None
 # Whether torch calls forward hooks of a module whose forward raised
 # (always_call, torch >= 2.1); set by enable().
 HOOK_ON_EXCEPTION = False
+# Whether parameters take post-accumulate-grad hooks (torch >= 2.1).
+_GRAD_HOOKS = False
 
 
 def enable():
@@ -254,7 +369,7 @@ def enable():
 
     Raises RuntimeError if this torch has no global module hooks (< 1.13).
     """
-    global _torch, _engine, HOOK_ON_EXCEPTION
+    global _torch, _engine, _saved_tensors_hooks, HOOK_ON_EXCEPTION, _GRAD_HOOKS
     if _handles:
         return
     import torch
@@ -266,12 +381,19 @@ def enable():
         module_mod.register_module_forward_hook).parameters
     _torch = torch
     _engine = torch.autograd.Variable._execution_engine
+    _saved_tensors_hooks = torch.autograd.graph.saved_tensors_hooks
+    _GRAD_HOOKS = hasattr(torch.Tensor, "register_post_accumulate_grad_hook")
     _handles.append(module_mod.register_module_forward_pre_hook(_forward_pre_hook))
-    optimizer_cls = torch.optim.Optimizer
-    if not getattr(optimizer_cls.__init__, "_memflow", False):
-        wrapped = _optimizer_init_wrapper(optimizer_cls.__init__)
-        wrapped._memflow = True
-        optimizer_cls.__init__ = wrapped
+    from torch.optim import optimizer as optim_mod
+    if hasattr(optim_mod, "register_optimizer_step_pre_hook"):  # torch >= 2.0
+        _handles.append(optim_mod.register_optimizer_step_pre_hook(_global_step_pre_hook))
+        _handles.append(optim_mod.register_optimizer_step_post_hook(_global_step_post_hook))
+    else:
+        optimizer_cls = torch.optim.Optimizer
+        if not getattr(optimizer_cls.__init__, "_memflow", False):
+            wrapped = _optimizer_init_wrapper(optimizer_cls.__init__)
+            wrapped._memflow = True
+            optimizer_cls.__init__ = wrapped
     if HOOK_ON_EXCEPTION:
         _handles.append(module_mod.register_module_forward_hook(_forward_hook,
                                                                 always_call=True))
