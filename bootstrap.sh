@@ -12,12 +12,17 @@ PACKAGES="build-essential autoconf automake libtool pkg-config \
 libjemalloc-dev libcairo2-dev libzstd-dev librsvg2-dev check python3 \
 libunwind-dev libdw-dev libmicrohttpd-dev binutils \
 chromium valgrind heaptrack poppler-utils strace groff-base clang libclang-rt-dev \
-python3-dev python3-numpy python3-torch nodejs npm"
+python3-dev python3-numpy python3-torch"
 
 missing=""
 for p in $PACKAGES; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
 done
+# Node.js and npm count by their commands, not by Debian's packages: a
+# machine whose nodejs comes from elsewhere (NodeSource's bundles npm, and
+# conflicts with Debian's npm package) already has both.
+command -v node > /dev/null 2>&1 || missing="$missing nodejs"
+command -v npm > /dev/null 2>&1 || missing="$missing npm"
 if [ -n "$missing" ]; then
     if [ "$(id -u)" -eq 0 ]; then
         echo "bootstrap: installing:$missing"
