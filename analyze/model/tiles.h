@@ -43,8 +43,9 @@ typedef struct mf_tile_strip {
 typedef struct mf_tiles {
     mf_tile_strip *strips;
     size_t n, cap;            /* strips */
-    uint32_t *slots;          /* strip index + 1; 0 = empty */
+    uint32_t *slots;          /* tag << 24 | strip index + 1; 0 = empty (tiles.c) */
     size_t n_slots;
+    uint32_t *recent;         /* strip index + 1 last found, by a few bits of the hash */
     unsigned gshift, wshift;
     uint64_t origin;          /* time of column 0 (set by the first paint, or before it) */
     int started;
