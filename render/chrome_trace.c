@@ -164,13 +164,20 @@ static void process_metadata(chrome_writer *w)
 
 /* ---- memory counters and snapshots -------------------------------------------- */
 
+/* One point of the counter (there may be 10^5 of them: written piece by
+ * piece, no format to parse). */
 static void counter_point(chrome_writer *w, const char *dev, uint16_t device, const mf_point *p)
 {
     begin_event(w);
-    mf_sink_printf(w->out, "{\"ph\":\"C\",\"pid\":%u,\"name\":\"Memory: %s\",\"cat\":\"Device "
-                   "Storage\"", device_pid(device), dev);
+    text(w, "{\"ph\":\"C\",\"pid\":");
+    mf_sink_u64(w->out, device_pid(device));
+    text(w, ",\"name\":\"Memory: ");
+    text(w, dev);
+    text(w, "\",\"cat\":\"Device Storage\"");
     ts(w, p->time_ns);
-    mf_sink_printf(w->out, ",\"args\":{\"Memory: %s\":", dev);
+    text(w, ",\"args\":{\"Memory: ");
+    text(w, dev);
+    text(w, "\":");
     mf_sink_u64(w->out, p->live_bytes);
     text(w, "}}");
 }
