@@ -4,6 +4,13 @@
  * processes, drives), log_scan.c (the first pass: indexes chunks, collects
  * strings) and merge.c (the second pass: events of all logs in time order).
  * Internal to analyze/read/.
+ *
+ * Ids the caller sees are given in the order events use them, not in the
+ * order the scan met their records: a string gets its pool id, a stack its
+ * reader id, when the merge hands out the first event that names it.  So
+ * the ids depend on the events alone, and a reader that follows logs while
+ * they are written (and scans their chunks in whatever order they fill)
+ * gives the same ids as one that reads the finished logs.
  */
 #ifndef MEMFLOW_READER_INTERNAL_H
 #define MEMFLOW_READER_INTERNAL_H
@@ -18,6 +25,15 @@
 #include "log_header.h"
 #include "record.h"
 #include "string_pool.h"
+
+/* Texts the scan read, and the pool ids handed out for them. */
+typedef struct mf_rnames {
+    mf_strings *texts;       /* every text the scan read (the reader's own ids) */
+    mf_strings *pool;        /* the caller's pool: the ids events carry */
+    uint32_t *pub;           /* by own id: its pool id (0: not handed out yet) */
+    size_t n_pub;
+    uint64_t late;           /* placeholders handed out whose text came afterwards */
+} mf_rnames;
 
 /* What the scan knows of one chunk, kept to look again at a growing log. */
 typedef struct mf_scan_chunk {
@@ -43,31 +59,40 @@ typedef struct mf_segment {
     int sorted;              /* event times never decrease in file order */
 } mf_segment;
 
-/* A thread's name in one log. */
-typedef struct mf_tid_name {
-    uint32_t tid;
-    uint32_t name;           /* pool id */
-} mf_tid_name;
-
-/* A call stack of the reader's table (STACK record). */
+/* A call stack the scan found (STACK record). */
 typedef struct mf_stack_ref {
     uint32_t log;
     uint32_t depth;
     uint64_t chunk;
     uint32_t offset;         /* of the record in its chunk */
+    uint32_t id;             /* its reader id (0: no event named it yet) */
 } mf_stack_ref;
+
+/* A log's stack id that an event named before its STACK record was read
+ * (the event went out without a stack): mf_rlog.stacks holds this. */
+#define MF_STACK_MISSED UINT32_MAX
+
+/* A THREAD or DEVICE record waiting to be handed out: the event, its name
+ * as the log's string id, and where it stands (the last one of a thread or
+ * device, by log, chunk and offset, names it). */
+typedef struct mf_meta_ref {
+    mf_event e;
+    uint32_t name;           /* the log's string id */
+    uint32_t offset;
+    uint64_t chunk;
+} mf_meta_ref;
 
 typedef struct mf_rlog {
     char *path;
     mf_chunk_source *src;
     mf_log_meta meta;
     mf_damage damage;
-    mf_idmap strings;        /* the log's string id -> pool id */
-    mf_idmap stacks;         /* the log's stack id -> reader stack id */
-    mf_tid_name *threads;    /* THREAD records, latest last */
-    size_t n_threads, cap_threads;
-    mf_module *modules;      /* MODULE records, in the order scanned */
+    mf_idmap strings;        /* the log's string id -> own id (mf_rnames.texts) */
+    mf_idmap stacks;         /* the log's stack id -> scan index + 1, or MF_STACK_MISSED */
+    mf_module *modules;      /* MODULE records, in the order scanned (paths: see */
+    uint32_t *module_paths;  /* these, the log's string ids, given texts on demand) */
     size_t n_modules, cap_modules;
+    size_t modules_named;    /* modules[0, n) have their path's text */
     mf_scan_chunk *chunks;   /* by index */
     size_t n_chunks, cap_chunks;
     uint64_t first_ns, last_ns;   /* earliest and latest event time (UINT64_MAX, 0: none) */
@@ -78,10 +103,13 @@ typedef struct mf_rlog {
 
 /* The reader's shared tables the scan fills. */
 typedef struct mf_scan_sink {
-    mf_strings *pool;
-    mf_stack_ref *stacks;    /* reader stack ids - 1 */
+    mf_rnames names;
+    mf_stack_ref *stacks;    /* in the order scanned */
     size_t n_stacks, cap_stacks;
-    mf_event *meta;          /* THREAD and DEVICE events waiting for the next batch */
+    uint32_t *by_id;         /* reader stack id - 1 -> scan index */
+    size_t n_ids, cap_ids;
+    uint64_t late_stacks;    /* STACK records read after an event went out without them */
+    mf_meta_ref *meta;       /* THREAD and DEVICE records waiting to be handed out */
     size_t n_meta, cap_meta;
     mf_segment *segments;    /* new segments for the merge */
     size_t n_segments, cap_segments;
@@ -97,9 +125,20 @@ typedef struct mf_scan_sink {
  */
 int mf_scan_log(mf_rlog *log, uint32_t li, mf_scan_sink *sink, char *err, size_t errlen);
 
-/* The pool id of a log's string id (a placeholder "?ID" when the log has
- * not written it); MF_STRINGS_FAILED when out of memory. */
-uint32_t mf_rlog_string(mf_rlog *log, mf_strings *pool, uint32_t id);
+/* The pool id of a log's string id, given now if it has none yet (a
+ * placeholder "?ID" when the log has not written the string);
+ * MF_STRINGS_FAILED when out of memory. */
+uint32_t mf_rlog_string(mf_rlog *log, mf_rnames *names, uint32_t id);
+
+/* The reader id of a log's stack id, given now if it has none yet; 0 when
+ * the log has not written that stack (remembered, so that a STACK record
+ * read later counts as late); MF_STRINGS_FAILED when out of memory. */
+uint32_t mf_rlog_stack(mf_rlog *log, mf_scan_sink *sink, uint32_t id);
+
+/* The text of a log's string id, for the reader's own use (never handed
+ * out as an id): "?ID" when the log has not written it.  NULL when out of
+ * memory. */
+const char *mf_rlog_text(mf_rlog *log, mf_rnames *names, uint32_t id);
 
 /* Where chunk `index` is in the log's chunk source list, or SIZE_MAX. */
 size_t mf_rlog_chunk_position(const mf_rlog *log, uint64_t index);

@@ -16,12 +16,22 @@
 #include "sites.h"
 #include "symbols.h"
 
+/* A log's symboliser and the modules it was opened with. */
+typedef struct log_symbols {
+    mf_symbols *sym;             /* NULL until the log's first stack */
+    size_t modules;              /* MODULE records it knows */
+    int uncovered;               /* a stack it resolved had an address outside them */
+} log_symbols;
+
 struct mf_sites {
     mf_reader *reader;
     int own_reader;
     mf_strings *pool;
-    mf_symbols **symbols;        /* by log; NULL until its first stack */
+    log_symbols *symbols;        /* by log */
     size_t n_logs;
+    mf_symbols **retired;        /* symbolisers replaced (their texts are in sites) */
+    size_t n_retired, cap_retired;
+    uint64_t late;               /* see mf_sites_late */
     uint32_t *site_of;           /* by stack id: site id + 1; 0 not yet known */
     size_t n_site_of;
     mf_site *sites;
@@ -56,10 +66,8 @@ mf_sites *mf_sites_open(mf_reader *r, mf_strings *pool, int own_reader)
         return NULL;
     s->reader = r;
     s->pool = pool;
-    s->n_logs = mf_reader_n_logs(r);
-    s->symbols = calloc(s->n_logs ? s->n_logs : 1, sizeof *s->symbols);
     mf_site_frame none = { 0 };
-    if (!s->symbols || add_site(s, "(no stack)", &none, 0) < 0 ||
+    if (add_site(s, "(no stack)", &none, 0) < 0 ||
         add_site(s, "(other sites)", &none, 0) < 0) {
         mf_sites_close(s);
         return NULL;
@@ -73,8 +81,11 @@ void mf_sites_close(mf_sites *s)
     if (!s)
         return;
     for (size_t i = 0; i < s->n_logs; i++)
-        mf_symbols_close(s->symbols[i]);
+        mf_symbols_close(s->symbols[i].sym);
     free(s->symbols);
+    for (size_t i = 0; i < s->n_retired; i++)
+        mf_symbols_close(s->retired[i]);
+    free(s->retired);
     free(s->site_of);
     free(s->sites);
     mf_idmap_free(&s->by_name);
@@ -83,33 +94,62 @@ void mf_sites_close(mf_sites *s)
     free(s);
 }
 
-/* Log i's symboliser, opened from its MODULE records on first use. */
+/* A symboliser that gives way to one that knows more modules: kept (the
+ * sites' frames point into it).  What it resolved may differ from what the
+ * new one would have (an address no module it knew covered, a warning of
+ * its own): counted late.  0, or -1 when out of memory. */
+static int retire(mf_sites *s, log_symbols *l)
+{
+    if (l->uncovered || mf_symbols_warning(l->sym, 0))
+        s->late++;
+    if (mf_grow((void **)&s->retired, &s->cap_retired, s->n_retired + 1, sizeof *s->retired) < 0)
+        return -1;
+    s->retired[s->n_retired++] = l->sym;
+    l->sym = NULL;
+    l->uncovered = 0;
+    return 0;
+}
+
+/* Log i's symboliser, opened from its MODULE records on first use, and
+ * again when the log has more of them since (a log read while written). */
 static mf_symbols *symbols_of(mf_sites *s, uint32_t log)
 {
-    if (log >= s->n_logs)
+    size_t logs = mf_reader_n_logs(s->reader);
+    if (log >= logs)
         return NULL;
-    if (s->symbols[log])
-        return s->symbols[log];
+    if (logs > s->n_logs) {
+        if (mf_grow_filled((void **)&s->symbols, &s->n_logs, logs, sizeof *s->symbols, 0) < 0)
+            return NULL;
+    }
+    log_symbols *l = &s->symbols[log];
     size_t n;
     const mf_module *mods = mf_reader_modules(s->reader, log, &n);
+    if (!mods)
+        return NULL;
+    if (l->sym && n == l->modules)
+        return l->sym;
+    if (l->sym && retire(s, l) < 0)
+        return NULL;
     mf_symbols_module *rec = calloc(n ? n : 1, sizeof *rec);
     if (!rec)
         return NULL;
     for (size_t i = 0; i < n; i++)
-        rec[i] = (mf_symbols_module){ mf_strings_get(s->pool, mods[i].path), mods[i].bias,
-                                      mods[i].start, mods[i].end, mods[i].build_id,
-                                      mods[i].build_id_len };
-    s->symbols[log] = mf_symbols_open(rec, n);
+        rec[i] = (mf_symbols_module){ mods[i].path, mods[i].bias, mods[i].start, mods[i].end,
+                                      mods[i].build_id, mods[i].build_id_len };
+    l->sym = mf_symbols_open(rec, n);
+    l->modules = n;
     free(rec);
-    return s->symbols[log];
+    return l->sym;
 }
 
-/* A stack's return addresses and its log's symboliser; the depth, or 0. */
-static uint32_t read_stack(mf_sites *s, uint32_t stack, uint64_t *ip, mf_symbols **sym)
+/* A stack's return addresses, its log and the log's symboliser; the
+ * depth, or 0. */
+static uint32_t read_stack(mf_sites *s, uint32_t stack, uint64_t *ip, uint32_t *log,
+                           mf_symbols **sym)
 {
-    uint32_t log = 0;
-    int depth = mf_reader_stack(s->reader, stack, &log, ip, MF_STACK_MAX_DEPTH);
-    if (depth <= 0 || !(*sym = symbols_of(s, log)))
+    *log = 0;
+    int depth = mf_reader_stack(s->reader, stack, log, ip, MF_STACK_MAX_DEPTH);
+    if (depth <= 0 || !(*sym = symbols_of(s, *log)))
         return 0;
     return depth < MF_STACK_MAX_DEPTH ? (uint32_t)depth : MF_STACK_MAX_DEPTH;
 }
@@ -165,9 +205,11 @@ static uint32_t resolve(mf_sites *s, uint32_t stack)
 {
     uint64_t ip[MF_STACK_MAX_DEPTH];
     mf_symbols *sym = NULL;
-    uint32_t depth = read_stack(s, stack, ip, &sym);
+    uint32_t log, depth = read_stack(s, stack, ip, &log, &sym);
     if (!depth)
         return MF_SITE_NONE;
+    for (uint32_t i = 0; i < depth && !s->symbols[log].uncovered; i++)
+        s->symbols[log].uncovered = !mf_symbols_frame(sym, ip[i])->module;
     int at = mf_symbols_site(sym, ip, depth);
     mf_site_frame frame;
     if (at < 0 || !logical_frames(s, mf_symbols_frame(sym, ip[at]),
@@ -210,7 +252,7 @@ size_t mf_sites_frames(mf_sites *s, uint32_t stack, mf_site_frame *out, size_t m
 {
     uint64_t ip[MF_STACK_MAX_DEPTH];
     mf_symbols *sym = NULL;
-    uint32_t depth = stack ? read_stack(s, stack, ip, &sym) : 0;
+    uint32_t log, depth = stack ? read_stack(s, stack, ip, &log, &sym) : 0;
     if (!depth)
         return 0;
     int at = mf_symbols_site(sym, ip, depth);
@@ -225,14 +267,20 @@ size_t mf_sites_frames(mf_sites *s, uint32_t stack, mf_site_frame *out, size_t m
 const char *mf_sites_warning(const mf_sites *s, size_t i)
 {
     for (size_t log = 0; log < s->n_logs; log++) {
-        if (!s->symbols[log])
+        mf_symbols *sym = s->symbols[log].sym;
+        if (!sym)
             continue;
         size_t n = 0;
-        while (mf_symbols_warning(s->symbols[log], n))
+        while (mf_symbols_warning(sym, n))
             n++;
         if (i < n)
-            return mf_symbols_warning(s->symbols[log], i);
+            return mf_symbols_warning(sym, i);
         i -= n;
     }
     return NULL;
+}
+
+uint64_t mf_sites_late(const mf_sites *s)
+{
+    return s->late;
 }
