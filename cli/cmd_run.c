@@ -297,10 +297,15 @@ static int exec_failure(const char *command, int exec_errno)
     return RUN_EXIT_CANNOT_RUN;
 }
 
+/* The outputs of this run's logs: of the model the analysis during the
+ * run built, or, when it could not be exactly the model of the finished
+ * logs, of those logs read now. */
 static int render_logs(const char *dir, int n, char **paths)
 {
-    mf_model *model = cli_load_model(n, paths, UINT64_MAX);
-    if (!model)
+    mf_model *model = run_analysis_finish(n, paths);
+    if (model)
+        cli_print_warnings(model);
+    else if (!(model = cli_load_model(n, paths, UINT64_MAX)))
         return -1;
     const mf_config *c = mf_config_get();
     char formats[1200];
@@ -330,6 +335,7 @@ static int finish(const run_options *opt, const run_ident *run, int status)
     char **logs = run_logs_find(run, &n);
     if (n == 0) {
         run_logs_explain_none(opt->command[0], run->dir);
+        run_analysis_discard();
         free(logs);
         return status ? status : 1;
     }
@@ -363,8 +369,13 @@ int cmd_run(int argc, char **argv)
         run_stage_finish(0); /* no program ran: its staging file goes */
         return pid == -1 ? exec_failure(opt.command[0], exec_errno) : RUN_EXIT_OWN_ERROR;
     }
+    if (opt.render)
+        run_stage_write_idle();
     run_stage_start();
+    if (opt.render)
+        run_analysis_start(&run, mf_config_get()->stacks > 0);
     int status = run_child_wait(pid, &run);
+    run_analysis_stop();
     run_stage_finish(pid);
     return finish(&opt, &run, status);
 }

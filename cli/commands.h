@@ -47,4 +47,8 @@ struct mf_model *cli_load(int n, char **paths, const cli_load_options *opt, int 
 /* The same with the defaults (runs not merged); until_ns as above. */
 struct mf_model *cli_load_model(int n, char **paths, unsigned long long until_ns);
 
+/* The model's warnings on stderr ("memflow: warning: ...", escaped for a
+ * terminal), as cli_load prints them. */
+void cli_print_warnings(const struct mf_model *m);
+
 #endif

@@ -24,8 +24,7 @@ void cli_say(const char *prefix, const char *text)
     mf_sink_free(&err);
 }
 
-/* The model's warnings on stderr, escaped for a terminal. */
-static void print_warnings(const mf_model *m)
+void cli_print_warnings(const struct mf_model *m)
 {
     for (size_t i = 0; i < m->n_warnings; i++)
         cli_say("memflow: warning: ", m->warnings[i]);
@@ -49,7 +48,7 @@ struct mf_model *cli_load(int n, char **paths, const cli_load_options *opt, int 
         *exit_code = rc == MF_READER_OTHER_RUNS ? CLI_EXIT_OTHER_RUNS : 1;
         return NULL;
     }
-    print_warnings(m);
+    cli_print_warnings(m);
     *exit_code = 0;
     return m;
 }
