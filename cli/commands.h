@@ -6,6 +6,8 @@
 #ifndef MEMFLOW_COMMANDS_H
 #define MEMFLOW_COMMANDS_H
 
+#include <stdint.h>
+
 int cmd_run(int argc, char **argv);     /* cli/cmd_run.c */
 int cmd_stats(int argc, char **argv);   /* cli/cmd_stats.c */
 int cmd_render(int argc, char **argv);  /* cli/cmd_render.c */
@@ -25,6 +27,19 @@ void cli_say(const char *prefix, const char *text);
  * run left in their folders is written into its log and removed
  * (cli/recover.c); what was done, or left, is said on stderr. */
 void cli_recover_staged(int n, char *const *paths);
+
+/* A line of progress on the terminal while logs are read (cli/progress.c):
+ * start before the reading (it shows nothing unless stderr is a
+ * terminal and the reading takes more than a second); events is an
+ * mf_load_progress (ctx: the cli_progress); end writes the last line. */
+typedef struct cli_progress {
+    int on, shown;
+    unsigned long long start_ns, shown_ns, after_ns;
+    unsigned long long done, total;
+} cli_progress;
+void cli_progress_start(cli_progress *p);
+void cli_progress_events(void *ctx, uint64_t done, uint64_t total);
+void cli_progress_end(cli_progress *p);
 
 /* Exit statuses of stats, render and serve. */
 #define CLI_EXIT_DAMAGED 3       /* outputs written from a damaged log */

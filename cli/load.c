@@ -34,15 +34,19 @@ struct mf_model *cli_load(int n, char **paths, const cli_load_options *opt, int 
 {
     char err[2048];
     int rc;
+    cli_progress progress;
     mf_load_options lo = {
         .until_rel_ns = opt->until_ns == (unsigned long long)-1 ? UINT64_MAX : opt->until_ns,
         .merge_runs = opt->merge_runs,
         .model = { .no_picture = opt->no_picture, .no_trace = opt->no_trace,
                    .tiles_by_site = opt->tiles_by_site },
+        .progress = cli_progress_events, .progress_ctx = &progress,
     };
     cli_recover_staged(n, paths);
+    cli_progress_start(&progress);
     mf_model *m = mf_model_load_opts((const char *const *)paths, n > 0 ? (size_t)n : 0, &lo, &rc,
                                      err, sizeof err);
+    cli_progress_end(&progress);
     if (!m) {
         fprintf(stderr, "memflow: %s\n", err);
         *exit_code = rc == MF_READER_OTHER_RUNS ? CLI_EXIT_OTHER_RUNS : 1;

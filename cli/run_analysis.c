@@ -40,6 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "commands.h"
 #include "model.h"
 #include "run.h"
 
@@ -273,7 +274,8 @@ static void forget_logs(void)
 }
 
 /* Whether paths[0..n) are exactly the logs followed (the run's logs found
- * at the end; any not seen yet is added now). */
+ * at the end; any not seen yet is added now), and the rest of them could
+ * be read. */
 static int same_logs(int n, char **paths)
 {
     char err[1024];
@@ -284,7 +286,12 @@ static int same_logs(int n, char **paths)
     for (int i = 0; i < n; i++)
         if (!followed_path(paths[i]))
             return 0;
-    return mf_follow_finish(a.f, err, sizeof err) == 0;
+    cli_progress progress;
+    cli_progress_start(&progress);
+    mf_follow_set_progress(a.f, cli_progress_events, &progress);
+    int rc = mf_follow_finish(a.f, err, sizeof err);
+    cli_progress_end(&progress);
+    return rc == 0;
 }
 
 void run_analysis_discard(void)

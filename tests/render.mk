@@ -44,7 +44,7 @@ check_PROGRAMS += tests/late_workload
 tests_late_workload_SOURCES = tests/late_workload.c
 tests_late_workload_LDADD = libmemflow.la
 tests_late_workload_LDFLAGS = $(TEST_LINK_FLAGS) -pthread
-TESTS += tests/run_analysis.sh
-EXTRA_DIST += tests/run_analysis.sh
+TESTS += tests/run_analysis.sh tests/progress.sh
+EXTRA_DIST += tests/run_analysis.sh tests/progress.sh
 include $(srcdir)/tests/fuzz/fuzz.mk
 include $(srcdir)/tests/sanitize.mk

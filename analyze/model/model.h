@@ -453,10 +453,16 @@ MF_EXPORT void mf_model_free(mf_model *model);
 MF_EXPORT mf_model *mf_model_load(const char *const *paths, size_t n, uint64_t until_rel_ns,
                                   char *err, size_t errlen);
 
+/* Progress of reading logs into a model: done of total event records
+ * decoded, called after every batch (a few thousand events). */
+typedef void (*mf_load_progress)(void *ctx, uint64_t done, uint64_t total);
+
 typedef struct mf_load_options {
     uint64_t until_rel_ns;    /* UINT64_MAX: everything */
     int merge_runs;           /* merge logs of different runs */
     mf_model_options model;   /* model.since_ns: leave out events before (absolute) */
+    mf_load_progress progress;   /* NULL: none */
+    void *progress_ctx;
 } mf_load_options;
 
 /* mf_model_load with options; *rc gets 0, -1 (err says why) or
@@ -490,6 +496,8 @@ MF_EXPORT int mf_follow_step(mf_follow *f, uint64_t until, uint64_t max, char *e
 MF_EXPORT int mf_follow_finish(mf_follow *f, char *err, size_t errlen);
 MF_EXPORT uint64_t mf_follow_late(const mf_follow *f, uint64_t *by_ns);
 MF_EXPORT uint64_t mf_follow_fed(const mf_follow *f);
+/* Progress of what finish reads (NULL: none). */
+MF_EXPORT void mf_follow_set_progress(mf_follow *f, mf_load_progress fn, void *ctx);
 MF_EXPORT mf_model *mf_follow_take(mf_follow *f, int *rc);
 MF_EXPORT void mf_follow_free(mf_follow *f);
 

@@ -33,6 +33,8 @@ struct mf_follow {
     uint64_t fed;            /* events fed */
     uint64_t late;           /* the model's own: see mf_follow_late */
     int stacks_expected;
+    mf_load_progress progress;
+    void *progress_ctx;
 };
 
 /* Every damage line of a log, and how it ended when not cleanly, become
@@ -109,6 +111,11 @@ static int feed(mf_follow *f, uint64_t until, uint64_t max, char *err, size_t er
             return -1;
         }
         f->fed += (uint64_t)n;
+        if (f->progress) {
+            uint64_t decoded;
+            mf_reader_counts(f->r, NULL, &decoded);
+            f->progress(f->progress_ctx, decoded, mf_reader_events(f->r));
+        }
     }
     return n < 0 ? -1 : 0;
 }
@@ -150,6 +157,8 @@ mf_model *mf_model_load_opts(const char *const *paths, size_t n, const mf_load_o
     if (!f)
         return NULL;
     mf_reader_options ro = { .merge_runs = opt->merge_runs };
+    f->progress = opt->progress;
+    f->progress_ctx = opt->progress_ctx;
     int open_rc = mf_reader_open(&f->r, paths, n, f->m->strings, &ro, err, errlen);
     if (open_rc != 0) {
         *rc = open_rc;
@@ -249,6 +258,12 @@ uint64_t mf_follow_late(const mf_follow *f, uint64_t *by_ns)
 uint64_t mf_follow_fed(const mf_follow *f)
 {
     return f->fed;
+}
+
+void mf_follow_set_progress(mf_follow *f, mf_load_progress fn, void *ctx)
+{
+    f->progress = fn;
+    f->progress_ctx = ctx;
 }
 
 mf_model *mf_follow_take(mf_follow *f, int *rc)

@@ -614,6 +614,14 @@ long mf_reader_next(mf_reader *r, mf_event *out, mf_sample_values *samples, size
     return hand_out_meta(r, out, max, err, errlen);
 }
 
+uint64_t mf_reader_events(const mf_reader *r)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < r->n; i++)
+        n += r->logs[i]->events;
+    return n;
+}
+
 void mf_reader_counts(const mf_reader *r, uint64_t *scanned, uint64_t *decoded)
 {
     if (scanned)

@@ -144,6 +144,10 @@ MF_EXPORT uint64_t mf_reader_late(const mf_reader *r, uint64_t *by_ns);
  */
 MF_EXPORT int mf_chunk_first_event(const uint8_t *chunk, size_t len, uint64_t *time_ns);
 
+/* The event records the logs hold (as scanned so far): what
+ * mf_reader_next hands out in all, besides process ends and names. */
+MF_EXPORT uint64_t mf_reader_events(const mf_reader *r);
+
 /* Records scanned and events decoded so far, all logs. */
 MF_EXPORT void mf_reader_counts(const mf_reader *r, uint64_t *scanned, uint64_t *decoded);
 
