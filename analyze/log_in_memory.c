@@ -100,6 +100,16 @@ static int copy_stacks(mf_log *log, mf_reader *r)
         log->modules[i].path = mf_strings_get(log->pool, path);
     }
     log->n_modules = n_modules;
+    uint32_t n_frames = mf_reader_n_frames(r);
+    if (n_frames && !(log->frames = malloc(n_frames * sizeof *log->frames)))
+        return -1;
+    for (uint32_t id = 1; id <= n_frames; id++) {
+        const mf_symbolic_frame *f = mf_reader_frame(r, id);
+        if (!f)
+            return -1;
+        log->frames[id - 1] = *f;
+    }
+    log->n_frames = n_frames;
     uint64_t ip[MF_STACK_MAX_DEPTH];
     for (uint32_t id = 1; id <= n; id++) {
         int depth = mf_reader_stack(r, id, NULL, ip, MF_STACK_MAX_DEPTH);
@@ -175,6 +185,7 @@ void mf_log_free(mf_log *log)
         free(log->stacks[i].ip);
     free(log->stacks);
     free(log->modules);
+    free(log->frames);
     free(log->path);
     mf_strings_free(log->pool);
     free(lp->thread_tids);
@@ -190,6 +201,14 @@ const char *mf_log_string(const mf_log *log, uint32_t id)
 const mf_stack *mf_log_stack(const mf_log *log, uint32_t id)
 {
     return id && id < log->n_stacks && log->stacks[id].depth ? &log->stacks[id] : NULL;
+}
+
+const mf_symbolic_frame *mf_log_frame(const mf_log *log, uint64_t entry)
+{
+    uint32_t id = mf_stack_entry_frame(entry);
+    if (!mf_stack_entry_is_frame(entry) || id == 0 || id > log->n_frames)
+        return NULL;
+    return &log->frames[id - 1];
 }
 
 const char *mf_log_thread_name(const mf_log *log, uint32_t tid)

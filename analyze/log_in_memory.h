@@ -33,6 +33,9 @@ typedef struct mf_log {
     uint32_t n_stacks;         /* entries in stacks (largest id + 1) */
     mf_module *modules;        /* MODULE records, in the order read */
     size_t n_modules;
+    mf_symbolic_frame *frames; /* FRAME records: frame id - 1 (a stack entry with
+                                  MF_STACK_FRAME_TAG holds the id) */
+    uint32_t n_frames;
     int damaged;               /* 1 if any damage was found */
     char damage[512];          /* "FILE: offset N: what" of the first damage */
 } mf_log;
@@ -58,6 +61,10 @@ MF_EXPORT const char *mf_log_string(const mf_log *log, uint32_t id);
 /* The call stack of an event's stack id, or NULL if the log has none
  * of that id. */
 MF_EXPORT const mf_stack *mf_log_stack(const mf_log *log, uint32_t id);
+
+/* The symbolic frame of a stack entry (MF_STACK_FRAME_TAG | id), or NULL
+ * when the entry is a return address or names no frame the log wrote. */
+MF_EXPORT const mf_symbolic_frame *mf_log_frame(const mf_log *log, uint64_t entry);
 
 /* The name of the thread tid, or NULL if the log did not record one. */
 MF_EXPORT const char *mf_log_thread_name(const mf_log *log, uint32_t tid);

@@ -29,10 +29,12 @@ EXTRA_DIST += bench/run.sh bench/gpu-remote.sh bench/gpu_check.py bench/torch_pr
 # The Python front: a scope push + pop from Python (extension vs ctypes) and
 # PyTorch module scopes per module call; `make bench-python` prints the
 # tables of docs/PERFORMANCE.md.
-EXTRA_DIST += bench/python_bench.py bench/python_scope.py bench/python_torch.py
+EXTRA_DIST += bench/python_bench.py bench/python_scope.py bench/python_torch.py \
+	bench/python_stacks.sh bench/python_stacks_allocs.py bench/python_stacks_torch.py
 bench-python: all
 	PYTHONPATH=$(abs_top_builddir)/python $(PYTHON) $(srcdir)/bench/python_scope.py
 	PYTHONPATH=$(abs_top_builddir)/python $(PYTHON) $(srcdir)/bench/python_torch.py
+	$(srcdir)/bench/python_stacks.sh $(abs_top_builddir)/memflow $(PYTHON)
 
 # Sizes of the compact form's candidates and read speed of both forms
 # (bench/compact.sh, `make bench-compact`).

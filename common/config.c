@@ -61,6 +61,7 @@ static const key_spec key_table[] = {
     NUMBER(sample_rate, KEY_UINT, 0, MAX_SAMPLE_RATE),
     FIELD(stacks, KEY_DEPTH),
     FIELD(torch_scopes, KEY_BOOL),
+    NUMBER(python_stacks, KEY_UINT, 0, 2),
 };
 #define N_KEYS (sizeof key_table / sizeof key_table[0])
 
@@ -100,6 +101,7 @@ static mf_config live_config = {
     .profile_device = 1,
     .dump_period = 1.0,
     .torch_scopes = 1,
+    .python_stacks = 1,
 };
 static pthread_mutex_t config_lock = PTHREAD_MUTEX_INITIALIZER;
 

@@ -28,6 +28,10 @@ typedef struct mf_config {
     uint64_t sample_rate;           /* 0 = off */
     unsigned stacks;                /* call-stack depth per allocation; 0 = off */
     int torch_scopes;               /* PyTorch module scopes under memflow run */
+    uint64_t python_stacks;         /* the Python stack of every allocation, under
+                                       memflow run: 0 off, 1 where it is cheap (the
+                                       frame walker: CPython 3.11), 2 everywhere (a
+                                       profile function elsewhere) */
 } mf_config;
 
 /*

@@ -93,7 +93,9 @@ enum mf_record_type {
     MF_REC_MODULE = 17,      /* a loaded ELF module: aux = path string id */
     MF_REC_TRACE = 18,       /* a trace object event: aux = enum mf_trace_kind */
     MF_REC_DEVICE = 19,      /* what a GPU is: aux = device */
-    MF_REC_TYPE_MAX = 19
+    MF_REC_FRAME = 20,       /* a symbolic stack frame (Python, or a C/C++ frame known
+                                by name): aux = frame id */
+    MF_REC_TYPE_MAX = 20
 };
 
 /* A device is (kind << 8 | index): cpu/0 = 0x0000, gpu/3 = 0x0103. */
@@ -173,8 +175,27 @@ enum mf_trace_kind {
     MF_TRACE_MARKER = 8,         /* an instant; arg = enum mf_marker_scope */
     MF_TRACE_RANGE_BEGIN = 9,    /* NVTX start/end range, may end on another thread */
     MF_TRACE_RANGE_END = 10,
-    MF_TRACE_REGION_NAME = 11    /* a live sub-block was named (nvtxMemRegionsName):
+    MF_TRACE_REGION_NAME = 11,   /* a live sub-block was named (nvtxMemRegionsName):
                                     value = its address, name, arg = its device */
+    /* 12..15: Python attribution */
+    MF_TRACE_BLOCK_NAME = 12,    /* the block (or sub-block) live at an address gets a name
+                                    and a role (a tensor): value = the address, name, arg =
+                                    device | enum mf_block_role << 16 */
+    MF_TRACE_STEP = 13           /* an optimizer step began: value = its number (from 1),
+                                    name = the optimizer ("adam"), arg = MF_MARKER_PROCESS */
+};
+
+/* What a named block is (MF_TRACE_BLOCK_NAME), as PyTorch's memory timeline
+ * sorts tensors. */
+enum mf_block_role {
+    MF_ROLE_UNKNOWN = 0,
+    MF_ROLE_PARAMETER = 1,
+    MF_ROLE_GRADIENT = 2,
+    MF_ROLE_OPTIMIZER_STATE = 3,
+    MF_ROLE_ACTIVATION = 4,      /* saved for backward */
+    MF_ROLE_INPUT = 5,
+    MF_ROLE_TEMPORARY = 6,
+    MF_ROLE_OTHER = 7
 };
 enum mf_marker_scope { MF_MARKER_THREAD = 0, MF_MARKER_PROCESS = 1, MF_MARKER_GLOBAL = 2 };
 
@@ -316,6 +337,48 @@ typedef struct mf_rec_stack {    /* 16 + 8 * depth bytes; aux = stack id */
 } mf_rec_stack;
 
 /*
+ * A STACK entry with bit 63 set is not a return address but a symbolic
+ * frame: its low 32 bits are the id of a FRAME record of the same log
+ * (user-space return addresses never have bit 63 set).  Stacks may mix
+ * both: Python frames merged where the interpreter's eval loop runs them.
+ */
+#define MF_STACK_FRAME_TAG (UINT64_C(1) << 63)
+static inline int mf_stack_entry_is_frame(uint64_t entry)
+{
+    return (entry & MF_STACK_FRAME_TAG) != 0;
+}
+static inline uint32_t mf_stack_entry_frame(uint64_t entry)
+{
+    return (uint32_t)(entry & 0xffffffffu);
+}
+static inline uint64_t mf_stack_frame_entry(uint32_t frame)
+{
+    return MF_STACK_FRAME_TAG | frame;
+}
+
+/* What a symbolic frame is (FRAME records' kind). */
+enum mf_frame_kind {
+    MF_FRAME_PYTHON = 1,         /* a Python function: file and line of its code */
+    MF_FRAME_NATIVE = 2          /* a C/C++ function known by name (a PyTorch snapshot's
+                                    C++ frames); file and line when known */
+    /* other values are reserved: readers show them as MF_FRAME_NATIVE */
+};
+
+/*
+ * A symbolic frame of this process, written once before the first STACK
+ * record that uses its id (in some chunk of the same log), as strings are:
+ * ids are dense from 1 per log.
+ */
+typedef struct mf_rec_frame {    /* 24 bytes; aux = frame id */
+    uint64_t word;
+    uint32_t function;           /* string id of the function ("train_step", a
+                                    qualified name, "c10::alloc_cpu(...)") */
+    uint32_t file;               /* string id of the source file; 0 = unknown */
+    uint32_t line;               /* line in file; 0 = unknown */
+    uint32_t kind;               /* enum mf_frame_kind */
+} mf_rec_frame;
+
+/*
  * An ELF module (executable or shared library) loaded in the process, so the
  * analysis can symbolise stack addresses after the process is gone: written
  * before the first STACK whose addresses fall in [start, end) (in some chunk
@@ -395,6 +458,7 @@ static inline unsigned mf_record_fixed_size(unsigned type)
     case MF_REC_MODULE: return sizeof(mf_rec_module);
     case MF_REC_TRACE: return sizeof(mf_rec_trace);
     case MF_REC_DEVICE: return sizeof(mf_rec_device);
+    case MF_REC_FRAME: return sizeof(mf_rec_frame);
     }
     return 0;
 }
@@ -408,5 +472,6 @@ _Static_assert(sizeof(mf_rec_cpu_alloc_stack) == 40, "CPU_ALLOC_STACK");
 _Static_assert(sizeof(mf_rec_module) == 64, "MODULE");
 _Static_assert(sizeof(mf_rec_trace) == 40, "TRACE");
 _Static_assert(sizeof(mf_rec_device) == 48, "DEVICE");
+_Static_assert(sizeof(mf_rec_frame) == 24, "FRAME");
 
 #endif /* MEMFLOW_LOG_FORMAT_H */

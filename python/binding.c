@@ -27,6 +27,7 @@
 
 #include "memflow.h"
 #include "config.h"
+#include "pystacks.h"
 #include "recorder.h"
 #include "scope.h"
 
@@ -555,6 +556,53 @@ static PyObject *py_record_free(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* ---- tensors: names, roles, steps --------------------------------------------- */
+
+/* The string id of a str (0 with an exception set when it is none). */
+static uint32_t intern_name(PyObject *name)
+{
+    PyObject *bytes = PyUnicode_AsUTF8String(name);
+    char *text;
+    Py_ssize_t len;
+    uint32_t id = 0;
+    if (bytes && PyBytes_AsStringAndSize(bytes, &text, &len) == 0)
+        id = mf_recorder_intern(text, (size_t)len);
+    Py_XDECREF(bytes);
+    return id;
+}
+
+/* name_block(device, addr, name, role): the block live at addr on device
+ * (cpu/0 = 0, gpu/N = 0x100 | N) is `name`, of role enum mf_block_role. */
+static PyObject *py_name_block(PyObject *self, PyObject *args)
+{
+    (void)self;
+    unsigned device, role;
+    unsigned long long addr;
+    PyObject *name;
+    if (!PyArg_ParseTuple(args, "IKUI:name_block", &device, &addr, &name, &role))
+        return NULL;
+    uint32_t id = intern_name(name);
+    if (!id)
+        return NULL;
+    mf_recorder_trace(MF_TRACE_BLOCK_NAME, 0, addr, 0, id, (device & 0xffffu) | role << 16);
+    Py_RETURN_NONE;
+}
+
+/* step(optimizer, number): optimizer's step `number` begins (a mark). */
+static PyObject *py_step(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *name;
+    unsigned long long number;
+    if (!PyArg_ParseTuple(args, "UK:step", &name, &number))
+        return NULL;
+    uint32_t id = intern_name(name);
+    if (!id)
+        return NULL;
+    mf_recorder_trace(MF_TRACE_STEP, 0, number, 0, id, MF_MARKER_PROCESS);
+    Py_RETURN_NONE;
+}
+
 /* ---- what this process has ------------------------------------------------ */
 
 /* Whether libmemflow-preload.so (CPU heap capture) is in this process. */
@@ -642,6 +690,11 @@ static PyMethodDef module_methods[] = {
     { "record_alloc", py_record_alloc, METH_VARARGS,
       "record_alloc(device, addr, requested, actual, name, flags)" },
     { "record_free", py_record_free, METH_VARARGS, "record_free(device, addr)" },
+    { "name_block", py_name_block, METH_VARARGS,
+      "name_block(device, addr, name, role): name the live block at addr (device: cpu/0 0, "
+      "gpu/N 0x100 | N; role: 1 parameter, 2 gradient, 3 optimizer state, 4 activation, "
+      "5 input, 6 temporary, 7 other)" },
+    { "step", py_step, METH_VARARGS, "step(optimizer, number): an optimizer step begins" },
     { "cpu_capture", py_cpu_capture, METH_NOARGS, "whether CPU heap capture is loaded" },
     { "gpu_plugin", py_gpu_plugin, METH_NOARGS, "path of libmemflow-cuda.so, or None" },
     { "log_path", py_log_path, METH_NOARGS, "the open log's path, or None" },
@@ -670,6 +723,8 @@ static int module_exec(PyObject *module)
     name_cache = PyDict_New();
     PyObject *scope_type = PyType_FromSpec(&scope_spec);
     if (!scope_var_get || !scope_var_set || !name_cache || !scope_type)
+        return -1;
+    if (mf_pystacks_add(module) < 0)
         return -1;
     if (PyModule_AddObject(module, "scope", scope_type) < 0) {
         Py_DECREF(scope_type);

@@ -25,7 +25,8 @@ memflowpy_PYTHON = $(MEMFLOW_PY_SOURCES)
 
 memflowpyexecdir = $(pyexecdir)/memflow
 memflowpyexec_LTLIBRARIES = python/memflow/_memflow.la
-python_memflow__memflow_la_SOURCES = python/binding.c
+python_memflow__memflow_la_SOURCES = python/binding.c python/pystacks.c python/pystacks.h \
+	python/pywalk.c python/pywalk.h
 python_memflow__memflow_la_CPPFLAGS = $(AM_CPPFLAGS) $(PYTHON_EXT_CPPFLAGS) \
 	-DPy_LIMITED_API=0x03090000
 python_memflow__memflow_la_CFLAGS = $(AM_CFLAGS) -pthread

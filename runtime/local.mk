@@ -22,6 +22,8 @@ RUNTIME_SOURCES = $(COMMON_SOURCES) $(CONFIG_SOURCES) \
 	runtime/scope.c runtime/scope.h \
 	runtime/objects.c \
 	runtime/stacks.c runtime/stacks.h \
+	runtime/frames.c runtime/frames.h \
+	runtime/slots.c runtime/slots.h \
 	runtime/unwind.c runtime/unwind.h \
 	runtime/api.c \
 	runtime/dump.c

@@ -23,6 +23,7 @@
 #include "error.h"
 #include "clock_fast.h"
 #include "cuda_seen.h"
+#include "frames.h"
 #include "intern.h"
 #include "log_writer.h"
 #include "recorder.h"
@@ -45,6 +46,8 @@ static int log_open;              /* read with seq_cst against interning */
 static int running, paused;
 static uint64_t sample_every;     /* sample_rate, copied at start (atomic) */
 static unsigned stack_depth;      /* `stacks`, copied at start; 0 = off (atomic) */
+static mf_python_stack_fn python_stack;   /* Python stacks (atomic) */
+static int python_every_thread;   /* python_stack for threads without a slot too (atomic) */
 static uint64_t sample_counters[512];
 static mf_sampler_fn samplers[2];  /* atomic */
 static int sampled_at_source[2];  /* the capture counts and samples itself (atomic) */
@@ -386,13 +389,54 @@ static inline void fill_cpu_alloc(mf_rec_cpu_alloc *r, const mf_thread_state *t,
     r->scope = t->stack[t->depth];
 }
 
+void mf_recorder_set_python_stacks(mf_python_stack_fn fn, int every_thread)
+{
+    __atomic_store_n(&python_stack, fn, __ATOMIC_RELEASE);
+    __atomic_store_n(&python_every_thread, every_thread != 0, __ATOMIC_RELEASE);
+}
+
+uint32_t mf_recorder_stack_generation(void)
+{
+    return mf_stacks_generation();
+}
+
+/* Whether the calling thread's allocations go through python_stack. */
+static inline int python_on(const mf_thread_state *t)
+{
+    return t->python != NULL || __atomic_load_n(&python_every_thread, __ATOMIC_RELAXED);
+}
+
+void mf_recorder_thread_python(void *python)
+{
+    mf_thread_state *t = mf_thread_state_get();
+    if (t)
+        t->python = python;
+}
+
+/* The calling thread's stack id: its native frames (when `stacks` is on,
+ * memflow's own and `skip` more dropped) merged with its Python frames (a
+ * thread with a shadow stack), or either alone. */
+static uint32_t stack_here(mf_thread_state *t, unsigned skip)
+{
+    mf_python_stack_fn py = __atomic_load_n(&python_stack, __ATOMIC_ACQUIRE);
+    if (!python_on(t) || !py)
+        return mf_stacks_capture(&t->unwind, skip);
+    uint64_t native[MF_STACK_MAX_DEPTH];
+    uint32_t n = __atomic_load_n(&stack_depth, __ATOMIC_RELAXED)
+                     ? mf_stacks_walk(&t->unwind, skip, native) : 0;
+    MF_INTERNAL_BEGIN();
+    uint32_t id = py(&t->python, native, n);
+    MF_INTERNAL_END();
+    return id;
+}
+
 /* With stacks on: capture first (it may write STACK and MODULE records),
  * then the time, then a CPU_ALLOC_STACK record. */
 static __attribute__((noinline)) void cpu_alloc_stack(mf_thread_state *t, const void *addr,
                                                       size_t requested, size_t actual,
                                                       unsigned flags)
 {
-    uint32_t stack = mf_stacks_capture(&t->unwind, 0);
+    uint32_t stack = stack_here(t, 0);
     if (!fits_compact(requested, actual)) {
         cpu_alloc_full(addr, requested, actual, flags, stack);
         return;
@@ -421,7 +465,7 @@ static __attribute__((noinline)) void cpu_alloc_slow(const void *addr, size_t re
     mf_thread_state *t = tls_state;
     if (!t && !(t = thread_first_event()))
         return;
-    if (__atomic_load_n(&stack_depth, __ATOMIC_RELAXED)) {
+    if (__atomic_load_n(&stack_depth, __ATOMIC_RELAXED) || python_on(t)) {
         cpu_alloc_stack(t, addr, requested, actual, flags);
         return;
     }
@@ -467,7 +511,7 @@ void mf_recorder_cpu_alloc(const void *addr, size_t requested, size_t actual, un
     mf_thread_state *t = tls_state;
     uint64_t now;
     /* Stacks first: their path reads the clock after the walk. */
-    if (MF_UNLIKELY(!t || __atomic_load_n(&stack_depth, __ATOMIC_RELAXED) ||
+    if (MF_UNLIKELY(!t || __atomic_load_n(&stack_depth, __ATOMIC_RELAXED) || python_on(t) ||
                     !mf_clock_try_fast(&now)))
         goto slow;
     unsigned unusual = sampling() | !fits_compact(requested, actual) |
@@ -546,10 +590,32 @@ void mf_recorder_code_unloaded(void)
 
 uint32_t mf_recorder_stack(unsigned skip)
 {
-    if (!__atomic_load_n(&stack_depth, __ATOMIC_RELAXED) || !mf_recording_now())
+    if (!mf_recording_now())
         return 0;
     mf_thread_state *t = mf_thread_state_get();
+    if (t && python_on(t))
+        return stack_here(t, skip);
+    if (!__atomic_load_n(&stack_depth, __ATOMIC_RELAXED))
+        return 0;
     return mf_stacks_capture(t ? &t->unwind : NULL, skip);
+}
+
+uint32_t mf_recorder_frame_ids(uint32_t function, uint32_t file, uint32_t line, unsigned kind)
+{
+    return function ? mf_frames_intern(function, file, line, kind) : 0;
+}
+
+uint32_t mf_recorder_frame(const char *function, size_t function_len, const char *file,
+                           size_t file_len, uint32_t line, unsigned kind)
+{
+    uint32_t fn = mf_recorder_intern(function ? function : "?", function ? function_len : 1);
+    uint32_t where = file && file_len ? mf_recorder_intern(file, file_len) : 0;
+    return mf_recorder_frame_ids(fn, where, line, kind);
+}
+
+uint32_t mf_recorder_stack_of(const uint64_t *entries, uint32_t depth)
+{
+    return mf_stacks_of(entries, depth);
 }
 
 void mf_recorder_alloc_with_stack(uint16_t device, unsigned flags, uint64_t time_ns,
@@ -783,6 +849,7 @@ static int open_log(uint64_t ppid)
     }
     __atomic_store_n(&log_open, 1, __ATOMIC_SEQ_CST);
     mf_stacks_log_opened();
+    mf_frames_log_opened();
     mf_thread_state *t = mf_thread_state_get();
     uint32_t n = mf_intern_count();
     for (uint32_t id = 1; t && id <= n; id++)
@@ -907,6 +974,7 @@ static void fork_prepare(void)
 {
     pthread_mutex_lock(&state_lock);
     mf_stacks_lock(); /* before the locks it takes while writing records */
+    mf_frames_lock();
     mf_intern_lock();
     mf_log_writer_lock();
 }
@@ -915,6 +983,7 @@ static void fork_parent(void)
 {
     mf_log_writer_unlock();
     mf_intern_unlock();
+    mf_frames_unlock();
     mf_stacks_unlock();
     pthread_mutex_unlock(&state_lock);
 }
@@ -930,6 +999,7 @@ static void fork_child(void)
     mf_log_writer_unlock();
     mf_intern_after_fork_child();
     mf_stacks_after_fork_child();
+    mf_frames_after_fork_child();
     state_lock = fresh;
     free_lock = fresh;
     free_states = NULL;

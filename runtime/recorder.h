@@ -90,11 +90,73 @@ MF_EXPORT void mf_recorder_free_event(uint16_t device, unsigned flags, uint64_t 
                                       uint64_t addr);
 
 /*
+ * Explicit times and stacks: mf_recorder_alloc_with_stack and
+ * mf_recorder_free_event take any time_ns (0 = now), earlier than events
+ * already written too (a PyTorch allocator history, CUPTI's late buffers):
+ * the reader sorts a chunk whose times go back.  The stack may be one
+ * composed with mf_recorder_stack_of.  Both record while a log is open.
+ */
+
+/*
+ * Python stacks (python/pystacks.c): fn composes the calling thread's stack
+ * from its Python frames and the native return addresses native[0..n) (n 0
+ * unless native stacks are on), and returns its id (mf_recorder_stack_of).
+ * *python is the thread's slot for fn's state (mf_recorder_thread_python
+ * sets it; fn may set it too).  Registered once; from then on every
+ * allocation (CPU heap, GPU API calls, record_alloc) of a thread whose slot
+ * is set - of every thread when every_thread - carries the stack fn returns.
+ * fn runs inside the allocator, maybe without the GIL: it must not allocate
+ * or call into Python beyond pure reads.
+ */
+typedef uint32_t (*mf_python_stack_fn)(void **python, const uint64_t *native, uint32_t n);
+MF_EXPORT void mf_recorder_set_python_stacks(mf_python_stack_fn fn, int every_thread);
+
+/* The calling thread's Python slot (NULL: its allocations carry no Python
+ * frames, unless fn was registered for every thread). */
+MF_EXPORT void mf_recorder_thread_python(void *python);
+
+/* Changes when a new log opens (a forked child's): a stack id remembered
+ * under another generation must be asked for again (its records are not in
+ * this log). */
+MF_EXPORT uint32_t mf_recorder_stack_generation(void);
+
+/*
+ * Symbolic frames (FRAME records): the id of the frame "function in file at
+ * line", kind enum mf_frame_kind (MF_FRAME_PYTHON, MF_FRAME_NATIVE for a
+ * C/C++ frame known by name).  Texts are interned (file NULL or empty:
+ * unknown, line 0: unknown).  The id is per process, dense from 1; its
+ * FRAME record is written before the first STACK record that uses it.  A
+ * repeated frame costs the string lookups and one lock-free hash lookup;
+ * mf_recorder_frame_ids, with string ids from mf_recorder_intern, only the
+ * latter.  0 when memflow's frame table is full (leave the frame out).  Call
+ * with no record reserved.
+ */
+MF_EXPORT uint32_t mf_recorder_frame(const char *function, size_t function_len,
+                                     const char *file, size_t file_len, uint32_t line,
+                                     unsigned kind);
+MF_EXPORT uint32_t mf_recorder_frame_ids(uint32_t function, uint32_t file, uint32_t line,
+                                         unsigned kind);
+
+/*
+ * The id of a call stack composed by the caller, for mf_recorder_alloc_with_stack:
+ * entries[0..depth) innermost first, each a native return address or
+ * mf_stack_frame_entry(frame id) (log_format.h).  Stored once per distinct
+ * stack with the captured ones (its STACK record, after the FRAME and
+ * MODULE records it needs, written the first time it is seen in the log),
+ * whether or not native stacks (`stacks`) are on.  At most
+ * MF_STACK_MAX_DEPTH entries are kept, the innermost.  0 for an empty stack
+ * or a full table.  Call with no record reserved.
+ */
+MF_EXPORT uint32_t mf_recorder_stack_of(const uint64_t *entries, uint32_t depth);
+
+/*
  * The id of the calling thread's call stack (a STACK record, written the
  * first time the stack is seen), for capture that records an allocation
  * later or elsewhere (the GPU capture at the CUDA API call): memflow's own
  * frames at the top are dropped, then `skip` more frames (at most 64).
- * Returns 0 (no stack) unless stacks are on (`stacks` key) and recording.
+ * Returns 0 (no stack) unless recording and stacks are on (`stacks` key) or
+ * the thread has Python stacks (then its Python frames, merged with the
+ * native ones when both are on).
  * Call it with no record reserved; it may write records itself.
  */
 MF_EXPORT uint32_t mf_recorder_stack(unsigned skip);

@@ -40,8 +40,10 @@
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
+#include "frames.h"
 #include "log_format.h"
 #include "recorder.h"
+#include "slots.h"
 #include "stacks.h"
 #include "thread_state.h"
 
@@ -70,12 +72,6 @@ typedef struct entry {
     uint64_t ip[];
 } entry;
 
-typedef struct slot_table {
-    uint32_t mask;
-    uint32_t used;
-    entry *slot[];
-} slot_table;
-
 typedef struct module {
     uintptr_t start, end, bias;
     uint32_t path;           /* string id */
@@ -93,7 +89,7 @@ typedef struct range {
 static backtrace_fn unwind;
 static unsigned max_depth;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static slot_table *table;     /* read with acquire, replaced under lock */
+static mf_slots *table;     /* read with acquire, replaced under lock */
 static char *arena;
 static size_t arena_left, arena_used;
 static uint32_t n_stacks;
@@ -106,12 +102,6 @@ static uint32_t n_modules;
 static unsigned long long seen_adds, seen_subs;
 static range own[MAX_OWN];    /* written before n_own is published */
 static uint32_t n_own;
-
-static void *map_zeroed(size_t bytes)
-{
-    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    return p == MAP_FAILED ? NULL : p;
-}
 
 /* ---- modules ------------------------------------------------------------ */
 
@@ -215,7 +205,7 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *arg)
 /* Read the loaded modules again.  Lock held. */
 static void scan_modules(void)
 {
-    if (!modules && !(modules = map_zeroed(MAX_MODULES * sizeof *modules)))
+    if (!modules && !(modules = mf_map_zeroed(MAX_MODULES * sizeof *modules)))
         return;
     int first = 1;
     dl_iterate_phdr(scan_one, &first);
@@ -288,42 +278,15 @@ static int same_frames(const entry *e, uint64_t hash, void *const *raw, uint32_t
     return 1;
 }
 
-static entry *find(const slot_table *s, uint64_t hash, void *const *raw, uint32_t n)
+static entry *find(const mf_slots *s, uint64_t hash, void *const *raw, uint32_t n)
 {
     if (!s)
         return NULL;
     for (uint32_t i = (uint32_t)hash & s->mask;; i = (i + 1) & s->mask) {
-        entry *e = __atomic_load_n(&s->slot[i], __ATOMIC_ACQUIRE);
+        entry *e = __atomic_load_n((entry **)&s->slot[i], __ATOMIC_ACQUIRE);
         if (!e || same_frames(e, hash, raw, n))
             return e;
     }
-}
-
-static void slot_put(slot_table *s, entry *e)
-{
-    uint32_t i = (uint32_t)e->hash & s->mask;
-    while (s->slot[i])
-        i = (i + 1) & s->mask;
-    __atomic_store_n(&s->slot[i], e, __ATOMIC_RELEASE);
-    s->used++;
-}
-
-/* Make room for one more entry (load at most 1/2).  Lock held. */
-static int reserve_slot(void)
-{
-    slot_table *old = table;
-    if (old && (old->used + 1) * 2 <= old->mask + 1)
-        return 0;
-    uint32_t size = old ? (old->mask + 1) * 2 : 4096;
-    slot_table *s = map_zeroed(sizeof *s + size * sizeof(entry *));
-    if (!s)
-        return -1;
-    s->mask = size - 1;
-    for (uint32_t i = 0; old && i <= old->mask; i++)
-        if (old->slot[i])
-            slot_put(s, old->slot[i]);
-    __atomic_store_n(&table, s, __ATOMIC_RELEASE);
-    return 0;
 }
 
 static entry *arena_entry(uint32_t n)
@@ -332,7 +295,7 @@ static entry *arena_entry(uint32_t n)
     if (bytes > arena_left) {
         if (arena_used + ARENA_CHUNK > MF_STACKS_ARENA)
             return NULL;
-        char *chunk = map_zeroed(ARENA_CHUNK);
+        char *chunk = mf_map_zeroed(ARENA_CHUNK);
         if (!chunk)
             return NULL;
         arena = chunk;
@@ -351,9 +314,19 @@ static void write_stack(entry *e)
     mf_thread_state *t = mf_thread_state_get();
     if (!t)
         return;
-    refresh_modules();
-    int rescanned = 0;
+    int native = 0;
     for (uint32_t i = 0; i < e->depth; i++) {
+        if (mf_stack_entry_is_frame(e->ip[i]))
+            mf_frames_ensure_written(mf_stack_entry_frame(e->ip[i]));
+        else
+            native = 1;
+    }
+    if (native)
+        refresh_modules();
+    int rescanned = 0;
+    for (uint32_t i = 0; native && i < e->depth; i++) {
+        if (mf_stack_entry_is_frame(e->ip[i]))
+            continue;
         module *m = module_of(e->ip[i]);
         if (!m && !rescanned) { /* loaded between the peek and now */
             rescanned = 1;
@@ -398,7 +371,7 @@ static __attribute__((noinline)) uint32_t add_stack(uint64_t hash, void *const *
         if (e->written_gen != generation)
             write_stack(e);
         id = e->id;
-    } else if (n_stacks >= MF_STACKS_MAX || reserve_slot() < 0 || !(e = arena_entry(n))) {
+    } else if (n_stacks >= MF_STACKS_MAX || mf_slots_reserve(&table) < 0 || !(e = arena_entry(n))) {
         id = refuse();
     } else {
         e->hash = hash;
@@ -407,7 +380,7 @@ static __attribute__((noinline)) uint32_t add_stack(uint64_t hash, void *const *
         for (uint32_t i = 0; i < n; i++)
             e->ip[i] = (uintptr_t)raw[i];
         write_stack(e);
-        slot_put(table, e);
+        mf_slots_put(table, e);
     }
     pthread_mutex_unlock(&lock);
     return id;
@@ -447,15 +420,25 @@ static int frames_wanted(unsigned skip)
     return (int)(max_depth + OWN_FRAMES_MAX + skip);
 }
 
-/* The id of a walk's frames (n return addresses): memflow's own dropped,
- * then skip more, at most max_depth kept. */
-static uint32_t id_of_walk(void *const *raw, uint32_t n, unsigned skip)
+/* The frames of a walk (n return addresses) memflow's own dropped, then
+ * skip more, at most max_depth kept, copied into out; how many. */
+static uint32_t kept_frames(void *const *raw, uint32_t n, unsigned skip, uint64_t *out)
 {
     uint32_t first = leading_own(raw, n) + skip;
     if (first >= n)
         return 0;
     uint32_t depth = n - first < max_depth ? n - first : max_depth;
-    return lookup(raw + first, depth);
+    for (uint32_t i = 0; i < depth; i++)
+        out[i] = (uintptr_t)raw[first + i];
+    return depth;
+}
+
+/* The id of a walk's frames (n return addresses), kept as kept_frames keeps them. */
+static uint32_t id_of_walk(void *const *raw, uint32_t n, unsigned skip)
+{
+    uint64_t kept[MF_STACK_MAX_DEPTH];
+    uint32_t depth = kept_frames(raw, n, skip, kept);
+    return depth ? lookup((void *const *)(void *)kept, depth) : 0;
 }
 
 /* With memflow's walker and the thread's memo; -1 where it cannot walk.  A
@@ -477,6 +460,43 @@ static int64_t capture_with_memo(mf_unwind_memo *memo, unsigned skip)
     memo->stack_id = id;
     memo->stack_gen = gen;
     memo->stack_skip = skip;
+    return id;
+}
+
+uint32_t mf_stacks_walk(mf_unwind_memo *memo, unsigned skip, uint64_t *out)
+{
+    backtrace_fn bt = __atomic_load_n(&unwind, __ATOMIC_ACQUIRE);
+    if (!bt)
+        return 0;
+    if (skip > SKIP_MAX)
+        skip = SKIP_MAX;
+    uint32_t n = 0;
+    MF_INTERNAL_BEGIN();
+    uint64_t ips[MF_STACKS_RAW_MAX];
+    int same, got = memo ? mf_unwind_walk(memo, ips, frames_wanted(skip), &same) : -1;
+    if (got >= 0) {
+        if (same)
+            got = mf_unwind_memo_ips(memo, ips);
+        memo->stack_id = 0; /* no id stored for this walk */
+        n = kept_frames((void *const *)(void *)ips, (uint32_t)got, skip, out);
+    } else {
+        void *raw[MF_STACKS_RAW_MAX];
+        got = bt(raw, frames_wanted(skip));
+        n = kept_frames(raw, got > 0 ? (uint32_t)got : 0, skip, out);
+    }
+    MF_INTERNAL_END();
+    return n;
+}
+
+uint32_t mf_stacks_of(const uint64_t *entries, uint32_t depth)
+{
+    if (depth == 0)
+        return 0;
+    if (depth > MF_STACK_MAX_DEPTH)
+        depth = MF_STACK_MAX_DEPTH;
+    MF_INTERNAL_BEGIN();
+    uint32_t id = lookup((void *const *)(const void *)entries, depth);
+    MF_INTERNAL_END();
     return id;
 }
 
@@ -546,6 +566,11 @@ int mf_stacks_enable(unsigned depth, char *err, size_t errlen)
 void mf_stacks_log_opened(void)
 {
     __atomic_add_fetch(&generation, 1, __ATOMIC_RELAXED);
+}
+
+uint32_t mf_stacks_generation(void)
+{
+    return __atomic_load_n(&generation, __ATOMIC_RELAXED);
 }
 
 uint64_t mf_stacks_lost(void)

@@ -57,9 +57,33 @@ int mf_stacks_enable(unsigned depth, char *err, size_t errlen);
  */
 uint32_t mf_stacks_capture(mf_unwind_memo *memo, unsigned skip);
 
+/*
+ * The id of a stack composed by the caller: entries[0..depth) innermost
+ * first, each a return address or a symbolic frame
+ * (mf_stack_frame_entry(mf_frames_intern(...))); at most
+ * MF_STACK_MAX_DEPTH are kept, the innermost.  Deduplicated with the
+ * captured stacks by content; its STACK record (after the FRAME and MODULE
+ * records it needs) is written the first time it is seen in this log.
+ * Works whether or not native stacks are enabled.  0 for an empty stack or
+ * a full table.  No record reserved in the calling thread's chunk.
+ */
+uint32_t mf_stacks_of(const uint64_t *entries, uint32_t depth);
+
+/*
+ * The calling thread's return addresses as mf_stacks_capture would store
+ * them (memflow's own frames and `skip` more dropped, at most the enabled
+ * depth), into out (MF_STACK_MAX_DEPTH entries), without storing them:
+ * for a caller that composes a stack (Python frames merged in).  0 when
+ * stacks are not enabled.
+ */
+uint32_t mf_stacks_walk(mf_unwind_memo *memo, unsigned skip, uint64_t *out);
+
 /* A new log was opened (the first, or a forked child's): every stack and
  * module used from now on is written to it again. */
 void mf_stacks_log_opened(void);
+
+/* The log generation: changes when a new log opens. */
+uint32_t mf_stacks_generation(void);
 
 /* Allocations that lost their stack because the table was full (for the
  * NOTE written at the end). */

@@ -26,6 +26,8 @@ typedef struct mf_thread_state {
     uint32_t reserved;
     struct mf_thread_state *next_free;
     uint32_t stack[MF_SCOPE_DEPTH];
+    void *python;                 /* the thread's Python shadow stack (Python stacks
+                                     on: python/pystacks.c), or NULL */
     mf_unwind_memo unwind;        /* the last call stack walked (stacks on) */
 } mf_thread_state;
 

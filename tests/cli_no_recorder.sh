@@ -46,6 +46,7 @@ for key in $keys; do
     gpu_memory_profile_filename_prefix) value=leak_gpu ;;
     sample_rate) value=1 ;;
     stacks) value=8 ;;
+    python_stacks) value=2 ;;
     *) fail "no value for the key '$key' in this test: give it one" ;;
     esac
     var=MEMFLOW_$(echo "$key" | tr '[:lower:]' '[:upper:]')

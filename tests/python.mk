@@ -20,7 +20,8 @@ tests_blocks_LDFLAGS = $(TEST_LINK_FLAGS)
 # python3 by default.
 AM_TESTS_ENVIRONMENT += PYTHON='$(PYTHON)'; export PYTHON;
 TESTS += tests/python_api.sh tests/python_samples.sh tests/python_torch.sh \
-	tests/python_interpreters.sh tests/python_trace_chrome.sh
+	tests/python_interpreters.sh tests/python_trace_chrome.sh tests/python_stacks.sh tests/python_names.sh
 EXTRA_DIST += tests/python_lib.sh tests/python_api.py tests/python_api.sh \
 	tests/python_samples.sh tests/python_torch.py tests/python_torch.sh \
-	tests/python_interpreters.sh tests/python_trace_chrome.sh
+	tests/python_interpreters.sh tests/python_trace_chrome.sh tests/python_stacks.sh \
+	tests/python_stacks.py tests/python_names.sh tests/python_names.py

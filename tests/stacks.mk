@@ -6,7 +6,7 @@
 # symbolised site (analyze/symbols/symbols.c).
 STACKS_TEST_CFLAGS = -O2 -fomit-frame-pointer -g
 check_PROGRAMS += tests/stacks_workload tests/stacks_cxx tests/stacks_api tests/stacks_check \
-	tests/stacks_paths tests/many_sites
+	tests/stacks_paths tests/many_sites tests/frames_api
 tests_stacks_workload_SOURCES = tests/stacks_workload.c
 tests_stacks_workload_CFLAGS = $(AM_CFLAGS) $(STACKS_TEST_CFLAGS)
 tests_stacks_workload_LDADD = -ldl
@@ -20,6 +20,10 @@ tests_stacks_api_SOURCES = tests/stacks_api.c
 tests_stacks_api_CFLAGS = $(AM_CFLAGS) $(STACKS_TEST_CFLAGS)
 tests_stacks_api_LDADD = libmemflow.la
 tests_stacks_api_LDFLAGS = $(TEST_LINK_FLAGS)
+tests_frames_api_SOURCES = tests/frames_api.c
+tests_frames_api_CFLAGS = $(AM_CFLAGS) -O1 -g
+tests_frames_api_LDADD = libmemflow.la
+tests_frames_api_LDFLAGS = $(TEST_LINK_FLAGS)
 tests_stacks_check_SOURCES = tests/stacks_check.c
 tests_stacks_check_LDADD = libmemflow-analysis.la libmemflow.la
 tests_stacks_check_LDFLAGS = $(TEST_LINK_FLAGS)
@@ -38,7 +42,7 @@ tests/libstacks_hidden_full.so: tests/stacks_hidden.c
 tests/libstacks_hidden.so: tests/libstacks_hidden_full.so
 	$(AM_V_GEN)$(STRIP) --strip-all -o $@ tests/libstacks_hidden_full.so
 
-TESTS += tests/stacks_e2e.sh
+TESTS += tests/stacks_e2e.sh tests/frames_e2e.sh
 
 # svg_pixel: librsvg reads back the pictures drawn from the stacks logs.
 if HAVE_RSVG
@@ -48,7 +52,7 @@ tests_svg_pixel_CFLAGS = $(AM_CFLAGS) $(RSVG_CFLAGS) $(CAIRO_CFLAGS)
 tests_svg_pixel_LDADD = libmemflow-analysis.la libmemflow.la $(RSVG_LIBS) $(CAIRO_LIBS)
 tests_svg_pixel_LDFLAGS = $(TEST_LINK_FLAGS)
 endif
-EXTRA_DIST += tests/stacks_e2e.sh tests/stacks_lib.c tests/stacks_hidden.c tests/log_records.py \
+EXTRA_DIST += tests/stacks_e2e.sh tests/frames_e2e.sh tests/stacks_lib.c tests/stacks_hidden.c tests/log_records.py \
 	tests/stats_sites.py tests/flame_frames.py
 
 # NVTX: a plain C program using the NVTX v3 headers runs under memflow run;

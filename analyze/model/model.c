@@ -448,6 +448,11 @@ static int on_trace(mf_model *m, const mf_event *e)
         mf_sub_on_name(&m->state->sub, e);
         return 0;
     }
+    if (e->trace.kind == MF_TRACE_BLOCK_NAME) { /* a sub-block there first (a tensor in a segment) */
+        if (!mf_sub_on_name(&m->state->sub, e))
+            mf_blocks_on_name(&m->state->blocks, e);
+        return 0;
+    }
     return mf_timeline_on_object(&m->state->timeline, e, pid_of(m, e));
 }
 

@@ -367,6 +367,17 @@ int mf_blocks_on_free(mf_blocks *b, const mf_event *e)
     return b->oom ? -1 : 1;
 }
 
+void mf_blocks_on_name(mf_blocks *b, const mf_event *e)
+{
+    const mf_ev_trace *t = &e->trace;
+    uint16_t device = (uint16_t)t->arg;
+    uint32_t id = mf_live_find(&b->live, e->log, device, 0, t->value);
+    if (!id)
+        id = mf_live_find(&b->live, e->log, device, MF_FLAG_EXPLICIT, t->value);
+    if (id)
+        mf_live_get(&b->live, id)->name = t->name;
+}
+
 void mf_blocks_on_unknown_free(mf_blocks *b, const mf_event *e, uint32_t view)
 {
     mf_blocks_view *v = b->views[view];

@@ -70,6 +70,10 @@ int mf_blocks_on_free(mf_blocks *b, const mf_event *e);
 
 /* FREE e of an address not live, counted in view: an unknown free, or an
  * inherited one in a forked child. */
+/* TRACE MF_TRACE_BLOCK_NAME: the block live at the address on the device
+ * (a program's or a custom allocator's) gets the name. */
+void mf_blocks_on_name(mf_blocks *b, const mf_event *e);
+
 void mf_blocks_on_unknown_free(mf_blocks *b, const mf_event *e, uint32_t view);
 
 /* SAMPLE e with its values, counted in view.  0, or -1 when out of memory. */

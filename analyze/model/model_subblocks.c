@@ -218,12 +218,13 @@ int mf_sub_on_process_end(mf_subblocks *s, uint16_t log, uint64_t time_ns)
     return s->oom ? -1 : 0;
 }
 
-void mf_sub_on_name(mf_subblocks *s, const mf_event *e)
+int mf_sub_on_name(mf_subblocks *s, const mf_event *e)
 {
-    const mf_ev_trace *t = &e->trace;   /* arg: the device, value: the address */
+    const mf_ev_trace *t = &e->trace;   /* arg: the device (| role << 16), value: the address */
     uint32_t id = mf_live_find(&s->live, e->log, (uint16_t)t->arg, MF_FLAG_SUBBLOCK, t->value);
     if (id)
         mf_live_get(&s->live, id)->name = t->name;
+    return id != 0;
 }
 
 /* ---- settling ------------------------------------------------------------------------ */

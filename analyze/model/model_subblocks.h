@@ -68,8 +68,9 @@ int mf_sub_on_free(mf_subblocks *s, const mf_event *e);
 /* The sub-blocks of log still live end with its process.  0, or -1. */
 int mf_sub_on_process_end(mf_subblocks *s, uint16_t log, uint64_t time_ns);
 
-/* TRACE MF_TRACE_REGION_NAME: a live sub-block gets its name. */
-void mf_sub_on_name(mf_subblocks *s, const mf_event *e);
+/* TRACE MF_TRACE_REGION_NAME or MF_TRACE_BLOCK_NAME: a live sub-block gets
+ * its name; 1 if one was live at the address, else 0. */
+int mf_sub_on_name(mf_subblocks *s, const mf_event *e);
 
 /* out's sub-block counts and scopes of the device of slot.  0, or -1. */
 int mf_sub_settle_device(mf_subblocks *s, uint32_t slot, mf_device_model *out);

@@ -465,6 +465,7 @@ int mf_timeline_on_object(mf_timeline *t, const mf_event *e, uint32_t pid)
         counter(t, e, pid);
         break;
     case MF_TRACE_MARKER:
+    case MF_TRACE_STEP:  /* an optimizer's step: an instant named by the optimizer */
         marker(t, e, pid);
         break;
     }

@@ -171,6 +171,15 @@ typedef struct mf_stack {
     uint64_t *ip;
 } mf_stack;
 
+/* A symbolic frame (FRAME record): a Python function at a line, or a C/C++
+ * frame known by name.  A stack entry with MF_STACK_FRAME_TAG names one. */
+typedef struct mf_symbolic_frame {
+    uint32_t function;         /* string id (pool id) */
+    uint32_t file;             /* string id (pool id); 0: unknown */
+    uint32_t line;             /* 0: unknown */
+    uint32_t kind;             /* enum mf_frame_kind */
+} mf_symbolic_frame;
+
 /* An ELF module of the process (MODULE record), for symbolisation. */
 typedef struct mf_module {
     const char *path;          /* its path (the reader's or mf_log's text) */

@@ -162,6 +162,26 @@ static int on_stack(mf_rlog *log, uint32_t li, mf_scan_sink *sink, const mf_reco
     return mf_idmap_set(&log->stacks, r->aux, (uint32_t)sink->n_stacks);
 }
 
+/* A FRAME record: the reader's next frame id; its texts stay the log's
+ * string ids until it is asked for (mf_reader_frame).  One a stack named
+ * before it was read (handed out unknown) counts as late. */
+static int on_frame(mf_rlog *log, uint32_t li, mf_scan_sink *sink, const mf_record *r)
+{
+    uint32_t k = mf_idmap_get(&log->frames, r->aux);
+    if (k && k != MF_STACK_MISSED)
+        return 0;            /* written twice (identically) */
+    if (k == MF_STACK_MISSED)
+        sink->late_stacks++;
+    mf_rec_frame f;
+    memcpy(&f, r->p, sizeof f);
+    if (mf_grow((void **)&sink->frames, &sink->cap_frames, sink->n_frames + 1,
+                sizeof *sink->frames) < 0)
+        return -1;
+    sink->frames[sink->n_frames++] =
+        (mf_frame_ref){ li, f.function, f.file, 0, { 0, 0, f.line, f.kind } };
+    return mf_idmap_set(&log->frames, r->aux, (uint32_t)sink->n_frames);
+}
+
 /* A MODULE record; its path (the log's string id, in module_paths) gets
  * its text when the modules are asked for (mf_reader_modules). */
 static int on_module(mf_rlog *log, const mf_record *r)
@@ -203,6 +223,7 @@ static int on_meta(mf_rlog *log, uint32_t li, mf_scan_sink *sink, const mf_recor
     case MF_REC_STACK: return on_stack(log, li, sink, r, chunk, offset);
     case MF_REC_DEVICE: return on_device(li, sink, r, chunk, offset);
     case MF_REC_MODULE: return on_module(log, r);
+    case MF_REC_FRAME: return on_frame(log, li, sink, r);
     }
     return 0;
 }

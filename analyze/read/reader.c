@@ -42,6 +42,7 @@ static void rlog_free(mf_rlog *log)
     mf_damage_free(&log->damage);
     mf_idmap_free(&log->strings);
     mf_idmap_free(&log->stacks);
+    mf_idmap_free(&log->frames);
     free(log->modules);
     free(log->module_paths);
     free(log->chunks);
@@ -538,6 +539,7 @@ void mf_reader_close(mf_reader *r)
     free(r->sink.names.pub);
     free(r->sink.stacks);
     free(r->sink.by_id);
+    free(r->sink.frames);
     free(r->sink.meta);
     free(r->sink.segments);
     free(r);
@@ -630,6 +632,27 @@ void mf_reader_counts(const mf_reader *r, uint64_t *scanned, uint64_t *decoded)
         *decoded = mf_merge_decoded(r->merge);
 }
 
+uint32_t mf_reader_n_frames(const mf_reader *r)
+{
+    return (uint32_t)r->sink.n_frames;
+}
+
+const mf_symbolic_frame *mf_reader_frame(mf_reader *r, uint32_t id)
+{
+    if (!id || id > r->sink.n_frames)
+        return NULL;
+    mf_frame_ref *f = &r->sink.frames[id - 1];
+    if (!f->named) {
+        mf_rlog *log = r->logs[f->log];
+        f->pub.function = mf_rlog_string(log, &r->sink.names, f->function);
+        f->pub.file = mf_rlog_string(log, &r->sink.names, f->file);
+        if (f->pub.function == MF_STRINGS_FAILED || f->pub.file == MF_STRINGS_FAILED)
+            return NULL;
+        f->named = 1;
+    }
+    return &f->pub;
+}
+
 uint32_t mf_reader_n_stacks(const mf_reader *r)
 {
     return (uint32_t)r->sink.n_ids;
@@ -686,6 +709,14 @@ int mf_reader_stack(mf_reader *r, uint32_t id, uint32_t *log, uint64_t *ip, uint
                                 sizeof(mf_rec_stack) + 8 * (size_t)depth, err, sizeof err) < 0)
         return -1;
     memcpy(ip, buf + sizeof(mf_rec_stack), 8 * (size_t)depth);
+    for (uint32_t i = 0; i < depth; i++) /* the log's frame ids to the reader's (0: unknown) */
+        if (mf_stack_entry_is_frame(ip[i])) {
+            uint32_t frame = mf_stack_entry_frame(ip[i]);
+            uint32_t k = mf_idmap_get(&l->frames, frame);
+            if (!k && mf_idmap_set(&l->frames, frame, MF_STACK_MISSED) < 0)
+                return -1;   /* (a FRAME record read later counts as late) */
+            ip[i] = mf_stack_frame_entry(k == MF_STACK_MISSED ? 0 : k);
+        }
     if (log)
         *log = s->log;
     return (int)s->depth;

@@ -153,8 +153,10 @@ MF_EXPORT void mf_reader_counts(const mf_reader *r, uint64_t *scanned, uint64_t 
 
 /*
  * Stack id (as in ALLOC events) into its log and return addresses: up to
- * max of them into ip, innermost first.  Returns the depth, or -1 when the
- * id is unknown or the record cannot be read.
+ * max of them into ip, innermost first.  An entry with MF_STACK_FRAME_TAG
+ * is a symbolic frame whose low 32 bits are translated to the reader's
+ * frame id (mf_reader_frame; 0 when its log never wrote it).  Returns the
+ * depth, or -1 when the id is unknown or the record cannot be read.
  */
 MF_EXPORT int mf_reader_stack(mf_reader *r, uint32_t id, uint32_t *log, uint64_t *ip,
                               uint32_t max);
@@ -169,6 +171,13 @@ MF_EXPORT int mf_reader_has_stacks(const mf_reader *r);
  * a caller that wants every stack of the logs).  0, or -1 when out of
  * memory. */
 MF_EXPORT int mf_reader_name_stacks(mf_reader *r);
+
+/* The symbolic frames (FRAME records) of all logs: ids 1 ..
+ * mf_reader_n_frames(r); NULL for 0 or an unknown id.  A frame's texts get
+ * their pool ids when it is first asked for (an output or a site names it:
+ * in the order events reach them). */
+MF_EXPORT uint32_t mf_reader_n_frames(const mf_reader *r);
+MF_EXPORT const mf_symbolic_frame *mf_reader_frame(mf_reader *r, uint32_t id);
 
 /* Log i's MODULE records (the ELF modules its stacks' addresses lie in;
  * paths the reader's texts, valid while it is open); *n of them, NULL

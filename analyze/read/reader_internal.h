@@ -72,6 +72,15 @@ typedef struct mf_stack_ref {
  * (the event went out without a stack): mf_rlog.stacks holds this. */
 #define MF_STACK_MISSED UINT32_MAX
 
+/* A symbolic frame (FRAME record): its texts as the log's string ids, given
+ * pool ids when it is first asked for (mf_reader_frame). */
+typedef struct mf_frame_ref {
+    uint32_t log;
+    uint32_t function, file; /* the log's string ids */
+    int named;               /* pub holds pool ids */
+    mf_symbolic_frame pub;
+} mf_frame_ref;
+
 /* A THREAD or DEVICE record waiting to be handed out: the event, its name
  * as the log's string id, and where it stands (the last one of a thread or
  * device, by log, chunk and offset, names it). */
@@ -89,6 +98,7 @@ typedef struct mf_rlog {
     mf_damage damage;
     mf_idmap strings;        /* the log's string id -> own id (mf_rnames.texts) */
     mf_idmap stacks;         /* the log's stack id -> scan index + 1, or MF_STACK_MISSED */
+    mf_idmap frames;         /* the log's frame id -> reader frame id, or MF_STACK_MISSED */
     mf_module *modules;      /* MODULE records, in the order scanned (paths: see */
     uint32_t *module_paths;  /* these, the log's string ids, given texts on demand) */
     size_t n_modules, cap_modules;
@@ -108,7 +118,10 @@ typedef struct mf_scan_sink {
     size_t n_stacks, cap_stacks;
     uint32_t *by_id;         /* reader stack id - 1 -> scan index */
     size_t n_ids, cap_ids;
-    uint64_t late_stacks;    /* STACK records read after an event went out without them */
+    uint64_t late_stacks;    /* STACK and FRAME records read after an event went out
+                                without them */
+    mf_frame_ref *frames;    /* reader frame ids - 1 (FRAME records) */
+    size_t n_frames, cap_frames;
     mf_meta_ref *meta;       /* THREAD and DEVICE records waiting to be handed out */
     size_t n_meta, cap_meta;
     mf_segment *segments;    /* new segments for the merge */

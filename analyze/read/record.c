@@ -30,6 +30,13 @@ static int check_payload(const uint8_t *p, unsigned type, unsigned size, uint32_
                      size);
             return -1;
         }
+    } else if (type == MF_REC_FRAME) {
+        mf_rec_frame f;
+        memcpy(&f, p, sizeof f);
+        if (aux == 0 || aux > lim->max_id || f.function == 0) {
+            snprintf(why, whylen, "bad frame record (id %u, function %u)", aux, f.function);
+            return -1;
+        }
     } else if (type == MF_REC_MODULE) {
         mf_rec_module m;
         memcpy(&m, p, sizeof m);

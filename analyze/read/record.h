@@ -25,7 +25,7 @@ typedef struct mf_chunk_state {
 /* What a record is to the reader. */
 enum mf_record_class {
     MF_CLASS_EVENT = 1,      /* has a time, becomes an mf_event */
-    MF_CLASS_META = 2,       /* STRING, THREAD, STACK, MODULE, DEVICE: no time */
+    MF_CLASS_META = 2,       /* STRING, THREAD, STACK, MODULE, DEVICE, FRAME: no time */
     MF_CLASS_STATE = 3       /* TIME, OWNER: change the chunk state only */
 };
 
@@ -77,7 +77,7 @@ static inline unsigned mf_record_class_of(unsigned type)
 {
     switch (type) {
     case MF_REC_STRING: case MF_REC_THREAD: case MF_REC_STACK: case MF_REC_MODULE:
-    case MF_REC_DEVICE:
+    case MF_REC_DEVICE: case MF_REC_FRAME:
         return MF_CLASS_META;
     case MF_REC_TIME: case MF_REC_OWNER:
         return MF_CLASS_STATE;

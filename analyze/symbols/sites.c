@@ -200,6 +200,80 @@ static uint32_t site_named(mf_sites *s, const char *name, const mf_site_frame *f
     return id;
 }
 
+int mf_sites_library_file(const char *file)
+{
+    if (!file || !*file || strncmp(file, "<frozen ", 8) == 0 || strncmp(file, "<built-in", 9) == 0)
+        return 1;
+    if (strstr(file, "/site-packages/") || strstr(file, "/dist-packages/") ||
+        strstr(file, "/torch/"))
+        return 1;
+    for (const char *p = strstr(file, "/python"); p; p = strstr(p + 1, "/python")) {
+        /* .../lib/python3.11/..., .../lib64/python3.9/...: the standard library */
+        int in_lib = (p - file >= 4 && strncmp(p - 4, "/lib", 4) == 0) ||
+                     (p - file >= 6 && strncmp(p - 6, "/lib64", 6) == 0);
+        if (in_lib && p[7] >= '0' && p[7] <= '9')
+            return 1;
+    }
+    return 0;
+}
+
+/* The symbolic frame of a stack entry, or NULL for a return address (and
+ * for a frame its log never wrote). */
+static const mf_symbolic_frame *symbolic(const mf_sites *s, uint64_t entry, int *tagged)
+{
+    *tagged = mf_stack_entry_is_frame(entry);
+    return *tagged ? mf_reader_frame(s->reader, mf_stack_entry_frame(entry)) : NULL;
+}
+
+/*
+ * The index of the site's frame in ip[0..depth): with Python frames, the
+ * first (innermost) in the program's own code (mf_sites_library_file), or
+ * the innermost Python frame when every one is a library's; otherwise the
+ * first frame that is no allocator wrapper (mf_symbols_site's rule; a frame
+ * known only by name by its function's name).  -1 for an empty stack.
+ */
+static int site_index(const mf_sites *s, mf_symbols *sym, const uint64_t *ip, uint32_t depth)
+{
+    int first_python = -1, tagged;
+    for (uint32_t i = 0; i < depth; i++) {
+        const mf_symbolic_frame *f = symbolic(s, ip[i], &tagged);
+        if (!f || f->kind != MF_FRAME_PYTHON)
+            continue;
+        if (!mf_sites_library_file(f->file ? mf_strings_get(s->pool, f->file) : NULL))
+            return (int)i;
+        if (first_python < 0)
+            first_python = (int)i;
+    }
+    if (first_python >= 0)
+        return first_python;
+    for (uint32_t i = 0; i < depth; i++) {
+        const mf_symbolic_frame *f = symbolic(s, ip[i], &tagged);
+        if (tagged ? !(f && mf_symbols_allocator_name(mf_strings_get(s->pool, f->function)))
+                   : !mf_symbols_wrapper(sym, ip[i]))
+            return (int)i;
+    }
+    return depth ? 0 : -1;
+}
+
+/* The logical frames of stack entry ip (an address: its inlined functions
+ * too, the first `skip` of them left out; a symbolic frame: itself); how
+ * many (at most max). */
+static size_t entry_frames(mf_sites *s, mf_symbols *sym, uint64_t ip, int site,
+                           mf_site_frame *out, size_t max)
+{
+    int tagged;
+    const mf_symbolic_frame *f = symbolic(s, ip, &tagged);
+    if (!tagged)
+        return logical_frames(s, mf_symbols_frame(sym, ip),
+                              site ? mf_symbols_site_inlined(sym, ip) : 0, out, max);
+    if (!max)
+        return 0;
+    out[0] = (mf_site_frame){ f ? mf_strings_get(s->pool, f->function) : "?",
+                              f && f->file ? mf_strings_get(s->pool, f->file) : NULL,
+                              f ? f->line : 0, NULL };
+    return 1;
+}
+
 /* Symbolise stack and find its site (the slow path of mf_sites_of_stack). */
 static uint32_t resolve(mf_sites *s, uint32_t stack)
 {
@@ -209,11 +283,11 @@ static uint32_t resolve(mf_sites *s, uint32_t stack)
     if (!depth)
         return MF_SITE_NONE;
     for (uint32_t i = 0; i < depth && !s->symbols[log].uncovered; i++)
-        s->symbols[log].uncovered = !mf_symbols_frame(sym, ip[i])->module;
-    int at = mf_symbols_site(sym, ip, depth);
+        s->symbols[log].uncovered = !mf_stack_entry_is_frame(ip[i]) &&
+                                    !mf_symbols_frame(sym, ip[i])->module;
+    int at = site_index(s, sym, ip, depth);
     mf_site_frame frame;
-    if (at < 0 || !logical_frames(s, mf_symbols_frame(sym, ip[at]),
-                                  mf_symbols_site_inlined(sym, ip[at]), &frame, 1))
+    if (at < 0 || !entry_frames(s, sym, ip[at], 1, &frame, 1))
         return MF_SITE_NONE;
     char name[4300];
     if (frame.file && frame.line)
@@ -255,12 +329,11 @@ size_t mf_sites_frames(mf_sites *s, uint32_t stack, mf_site_frame *out, size_t m
     uint32_t log, depth = stack ? read_stack(s, stack, ip, &log, &sym) : 0;
     if (!depth)
         return 0;
-    int at = mf_symbols_site(sym, ip, depth);
+    int at = site_index(s, sym, ip, depth);
     uint32_t first = at < 0 ? 0 : (uint32_t)at;
     size_t n = 0;
     for (uint32_t i = first; i < depth && n < max; i++)
-        n += logical_frames(s, mf_symbols_frame(sym, ip[i]),
-                            i == first ? mf_symbols_site_inlined(sym, ip[i]) : 0, out + n, max - n);
+        n += entry_frames(s, sym, ip[i], i == first, out + n, max - n);
     return n;
 }
 

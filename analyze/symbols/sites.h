@@ -8,7 +8,9 @@
  * the outputs (statistics, folded stacks, flame graph, memory_flow, trace).
  *
  * A site is the first frame of a stack outside allocator wrappers
- * (mf_symbols_site), named "function (file.c:LINE)" (the innermost inlined
+ * (mf_symbols_site), or, for a stack with Python frames (symbolic frames,
+ * FRAME records), its first Python frame in the program's own code
+ * (mf_sites_library_file); named "function (file.c:LINE)" (the innermost inlined
  * function and its line when the call was inlined), "function" without
  * line information, or "module.so+0xOFFSET" when no symbol names the code.
  * Stacks with the same name share a site.  Each stack is symbolised once,
@@ -82,6 +84,17 @@ MF_EXPORT const mf_site *mf_sites_get(const mf_sites *s, uint32_t site);
  * live as long as s.
  */
 MF_EXPORT size_t mf_sites_frames(mf_sites *s, uint32_t stack, mf_site_frame *out, size_t max);
+
+/*
+ * Whether a Python source file is a library's rather than the program's
+ * own code: unknown, the interpreter's (`<frozen ...>`, `<built-in>`, the
+ * standard library under .../lib/pythonX.Y/ or lib64/), an installed
+ * package's (a path with /site-packages/ or /dist-packages/), or torch's
+ * (a path with a /torch/ folder, a source checkout included).  The site of
+ * a stack with Python frames is its first frame whose file is not a
+ * library's (the innermost Python frame when all are).
+ */
+MF_EXPORT int mf_sites_library_file(const char *file);
 
 /* The i-th message about a module that could not be read ("PATH: what"),
  * all logs together, or NULL past the last. */

@@ -411,18 +411,25 @@ static int wrapper_function(const char *name)
     return 0;
 }
 
+int mf_symbols_allocator_name(const char *function)
+{
+    return function && wrapper_function(function);
+}
+
+int mf_symbols_wrapper(mf_symbols *s, uint64_t ip)
+{
+    const mf_frame *f = mf_symbols_frame(s, ip);
+    return (f->module && wrapper_module(f->module)) ||
+           (f->function && wrapper_function(f->function));
+}
+
 int mf_symbols_site(mf_symbols *s, const uint64_t *ip, uint32_t depth)
 {
     if (depth == 0)
         return -1;
-    for (uint32_t i = 0; i < depth; i++) {
-        const mf_frame *f = mf_symbols_frame(s, ip[i]);
-        if (f->module && wrapper_module(f->module))
-            continue;
-        if (f->function && wrapper_function(f->function))
-            continue;
-        return (int)i;
-    }
+    for (uint32_t i = 0; i < depth; i++)
+        if (!mf_symbols_wrapper(s, ip[i]))
+            return (int)i;
     return 0;
 }
 

@@ -93,6 +93,15 @@ MF_EXPORT const char *mf_symbols_name(mf_symbols *s, const mf_frame *f);
  */
 MF_EXPORT int mf_symbols_site(mf_symbols *s, const uint64_t *ip, uint32_t depth);
 
+/* Whether the frame at return address ip is an allocator wrapper (the rule
+ * of mf_symbols_site, for one frame). */
+MF_EXPORT int mf_symbols_wrapper(mf_symbols *s, uint64_t ip);
+
+/* Whether a function name is an allocation entry point (malloc family,
+ * operator new/delete, cudaMalloc*, cuMem*, cudart::*, nvtxMem*), for frames
+ * known only by name. */
+MF_EXPORT int mf_symbols_allocator_name(const char *function);
+
 /*
  * How many of the functions inlined at ip, innermost first, are allocation
  * entry points by name (a header's inline wrapper: cudaMalloc<T>, the NVTX

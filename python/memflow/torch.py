@@ -15,6 +15,16 @@ engine is about to run that module's backward; from then on the thread's
 scope is ``backward:`` + the module's scope (``backward:net:dense0:``) until
 the next module's turn, and the end of the backward pass restores it.
 
+Tensors get names and roles (a naming record on the block at the tensor's
+address): at a root module's first forward its parameters are named by their
+qualified names (``net:fc1:weight``, role parameter); at each optimizer step
+the gradients (``net:fc1:weight.grad``, role gradient) before it and the
+optimizer's state after it (``adam:net:fc1:weight.exp_avg``, role optimizer
+state).  Each step runs in the scope ``<optimizer>.step:`` (``adam.step:``)
+and is a mark on the time axis (the optimizer's name, its step number).
+Steps are found by wrapping each optimizer's ``step`` when it is created
+(torch 1.13 has no global step hooks; 2.x runs the same wrapper).
+
 How: torch's global module hooks (register_module_forward_pre_hook /
 register_module_forward_hook, in torch 1.13 and 2.x) push and pop the
 scopes; a hook on each module's output tensor marks where its backward
@@ -69,6 +79,73 @@ def _child_name(parent, module):
     return type(module).__name__.lower()
 
 
+# ---- tensor names and roles ------------------------------------------------
+ROLE_PARAMETER, ROLE_GRADIENT, ROLE_OPTIMIZER_STATE = 1, 2, 3
+_param_names = {}         # id(parameter) -> its qualified name ("net:fc1:weight")
+_named_roots = set()      # id(root module) whose parameters are named
+
+
+def _device_code(t):
+    d = t.device
+    return 0 if d.type == "cpu" else 0x100 | (d.index or 0)
+
+
+def _name_tensor(t, name, role):
+    if t.numel():
+        _memflow.name_block(_device_code(t), t.data_ptr(), name, role)
+
+
+def _name_parameters(root, root_name):
+    """Name every parameter of a root module by its qualified name, once."""
+    if id(root) in _named_roots:
+        return
+    _named_roots.add(id(root))
+    for name, p in root.named_parameters():
+        full = root_name + ":" + name.replace(".", ":")
+        _param_names[id(p)] = full
+        _name_tensor(p, full, ROLE_PARAMETER)
+
+
+def _param_name(p):
+    return _param_names.get(id(p), "param%d" % id(p))
+
+
+def _wrap_step(optimizer):
+    """Run optimizer.step in its own scope, a mark at each step, naming the
+    gradients before and the optimizer's state after."""
+    step = optimizer.step
+    kind = type(optimizer).__name__.lower()
+    count = [0]
+
+    def step_named(*args, **kwargs):
+        count[0] += 1
+        _memflow.step(kind, count[0])
+        params = [p for g in optimizer.param_groups for p in g["params"]]
+        for p in params:
+            if p.grad is not None:
+                _name_tensor(p.grad, _param_name(p) + ".grad", ROLE_GRADIENT)
+        _push_whole(kind + ".step")
+        try:
+            return step(*args, **kwargs)
+        finally:
+            _pop()
+            for p in params:
+                for key, value in optimizer.state.get(p, {}).items():
+                    if isinstance(value, _torch.Tensor):
+                        _name_tensor(value, "%s:%s.%s" % (kind, _param_name(p), key),
+                                     ROLE_OPTIMIZER_STATE)
+
+    optimizer.step = step_named
+
+
+def _optimizer_init_wrapper(init):
+    def __init__(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        if _handles and "step" not in self.__dict__:
+            _wrap_step(self)
+    return __init__
+
+
 def _forward_pre_hook(module, args):
     modules = _thread.modules
     call = _getframe(1)  # Module._call_impl running this module
@@ -88,6 +165,8 @@ def _forward_pre_hook(module, args):
         _pop()
     else:
         name = type(module).__name__.lower()  # a root
+        if id(module) not in _named_roots:
+            _name_parameters(module, name)
     _push(name)
     modules.append((module, id(call), call.f_code))
 
@@ -188,6 +267,11 @@ def enable():
     _torch = torch
     _engine = torch.autograd.Variable._execution_engine
     _handles.append(module_mod.register_module_forward_pre_hook(_forward_pre_hook))
+    optimizer_cls = torch.optim.Optimizer
+    if not getattr(optimizer_cls.__init__, "_memflow", False):
+        wrapped = _optimizer_init_wrapper(optimizer_cls.__init__)
+        wrapped._memflow = True
+        optimizer_cls.__init__ = wrapped
     if HOOK_ON_EXCEPTION:
         _handles.append(module_mod.register_module_forward_hook(_forward_hook,
                                                                 always_call=True))

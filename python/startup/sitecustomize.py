@@ -6,13 +6,16 @@ interpreter the program starts then, at start-up:
 
 1. finds `import memflow` in that folder, whatever the interpreter (system,
    pyenv, venv), without putting the folder's other packages on its path;
-2. when the program imports torch (never before: a program that does not
+2. records the Python call stack of every allocation: it loads the
+   extension memflow._memflow (alone, not the package) and starts its
+   profile function, unless the configuration key python_stacks is off;
+3. when the program imports torch (never before: a program that does not
    use torch pays nothing), names its modules as scopes (memflow.torch),
    unless the configuration key torch_scopes is off;
-3. runs the sitecustomize this file hides (Debian ships one), as if this
+4. runs the sitecustomize this file hides (Debian ships one), as if this
    file were not there.
 
-Python < 3.9 (memflow does not support it) only gets step 3.  This file
+Python < 3.9 (memflow does not support it) only gets step 4.  This file
 keeps to syntax that Python 2.7 parses.
 """
 import os
@@ -80,12 +83,38 @@ def _torch_watcher_class():
     return TorchWatcher
 
 
+def _memflow_python_stacks(package_parent):
+    """Load memflow._memflow by itself and start Python stacks (key python_stacks)."""
+    import importlib.machinery
+    import importlib.util
+    package = os.path.join(package_parent, "memflow")
+    spec = importlib.machinery.PathFinder.find_spec("_memflow", [package])
+    if spec is None or spec.origin is None:
+        return
+    spec = importlib.util.spec_from_file_location("memflow._memflow", spec.origin)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    sys.modules["memflow._memflow"] = module
+    mode = module.python_stacks()  # 0 off, 1 where cheap (3.11's walker), 2 everywhere
+    if not mode:
+        return
+    how = module.python_stacks_start((package, os.path.dirname(os.path.abspath(__file__))),
+                                     mode == 2)
+    if how == "profile":  # threads started later install the profile function too
+        import threading
+        threading.setprofile(module._thread_profile_bootstrap)
+
+
 def _memflow_install():
     package_parent = os.environ.get("MEMFLOW_PYTHONPATH")
     if sys.version_info < (3, 9) or not package_parent:
         return
     sys.meta_path.insert(0, _memflow_finder_class(package_parent)())
     sys.meta_path.insert(0, _torch_watcher_class()())
+    try:
+        _memflow_python_stacks(package_parent)
+    except Exception as e:  # never break the program
+        sys.stderr.write("memflow: Python stacks are off: %s\n" % (e,))
 
 
 def _memflow_run_hidden_sitecustomize():
