@@ -70,12 +70,9 @@ static mf_tile_strip *strip(mf_tiles *t, uint64_t granule, uint32_t first_col)
     if ((t->n + 1) * 2 > t->n_slots && rehash(t, t->n_slots ? 2 * t->n_slots : 1024) < 0)
         return NULL;
     uint64_t h = strip_hash(granule, first_col);
-    uint32_t *recent = &t->recent[(h >> 20) & (RECENT - 1)];
-    if (*recent) {
-        mf_tile_strip *s = &t->strips[*recent - 1];
-        if (s->granule == granule && s->first_col == first_col)
-            return s;
-    }
+    mf_tile_recent *recent = &t->recent[(h >> 20) & (RECENT - 1)];
+    if (recent->index && recent->granule == granule && recent->first_col == first_col)
+        return &t->strips[recent->index - 1];
     uint32_t tag = SLOT_TAG(h);
     size_t i = strip_slot(h, t->n_slots);
     for (uint32_t slot; (slot = t->slots[i]); i = (i + 1) & (t->n_slots - 1)) {
@@ -83,7 +80,7 @@ static mf_tile_strip *strip(mf_tiles *t, uint64_t granule, uint32_t first_col)
             continue;
         mf_tile_strip *s = &t->strips[SLOT_INDEX(slot) - 1];
         if (s->granule == granule && s->first_col == first_col) {
-            *recent = SLOT_INDEX(slot);
+            *recent = (mf_tile_recent){ granule, first_col, SLOT_INDEX(slot) };
             return s;
         }
     }
@@ -95,7 +92,7 @@ static mf_tile_strip *strip(mf_tiles *t, uint64_t granule, uint32_t first_col)
     s->granule = granule;
     s->first_col = first_col;
     t->slots[i] = tag | (uint32_t)t->n;
-    *recent = (uint32_t)t->n;
+    *recent = (mf_tile_recent){ granule, first_col, (uint32_t)t->n };
     return s;
 }
 

@@ -182,20 +182,34 @@ static int on_frame(mf_rlog *log, uint32_t li, mf_scan_sink *sink, const mf_reco
     return mf_idmap_set(&log->frames, r->aux, (uint32_t)sink->n_frames);
 }
 
-/* A MODULE record; its path (the log's string id, in module_paths) gets
- * its text when the modules are asked for (mf_reader_modules). */
-static int on_module(mf_rlog *log, const mf_record *r)
+/* A MODULE record, in its place among the log's modules by where it
+ * stands in the file (chunk, offset: a reader of the finished log has them
+ * in that order, whatever order chunks are found in); its path (the log's
+ * string id, in module_paths) gets its text when the modules are asked for
+ * (mf_reader_modules). */
+static int on_module(mf_rlog *log, const mf_record *r, uint64_t chunk, uint32_t offset)
 {
     mf_rec_module m;
     memcpy(&m, r->p, sizeof m);
-    size_t cap = log->cap_modules;
+    size_t cap = log->cap_modules, cap2 = log->cap_modules;
     if (mf_grow((void **)&log->modules, &log->cap_modules, log->n_modules + 1,
                 sizeof *log->modules) < 0 ||
         mf_grow((void **)&log->module_paths, &cap, log->n_modules + 1,
-                sizeof *log->module_paths) < 0)
+                sizeof *log->module_paths) < 0 ||
+        mf_grow((void **)&log->module_at, &cap2, log->n_modules + 1, sizeof *log->module_at) < 0)
         return -1;
-    log->module_paths[log->n_modules] = r->aux;
-    mf_module *out = &log->modules[log->n_modules++];
+    uint64_t at = chunk << 21 | offset;
+    size_t i = log->n_modules++;
+    for (; i > 0 && log->module_at[i - 1] > at; i--) {
+        log->modules[i] = log->modules[i - 1];
+        log->module_paths[i] = log->module_paths[i - 1];
+        log->module_at[i] = log->module_at[i - 1];
+    }
+    if (i < log->modules_named)
+        log->modules_named = i;      /* named again from here on */
+    log->module_paths[i] = r->aux;
+    log->module_at[i] = at;
+    mf_module *out = &log->modules[i];
     *out = (mf_module){ .path = NULL, .bias = m.bias, .start = m.start, .end = m.end };
     out->build_id_len = m.build_id_len < sizeof out->build_id ? m.build_id_len
                                                               : sizeof out->build_id;
@@ -222,7 +236,7 @@ static int on_meta(mf_rlog *log, uint32_t li, mf_scan_sink *sink, const mf_recor
     case MF_REC_THREAD: return on_thread(li, sink, r, chunk, offset);
     case MF_REC_STACK: return on_stack(log, li, sink, r, chunk, offset);
     case MF_REC_DEVICE: return on_device(li, sink, r, chunk, offset);
-    case MF_REC_MODULE: return on_module(log, r);
+    case MF_REC_MODULE: return on_module(log, r, chunk, offset);
     case MF_REC_FRAME: return on_frame(log, li, sink, r);
     }
     return 0;

@@ -45,6 +45,7 @@ static void rlog_free(mf_rlog *log)
     mf_idmap_free(&log->frames);
     free(log->modules);
     free(log->module_paths);
+    free(log->module_at);
     free(log->chunks);
     free(log->path);
     free(log);

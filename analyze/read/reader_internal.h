@@ -101,6 +101,7 @@ typedef struct mf_rlog {
     mf_idmap frames;         /* the log's frame id -> reader frame id, or MF_STACK_MISSED */
     mf_module *modules;      /* MODULE records, in the order scanned (paths: see */
     uint32_t *module_paths;  /* these, the log's string ids, given texts on demand) */
+    uint64_t *module_at;     /* where each stands in the file: chunk << 21 | offset */
     size_t n_modules, cap_modules;
     size_t modules_named;    /* modules[0, n) have their path's text */
     mf_scan_chunk *chunks;   /* by index */

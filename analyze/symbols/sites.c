@@ -16,11 +16,15 @@
 #include "sites.h"
 #include "symbols.h"
 
+#define UNCOVERED_KEPT 64
+
 /* A log's symboliser and the modules it was opened with. */
 typedef struct log_symbols {
     mf_symbols *sym;             /* NULL until the log's first stack */
     size_t modules;              /* MODULE records it knows */
-    int uncovered;               /* a stack it resolved had an address outside them */
+    uint64_t known;              /* their fingerprint (module_fingerprint) */
+    uint64_t uncovered[UNCOVERED_KEPT]; /* addresses it resolved outside them */
+    size_t n_uncovered;          /* (more than UNCOVERED_KEPT: any address may be) */
 } log_symbols;
 
 struct mf_sites {
@@ -98,20 +102,68 @@ void mf_sites_close(mf_sites *s)
  * sites' frames point into it).  What it resolved may differ from what the
  * new one would have (an address no module it knew covered, a warning of
  * its own): counted late.  0, or -1 when out of memory. */
-static int retire(mf_sites *s, log_symbols *l)
+/* Whether one of modules[0..n) covers an address l resolved without a
+ * module. */
+static int covers_uncovered(const log_symbols *l, const mf_module *modules, size_t n)
 {
-    if (l->uncovered || mf_symbols_warning(l->sym, 0))
+    if (l->n_uncovered > UNCOVERED_KEPT)
+        return 1;
+    for (size_t i = 0; i < l->n_uncovered; i++)
+        for (size_t k = 0; k < n; k++)
+            if (l->uncovered[i] >= modules[k].start && l->uncovered[i] < modules[k].end)
+                return 1;
+    return 0;
+}
+
+/* Remember an address l resolved without a module. */
+static void note_uncovered(log_symbols *l, uint64_t ip)
+{
+    for (size_t i = 0; i < l->n_uncovered && i < UNCOVERED_KEPT; i++)
+        if (l->uncovered[i] == ip)
+            return;
+    if (l->n_uncovered < UNCOVERED_KEPT)
+        l->uncovered[l->n_uncovered] = ip;
+    if (l->n_uncovered <= UNCOVERED_KEPT)
+        l->n_uncovered++;
+}
+
+/* Whether two of modules[0..n) overlap (then their order decides which
+ * one an address is in). */
+static int modules_overlap(const mf_module *m, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = i + 1; k < n; k++)
+            if (m[i].start < m[k].end && m[k].start < m[i].end)
+                return 1;
+    return 0;
+}
+
+static int retire(mf_sites *s, log_symbols *l, const mf_module *modules, size_t n)
+{
+    if (covers_uncovered(l, modules, n) || mf_symbols_warning(l->sym, 0) ||
+        modules_overlap(modules, n))
         s->late++;
     if (mf_grow((void **)&s->retired, &s->cap_retired, s->n_retired + 1, sizeof *s->retired) < 0)
         return -1;
     s->retired[s->n_retired++] = l->sym;
     l->sym = NULL;
-    l->uncovered = 0;
+    l->n_uncovered = 0;
     return 0;
 }
 
-/* Log i's symboliser, opened from its MODULE records on first use, and
- * again when the log has more of them since (a log read while written). */
+/* A fingerprint of modules[0..n): which modules, in which order. */
+static uint64_t module_fingerprint(const mf_module *m, size_t n)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ m[i].start ^ (m[i].end << 1) ^ (m[i].bias << 2)) * 0xbf58476d1ce4e5b9ull;
+    return h;
+}
+
+/* Log i's symboliser, opened from its MODULE records on first use; when the
+ * log has more of them since (a log read while written), they are added
+ * to it, or, when they do not simply follow the ones it knows, it gives
+ * way to a new one. */
 static mf_symbols *symbols_of(mf_sites *s, uint32_t log)
 {
     size_t logs = mf_reader_n_logs(s->reader);
@@ -128,17 +180,30 @@ static mf_symbols *symbols_of(mf_sites *s, uint32_t log)
         return NULL;
     if (l->sym && n == l->modules)
         return l->sym;
-    if (l->sym && retire(s, l) < 0)
+    size_t from = 0;
+    if (l->sym && n > l->modules && module_fingerprint(mods, l->modules) == l->known) {
+        from = l->modules;     /* new modules after the known ones */
+        if (covers_uncovered(l, mods + from, n - from))
+            s->late++;         /* an address resolved without them is in them */
+    } else if (l->sym && retire(s, l, mods, n) < 0) {
         return NULL;
-    mf_symbols_module *rec = calloc(n ? n : 1, sizeof *rec);
+    }
+    mf_symbols_module *rec = calloc(n - from ? n - from : 1, sizeof *rec);
     if (!rec)
         return NULL;
-    for (size_t i = 0; i < n; i++)
-        rec[i] = (mf_symbols_module){ mods[i].path, mods[i].bias, mods[i].start, mods[i].end,
-                                      mods[i].build_id, mods[i].build_id_len };
-    l->sym = mf_symbols_open(rec, n);
-    l->modules = n;
+    for (size_t i = from; i < n; i++)
+        rec[i - from] = (mf_symbols_module){ mods[i].path, mods[i].bias, mods[i].start,
+                                             mods[i].end, mods[i].build_id, mods[i].build_id_len };
+    int ok = 1;
+    if (from)
+        ok = mf_symbols_add(l->sym, rec, n - from) == 0;
+    else
+        ok = (l->sym = mf_symbols_open(rec, n)) != NULL;
     free(rec);
+    if (!ok)
+        return NULL;
+    l->modules = n;
+    l->known = module_fingerprint(mods, n);
     return l->sym;
 }
 
@@ -282,9 +347,9 @@ static uint32_t resolve(mf_sites *s, uint32_t stack)
     uint32_t log, depth = read_stack(s, stack, ip, &log, &sym);
     if (!depth)
         return MF_SITE_NONE;
-    for (uint32_t i = 0; i < depth && !s->symbols[log].uncovered; i++)
-        s->symbols[log].uncovered = !mf_stack_entry_is_frame(ip[i]) &&
-                                    !mf_symbols_frame(sym, ip[i])->module;
+    for (uint32_t i = 0; i < depth; i++)
+        if (!mf_stack_entry_is_frame(ip[i]) && !mf_symbols_frame(sym, ip[i])->module)
+            note_uncovered(&s->symbols[log], ip[i]);
     int at = site_index(s, sym, ip, depth);
     mf_site_frame frame;
     if (at < 0 || !entry_frames(s, sym, ip[at], 1, &frame, 1))
