@@ -46,7 +46,7 @@
 
 #define MARGIN_NS 100000000ull      /* from a time stamp to its record in the log */
 #define MAX_RESTARTS 4              /* starts over from the logs' start, at most */
-#define STEP_EVENTS (1u << 20)      /* events fed between looks at the stop flag */
+#define STEP_EVENTS (1u << 16)      /* events fed between looks at the stop flag */
 #define MIN_WAIT_US 20000           /* between looks while the logs grow */
 #define MAX_WAIT_US 200000          /* while they do not */
 
