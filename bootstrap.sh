@@ -10,9 +10,9 @@ cd "$(dirname "$0")"
 
 PACKAGES="build-essential autoconf automake libtool pkg-config \
 libjemalloc-dev libcairo2-dev libzstd-dev librsvg2-dev check python3 \
-libunwind-dev libdw-dev binutils \
+libunwind-dev libdw-dev libmicrohttpd-dev binutils \
 chromium valgrind heaptrack poppler-utils strace groff-base clang libclang-rt-dev \
-python3-dev python3-numpy python3-torch"
+python3-dev python3-numpy python3-torch nodejs npm"
 
 missing=""
 for p in $PACKAGES; do
@@ -31,6 +31,12 @@ if [ -n "$missing" ]; then
         exit 1
     fi
 fi
+
+# playwright-core (npm) drives Debian's chromium in `memflow view`'s browser
+# tests; eslint checks the page's JavaScript (tests/view_lint.sh); no browser
+# is downloaded (tests/view/package-lock.json pins them).
+(cd tests/view && npm ci --no-audit --no-fund --ignore-scripts > /dev/null) ||
+    echo "bootstrap: npm could not install playwright-core and eslint: the browser tests skip" >&2
 
 autoreconf -fi
 ./configure "$@"

@@ -10,10 +10,13 @@ noinst_LTLIBRARIES += libmemflow-analysis.la
 # are included by bare name): read/ the streaming reader (chunk sources,
 # header, records, scan, merge, damage), compact/ the compact form at rest,
 # model/ the model and its bounded parts, symbols/ stacks to sites,
-# stats/ the statistics of a model; at the top, what all of them use and a
+# stats/ the statistics of a model, index/ the index `memflow view` answers
+# from (built from the model's blocks in one streaming pass, kept beside the
+# log); at the top, what all of them use and a
 # whole log in memory for tests and tools (log_in_memory.c).
 ANALYZE_INCLUDES = -I$(srcdir)/analyze -I$(srcdir)/analyze/read -I$(srcdir)/analyze/compact \
-	-I$(srcdir)/analyze/model -I$(srcdir)/analyze/symbols -I$(srcdir)/analyze/stats
+	-I$(srcdir)/analyze/model -I$(srcdir)/analyze/symbols -I$(srcdir)/analyze/stats \
+	-I$(srcdir)/analyze/index
 libmemflow_analysis_la_SOURCES = $(COMMON_SOURCES) \
 	analyze/grow.c analyze/grow.h \
 	analyze/idmap.c analyze/idmap.h \
@@ -45,6 +48,9 @@ libmemflow_analysis_la_SOURCES = $(COMMON_SOURCES) \
 	analyze/model/model_load.c \
 	analyze/stats/statistics.c analyze/stats/statistics.h \
 	analyze/symbols/symbols.c analyze/symbols/symbols.h \
-	analyze/symbols/sites.c analyze/symbols/sites.h
+	analyze/symbols/sites.c analyze/symbols/sites.h \
+	analyze/index/index.c analyze/index/index.h analyze/index/index_state.h \
+	analyze/index/index_build.c analyze/index/index_cells.c analyze/index/index_file.c \
+	analyze/index/index_query.c
 libmemflow_analysis_la_CFLAGS = $(AM_CFLAGS) $(CAIRO_CFLAGS) $(LIBDW_CFLAGS) $(ZSTD_CFLAGS)
 libmemflow_analysis_la_LIBADD = $(CAIRO_LIBS) $(LIBDW_LIBS) $(ZSTD_LIBS) -lstdc++ -lm

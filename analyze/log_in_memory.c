@@ -83,8 +83,6 @@ static int read_events(log_private *lp, mf_reader *r, char *err, size_t errlen)
 /* The stacks and modules the reader found, copied into the log. */
 static int copy_stacks(mf_log *log, mf_reader *r)
 {
-    if (mf_reader_name_stacks(r) < 0)
-        return -1;
     uint32_t n = mf_reader_n_stacks(r);
     size_t n_modules;
     const mf_module *modules = mf_reader_modules(r, 0, &n_modules);

@@ -71,3 +71,4 @@ bench-compact: all
 	bash $(srcdir)/bench/compact.sh $(abs_top_builddir)
 
 .PHONY: bench bench-python bench-faults bench-compact bench-stacks bench-wait
+EXTRA_DIST += bench/view.sh bench/view_browser.js bench/view_screenshot.sh bench/view_screenshot.js

@@ -13,6 +13,7 @@ int cmd_stats(int argc, char **argv);   /* cli/cmd_stats.c */
 int cmd_render(int argc, char **argv);  /* cli/cmd_render.c */
 int cmd_serve(int argc, char **argv);   /* cli/cmd_serve.c */
 int cmd_compact(int argc, char **argv); /* cli/cmd_compact.c */
+int cmd_view(int argc, char **argv);    /* cli/cmd_view.c */
 
 /* Compact the logs of a run (memflow run, after rendering): one line on
  * stderr says how much smaller they became; a log that cannot be compacted

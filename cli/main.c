@@ -5,6 +5,7 @@
  *   memflow stats LOG... [--format table|json] [--sort-by KEY] [--ascending]
  *   memflow render LOG... [-o DIR] [--formats LIST] [--color-by MODE] [--device DEV] [--at TIME]
  *   memflow compact LOG...
+ *   memflow view LOG...|DIR [--port N] [--no-open]   (cli/cmd_view.c: a local viewer)
  *   memflow serve LOG   (requests on stdin, answers on stdout: cli/cmd_serve.c;
  *                        the analysis behind memflow_dump()/memflow_dumps())
  */
@@ -27,6 +28,7 @@ static void usage(FILE *out)
           "  render  draw logs:          memflow render LOG... [-o DIR] [--formats LIST]\n"
           "  compact shrink finished logs: memflow compact LOG...\n"
           "  serve   answer requests about a log being written: memflow serve LOG\n"
+          "  view    zoom into logs in a browser: memflow view LOG...|DIR [--port N]\n"
           "\n"
           "'memflow COMMAND --help' describes a command; 'memflow --version' the version.\n",
           out);
@@ -57,7 +59,9 @@ int main(int argc, char **argv)
         return cmd_compact(argc - 1, argv + 1);
     if (strcmp(cmd, "serve") == 0)
         return cmd_serve(argc - 1, argv + 1);
-    fprintf(stderr, "memflow: unknown command '%s'; commands: run, stats, render, compact, serve "
+    if (strcmp(cmd, "view") == 0)
+        return cmd_view(argc - 1, argv + 1);
+    fprintf(stderr, "memflow: unknown command '%s'; commands: run, stats, render, compact, serve, view "
             "(see 'memflow --help')\n", cmd);
     return 2;
 }

@@ -29,6 +29,7 @@ include tests/gpu.mk
 include tests/stacks.mk
 include tests/python.mk
 include tests/compact.mk
+include tests/view.mk
 
 # The README and the manual pages document every command, option, key and
 # function (tests/docs.sh).

@@ -89,6 +89,8 @@ mf_model *mf_model_new(const mf_model_options *opt, char *err, size_t errlen)
     st->span.t0 = UINT64_MAX;
     mf_picture_init(&st->picture, &st->span, st->opt.tiles_by_site);
     mf_blocks_init(&st->blocks, st->opt.no_picture ? NULL : &st->picture);
+    mf_blocks_set_observer(&st->blocks, st->opt.on_block, st->opt.on_block_ctx);
+    st->blocks.no_curves = st->opt.no_curves;
     mf_sub_init(&st->sub, !st->opt.no_picture);
     mf_timeline_init(&st->timeline, m->strings, st->opt.no_trace);
     return m;

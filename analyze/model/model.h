@@ -384,10 +384,19 @@ typedef struct mf_model {
 typedef struct mf_model_options {
     int no_picture;           /* keep nothing for memory_flow (statistics only) */
     int no_trace;             /* keep no spans, activities or trace objects */
+    int no_curves;            /* keep no occupancy curves (mf_view.occupancy and the
+                                 device's stay empty): for a reader with its own */
     uint64_t since_ns;        /* leave out events before this */
     int tiles_by_site;        /* the picture's cells keep a block's site id (sites.h)
                                  in mf_tile.scope, not its scope: memory_flow
                                  coloured by site (needs stacks) */
+    /* Told of every block (not sub-blocks) as it starts (ended 0, free_ns
+       MF_LIVE_AT_END) and as it ends (ended 1: freed, replaced, or its
+       process ended; end says which), in the order the events are fed; the
+       block is the caller's to copy, valid during the call.  NULL: nobody.
+       `memflow view`'s index (analyze/index/index.h) is built from it. */
+    void (*on_block)(void *ctx, const mf_block *b, int ended);
+    void *on_block_ctx;
 } mf_model_options;
 
 /* An empty model (opt may be NULL); NULL with a message in err when out of memory. */

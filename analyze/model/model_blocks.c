@@ -68,6 +68,13 @@ void mf_blocks_init(mf_blocks *b, mf_picture *picture)
     b->view_points = VIEW_POINTS_MAX;
 }
 
+void mf_blocks_set_observer(mf_blocks *b, void (*fn)(void *ctx, const mf_block *blk, int ended),
+                            void *ctx)
+{
+    b->on_block = fn;
+    b->on_block_ctx = ctx;
+}
+
 void mf_blocks_set_sites(mf_blocks *b, struct mf_sites *sites)
 {
     b->sites = sites;
@@ -200,6 +207,8 @@ static mf_kind_stat *kind_of(mf_blocks_device *d, uint16_t flags)
 
 static void add_points(mf_blocks *b, mf_blocks_device *d, mf_blocks_view *v, uint64_t time_ns)
 {
+    if (b->no_curves)
+        return;
     if (mf_series_add(&d->occupancy, time_ns, d->counts.held_bytes, d->held_actual) < 0 ||
         mf_series_add(&v->occupancy, time_ns, v->counts.held_bytes, v->held_actual) < 0)
         b->oom = 1;
@@ -311,6 +320,8 @@ static void end_block(mf_blocks *b, uint32_t id, unsigned how, uint64_t time_ns)
         keep_unfreed(b, e->log, &blk);
     if (b->picture && mf_picture_retire(b->picture, e->view, v->epoch, &blk) < 0)
         b->oom = 1;
+    if (b->on_block)
+        b->on_block(b->on_block_ctx, &blk, 1);
     mf_live_remove(&b->live, id);
 }
 
@@ -332,6 +343,15 @@ int mf_blocks_on_alloc(mf_blocks *b, const mf_event *e, uint32_t view)
     };
     if (!mf_live_insert(&b->live, &l))
         return -1;
+    if (b->on_block) {
+        mf_block told = {
+            .addr = a->addr, .requested = a->requested, .actual = a->actual,
+            .alloc_ns = e->time_ns, .free_ns = MF_LIVE_AT_END, .scope = a->scope,
+            .name = a->name, .tid = e->tid, .pid = v->pid, .stack = a->stack,
+            .device = e->device, .flags = a->flags, .end = MF_BLOCK_LIVE,
+        };
+        b->on_block(b->on_block_ctx, &told, 0);
+    }
     counts_alloc(&d->counts, a->addr, a->requested, a->actual);
     counter_update(d);
     counts_alloc(&v->counts, a->addr, a->requested, a->actual);

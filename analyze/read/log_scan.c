@@ -83,20 +83,14 @@ const char *mf_rlog_text(mf_rlog *log, mf_rnames *names, uint32_t id)
     return t == MF_STRINGS_FAILED ? NULL : mf_strings_get(names->texts, t);
 }
 
-uint32_t mf_rlog_stack(mf_rlog *log, mf_scan_sink *sink, uint32_t id)
+uint32_t mf_rlog_stack(mf_rlog *log, uint32_t id)
 {
     uint32_t k = mf_idmap_get(&log->stacks, id);
     if (k == MF_STACK_MISSED)
         return 0;
     if (!k)                  /* not written (yet): the event goes without it */
         return mf_idmap_set(&log->stacks, id, MF_STACK_MISSED) < 0 ? MF_STRINGS_FAILED : 0;
-    mf_stack_ref *s = &sink->stacks[k - 1];
-    if (s->id)
-        return s->id;
-    if (mf_grow((void **)&sink->by_id, &sink->cap_ids, sink->n_ids + 1, sizeof *sink->by_id) < 0)
-        return MF_STRINGS_FAILED;
-    sink->by_id[sink->n_ids++] = k - 1;
-    return s->id = (uint32_t)sink->n_ids;
+    return k;
 }
 
 /* A STRING record: the text gets an own id; a placeholder made before the
@@ -158,7 +152,7 @@ static int on_stack(mf_rlog *log, uint32_t li, mf_scan_sink *sink, const mf_reco
     if (mf_grow((void **)&sink->stacks, &sink->cap_stacks, sink->n_stacks + 1,
                 sizeof *sink->stacks) < 0)
         return -1;
-    sink->stacks[sink->n_stacks++] = (mf_stack_ref){ li, s.depth, chunk, offset, 0 };
+    sink->stacks[sink->n_stacks++] = (mf_stack_ref){ li, s.depth, chunk, offset };
     return mf_idmap_set(&log->stacks, r->aux, (uint32_t)sink->n_stacks);
 }
 

@@ -412,7 +412,7 @@ static int decode(mf_merge *m, cursor *c, mf_event *e, mf_sample_values *samples
     switch (e->type) {
     case MF_REC_ALLOC:
         a = e->alloc.name = mf_rlog_string(log, names, e->alloc.name);
-        k = e->alloc.stack = e->alloc.stack ? mf_rlog_stack(log, m->sink, e->alloc.stack) : 0;
+        k = e->alloc.stack = e->alloc.stack ? mf_rlog_stack(log, e->alloc.stack) : 0;
         b = e->alloc.scope = mf_rlog_string(log, names, e->alloc.scope);
         break;
     case MF_REC_SCOPE:

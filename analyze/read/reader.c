@@ -539,7 +539,6 @@ void mf_reader_close(mf_reader *r)
     mf_strings_free(r->sink.names.texts);
     free(r->sink.names.pub);
     free(r->sink.stacks);
-    free(r->sink.by_id);
     free(r->sink.frames);
     free(r->sink.meta);
     free(r->sink.segments);
@@ -656,27 +655,12 @@ const mf_symbolic_frame *mf_reader_frame(mf_reader *r, uint32_t id)
 
 uint32_t mf_reader_n_stacks(const mf_reader *r)
 {
-    return (uint32_t)r->sink.n_ids;
+    return (uint32_t)r->sink.n_stacks;
 }
 
 int mf_reader_has_stacks(const mf_reader *r)
 {
     return r->sink.n_stacks > 0;
-}
-
-int mf_reader_name_stacks(mf_reader *r)
-{
-    for (size_t k = 0; k < r->sink.n_stacks; k++) {
-        mf_stack_ref *s = &r->sink.stacks[k];
-        if (s->id)
-            continue;
-        if (mf_grow((void **)&r->sink.by_id, &r->sink.cap_ids, r->sink.n_ids + 1,
-                    sizeof *r->sink.by_id) < 0)
-            return -1;
-        r->sink.by_id[r->sink.n_ids++] = (uint32_t)k;
-        s->id = (uint32_t)r->sink.n_ids;
-    }
-    return 0;
 }
 
 const mf_module *mf_reader_modules(mf_reader *r, size_t i, size_t *n)
@@ -697,9 +681,9 @@ const mf_module *mf_reader_modules(mf_reader *r, size_t i, size_t *n)
 
 int mf_reader_stack(mf_reader *r, uint32_t id, uint32_t *log, uint64_t *ip, uint32_t max)
 {
-    if (id == 0 || id > r->sink.n_ids)
+    if (id == 0 || id > r->sink.n_stacks)
         return -1;
-    const mf_stack_ref *s = &r->sink.stacks[r->sink.by_id[id - 1]];
+    const mf_stack_ref *s = &r->sink.stacks[id - 1];
     mf_rlog *l = r->logs[s->log];
     size_t position = mf_rlog_chunk_position(l, s->chunk);
     uint32_t depth = s->depth < max ? s->depth : max;

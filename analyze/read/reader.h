@@ -71,8 +71,8 @@ typedef struct mf_log_info {
  * Open the logs at paths[0..n) and scan them.  The logs are read in the
  * order their process images started (then by pid, then path), whatever
  * order paths gives: log i of mf_reader_log and e->log is that order.
- * String ids of pool and stack ids are given as the events that name them
- * are handed out (event.h), so they follow the events alone.
+ * String ids of pool are given as the events that name them are handed
+ * out (event.h), so they follow the events alone.
  * Returns 0; -1 with "PATH: why" in err when a log cannot be read at all
  * (missing, not a memflow log, another version, out of memory); or
  * MF_READER_OTHER_RUNS with a message naming two logs whose header run ids
@@ -161,16 +161,12 @@ MF_EXPORT void mf_reader_counts(const mf_reader *r, uint64_t *scanned, uint64_t 
 MF_EXPORT int mf_reader_stack(mf_reader *r, uint32_t id, uint32_t *log, uint64_t *ip,
                               uint32_t max);
 
-/* The stacks events named so far: ids 1 .. mf_reader_n_stacks(r). */
+/* The stacks the logs hold (read so far): ids 1 .. mf_reader_n_stacks(r),
+ * in the order the scan read their records. */
 MF_EXPORT uint32_t mf_reader_n_stacks(const mf_reader *r);
 
 /* Whether the logs hold STACK records (read so far). */
 MF_EXPORT int mf_reader_has_stacks(const mf_reader *r);
-
-/* Give ids to the stacks no event named, in the order they were read (for
- * a caller that wants every stack of the logs).  0, or -1 when out of
- * memory. */
-MF_EXPORT int mf_reader_name_stacks(mf_reader *r);
 
 /* The symbolic frames (FRAME records) of all logs: ids 1 ..
  * mf_reader_n_frames(r); NULL for 0 or an unknown id.  A frame's texts get

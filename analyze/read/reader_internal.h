@@ -5,10 +5,10 @@
  * strings) and merge.c (the second pass: events of all logs in time order).
  * Internal to analyze/read/.
  *
- * Ids the caller sees are given in the order events use them, not in the
- * order the scan met their records: a string gets its pool id, a stack its
- * reader id, when the merge hands out the first event that names it.  So
- * the ids depend on the events alone, and a reader that follows logs while
+ * String ids the caller sees are given in the order events use them, not
+ * in the order the scan met their records: a string gets its pool id when
+ * the merge hands out the first event that names it.  So they depend on
+ * the events alone, and a reader that follows logs while
  * they are written (and scans their chunks in whatever order they fill)
  * gives the same ids as one that reads the finished logs.
  */
@@ -59,13 +59,16 @@ typedef struct mf_segment {
     int sorted;              /* event times never decrease in file order */
 } mf_segment;
 
-/* A call stack the scan found (STACK record). */
+/* A call stack the scan found (STACK record); its index + 1 is its reader
+ * id.  (Stack ids are given in the order the scan finds the records, as
+ * they always were: they reach no output - sites get their ids as events
+ * name them, outputs order stacks by their frames - and a reader of the
+ * same finished logs gives the same ids, which an index on disk keeps.) */
 typedef struct mf_stack_ref {
     uint32_t log;
     uint32_t depth;
     uint64_t chunk;
     uint32_t offset;         /* of the record in its chunk */
-    uint32_t id;             /* its reader id (0: no event named it yet) */
 } mf_stack_ref;
 
 /* A log's stack id that an event named before its STACK record was read
@@ -115,10 +118,8 @@ typedef struct mf_rlog {
 /* The reader's shared tables the scan fills. */
 typedef struct mf_scan_sink {
     mf_rnames names;
-    mf_stack_ref *stacks;    /* in the order scanned */
+    mf_stack_ref *stacks;    /* reader stack ids - 1, in the order scanned */
     size_t n_stacks, cap_stacks;
-    uint32_t *by_id;         /* reader stack id - 1 -> scan index */
-    size_t n_ids, cap_ids;
     uint64_t late_stacks;    /* STACK and FRAME records read after an event went out
                                 without them */
     mf_frame_ref *frames;    /* reader frame ids - 1 (FRAME records) */
@@ -144,10 +145,10 @@ int mf_scan_log(mf_rlog *log, uint32_t li, mf_scan_sink *sink, char *err, size_t
  * MF_STRINGS_FAILED when out of memory. */
 uint32_t mf_rlog_string(mf_rlog *log, mf_rnames *names, uint32_t id);
 
-/* The reader id of a log's stack id, given now if it has none yet; 0 when
- * the log has not written that stack (remembered, so that a STACK record
- * read later counts as late); MF_STRINGS_FAILED when out of memory. */
-uint32_t mf_rlog_stack(mf_rlog *log, mf_scan_sink *sink, uint32_t id);
+/* The reader id of a log's stack id; 0 when the log has not written that
+ * stack (remembered, so that a STACK record read later counts as late);
+ * MF_STRINGS_FAILED when out of memory. */
+uint32_t mf_rlog_stack(mf_rlog *log, uint32_t id);
 
 /* The text of a log's string id, for the reader's own use (never handed
  * out as an id): "?ID" when the log has not written it.  NULL when out of

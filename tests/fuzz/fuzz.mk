@@ -17,3 +17,16 @@ tests/fuzz/fuzz_reader: $(FUZZ_READER_FILES)
 	  $(CAIRO_CFLAGS) $(LIBDW_CFLAGS) $(ZSTD_CFLAGS) \
 	  -o $@ $$srcs $(CAIRO_LIBS) $(LIBDW_LIBS) $(ZSTD_LIBS) -lstdc++ -lm -pthread
 endif
+
+# The request parser of `memflow view` (cli/view_request.c), on its own.
+TESTS += tests/fuzz/fuzz_view.sh
+EXTRA_DIST += tests/fuzz/fuzz_view.sh tests/fuzz/fuzz_view_request.c
+if HAVE_FUZZER
+check_SCRIPTS += tests/fuzz/fuzz_view_request
+CLEANFILES += tests/fuzz/fuzz_view_request
+tests/fuzz/fuzz_view_request: tests/fuzz/fuzz_view_request.c cli/view_request.c cli/view_request.h
+	@$(MKDIR_P) tests/fuzz
+	$(AM_V_CCLD)$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	  $(AM_CPPFLAGS) -I$(srcdir)/cli -o $@ $(srcdir)/tests/fuzz/fuzz_view_request.c \
+	  $(srcdir)/cli/view_request.c
+endif
