@@ -86,18 +86,27 @@ static int copy_stacks(mf_log *log, mf_reader *r)
     uint32_t n = mf_reader_n_stacks(r);
     size_t n_modules;
     const mf_module *modules = mf_reader_modules(r, 0, &n_modules);
-    if ((n && !(log->stacks = calloc((size_t)n + 1, sizeof *log->stacks))) ||
+    if (!modules || (n && !(log->stacks = calloc((size_t)n + 1, sizeof *log->stacks))) ||
         (n_modules && !(log->modules = malloc(n_modules * sizeof *modules))))
         return -1;
     log->n_stacks = n ? n + 1 : 0;
-    if (n_modules)
-        memcpy(log->modules, modules, n_modules * sizeof *modules);
+    for (size_t i = 0; i < n_modules; i++) {   /* their paths outlive the reader */
+        uint32_t path = mf_strings_intern(log->pool, modules[i].path, strlen(modules[i].path));
+        if (path == MF_STRINGS_FAILED)
+            return -1;
+        log->modules[i] = modules[i];
+        log->modules[i].path = mf_strings_get(log->pool, path);
+    }
     log->n_modules = n_modules;
     uint32_t n_frames = mf_reader_n_frames(r);
     if (n_frames && !(log->frames = malloc(n_frames * sizeof *log->frames)))
         return -1;
-    for (uint32_t id = 1; id <= n_frames; id++)
-        log->frames[id - 1] = *mf_reader_frame(r, id);
+    for (uint32_t id = 1; id <= n_frames; id++) {
+        const mf_symbolic_frame *f = mf_reader_frame(r, id);
+        if (!f)
+            return -1;
+        log->frames[id - 1] = *f;
+    }
     log->n_frames = n_frames;
     uint64_t ip[MF_STACK_MAX_DEPTH];
     for (uint32_t id = 1; id <= n; id++) {

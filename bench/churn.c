@@ -23,7 +23,10 @@
  * With -t T the work is shared by T threads (thread k does its share of the
  * mallocs with its own seed and table); the main thread only waits.
  *
- * Usage: churn [-n OPS] [-t THREADS] [-s SLOTS] [-u MIN-MAX] [-q]
+ * With -e FILE it writes CLOCK_MONOTONIC (ns) into FILE as its last act
+ * (bench/wait.sh: the time from the program's exit to the profiler's).
+ *
+ * Usage: churn [-n OPS] [-t THREADS] [-s SLOTS] [-u MIN-MAX] [-q] [-e FILE]
  * Prints one line: the operation counts and a checksum of the sizes (so the
  * compiler cannot drop the work).  Exit status 1 on bad usage or no memory.
  */
@@ -33,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* What one thread does and what it reports back. */
@@ -113,10 +117,25 @@ static void *churn_thread(void *arg)
     return NULL;
 }
 
+/* CLOCK_MONOTONIC now, in ns, into path: 0, or 1 (said on stderr). */
+static int write_end(const char *path)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    FILE *f = fopen(path, "w");
+    if (!f || fprintf(f, "%llu\n", (unsigned long long)ts.tv_sec * 1000000000ull +
+                                        (unsigned long long)ts.tv_nsec) < 0 || fclose(f) != 0) {
+        fprintf(stderr, "churn: cannot write %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    return 0;
+}
+
 static int usage(const char *why)
 {
     fprintf(stderr, "churn: %s\nusage: churn [-n OPS (even, default 2000000)] "
-                    "[-t THREADS (1..64)] [-s SLOTS (default 4096)] [-u MIN-MAX (bytes)] [-q]\n",
+                    "[-t THREADS (1..64)] [-s SLOTS (default 4096)] [-u MIN-MAX (bytes)] [-q] "
+                    "[-e END_FILE]\n",
             why);
     return 1;
 }
@@ -154,7 +173,8 @@ int main(int argc, char **argv)
     unsigned long ops = 2000000, threads = 1, slots = 4096;
     size_t uniform_min = 0, uniform_span = 0;
     int quiet = 0, opt;
-    while ((opt = getopt(argc, argv, "n:t:s:u:q")) != -1) {
+    const char *end_file = NULL;
+    while ((opt = getopt(argc, argv, "n:t:s:u:qe:")) != -1) {
         switch (opt) {
         case 'n': ops = parse_count(optarg); break;
         case 't': threads = parse_count(optarg); break;
@@ -164,6 +184,7 @@ int main(int argc, char **argv)
                 return usage("-u wants MIN-MAX bytes, 1 <= MIN <= MAX <= 1073741824");
             break;
         case 'q': quiet = 1; break;
+        case 'e': end_file = optarg; break;
         default: return usage("unknown option");
         }
     }
@@ -213,5 +234,5 @@ int main(int argc, char **argv)
     if (!quiet)
         printf("churn: threads=%lu mallocs=%lu frees=%lu ops=%lu checksum=%llu\n", threads,
                mallocs, frees, mallocs + frees, (unsigned long long)checksum);
-    return 0;
+    return end_file ? write_end(end_file) : 0;
 }

@@ -47,6 +47,12 @@ EXTRA_DIST += bench/compact.sh
 bench: all
 	bash $(srcdir)/bench/run.sh $(abs_top_builddir)
 
+# `make bench-wait`: the user's whole wait under memflow run with the
+# defaults (bench/wait.sh; docs/PERFORMANCE.md "The whole wait").
+EXTRA_DIST += bench/wait.sh bench/python_train.py
+bench-wait: all
+	bash $(srcdir)/bench/wait.sh $(abs_top_builddir)
+
 # `make bench-faults`: docs/RELIABILITY.md's figures (cost of a full disk,
 # fault injection); it needs the test programs `make check` builds.
 bench-faults: all
@@ -64,5 +70,5 @@ bench-stacks: all
 bench-compact: all
 	bash $(srcdir)/bench/compact.sh $(abs_top_builddir)
 
-.PHONY: bench bench-python bench-faults bench-compact bench-stacks
+.PHONY: bench bench-python bench-faults bench-compact bench-stacks bench-wait
 EXTRA_DIST += bench/view.sh bench/view_browser.js bench/view_screenshot.sh bench/view_screenshot.js

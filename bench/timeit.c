@@ -13,7 +13,10 @@
  * for (getrusage RUSAGE_CHILDREN, so a profiler's helper processes count);
  * max_rss_kib: the largest resident set among them.
  *
- * Usage: timeit OUTFILE CMD [ARGS...]
+ * With -e, a fourth number: end_ns, CLOCK_MONOTONIC just after the wait
+ * (bench/wait.sh: the time from the program's exit to the command's).
+ *
+ * Usage: timeit [-e] OUTFILE CMD [ARGS...]
  * Exit status: the command's (128+N when killed by signal N); 127 when it
  * cannot be started, 2 on bad usage.
  */
@@ -40,7 +43,8 @@ static uint64_t cpu_ns(const struct rusage *ru)
 }
 
 /* Run argv; on success fill the measurements and return the wait status. */
-static int run_measured(char **argv, uint64_t *wall, uint64_t *cpu, long *rss_kib)
+static int run_measured(char **argv, uint64_t *wall, uint64_t *cpu, long *rss_kib,
+                        uint64_t *end)
 {
     struct rusage before, after;
     getrusage(RUSAGE_CHILDREN, &before);
@@ -61,7 +65,8 @@ static int run_measured(char **argv, uint64_t *wall, uint64_t *cpu, long *rss_ki
             fprintf(stderr, "timeit: waitpid: %s\n", strerror(errno));
             return -1;
         }
-    *wall = now_ns() - start;
+    *end = now_ns();
+    *wall = *end - start;
     getrusage(RUSAGE_CHILDREN, &after);
     *cpu = cpu_ns(&after) - cpu_ns(&before);
     *rss_kib = after.ru_maxrss;
@@ -70,18 +75,24 @@ static int run_measured(char **argv, uint64_t *wall, uint64_t *cpu, long *rss_ki
 
 int main(int argc, char **argv)
 {
+    int with_end = argc > 1 && strcmp(argv[1], "-e") == 0;
+    argv += with_end;
+    argc -= with_end;
     if (argc < 3) {
-        fprintf(stderr, "usage: timeit OUTFILE CMD [ARGS...]\n");
+        fprintf(stderr, "usage: timeit [-e] OUTFILE CMD [ARGS...]\n");
         return 2;
     }
-    uint64_t wall = 0, cpu = 0;
+    uint64_t wall = 0, cpu = 0, end = 0;
     long rss = 0;
-    int status = run_measured(argv + 2, &wall, &cpu, &rss);
+    int status = run_measured(argv + 2, &wall, &cpu, &rss, &end);
     if (status < 0)
         return 127;
     FILE *out = fopen(argv[1], "a");
-    if (!out || fprintf(out, "%llu %ld %llu\n", (unsigned long long)wall, rss,
-                        (unsigned long long)cpu) < 0 || fclose(out) != 0) {
+    int n = out ? fprintf(out, "%llu %ld %llu", (unsigned long long)wall, rss,
+                          (unsigned long long)cpu) : -1;
+    if (n >= 0)
+        n = with_end ? fprintf(out, " %llu\n", (unsigned long long)end) : fprintf(out, "\n");
+    if (!out || n < 0 || fclose(out) != 0) {
         fprintf(stderr, "timeit: cannot append to %s: %s\n", argv[1], strerror(errno));
         return 2;
     }

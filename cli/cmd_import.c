@@ -250,7 +250,7 @@ int cmd_import(int argc, char **argv)
     }
     if (!logs)
         status = EXIT_FAILED;
-    if (n_logs && a.render && cli_render_logs("memflow import", dir, n_logs, logs) < 0 &&
+    if (n_logs && a.render && cli_render_logs("memflow import", dir, n_logs, logs, NULL) < 0 &&
         status == 0)
         status = EXIT_FAILED;
     if (n_logs && a.compact)

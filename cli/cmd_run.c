@@ -23,9 +23,11 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "commands.h"
@@ -297,6 +299,53 @@ static int exec_failure(const char *command, int exec_errno)
     return RUN_EXIT_CANNOT_RUN;
 }
 
+/* Where the time after the program's exit goes, for MEMFLOW_RUN_REPORT=1:
+ * the moments each step ended (CLOCK_MONOTONIC ns). */
+enum { AT_EXIT, AT_DRAINED, AT_READ, AT_WRITTEN, AT_COMPACTED, N_AT };
+static uint64_t at_ns[N_AT];
+
+static void mark(int step)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    at_ns[step] = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void report_tail(void)
+{
+    const char *want = getenv("MEMFLOW_RUN_REPORT");
+    if (!want || strcmp(want, "1") != 0)
+        return;
+    static const char *const what[N_AT] = { NULL, "to write what was staged", "to read the rest",
+                                            "for the outputs", "to compact" };
+    fprintf(stderr, "memflow run: after the program's exit:");
+    uint64_t before = at_ns[AT_EXIT];
+    for (int i = AT_DRAINED; i < N_AT; i++) {
+        if (!at_ns[i])
+            continue;
+        fprintf(stderr, " %.3f s %s%s", (double)(at_ns[i] - before) / 1e9, what[i],
+                i + 1 < N_AT ? "," : "");
+        before = at_ns[i];
+    }
+    fprintf(stderr, "\n");
+}
+
+/* The outputs of this run's logs: of the model the analysis during the
+ * run built, or, when it could not be exactly the model of the finished
+ * logs, of those logs read now. */
+static int render_logs(const char *dir, int n, char **paths)
+{
+    mf_model *model = run_analysis_finish(n, paths);
+    if (model)
+        cli_print_warnings(model);
+    else if (!(model = cli_load_model(n, paths, UINT64_MAX)))
+        return -1;
+    mark(AT_READ);
+    int rc = cli_render_logs("memflow run", dir, n, paths, model);
+    mark(AT_WRITTEN);
+    return rc;
+}
+
 /* After the program: render this run's logs; the exit status. */
 static int finish(const run_options *opt, const run_ident *run, int status)
 {
@@ -304,12 +353,16 @@ static int finish(const run_options *opt, const run_ident *run, int status)
     char **logs = run_logs_find(run, &n);
     if (n == 0) {
         run_logs_explain_none(opt->command[0], run->dir);
+        run_analysis_discard();
         free(logs);
         return status ? status : 1;
     }
-    int render_failed = opt->render && cli_render_logs("memflow run", run->dir, n, logs) < 0;
-    if (opt->compact)
+    int render_failed = opt->render && render_logs(run->dir, n, logs) < 0;
+    if (opt->compact) {
         cli_compact_run_logs(n, logs);
+        mark(AT_COMPACTED);
+    }
+    report_tail();
     for (int i = 0; i < n; i++)
         free(logs[i]);
     free(logs);
@@ -337,8 +390,15 @@ int cmd_run(int argc, char **argv)
         run_stage_finish(0); /* no program ran: its staging file goes */
         return pid == -1 ? exec_failure(opt.command[0], exec_errno) : RUN_EXIT_OWN_ERROR;
     }
+    if (opt.render)
+        run_stage_write_idle();
     run_stage_start();
+    if (opt.render)
+        run_analysis_start(&run, mf_config_get()->stacks > 0);
     int status = run_child_wait(pid, &run);
+    mark(AT_EXIT);
+    run_analysis_stop();
     run_stage_finish(pid);
+    mark(AT_DRAINED);
     return finish(&opt, &run, status);
 }

@@ -160,7 +160,7 @@ static int describe_logs(mf_reader *r, mf_model *m, size_t *told)
  * through reader r, whose texts are in pool; out of memory: no sites. */
 static void attach_sites(mf_reader *r, mf_strings *pool, mf_model *m)
 {
-    if (m->sites || mf_reader_n_stacks(r) == 0)
+    if (m->sites || !mf_reader_has_stacks(r))
         return;
     mf_sites *sites = mf_sites_open(r, pool, 0);
     if (sites)

@@ -54,7 +54,14 @@ struct mf_model *cli_load_model(int n, char **paths, unsigned long long until_ns
 /* Render the logs of a run (memflow run, memflow import) into dir: every
  * output the configuration names, with the GPU CSV and the flame graph
  * when the logs call for them; progress on a terminal; one line says what
- * was written.  0, or -1 (said on stderr, prefixed by who). */
-int cli_render_logs(const char *who, const char *dir, int n, char **paths);
+ * was written.  model: their model when the caller has it already (memflow
+ * run's analysis during the run; freed here), NULL to read them.  0, or -1
+ * (said on stderr, prefixed by who). */
+int cli_render_logs(const char *who, const char *dir, int n, char **paths,
+                    struct mf_model *model);
+
+/* The model's warnings on stderr ("memflow: warning: ...", escaped for a
+ * terminal), as cli_load prints them. */
+void cli_print_warnings(const struct mf_model *m);
 
 #endif

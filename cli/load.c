@@ -15,6 +15,7 @@
 #include "escape.h"
 #include "model.h"
 #include "outputs.h"
+#include "progress.h"
 #include "reader.h"
 
 void cli_say(const char *prefix, const char *text)
@@ -28,8 +29,7 @@ void cli_say(const char *prefix, const char *text)
     mf_sink_free(&err);
 }
 
-/* The model's warnings on stderr, escaped for a terminal. */
-static void print_warnings(const mf_model *m)
+void cli_print_warnings(const struct mf_model *m)
 {
     for (size_t i = 0; i < m->n_warnings; i++)
         cli_say("memflow: warning: ", m->warnings[i]);
@@ -39,6 +39,7 @@ struct mf_model *cli_load(int n, char **paths, const cli_load_options *opt, int 
 {
     char err[2048];
     int rc;
+    cli_progress progress;
     mf_load_options lo = {
         .until_rel_ns = opt->until_ns == (unsigned long long)-1 ? UINT64_MAX : opt->until_ns,
         .from_rel_ns = opt->from_ns,
@@ -46,16 +47,19 @@ struct mf_model *cli_load(int n, char **paths, const cli_load_options *opt, int 
         .model = { .no_picture = opt->no_picture, .no_trace = opt->no_trace,
                    .tiles_by = opt->tiles_by, .from_step = opt->from_step,
                    .to_step = opt->to_step },
+        .progress = cli_progress_events, .progress_ctx = &progress,
     };
     cli_recover_staged(n, paths);
+    cli_progress_begin(&progress, isatty(2));
     mf_model *m = mf_model_load_opts((const char *const *)paths, n > 0 ? (size_t)n : 0, &lo, &rc,
                                      err, sizeof err);
+    cli_progress_events_end(&progress);
     if (!m) {
         fprintf(stderr, "memflow: %s\n", err);
         *exit_code = rc == MF_READER_OTHER_RUNS ? CLI_EXIT_OTHER_RUNS : 1;
         return NULL;
     }
-    print_warnings(m);
+    cli_print_warnings(m);
     if (m->window_missing) {
         if (opt->from_step)
             fprintf(stderr, "memflow: --from step:%llu: the logs have no step %llu (no "
@@ -78,10 +82,9 @@ struct mf_model *cli_load_model(int n, char **paths, unsigned long long until_ns
     return cli_load(n, paths, &opt, &code);
 }
 
-int cli_render_logs(const char *who, const char *dir, int n, char **paths)
+int cli_render_logs(const char *who, const char *dir, int n, char **paths, mf_model *model)
 {
-    mf_model *model = cli_load_model(n, paths, UINT64_MAX);
-    if (!model)
+    if (!model && !(model = cli_load_model(n, paths, UINT64_MAX)))
         return -1;
     const mf_config *c = mf_config_get();
     char formats[1200];

@@ -48,6 +48,36 @@ void run_stage_child(void);
 void run_stage_start(void);
 void run_stage_finish(pid_t child);
 
+/* Before start: the drain also writes what threads that fill their chunks
+ * slowly recorded, for the analysis during the run (stage_drain.h
+ * mf_stage_write_idle); nothing without a stage. */
+void run_stage_write_idle(void);
+
+/* While the program runs (between start and finish): the earliest time a
+ * record the program wrote may carry that is not in its log yet (staged:
+ * stage_drain.h mf_stage_unwritten_since), UINT64_MAX without a stage. */
+uint64_t run_stage_unwritten_since(uint64_t now_ns);
+
+/*
+ * The analysis during the run (cli/run_analysis.c), on a thread of its own
+ * at the lowest priority (SCHED_IDLE: it runs on cores the program leaves
+ * idle, and the program never waits for it): start, once the program runs,
+ * follows the run's logs as they appear and grow and feeds the model up to
+ * a horizon no record can still come before; stop, once the program is
+ * gone (before run_stage_finish), ends the thread; finish, once the stage
+ * is drained, reads what is left of the logs (paths[0..n): the run's logs)
+ * and returns the settled model, or NULL when it cannot be exactly the
+ * model of the finished logs (records came later than the horizon allowed
+ * and the analysis could not start over in time, or it failed): the caller
+ * then reads the finished logs.  stacks: the run records call stacks.
+ */
+void run_analysis_start(const run_ident *run, int stacks);
+void run_analysis_stop(void);
+struct mf_model *run_analysis_finish(int n, char **paths);
+
+/* Free what the analysis holds, its model unused (the run left no log). */
+void run_analysis_discard(void);
+
 /*
  * Keeping the next chunks of the run's logs ready (cli/run_ahead.c): open
  * watches run->dir (NULL when it cannot: nothing is kept ready); step

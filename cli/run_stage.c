@@ -135,6 +135,18 @@ int run_stage_prepare(const run_ident *run)
     return 0;
 }
 
+void run_stage_write_idle(void)
+{
+    if (stage && mf_stage_write_idle(stage) < 0)
+        fprintf(stderr, "memflow run: out of memory: records of idle threads reach the log "
+                "when their chunks fill\n");
+}
+
+uint64_t run_stage_unwritten_since(uint64_t now_ns)
+{
+    return stage ? mf_stage_unwritten_since(stage, now_ns) : UINT64_MAX;
+}
+
 void run_stage_child(void)
 {
     if (stage)

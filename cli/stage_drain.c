@@ -18,6 +18,7 @@
 #include <linux/futex.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
@@ -26,12 +27,14 @@
 #include <unistd.h>
 
 #include "descriptor.h"
+#include "reader.h"
 #include "stage_drain.h"
 #include "stage_slots.h"
 
 #define RESERVE_AHEAD 8u                /* chunks memflow run reserves beyond the claims */
 #define RESERVE_RETRY_NS 100000000ull   /* after the disk refused, try again this much later */
 #define POPULATE_AHEAD 4u               /* slots beyond the highest in use it maps */
+#define IDLE_WRITE_NS 200000000ull      /* records of a slot filling slowly wait this at most */
 
 struct mf_stage {                    /* memflow run's handle */
     stage_header *h;
@@ -46,6 +49,22 @@ struct mf_stage {                    /* memflow run's handle */
     int busy;                        /* they moved since the look before */
     uint64_t reserve_retry_ns;       /* the disk said no: the program reserves itself
                                         until then (CLOCK_MONOTONIC) */
+    struct slot_watch {              /* mf_stage_unwritten_since, slot by slot */
+        uint32_t seq;                /* the slot's chunk: its sequence */
+        int valid;                   /* seen taken under seq */
+        int has_first;               /* first_ns is its first event's time */
+        uint64_t seen_ns, first_ns;
+    } watch[MF_STAGE_SLOTS];
+    int write_idle;                  /* mf_stage_write_idle: on */
+    char *scratch;                   /* a chunk's copy for those writes */
+    struct slot_written {            /* what the drain wrote of slots still filling */
+        uint32_t seq;
+        int valid;
+        size_t len, written;         /* recorded at the last look; in the log */
+        uint64_t grew_ns;            /* when it first held more than written */
+    } written[MF_STAGE_SLOTS];
+    uint32_t snap_seq[MF_STAGE_SLOTS];   /* slot i under sequence snap_seq[i] has */
+    uint64_t snap_ns[MF_STAGE_SLOTS];    /* everything recorded before snap_ns[i] in the log */
 };
 
 /*
@@ -239,6 +258,58 @@ static void trim(mf_stage *s, int fd)
             return; /* the longer file reads the same: unclaimed chunks are zeros */
 }
 
+/*
+ * What the threads that are slow to fill their slots recorded goes into the
+ * log now (mf_stage_write_idle): a slot whose records did not grow since
+ * the last look, or that has held records not in the log for
+ * IDLE_WRITE_NS, gets them written where its chunk goes (the whole chunk
+ * follows when it is full).  Each such write publishes the time it began:
+ * what the slot records after it is stamped after it (give or take the
+ * moment between a time stamp and its record: mf_stage_unwritten_since).
+ */
+static int write_idle_slots(mf_stage *s, int fd)
+{
+    stage_header *h = s->h;
+    for (uint32_t i = 0; i < MF_STAGE_SLOTS; i++) {
+        struct slot_written *w = &s->written[i];
+        if (__atomic_load_n(&h->state[i], __ATOMIC_ACQUIRE) != SLOT_FILLING) {
+            w->valid = 0;
+            continue;
+        }
+        uint64_t now = monotonic_ns();
+        uint32_t seq = __atomic_load_n(&h->seq[i], __ATOMIC_ACQUIRE);
+        if (!w->valid || w->seq != seq)
+            *w = (struct slot_written){ .seq = seq, .valid = 1 };
+        size_t len = mf_stage_recorded(h, i, w->len);
+        int idle = len == w->len;
+        w->len = len;
+        if (len <= sizeof(mf_chunk_header) || len <= w->written)
+            continue;
+        if (!w->grew_ns)
+            w->grew_ns = now;
+        if (!idle && now - w->grew_ns < IDLE_WRITE_NS)
+            continue;
+        size_t end;
+        if (mf_stage_write_snapshot_from(h, i, fd, s->scratch, w->written, &end) < 0)
+            return -1;
+        if (end == w->written)
+            continue;            /* cleared meanwhile */
+        w->written = end;
+        w->grew_ns = 0;
+        __atomic_store_n(&s->snap_ns[i], now, __ATOMIC_RELEASE);
+        __atomic_store_n(&s->snap_seq[i], seq, __ATOMIC_RELEASE);
+    }
+    return 0;
+}
+
+int mf_stage_write_idle(mf_stage *s)
+{
+    if (!s->scratch && !(s->scratch = malloc(MF_CHUNK_SIZE)))
+        return -1;
+    s->write_idle = 1;
+    return 0;
+}
+
 int mf_stage_drain(mf_stage *s, int final, char *err, size_t errlen)
 {
     stage_header *h = s->h;
@@ -252,6 +323,8 @@ int mf_stage_drain(mf_stage *s, int final, char *err, size_t errlen)
     if (!final)
         reserve_ahead(s, fd);
     int n = mf_stage_write_full_slots(h, fd);
+    if (n >= 0 && !final && s->write_idle && write_idle_slots(s, fd) < 0)
+        n = -1;
     if (n < 0) {
         snprintf(err, errlen, "cannot copy staged chunks into the log '%s': %s", h->log_path,
                  strerror(errno));
@@ -270,6 +343,34 @@ int mf_stage_drain(mf_stage *s, int final, char *err, size_t errlen)
     s->complete = 1;
     trim(s, fd);
     return n + rest;
+}
+
+uint64_t mf_stage_unwritten_since(mf_stage *s, uint64_t now_ns)
+{
+    stage_header *h = s->h;
+    uint64_t oldest = UINT64_MAX;
+    for (uint32_t i = 0; i < MF_STAGE_SLOTS; i++) {
+        struct slot_watch *w = &s->watch[i];
+        if (__atomic_load_n(&h->state[i], __ATOMIC_ACQUIRE) == SLOT_FREE) {
+            w->valid = 0;
+            continue;
+        }
+        uint32_t seq = __atomic_load_n(&h->seq[i], __ATOMIC_ACQUIRE);
+        if (!w->valid || w->seq != seq)
+            *w = (struct slot_watch){ .seq = seq, .valid = 1, .seen_ns = now_ns };
+        uint64_t since;
+        if (__atomic_load_n(&s->snap_seq[i], __ATOMIC_ACQUIRE) == seq) {
+            since = __atomic_load_n(&s->snap_ns[i], __ATOMIC_ACQUIRE);  /* written before */
+        } else {
+            /* records are stored word last: what is read before a zero word is whole */
+            if (!w->has_first)
+                w->has_first = mf_chunk_first_event((const uint8_t *)mf_stage_slot_base(h, i),
+                                                    MF_CHUNK_SIZE, &w->first_ns);
+            since = w->has_first && w->first_ns < w->seen_ns ? w->first_ns : w->seen_ns;
+        }
+        oldest = since < oldest ? since : oldest;
+    }
+    return oldest;
 }
 
 int mf_stage_busy(mf_stage *s)
@@ -307,6 +408,8 @@ static void remove_if_same(const char *path, int fd)
 
 void mf_stage_destroy(mf_stage *s)
 {
+    free(s->scratch);
+    s->scratch = NULL;
     if (s->log_fd >= 0)
         close(s->log_fd);
     if (s->complete || !__atomic_load_n(&s->h->log_set, __ATOMIC_ACQUIRE))

@@ -46,6 +46,26 @@ int mf_stage_drain(mf_stage *s, int final, char *err, size_t errlen);
  * not opened its log yet): it is recording, slots will fill. */
 int mf_stage_busy(mf_stage *s);
 
+/*
+ * From now on each drain also writes what threads that fill their slots
+ * slowly recorded (records of a slot that stopped growing, or that waited
+ * 200 ms), so that a reader of the log sees them while the program runs.
+ * 0, or -1 when out of memory.
+ */
+int mf_stage_write_idle(mf_stage *s);
+
+/*
+ * The earliest time a record still in the slots (not yet in the log, or
+ * being copied there) may carry: per slot the time of its first event, or
+ * when it was first seen taken if it has none yet, or when the drain last
+ * wrote what it had recorded (mf_stage_write_idle) - records are stamped
+ * after that, give or take the moment a thread takes between its time
+ * stamp and its record; UINT64_MAX when every slot is free.
+ * now_ns: CLOCK_MONOTONIC now, taken before the call.  For memflow run's
+ * analysis during the run, which reads the log only up to there.
+ */
+uint64_t mf_stage_unwritten_since(mf_stage *s, uint64_t now_ns);
+
 /* Sleep until mf_stage_wake or timeout_us pass (the program never wakes
  * memflow run: it looks for full slots as often as they come). */
 void mf_stage_wait(mf_stage *s, int timeout_us);

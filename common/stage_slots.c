@@ -38,10 +38,11 @@ static uint32_t chunk_index(const char *image)
     return __atomic_load_n(&ch->magic, __ATOMIC_ACQUIRE) == MF_CHUNK_MAGIC ? ch->index : 0;
 }
 
-/* Bytes of a chunk image up to its first zero (unwritten) record word. */
-static size_t recorded_prefix(const char *image)
+/* Bytes of a chunk image up to its first zero (unwritten) record word,
+ * walking from `from` (a record boundary: what is before is known). */
+static size_t recorded_from(const char *image, size_t from)
 {
-    size_t at = sizeof(mf_chunk_header);
+    size_t at = from > sizeof(mf_chunk_header) ? from : sizeof(mf_chunk_header);
     while (at + sizeof(uint64_t) <= MF_CHUNK_SIZE) {
         uint64_t word = __atomic_load_n((const uint64_t *)(const void *)(image + at),
                                         __ATOMIC_ACQUIRE);
@@ -53,15 +54,19 @@ static size_t recorded_prefix(const char *image)
     return at;
 }
 
-/* pwrite len bytes of a chunk image where its chunk goes.  0 or -1 (errno). */
-static int write_image(int fd, const char *image, size_t len)
+static size_t recorded_prefix(const char *image)
 {
-    uint32_t index = chunk_index(image);
+    return recorded_from(image, 0);
+}
+
+/* pwrite len bytes that stand at offset from in chunk index.  0 or -1 (errno). */
+static int write_part(int fd, uint32_t index, size_t from, const char *image, size_t len)
+{
     if (index == 0) {
         errno = EINVAL; /* never the file header's place */
         return -1;
     }
-    off_t at = (off_t)index * MF_CHUNK_SIZE;
+    off_t at = (off_t)index * MF_CHUNK_SIZE + (off_t)from;
     while (len) {
         ssize_t n = pwrite(fd, image, len, at);
         if (n < 0 && errno == EINTR)
@@ -73,6 +78,12 @@ static int write_image(int fd, const char *image, size_t len)
         len -= (size_t)n;
     }
     return 0;
+}
+
+/* pwrite len bytes of a chunk image where its chunk goes.  0 or -1 (errno). */
+static int write_image(int fd, const char *image, size_t len)
+{
+    return write_part(fd, chunk_index(image), 0, image, len);
 }
 
 int mf_stage_write_full_slot(stage_header *h, uint32_t i, int fd)
@@ -105,19 +116,39 @@ int mf_stage_write_full_slots(stage_header *h, int fd)
     return n;
 }
 
+size_t mf_stage_recorded(stage_header *h, uint32_t i, size_t from)
+{
+    return recorded_from(mf_stage_slot_base(h, i), from);
+}
+
 int mf_stage_write_snapshot(stage_header *h, uint32_t i, int fd, char *scratch)
 {
+    size_t end;
+    return mf_stage_write_snapshot_from(h, i, fd, scratch, 0, &end);
+}
+
+int mf_stage_write_snapshot_from(stage_header *h, uint32_t i, int fd, char *scratch, size_t from,
+                                 size_t *end)
+{
+    *end = from;
     uint32_t before = __atomic_load_n(&h->seq[i], __ATOMIC_ACQUIRE);
     if (__atomic_load_n(&h->state[i], __ATOMIC_ACQUIRE) == SLOT_FREE)
         return 0;
     const char *image = mf_stage_slot_base(h, i);
-    size_t len = recorded_prefix(image);
-    memcpy(scratch, image, len);
+    uint32_t index = chunk_index(image);
+    size_t len = recorded_from(image, from);
+    if (len <= from)
+        return 0;
+    memcpy(scratch, image + from, len - from);
     /* A read-modify-write that adds nothing: its release half keeps the
      * copy's loads before it (a plain load could be done first). */
-    if (__atomic_fetch_add(&h->seq[i], 0, __ATOMIC_ACQ_REL) != before || chunk_index(scratch) == 0)
+    if (__atomic_fetch_add(&h->seq[i], 0, __ATOMIC_ACQ_REL) != before || index == 0 ||
+        chunk_index(image) != index)
         return 0;
-    return write_image(fd, scratch, len) < 0 ? -1 : 1;
+    if (write_part(fd, index, from, scratch, len - from) < 0)
+        return -1;
+    *end = len;
+    return 1;
 }
 
 int mf_stage_write_every_slot(stage_header *h, int fd)

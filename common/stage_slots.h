@@ -110,6 +110,21 @@ int mf_stage_write_full_slots(stage_header *h, int fd);
 int mf_stage_write_snapshot(stage_header *h, uint32_t i, int fd, char *scratch);
 
 /*
+ * The same for what slot i recorded past byte `from` (a record boundary up
+ * to which the log already holds it; 0 for the whole image): written where
+ * it goes in its chunk, *end set to where the recorded prefix ends (from
+ * when nothing was written).  Returns 1 (written), 0 (nothing new, or the
+ * slot was cleared), -1.  memflow run writes what idle threads recorded,
+ * so that its analysis during the run sees it.
+ */
+/* Where slot i's recorded records end now (walking from `from`, a record
+ * boundary); it only grows while the slot is filled. */
+size_t mf_stage_recorded(stage_header *h, uint32_t i, size_t from);
+
+int mf_stage_write_snapshot_from(stage_header *h, uint32_t i, int fd, char *scratch, size_t from,
+                                 size_t *end);
+
+/*
  * Once no process can touch the slots any more (the program is gone):
  * every slot that is not FREE into the log - a FULL one (or one whose copy
  * was cut short) whole, one still being filled up to its recorded prefix.

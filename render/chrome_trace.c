@@ -168,15 +168,25 @@ static void process_metadata(chrome_writer *w)
 /* ---- memory counters and snapshots -------------------------------------------- */
 
 /* One point of a device's counter series `series` ("Memory": the bytes
- * held, MXNet's; "Allocated": its sub-blocks, PyTorch's tensors). */
+ * held, MXNet's; "Allocated": its sub-blocks, PyTorch's tensors).  There
+ * may be 10^5 of them: written piece by piece, no format to parse. */
 static void counter_point(chrome_writer *w, const char *series, const char *dev, uint16_t device,
                           const mf_point *p)
 {
     begin_event(w);
-    mf_sink_printf(w->out, "{\"ph\":\"C\",\"pid\":%u,\"name\":\"%s: %s\",\"cat\":\"Device "
-                   "Storage\"", device_pid(device), series, dev);
+    text(w, "{\"ph\":\"C\",\"pid\":");
+    mf_sink_u64(w->out, device_pid(device));
+    text(w, ",\"name\":\"");
+    text(w, series);
+    text(w, ": ");
+    text(w, dev);
+    text(w, "\",\"cat\":\"Device Storage\"");
     ts(w, p->time_ns);
-    mf_sink_printf(w->out, ",\"args\":{\"%s: %s\":", series, dev);
+    text(w, ",\"args\":{\"");
+    text(w, series);
+    text(w, ": ");
+    text(w, dev);
+    text(w, "\":");
     mf_sink_u64(w->out, p->live_bytes);
     text(w, "}}");
 }

@@ -97,8 +97,112 @@ void mf_sink_write_slow(mf_sink *s, const void *bytes, size_t n)
     s->len = n;
 }
 
+/* ---- printf ---------------------------------------------------------------------- */
+
+/* The length modifier of a plain conversion: 0 (int), 'l' (long), 'L' (long
+ * long), 'z' (size_t); *conv gets the conversion letter.  -1 for anything
+ * the fast path does not take (flags, width, precision, floating point,
+ * pointers, h, hh, j, t). */
+static int plain_conversion(const char **p, char *conv)
+{
+    const char *q = *p;
+    int len = 0;
+    if (q[0] == 'l' && q[1] == 'l') {
+        len = 'L';
+        q += 2;
+    } else if (*q == 'l' || *q == 'z') {
+        len = *q++;
+    }
+    switch (*q) {
+    case 'd': case 'i': case 'u': case 'x':
+        break;
+    case 's': case 'c': case '%':
+        if (len)
+            return -1;
+        break;
+    default:
+        return -1;
+    }
+    *conv = *q;
+    *p = q + 1;
+    return len;
+}
+
+/* Whether every conversion of fmt is plain (see plain_conversion). */
+static int plain_format(const char *fmt)
+{
+    for (const char *p = fmt; (p = strchr(p, '%'));) {
+        char conv;
+        p++;
+        if (plain_conversion(&p, &conv) < 0)
+            return 0;
+    }
+    return 1;
+}
+
+static void put_hex(mf_sink *s, uint64_t v)
+{
+    char digits[16];
+    size_t n = 0;
+    do {
+        digits[sizeof digits - ++n] = "0123456789abcdef"[v & 15];
+        v >>= 4;
+    } while (v);
+    mf_sink_write(s, digits + sizeof digits - n, n);
+}
+
+static void put_signed(mf_sink *s, int64_t v)
+{
+    if (v < 0) {
+        mf_sink_putc(s, '-');
+        mf_sink_u64(s, (uint64_t)0 - (uint64_t)v);
+    } else {
+        mf_sink_u64(s, (uint64_t)v);
+    }
+}
+
+/* printf of a plain format (plain_format(fmt)): the same bytes, without
+ * the C library's general machinery (the outputs print many numbers). */
+static void plain_printf(mf_sink *s, const char *fmt, va_list ap)
+{
+    const char *p = fmt;
+    for (const char *pc; (pc = strchr(p, '%'));) {
+        mf_sink_write(s, p, (size_t)(pc - p));
+        p = pc + 1;
+        char conv;
+        int len = plain_conversion(&p, &conv);
+        if (conv == '%') {
+            mf_sink_putc(s, '%');
+        } else if (conv == 's') {
+            const char *text = va_arg(ap, const char *);
+            mf_sink_puts(s, text ? text : "(null)");
+        } else if (conv == 'c') {
+            mf_sink_putc(s, (char)va_arg(ap, int));
+        } else if (conv == 'd' || conv == 'i') {
+            put_signed(s, len == 'L' ? va_arg(ap, long long)
+                          : len == 'l' ? va_arg(ap, long)
+                          : len == 'z' ? (int64_t)va_arg(ap, size_t)
+                                       : va_arg(ap, int));
+        } else {
+            uint64_t v = len == 'L' ? va_arg(ap, unsigned long long)
+                         : len == 'l' ? va_arg(ap, unsigned long)
+                         : len == 'z' ? va_arg(ap, size_t)
+                                      : va_arg(ap, unsigned);
+            if (conv == 'x')
+                put_hex(s, v);
+            else
+                mf_sink_u64(s, v);
+        }
+    }
+    mf_sink_puts(s, p);
+}
+
 void mf_sink_vprintf(mf_sink *s, const char *fmt, va_list ap)
 {
+    if (plain_format(fmt)) {
+        plain_printf(s, fmt, ap);
+        return;
+    }
     char small[256];
     va_list again;
     va_copy(again, ap);

@@ -6,9 +6,11 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/types.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -156,6 +158,66 @@ START_TEST(units)
 }
 END_TEST
 
+/* The sink's printf writes what the C library's does, for the plain
+ * conversions it formats itself and for those it hands on. */
+START_TEST(sink_printf_is_printf)
+{
+    mf_sink s = { 0 };
+    char want[512];
+    mf_sink_printf(&s, "%u|%d|%i|%x|%s|%c|%%|%lu|%ld|%lx|%llu|%lld|%llx|%zu|%zd", 0u, -2147483647 - 1,
+                   42, 0xdeadbeefu, "text", 'q', 18446744073709551615ul, -9223372036854775807l - 1,
+                   0xfful, 12345678901234567890ull, -1ll, 0x123456789abcdefull, (size_t)7,
+                   (ssize_t)-7);
+    snprintf(want, sizeof want, "%u|%d|%i|%x|%s|%c|%%|%lu|%ld|%lx|%llu|%lld|%llx|%zu|%zd", 0u,
+             -2147483647 - 1, 42, 0xdeadbeefu, "text", 'q', 18446744073709551615ul,
+             -9223372036854775807l - 1, 0xfful, 12345678901234567890ull, -1ll,
+             0x123456789abcdefull, (size_t)7, (ssize_t)-7);
+    mf_sink_printf(&s, "<%5u|%-3d|%.2f|%08x|%p>", 7u, 1, 2.5, 255u, (void *)0);
+    snprintf(want + strlen(want), sizeof want - strlen(want), "<%5u|%-3d|%.2f|%08x|%p>", 7u, 1,
+             2.5, 255u, (void *)0);
+    char *got = mf_sink_take(&s);
+    ck_assert_str_eq(got, want);
+    free(got);
+}
+END_TEST
+
+/* Sizes and times round as printf's "%.2f" rounds the same double, ties to
+ * even included (0.125 -> 0.12, 0.375 -> 0.38). */
+START_TEST(units_round_as_printf)
+{
+    char out[64], want[64];
+    ck_assert_str_eq(mf_format_time(1125, out, sizeof out), "1.12 us");
+    ck_assert_str_eq(mf_format_time(1375, out, sizeof out), "1.38 us");
+    ck_assert_str_eq(mf_format_time(10250, out, sizeof out), "10.2 us");
+    ck_assert_str_eq(mf_format_time(999994, out, sizeof out), "1000 us");
+    uint64_t x = 88172645463325252ull;
+    for (int i = 0; i < 200000; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        uint64_t v = x >> (x % 60);
+        double d = (double)v;
+        const char *names[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+        size_t u = 0;
+        d /= 1024.0;
+        while (d >= 999.5 && u + 1 < 6) {
+            d /= 1024.0;
+            u++;
+        }
+        if (v >= 1024) {
+            snprintf(want, sizeof want, "%.*f %s", d < 10 ? 2 : d < 100 ? 1 : 0, d, names[u]);
+            ck_assert_str_eq(mf_format_bytes(v, out, sizeof out), want);
+        }
+        uint64_t ns = v % 100000000000ull;
+        if (ns >= 1000 && ns < 999995ull) {
+            double us = (double)ns / 1e3;
+            snprintf(want, sizeof want, "%.*f us", us < 10 ? 2 : us < 100 ? 1 : 0, us);
+            ck_assert_str_eq(mf_format_time(ns, out, sizeof out), want);
+        }
+    }
+}
+END_TEST
+
 static Suite *escape_suite(void)
 {
     Suite *s = suite_create("escape");
@@ -170,6 +232,8 @@ static Suite *escape_suite(void)
     tcase_add_test(tc, sink_grows_counts_and_formats);
     tcase_add_test(tc, sink_keeps_the_first_error);
     tcase_add_test(tc, units);
+    tcase_add_test(tc, sink_printf_is_printf);
+    tcase_add_test(tc, units_round_as_printf);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -8,6 +8,7 @@
  */
 #include <check.h>
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "checksum.h"
+#include "chrome_trace.h"
 #include "clock.h"
 #include "config.h"
 #include "log_in_memory.h"
@@ -23,6 +25,8 @@
 #include "model.h"
 #include "reader.h"
 #include "recorder.h"
+#include "sink.h"
+#include "stats.h"
 
 #define CPU0 MF_DEVICE(MF_DEVICE_CPU, 0)
 #define P(x) ((const void *)(uintptr_t)(x))
@@ -394,7 +398,9 @@ START_TEST(logs_of_other_runs_are_refused)
 END_TEST
 
 /* An exec'd image follows its first image of the same pid, which ends when
- * the next starts; the process's end mark, when written, wins. */
+ * the next starts; the process's end mark, when written, wins.  The logs
+ * are read in the order the images started, whatever order they are given
+ * in (here the later first). */
 START_TEST(exec_images_chain_and_end)
 {
     start_recording("exec");
@@ -420,9 +426,11 @@ START_TEST(exec_images_chain_and_end)
     mf_reader *r;
     char err[512];
     ck_assert_int_eq(mf_reader_open(&r, paths, 2, pool, NULL, err, sizeof err), 0);
-    const mf_log_info *first_image = mf_reader_log(r, 1), *second = mf_reader_log(r, 0);
-    ck_assert_int_eq(first_image->next_image, 0);
-    ck_assert_int_eq(second->prev_image, 1);
+    const mf_log_info *first_image = mf_reader_log(r, 0), *second = mf_reader_log(r, 1);
+    ck_assert_str_eq(first_image->path, a);
+    ck_assert_str_eq(second->path, b);
+    ck_assert_int_eq(first_image->next_image, 1);
+    ck_assert_int_eq(second->prev_image, 0);
     ck_assert_uint_eq(first_image->end_how, MF_END_EXEC);
     ck_assert_int_eq(first_image->end_inferred, 1);
     ck_assert_uint_eq(first_image->end_ns, start_a + 1000000000ull);
@@ -437,7 +445,7 @@ START_TEST(exec_images_chain_and_end)
     while ((n = mf_reader_next(r, ev, sv, 64, UINT64_MAX, err, sizeof err)) > 0)
         for (long i = 0; i < n; i++)
             if (ev[i].type == MF_EV_PROCESS_END) {
-                ck_assert_uint_eq(ev[i].log, ends == 0 ? 1 : 0);
+                ck_assert_uint_eq(ev[i].log, ends == 0 ? 0 : 1);
                 ck_assert_uint_eq(ev[i].end.how & 0xff,
                                   ends == 0 ? MF_END_EXEC : MF_END_EXIT);
                 ends++;
@@ -560,6 +568,333 @@ START_TEST(stack_ids_reach_events_and_blocks)
 }
 END_TEST
 
+/* ---- following logs while they are written (mf_follow) ------------------------------ */
+
+/* Events a reader hands out now (all of them up to the end). */
+static uint64_t drain_events(mf_reader *r)
+{
+    mf_event ev[512];
+    mf_sample_values sv[512];
+    char err[512];
+    uint64_t n = 0;
+    long got;
+    while ((got = mf_reader_next(r, ev, sv, 512, UINT64_MAX, err, sizeof err)) > 0)
+        for (long i = 0; i < got; i++)
+            n += ev[i].type == MF_REC_ALLOC;
+    ck_assert_int_eq(got, 0);
+    return n;
+}
+
+/*
+ * A chunk that reaches the file after a later one (a thread's chunk still
+ * staged while another thread's next chunk is already copied): at one look
+ * it is a hole, which the file's data search skips; the next look reads it
+ * all the same.  (Before, chunks skipped as holes were never looked at
+ * again: a reader following a run lost them.)
+ */
+START_TEST(chunk_written_after_a_later_one_is_read)
+{
+    const char *path = three_chunk_log("hole");
+    mf_log *whole = read_log(path, 0);
+    size_t all = count_type(whole, MF_REC_ALLOC), in_hole = allocs_in_chunk(path, 2);
+    mf_log_free(whole);
+    ck_assert_uint_gt(in_hole, 18000);
+    static char chunk[MF_CHUNK_SIZE];
+    int fd = open(path, O_RDWR);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(pread(fd, chunk, sizeof chunk, 2 * MF_CHUNK_SIZE), (ssize_t)sizeof chunk);
+    if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 2 * MF_CHUNK_SIZE,
+                  MF_CHUNK_SIZE) != 0) {
+        close(fd);           /* no holes on this file system: nothing to show */
+        return;
+    }
+    mf_strings *pool = mf_strings_new();
+    mf_reader *r;
+    char err[512];
+    mf_reader_options follow = { .follow = 1 };
+    ck_assert_int_eq(mf_reader_open(&r, &path, 1, pool, &follow, err, sizeof err), 0);
+    uint64_t first = drain_events(r);
+    ck_assert_uint_eq(first, all - in_hole);
+    ck_assert_int_eq(pwrite(fd, chunk, sizeof chunk, 2 * MF_CHUNK_SIZE), (ssize_t)sizeof chunk);
+    close(fd);
+    ck_assert_int_eq(mf_reader_finish(r, err, sizeof err), 0);
+    ck_assert_uint_eq(first + drain_events(r), all);
+    mf_reader_close(r);
+    mf_strings_free(pool);
+}
+END_TEST
+
+/* The statistics (JSON) and the Chrome trace of a model, one text. */
+static char *outputs_of(mf_model *m)
+{
+    mf_stats_options opt = { .json = 1 };
+    char *stats = mf_stats_string(m, &opt);
+    mf_sink trace = { 0 };
+    ck_assert_int_eq(mf_chrome_trace_write(m, &trace), 0);
+    char *t = mf_sink_take(&trace);
+    ck_assert_ptr_nonnull(stats);
+    ck_assert_ptr_nonnull(t);
+    size_t n = strlen(stats) + strlen(t) + 2;
+    char *all = malloc(n);
+    snprintf(all, n, "%s\n%s", stats, t);
+    free(stats);
+    free(t);
+    return all;
+}
+
+/* Events of phase k (k = 0, 1, 2) at t0 + 100k + 10..50: blocks in a scope
+ * of their own, named, freed in the next phase; a forked child's log joins
+ * in phase 1. */
+static void phase(uint64_t t0, int k, const char *scope, const char *name)
+{
+    uint32_t sc = mf_recorder_intern(scope, strlen(scope));
+    uint32_t nm = mf_recorder_intern(name, strlen(name));
+    uint64_t at = t0 + 100 * (uint64_t)k;
+    for (uint64_t i = 1; i <= 4; i++)
+        mf_recorder_alloc_event(CPU0, 0, at + 10 * i, 0x10000 * (uint64_t)(k + 1) + 0x100 * i,
+                                64 * i, 64 * i, sc, nm, 0);
+    if (k > 0)
+        for (uint64_t i = 1; i <= 4; i++)
+            mf_recorder_free_event(CPU0, 0, at + 10 * i + 5, 0x10000 * (uint64_t)k + 0x100 * i);
+}
+
+/* Phase k recorded by a forked child (a process with a log of its own),
+ * waited for; the path of its log (static storage). */
+static const char *child_phase(uint64_t t0, int k, const char *scope, const char *name)
+{
+    static char child_log[4200];
+    pid_t child = fork();
+    if (child == 0) {
+        phase(t0, k, scope, name);
+        mf_recorder_finish();
+        _exit(0);
+    }
+    int status;
+    ck_assert_int_eq(waitpid(child, &status, 0), child);
+    snprintf(child_log, sizeof child_log, "%s/memflow-%d.mfl", scratch, (int)child);
+    return child_log;
+}
+
+/*
+ * Logs followed while written, read only up to times no record comes
+ * before (the horizon memflow run keeps), give the model of the finished
+ * logs exactly: the same statistics and trace, byte for byte, strings
+ * first named in later phases included, and a child's log that appears in
+ * the middle.  Nothing counts as late.
+ */
+START_TEST(follow_is_the_load_when_nothing_is_late)
+{
+    start_recording("follow");
+    uint64_t t0 = mf_clock_now();
+    char parent[4096];
+    snprintf(parent, sizeof parent, "%s", mf_recorder_log_path());
+    char err[1024];
+    mf_follow *f = mf_follow_new(NULL, 0, err, sizeof err);
+    ck_assert_msg(f != NULL, "%s", err);
+    ck_assert_int_eq(mf_follow_add_log(f, parent, err, sizeof err), 0);
+    phase(t0, 0, "first:", "a");
+    ck_assert_int_eq(mf_follow_step(f, t0 + 50, UINT64_MAX, err, sizeof err), 1);
+    uint64_t fed = mf_follow_fed(f);
+    ck_assert_uint_ge(fed, 4);
+    const char *child_log = child_phase(t0, 1, "child:", "c");
+    ck_assert_int_eq(mf_follow_add_log(f, child_log, err, sizeof err), 0);
+    phase(t0, 1, "second:", "b");
+    ck_assert_int_eq(mf_follow_step(f, t0 + 150, UINT64_MAX, err, sizeof err), 1);
+    ck_assert_uint_gt(mf_follow_fed(f), fed);
+    phase(t0, 2, "third:", "a");
+    const char *paths[2] = { finish(), child_log };
+    ck_assert_int_eq(mf_follow_finish(f, err, sizeof err), 0);
+    uint64_t by = 1;
+    ck_assert_uint_eq(mf_follow_late(f, &by), 0);
+    ck_assert_uint_eq(by, 0);
+    int rc;
+    mf_model *live = mf_follow_take(f, &rc);
+    mf_model *load = mf_model_load(paths, 2, UINT64_MAX, err, sizeof err);
+    ck_assert_msg(load != NULL, "%s", err);
+    char *a = outputs_of(live), *b = outputs_of(load);
+    ck_assert_str_eq(a, b);
+    ck_assert_ptr_nonnull(strstr(a, "\"third:\""));
+    free(a);
+    free(b);
+    mf_model_free(live);
+    mf_model_free(load);
+}
+END_TEST
+
+/*
+ * A record stamped before what was already fed (as CUPTI's buffers come)
+ * counts as late, by how much; the finish keeps the count: memflow run
+ * then builds the model again from the finished logs.
+ */
+START_TEST(late_record_is_counted)
+{
+    start_recording("follow_late");
+    uint64_t t0 = mf_clock_now();
+    char err[1024];
+    mf_follow *f = mf_follow_new(NULL, 0, err, sizeof err);
+    ck_assert_msg(f != NULL, "%s", err);
+    ck_assert_int_eq(mf_follow_add_log(f, mf_recorder_log_path(), err, sizeof err), 0);
+    for (uint64_t k = 1; k <= 3; k++)
+        mf_recorder_alloc_event(CPU0, 0, t0 + 10 * k, 0x1000 * k, 8, 8, 0, 0, 0);
+    ck_assert_int_eq(mf_follow_step(f, t0 + 30, UINT64_MAX, err, sizeof err), 1);
+    uint64_t by = 7;
+    ck_assert_uint_eq(mf_follow_late(f, &by), 0);
+    mf_recorder_alloc_event(CPU0, 0, t0 + 20, 0x20000, 8, 8, 0, 0, 0);  /* 10 ns late */
+    ck_assert_int_ge(mf_follow_step(f, t0 + 40, UINT64_MAX, err, sizeof err), 0);
+    ck_assert_uint_eq(mf_follow_late(f, &by), 1);
+    ck_assert_uint_eq(by, 10);
+    finish();
+    ck_assert_int_eq(mf_follow_finish(f, err, sizeof err), 0);
+    ck_assert_uint_eq(mf_follow_late(f, NULL), 1);
+    mf_follow_free(f);
+}
+END_TEST
+
+/* Append n bytes of records at the end of chunk 1 of path (the first
+ * chunk of the thread that recorded); the new end. */
+static long append_records(const char *path, long at, const void *records, size_t n)
+{
+    write_at(path, records, n, at);
+    return at + (long)n;
+}
+
+/* The stack ids of the ALLOC events a reader hands out now, by address
+ * 0xa000 and 0xb000. */
+static void stacks_of_allocs(mf_reader *r, uint32_t *a, uint32_t *b)
+{
+    mf_event ev[64];
+    mf_sample_values sv[64];
+    char err[512];
+    long got;
+    while ((got = mf_reader_next(r, ev, sv, 64, UINT64_MAX, err, sizeof err)) > 0)
+        for (long i = 0; i < got; i++)
+            if (ev[i].type == MF_REC_ALLOC && ev[i].alloc.addr == 0xa000)
+                *a = ev[i].alloc.stack;
+            else if (ev[i].type == MF_REC_ALLOC && ev[i].alloc.addr == 0xb000)
+                *b = ev[i].alloc.stack;
+    ck_assert_int_eq(got, 0);
+}
+
+/*
+ * STACK_NODE stacks read while the log is written: a node whose caller's
+ * node, or whose FRAME record, is not in the log yet when its stack is
+ * read is cut there (the caller) or has an unknown frame (0), as a
+ * reader of the finished log never sees; the records that come later
+ * count as late (mf_reader_late), so memflow run builds its outputs from
+ * the finished logs instead.  The stack read again then is whole, as a
+ * reader of the finished log reads it with nothing late.
+ */
+START_TEST(stack_node_whose_caller_comes_late_counts)
+{
+    start_recording("node_late");
+    memflow_record_alloc("cpu/0", P(0x1000), 8, 8, NULL, 0);
+    const char *path = finish();
+    long at = chunk_end(path, 1);
+    uint64_t t = mf_clock_now();
+    uint8_t buf[512] = { 0 };
+    size_t n = 0;
+    /* first look: node 2 (0x402000, its caller node 1 missing), node 3 (a
+     * symbolic frame, FRAME 5 missing) and an allocation with each */
+    mf_rec_stack_node inner = { .word = MF_RECORD_WORD(MF_REC_STACK_NODE, sizeof inner, 2),
+                                .entry = 0x402000, .caller = 1, .depth = 2 };
+    mf_rec_stack_node python = { .word = MF_RECORD_WORD(MF_REC_STACK_NODE, sizeof python, 3),
+                                 .entry = mf_stack_frame_entry(5), .caller = 0, .depth = 1 };
+    mf_rec_time tm = { .word = MF_RECORD_WORD(MF_REC_TIME, sizeof tm, 0), .time_ns = t };
+    mf_rec_cpu_alloc_stack ca = { .word = MF_RECORD_WORD(MF_REC_CPU_ALLOC_STACK, sizeof ca, 10),
+                                  .addr = 0xa000, .requested_flags = 64, .scope = 1, .stack = 2 };
+    mf_rec_cpu_alloc_stack cb = { .word = MF_RECORD_WORD(MF_REC_CPU_ALLOC_STACK, sizeof cb, 20),
+                                  .addr = 0xb000, .requested_flags = 64, .scope = 1, .stack = 3 };
+    memcpy(buf + n, &inner, sizeof inner), n += sizeof inner;
+    memcpy(buf + n, &python, sizeof python), n += sizeof python;
+    memcpy(buf + n, &tm, sizeof tm), n += sizeof tm;
+    memcpy(buf + n, &ca, sizeof ca), n += sizeof ca;
+    memcpy(buf + n, &cb, sizeof cb), n += sizeof cb;
+    at = append_records(path, at, buf, n);
+
+    mf_strings *pool = mf_strings_new();
+    mf_reader *r;
+    char err[512];
+    mf_reader_options follow = { .follow = 1 };
+    ck_assert_int_eq(mf_reader_open(&r, &path, 1, pool, &follow, err, sizeof err), 0);
+    uint32_t a = 0, b = 0;
+    stacks_of_allocs(r, &a, &b);
+    ck_assert_uint_ne(a, 0);
+    ck_assert_uint_ne(b, 0);
+    uint64_t back[8];
+    uint32_t log = 99;
+    ck_assert_int_eq(mf_reader_stack(r, a, &log, back, 8), 1);   /* cut at the caller */
+    ck_assert_uint_eq(log, 0);
+    ck_assert_uint_eq(back[0], 0x402000);
+    ck_assert_int_eq(mf_reader_stack(r, b, &log, back, 8), 1);
+    ck_assert_uint_eq(back[0], mf_stack_frame_entry(0));         /* the frame unknown */
+    ck_assert_uint_eq(mf_reader_late(r, NULL), 0);
+
+    /* the next look: node 1 and FRAME 5 (its texts) reach the log */
+    n = 0;
+    memset(buf, 0, sizeof buf);
+    mf_rec_stack_node outer = { .word = MF_RECORD_WORD(MF_REC_STACK_NODE, sizeof outer, 1),
+                                .entry = 0x401000, .caller = 0, .depth = 1 };
+    memcpy(buf + n, &outer, sizeof outer), n += sizeof outer;
+    mf_rec_string fn = { .word = MF_RECORD_WORD(MF_REC_STRING, sizeof fn + 8, 900), .len = 5 };
+    memcpy(buf + n, &fn, sizeof fn), memcpy(buf + n + sizeof fn, "train", 5);
+    n += sizeof fn + 8;
+    mf_rec_frame fr = { .word = MF_RECORD_WORD(MF_REC_FRAME, sizeof fr, 5), .function = 900,
+                        .file = 0, .line = 7, .kind = MF_FRAME_PYTHON };
+    memcpy(buf + n, &fr, sizeof fr), n += sizeof fr;
+    append_records(path, at, buf, n);
+    ck_assert_int_eq(mf_reader_finish(r, err, sizeof err), 0);
+    ck_assert_uint_eq(mf_reader_late(r, NULL), 2);
+    ck_assert_int_eq(mf_reader_stack(r, a, &log, back, 8), 2);   /* whole now */
+    ck_assert_uint_eq(back[0], 0x402000);
+    ck_assert_uint_eq(back[1], 0x401000);
+    mf_reader_close(r);
+
+    /* a reader of the finished log: the whole stacks, nothing late */
+    ck_assert_int_eq(mf_reader_open(&r, &path, 1, pool, NULL, err, sizeof err), 0);
+    ck_assert_uint_eq(mf_reader_log(r, 0)->damage->n, 0);
+    a = b = 0;
+    stacks_of_allocs(r, &a, &b);
+    ck_assert_int_eq(mf_reader_stack(r, a, &log, back, 8), 2);
+    ck_assert_uint_eq(back[0], 0x402000);
+    ck_assert_uint_eq(back[1], 0x401000);
+    ck_assert_int_eq(mf_reader_stack(r, b, &log, back, 8), 1);
+    ck_assert(mf_stack_entry_is_frame(back[0]));
+    const mf_symbolic_frame *f = mf_reader_frame(r, mf_stack_entry_frame(back[0]));
+    ck_assert_ptr_nonnull(f);
+    ck_assert_str_eq(mf_strings_get(pool, f->function), "train");
+    ck_assert_uint_eq(f->line, 7);
+    ck_assert_uint_eq(mf_reader_late(r, NULL), 0);
+    mf_reader_close(r);
+    mf_strings_free(pool);
+}
+END_TEST
+
+/* The same logs named in either order read as one: the same events, in
+ * the same order, with the same string ids. */
+START_TEST(logs_read_in_the_order_they_started)
+{
+    start_recording("order_given");
+    uint64_t t0 = mf_clock_now();
+    phase(t0, 0, "p:", "x");
+    const char *child_log = child_phase(t0, 1, "q:", "y");
+    const char *parent = finish();
+    const char *one[2] = { parent, child_log }, *two[2] = { child_log, parent };
+    char err[1024];
+    mf_model *a = mf_model_load(one, 2, UINT64_MAX, err, sizeof err);
+    mf_model *b = mf_model_load(two, 2, UINT64_MAX, err, sizeof err);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_str_eq(a->processes[0].log_path, parent);
+    ck_assert_str_eq(b->processes[0].log_path, parent);
+    char *x = outputs_of(a), *y = outputs_of(b);
+    ck_assert_str_eq(x, y);
+    free(x);
+    free(y);
+    mf_model_free(a);
+    mf_model_free(b);
+}
+END_TEST
+
 static Suite *reader_suite(void)
 {
     Suite *s = suite_create("reader");
@@ -580,6 +915,13 @@ static Suite *reader_suite(void)
     tcase_add_test(runs, exec_images_chain_and_end);
     tcase_add_test(runs, stack_ids_reach_events_and_blocks);
     suite_add_tcase(s, runs);
+    TCase *follow = tcase_create("follow");
+    tcase_add_test(follow, chunk_written_after_a_later_one_is_read);
+    tcase_add_test(follow, follow_is_the_load_when_nothing_is_late);
+    tcase_add_test(follow, late_record_is_counted);
+    tcase_add_test(follow, stack_node_whose_caller_comes_late_counts);
+    tcase_add_test(follow, logs_read_in_the_order_they_started);
+    suite_add_tcase(s, follow);
     return s;
 }
 

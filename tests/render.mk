@@ -38,5 +38,13 @@ TESTS += tests/render_escape.sh tests/render_damage.sh tests/render_big.sh tests
 EXTRA_DIST += tests/render_escape.sh tests/render_damage.sh tests/render_big.sh \
 	tests/render_safety.sh tests/render_processes.sh tests/serve.sh tests/serve_client.py \
 	tests/render_trace.sh
+# memflow run's analysis during the run: its outputs are those of memflow
+# render of the finished logs (tests/run_analysis.sh)
+check_PROGRAMS += tests/late_workload
+tests_late_workload_SOURCES = tests/late_workload.c
+tests_late_workload_LDADD = libmemflow.la
+tests_late_workload_LDFLAGS = $(TEST_LINK_FLAGS) -pthread
+TESTS += tests/run_analysis.sh tests/progress.sh
+EXTRA_DIST += tests/run_analysis.sh tests/run_analysis.py tests/progress.sh
 include $(srcdir)/tests/fuzz/fuzz.mk
 include $(srcdir)/tests/sanitize.mk

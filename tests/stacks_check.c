@@ -188,9 +188,9 @@ int main(int argc, char **argv)
     mf_symbols_module *mods = calloc(log->n_modules + 1, sizeof *mods);
     for (size_t i = 0; i < log->n_modules; i++) {
         const mf_module *m = &log->modules[i];
-        mods[i] = (mf_symbols_module){ mf_log_string(log, m->path), m->bias, m->start, m->end,
+        mods[i] = (mf_symbols_module){ m->path, m->bias, m->start, m->end,
                                        m->build_id, m->build_id_len };
-        mods[i].path = strdup(mods[i].path); /* mf_log_string may reuse its buffer */
+        mods[i].path = strdup(mods[i].path);
     }
     mf_symbols *sym = mf_symbols_open(mods, log->n_modules);
     uint64_t allocs = 0, with_stack = 0;

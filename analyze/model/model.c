@@ -71,6 +71,8 @@ struct mf_model_state {
     mf_torch_info torch;
     struct pending_segment *pending; /* SEGMENT records not yet matched with a block */
     size_t n_pending, cap_pending;
+    char **log_warnings;             /* about the logs (mf_model_warn_log): listed first */
+    size_t n_log_warnings, cap_log_warnings;
     char **warnings;                 /* fed (mf_model_warn) */
     size_t n_warnings, cap_warnings;
     char **derived;                  /* made by the last settle from the counts */
@@ -144,6 +146,24 @@ void mf_model_warn(mf_model *m, const char *fmt, ...)
     if (append_line(&st->warnings, &st->n_warnings, &st->cap_warnings, fmt, ap) < 0)
         st->oom = 1;
     va_end(ap);
+}
+
+void mf_model_warn_log(mf_model *m, const char *fmt, ...)
+{
+    struct mf_model_state *st = m->state;
+    va_list ap;
+    va_start(ap, fmt);
+    if (append_line(&st->log_warnings, &st->n_log_warnings, &st->cap_log_warnings, fmt, ap) < 0)
+        st->oom = 1;
+    va_end(ap);
+}
+
+void mf_model_forget_log_warnings(mf_model *m)
+{
+    struct mf_model_state *st = m->state;
+    for (size_t i = 0; i < st->n_log_warnings; i++)
+        free(st->log_warnings[i]);
+    st->n_log_warnings = 0;
 }
 
 /* A warning the settle derives from the counts (rebuilt at every settle). */
@@ -869,7 +889,7 @@ static int settle_processes(mf_model *m)
     return 0;
 }
 
-/* The warnings: those fed, then what the counts say now. */
+/* The warnings: those about the logs, those fed, then what the counts say now. */
 static int settle_warnings(mf_model *m)
 {
     struct mf_model_state *st = m->state;
@@ -895,14 +915,19 @@ static int settle_warnings(mf_model *m)
         settle_warn(m, "GPU: %llu CUPTI activity records were dropped (their allocations are "
                     "missing)", (unsigned long long)m->gpu_dropped);
     free(m->warnings);
-    m->n_warnings = st->n_warnings + st->n_derived;
+    m->n_warnings = st->n_log_warnings + st->n_warnings + st->n_derived;
     m->warnings = malloc((m->n_warnings ? m->n_warnings : 1) * sizeof *m->warnings);
     if (!m->warnings)
         return -1;
+    char **at = m->warnings;
+    if (st->n_log_warnings)
+        memcpy(at, st->log_warnings, st->n_log_warnings * sizeof *at);
+    at += st->n_log_warnings;
     if (st->n_warnings)
-        memcpy(m->warnings, st->warnings, st->n_warnings * sizeof *m->warnings);
+        memcpy(at, st->warnings, st->n_warnings * sizeof *at);
+    at += st->n_warnings;
     if (st->n_derived)
-        memcpy(m->warnings + st->n_warnings, st->derived, st->n_derived * sizeof *m->warnings);
+        memcpy(at, st->derived, st->n_derived * sizeof *at);
     return 0;
 }
 
@@ -1000,6 +1025,8 @@ void mf_model_free(mf_model *m)
             free(st->procs[i].view_of);
         free(st->procs);
         free(st->settled_views);
+        mf_model_forget_log_warnings(m);
+        free(st->log_warnings);
         for (size_t i = 0; i < st->n_warnings; i++)
             free(st->warnings[i]);
         free(st->warnings);

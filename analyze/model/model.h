@@ -634,6 +634,15 @@ MF_EXPORT void mf_model_window_from(mf_model *m, uint64_t from_ns);
 MF_EXPORT void mf_model_warn(mf_model *m, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Add a warning about the logs themselves (damage, a process that did not
+ * finish): these come first in `warnings`, before those of the events, in
+ * the order added, whenever they are added. */
+MF_EXPORT void mf_model_warn_log(mf_model *m, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Drop the warnings about the logs (to describe the logs again). */
+MF_EXPORT void mf_model_forget_log_warnings(mf_model *m);
+
 /*
  * Fill every field the outputs read from what was fed so far.  May be
  * called again after more events.  0, or -1 when out of memory.
@@ -660,12 +669,18 @@ MF_EXPORT void mf_model_free(mf_model *model);
 MF_EXPORT mf_model *mf_model_load(const char *const *paths, size_t n, uint64_t until_rel_ns,
                                   char *err, size_t errlen);
 
+/* Progress of reading logs into a model: done of total event records
+ * decoded, called after every batch (a few thousand events). */
+typedef void (*mf_load_progress)(void *ctx, uint64_t done, uint64_t total);
+
 typedef struct mf_load_options {
     uint64_t until_rel_ns;    /* UINT64_MAX: everything */
     uint64_t from_rel_ns;     /* a window from this long after the earliest event
                                  (model.from_ns; 0: none) */
     int merge_runs;           /* merge logs of different runs */
     mf_model_options model;   /* model.since_ns: leave out events before (absolute) */
+    mf_load_progress progress;   /* NULL: none */
+    void *progress_ctx;
 } mf_load_options;
 
 /* mf_model_load with options; *rc gets 0, -1 (err says why) or
@@ -673,6 +688,36 @@ typedef struct mf_load_options {
 MF_EXPORT mf_model *mf_model_load_opts(const char *const *paths, size_t n,
                                        const mf_load_options *opt, int *rc, char *err,
                                        size_t errlen);
+
+/*
+ * A model built while its logs are written (memflow run during the run):
+ * new makes an empty one (stacks_expected: the run records call stacks, so
+ * the sites are there from the first event, as a load of logs with stacks
+ * has them); add_log follows one more log of the run as it appears; step
+ * looks at the logs again and feeds the events up to until (a time no
+ * record can still come before: the caller's horizon), about max of them
+ * at most (call again for more) - 1 when it fed some, 0, or -1 with err; finish, once every process is gone and every
+ * record written, feeds the rest and settles.  late: how many things came
+ * too late for the model to be exactly what mf_model_load_opts builds from
+ * the finished logs (records stamped before the horizon, a process end
+ * that moved, sites that came late...; reader.h mf_reader_late); 0 means
+ * it is exactly that model (*by_ns: the most a record came late by).
+ * take hands the model over (*rc 0) and frees the rest.  Not thread-safe:
+ * one thread drives it.
+ */
+typedef struct mf_follow mf_follow;
+MF_EXPORT mf_follow *mf_follow_new(const mf_model_options *opt, int stacks_expected, char *err,
+                                   size_t errlen);
+MF_EXPORT int mf_follow_add_log(mf_follow *f, const char *path, char *err, size_t errlen);
+MF_EXPORT int mf_follow_step(mf_follow *f, uint64_t until, uint64_t max, char *err,
+                             size_t errlen);
+MF_EXPORT int mf_follow_finish(mf_follow *f, char *err, size_t errlen);
+MF_EXPORT uint64_t mf_follow_late(const mf_follow *f, uint64_t *by_ns);
+MF_EXPORT uint64_t mf_follow_fed(const mf_follow *f);
+/* Progress of what finish reads (NULL: none). */
+MF_EXPORT void mf_follow_set_progress(mf_follow *f, mf_load_progress fn, void *ctx);
+MF_EXPORT mf_model *mf_follow_take(mf_follow *f, int *rc);
+MF_EXPORT void mf_follow_free(mf_follow *f);
 
 /* String of an id; "unknown" for 0 or an id the model lacks. */
 MF_EXPORT const char *mf_model_string(const mf_model *model, uint32_t id);

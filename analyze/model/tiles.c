@@ -10,6 +10,15 @@
 
 #define STRIP_MASK ((uint64_t)MF_TILE_STRIP - 1)
 
+/* A slot holds a strip's index + 1 in its low 24 bits and 8 bits of the
+ * strip's hash above them (its tag), so a probe that meets another strip
+ * seldom has to read it: most strips are old columns, cold in the cache. */
+#define SLOT_INDEX_BITS 24
+#define SLOT_INDEX_MASK ((1u << SLOT_INDEX_BITS) - 1)
+#define SLOT_INDEX(slot) ((slot) & SLOT_INDEX_MASK)
+#define SLOT_TAG(hash) ((uint32_t)((hash) >> 56) << SLOT_INDEX_BITS)
+#define RECENT 1024u            /* strips remembered as found last */
+
 uint16_t mf_tile_class(uint64_t v)
 {
     if (v <= 1)
@@ -20,24 +29,31 @@ uint16_t mf_tile_class(uint64_t v)
     return (uint16_t)(top * 256 + frac);
 }
 
-static size_t strip_slot(uint64_t granule, uint32_t first_col, size_t n_slots)
+static uint64_t strip_hash(uint64_t granule, uint32_t first_col)
 {
     uint64_t x = granule * 0x9e3779b97f4a7c15ull ^ ((uint64_t)first_col * 0xc2b2ae3d27d4eb4full);
     x ^= x >> 29;
-    x *= 0xbf58476d1ce4e5b9ull;
-    return (size_t)(x >> 32) & (n_slots - 1);
+    return x * 0xbf58476d1ce4e5b9ull;
+}
+
+static size_t strip_slot(uint64_t hash, size_t n_slots)
+{
+    return (size_t)(hash >> 32) & (n_slots - 1);
 }
 
 static int rehash(mf_tiles *t, size_t n_slots)
 {
     uint32_t *slots = calloc(n_slots, sizeof *slots);
-    if (!slots)
+    if (!slots || (!t->recent && !(t->recent = calloc(RECENT, sizeof *t->recent)))) {
+        free(slots);
         return -1;
+    }
     for (size_t c = 0; c < t->n; c++) {
-        size_t i = strip_slot(t->strips[c].granule, t->strips[c].first_col, n_slots);
+        uint64_t h = strip_hash(t->strips[c].granule, t->strips[c].first_col);
+        size_t i = strip_slot(h, n_slots);
         while (slots[i])
             i = (i + 1) & (n_slots - 1);
-        slots[i] = (uint32_t)c + 1;
+        slots[i] = SLOT_TAG(h) | ((uint32_t)c + 1);
     }
     free(t->slots);
     t->slots = slots;
@@ -45,24 +61,38 @@ static int rehash(mf_tiles *t, size_t n_slots)
     return 0;
 }
 
-/* The strip (granule, first_col), added empty if new; NULL when out of memory. */
+/* The strip (granule, first_col), added empty if new; NULL when out of memory.
+ * The strips found last, by a few bits of their hash, are looked at first:
+ * blocks at one address follow one another in the same columns, and the
+ * slots of the whole table are far from the cache. */
 static mf_tile_strip *strip(mf_tiles *t, uint64_t granule, uint32_t first_col)
 {
     if ((t->n + 1) * 2 > t->n_slots && rehash(t, t->n_slots ? 2 * t->n_slots : 1024) < 0)
         return NULL;
-    size_t i = strip_slot(granule, first_col, t->n_slots);
-    for (; t->slots[i]; i = (i + 1) & (t->n_slots - 1)) {
-        mf_tile_strip *s = &t->strips[t->slots[i] - 1];
-        if (s->granule == granule && s->first_col == first_col)
+    uint64_t h = strip_hash(granule, first_col);
+    mf_tile_recent *recent = &t->recent[(h >> 20) & (RECENT - 1)];
+    if (recent->index && recent->granule == granule && recent->first_col == first_col)
+        return &t->strips[recent->index - 1];
+    uint32_t tag = SLOT_TAG(h);
+    size_t i = strip_slot(h, t->n_slots);
+    for (uint32_t slot; (slot = t->slots[i]); i = (i + 1) & (t->n_slots - 1)) {
+        if ((slot & ~SLOT_INDEX_MASK) != tag)
+            continue;
+        mf_tile_strip *s = &t->strips[SLOT_INDEX(slot) - 1];
+        if (s->granule == granule && s->first_col == first_col) {
+            *recent = (mf_tile_recent){ granule, first_col, SLOT_INDEX(slot) };
             return s;
+        }
     }
-    if (mf_grow((void **)&t->strips, &t->cap, t->n + 1, sizeof *t->strips) < 0)
+    if (t->n + 1 >= (1u << SLOT_INDEX_BITS) ||   /* never: the budget keeps far fewer */
+        mf_grow((void **)&t->strips, &t->cap, t->n + 1, sizeof *t->strips) < 0)
         return NULL;
     mf_tile_strip *s = &t->strips[t->n++];
     memset(s, 0, sizeof *s);
     s->granule = granule;
     s->first_col = first_col;
-    t->slots[i] = (uint32_t)t->n;
+    t->slots[i] = tag | (uint32_t)t->n;
+    *recent = (mf_tile_recent){ granule, first_col, (uint32_t)t->n };
     return s;
 }
 
@@ -147,6 +177,8 @@ int mf_tiles_coarsen(mf_tiles *t, int time)
     free(t->slots);
     t->slots = NULL;
     t->n_slots = 0;
+    if (t->recent)           /* the strips get new indices */
+        memset(t->recent, 0, RECENT * sizeof *t->recent);
     if (time)
         t->wshift++;
     else
@@ -193,5 +225,6 @@ void mf_tiles_free(mf_tiles *t)
 {
     free(t->strips);
     free(t->slots);
+    free(t->recent);
     memset(t, 0, sizeof *t);
 }

@@ -40,11 +40,20 @@ typedef struct mf_tile_strip {
     mf_tile cells[MF_TILE_STRIP];
 } mf_tile_strip;
 
+/* A strip found lately: its key beside its index, so that a look that
+ * misses reads no strip. */
+typedef struct mf_tile_recent {
+    uint64_t granule;
+    uint32_t first_col;
+    uint32_t index;           /* strip index + 1; 0 = none */
+} mf_tile_recent;
+
 typedef struct mf_tiles {
     mf_tile_strip *strips;
     size_t n, cap;            /* strips */
-    uint32_t *slots;          /* strip index + 1; 0 = empty */
+    uint32_t *slots;          /* tag << 24 | strip index + 1; 0 = empty (tiles.c) */
     size_t n_slots;
+    struct mf_tile_recent *recent;  /* strips last found, by a few bits of the hash */
     unsigned gshift, wshift;
     uint64_t origin;          /* time of column 0 (set by the first paint, or before it) */
     int started;

@@ -160,7 +160,16 @@ static int scan(mf_chunk_source *s, char *err, size_t errlen)
         uint64_t data = next_data(s->fd, index * MF_CHUNK_SIZE, size);
         if (data >= size)
             break;
-        index = data / MF_CHUNK_SIZE;
+        /* chunks skipped as holes may be written later (a thread's chunk
+         * still staged while a later one is in the file): looked at again */
+        for (; rc == 0 && index < data / MF_CHUNK_SIZE; index++)
+            if (mf_grow((void **)&s->pending, &s->cap_pending, s->n_pending + 1,
+                        sizeof *s->pending) < 0)
+                rc = -1;
+            else
+                s->pending[s->n_pending++] = index;
+        if (rc < 0)
+            break;
         rc = examine(s, index, size);
         index++;
     }

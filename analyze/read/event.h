@@ -201,7 +201,7 @@ typedef struct mf_symbolic_frame {
 
 /* An ELF module of the process (MODULE record), for symbolisation. */
 typedef struct mf_module {
-    uint32_t path;             /* string id of its path (pool id) */
+    const char *path;          /* its path (the reader's or mf_log's text) */
     uint32_t build_id_len;     /* 0: none recorded */
     uint64_t bias;             /* load bias: file address = ip - bias */
     uint64_t start, end;       /* addresses its PT_LOAD segments cover */

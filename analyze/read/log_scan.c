@@ -31,149 +31,228 @@ size_t mf_rlog_chunk_position(const mf_rlog *log, uint64_t index)
     return SIZE_MAX;
 }
 
-uint32_t mf_rlog_string(mf_rlog *log, mf_strings *pool, uint32_t id)
+/* The pool id of own id t (given now if it has none). */
+static uint32_t publish(mf_rnames *n, uint32_t t)
 {
-    if (id == MF_STRING_UNKNOWN)
-        return 0;
-    uint32_t g = mf_idmap_get(&log->strings, id);
-    if (g)
-        return g;
-    if (id == MF_STRING_DEFAULT_SCOPE)
-        return 1;
-    char text[16];
-    int len = snprintf(text, sizeof text, "?%u", id);
-    g = mf_strings_intern(pool, text, (size_t)len);
-    if (g == MF_STRINGS_FAILED || mf_idmap_set(&log->strings, id, g) < 0)
+    if (t <= MF_STRING_DEFAULT_SCOPE)
+        return t;
+    if (t < n->n_pub && n->pub[t])
+        return n->pub[t];
+    if (mf_grow_filled((void **)&n->pub, &n->n_pub, (size_t)t + 1, sizeof *n->pub, 0) < 0)
         return MF_STRINGS_FAILED;
+    const char *text = mf_strings_get(n->texts, t);
+    uint32_t g = mf_strings_intern(n->pool, text, strlen(text));
+    if (g != MF_STRINGS_FAILED)
+        n->pub[t] = g;
     return g;
 }
 
-/* A STRING record: the text gets its pool id; a placeholder handed out
- * before the record was read gets the text. */
-static int on_string(mf_rlog *log, mf_strings *pool, const mf_record *r)
+static int placeholder(char *buf, size_t len, uint32_t id)
+{
+    return snprintf(buf, len, "?%u", id);
+}
+
+/* The own id of a log's string id (0, 1: the fixed ids), a placeholder's
+ * made if the log has not written it; MF_STRINGS_FAILED when out of memory. */
+static uint32_t own_id(mf_rlog *log, mf_rnames *names, uint32_t id)
+{
+    if (id == MF_STRING_UNKNOWN)
+        return 0;
+    uint32_t t = mf_idmap_get(&log->strings, id);
+    if (!t && id == MF_STRING_DEFAULT_SCOPE)
+        return 1;
+    if (!t) {
+        char text[16];
+        int len = placeholder(text, sizeof text, id);
+        t = mf_strings_intern(names->texts, text, (size_t)len);
+        if (t == MF_STRINGS_FAILED || mf_idmap_set(&log->strings, id, t) < 0)
+            return MF_STRINGS_FAILED;
+    }
+    return t;
+}
+
+uint32_t mf_rlog_string(mf_rlog *log, mf_rnames *names, uint32_t id)
+{
+    uint32_t t = own_id(log, names, id);
+    return t == MF_STRINGS_FAILED ? t : publish(names, t);
+}
+
+const char *mf_rlog_text(mf_rlog *log, mf_rnames *names, uint32_t id)
+{
+    uint32_t t = own_id(log, names, id);
+    return t == MF_STRINGS_FAILED ? NULL : mf_strings_get(names->texts, t);
+}
+
+uint32_t mf_rlog_stack(mf_rlog *log, uint32_t id)
+{
+    uint32_t k = mf_idmap_get(&log->stacks, id);
+    if (k == MF_STACK_MISSED)
+        return 0;
+    if (!k)                  /* not written (yet): the event goes without it */
+        return mf_idmap_set(&log->stacks, id, MF_STACK_MISSED) < 0 ? MF_STRINGS_FAILED : 0;
+    return k;
+}
+
+/* A STRING record: the text gets an own id; a placeholder made before the
+ * record was read (an event named the id first) gets the text, in the pool
+ * too if it was handed out there (then counted late). */
+static int on_string(mf_rlog *log, mf_rnames *names, const mf_record *r)
 {
     mf_rec_string s;
     memcpy(&s, r->p, sizeof s);
     const char *text = (const char *)r->p + sizeof s;
     uint32_t old = mf_idmap_get(&log->strings, r->aux);
     if (old) {
-        char placeholder[16];
-        snprintf(placeholder, sizeof placeholder, "?%u", r->aux);
-        if (strcmp(mf_strings_get(pool, old), placeholder) == 0)
-            return mf_strings_replace(pool, old, text, s.len);
-        return 0;            /* written twice (identically) */
+        char ph[16];
+        placeholder(ph, sizeof ph, r->aux);
+        if (strcmp(mf_strings_get(names->texts, old), ph) != 0)
+            return 0;        /* written twice (identically) */
+        if (mf_strings_replace(names->texts, old, text, s.len) < 0)
+            return -1;
+        if (old < names->n_pub && names->pub[old]) {
+            names->late++;
+            return mf_strings_replace(names->pool, names->pub[old], text, s.len);
+        }
+        return 0;
     }
-    uint32_t g = mf_strings_intern(pool, text, s.len);
-    return g == MF_STRINGS_FAILED ? -1 : mf_idmap_set(&log->strings, r->aux, g);
+    uint32_t t = mf_strings_intern(names->texts, text, s.len);
+    return t == MF_STRINGS_FAILED ? -1 : mf_idmap_set(&log->strings, r->aux, t);
 }
 
-static int add_meta(mf_scan_sink *sink, const mf_event *e)
+/* A THREAD or DEVICE record waits (its name unresolved) to be handed out
+ * after the events (reader.c). */
+static int add_meta(mf_scan_sink *sink, const mf_event *e, uint32_t name, uint64_t chunk,
+                    uint32_t offset)
 {
     if (mf_grow((void **)&sink->meta, &sink->cap_meta, sink->n_meta + 1, sizeof *sink->meta) < 0)
         return -1;
-    sink->meta[sink->n_meta++] = *e;
+    sink->meta[sink->n_meta++] = (mf_meta_ref){ *e, name, offset, chunk };
     return 0;
 }
 
-static int on_thread(mf_rlog *log, uint32_t li, mf_scan_sink *sink, const mf_record *r)
+static int on_thread(uint32_t li, mf_scan_sink *sink, const mf_record *r, uint64_t chunk,
+                     uint32_t offset)
 {
     mf_rec_thread t;
     memcpy(&t, r->p, sizeof t);
-    uint32_t name = mf_rlog_string(log, sink->pool, r->aux);
-    if (name == MF_STRINGS_FAILED || mf_grow((void **)&log->threads, &log->cap_threads,
-                                             log->n_threads + 1, sizeof *log->threads) < 0)
+    mf_event e = { .type = MF_REC_THREAD, .tid = t.tid, .log = (uint16_t)li };
+    return add_meta(sink, &e, r->aux, chunk, offset);
+}
+
+/* The reader's next stack, for the log's stack id `id` (nothing when the
+ * log wrote it twice); one an event or a node named before its record was
+ * read counts as late. */
+static int add_stack(mf_rlog *log, mf_scan_sink *sink, uint32_t id, const mf_stack_ref *ref)
+{
+    uint32_t k = mf_idmap_get(&log->stacks, id);
+    if (k && k != MF_STACK_MISSED)
+        return 0;
+    if (k == MF_STACK_MISSED)
+        sink->late_stacks++;
+    if (mf_grow((void **)&sink->stacks, &sink->cap_stacks, sink->n_stacks + 1,
+                sizeof *sink->stacks) < 0)
         return -1;
-    log->threads[log->n_threads++] = (mf_tid_name){ t.tid, name };
-    mf_event e = { .type = MF_REC_THREAD, .tid = t.tid, .log = (uint16_t)li,
-                   .thread.name = name };
-    return add_meta(sink, &e);
+    sink->stacks[sink->n_stacks++] = *ref;
+    return mf_idmap_set(&log->stacks, id, (uint32_t)sink->n_stacks);
 }
 
 static int on_stack(mf_rlog *log, uint32_t li, mf_scan_sink *sink, const mf_record *r,
                     uint64_t chunk, uint32_t offset)
 {
-    if (mf_idmap_get(&log->stacks, r->aux))
-        return 0;
     mf_rec_stack s;
     memcpy(&s, r->p, sizeof s);
-    if (mf_grow((void **)&sink->stacks, &sink->cap_stacks, sink->n_stacks + 1,
-                sizeof *sink->stacks) < 0)
-        return -1;
-    sink->stacks[sink->n_stacks++] = (mf_stack_ref){ li, s.depth, chunk, offset, 0, 0 };
-    return mf_idmap_set(&log->stacks, r->aux, (uint32_t)sink->n_stacks);
+    mf_stack_ref ref = { li, s.depth, chunk, offset, 0, 0 };
+    return add_stack(log, sink, r->aux, &ref);
 }
 
 /* A STACK_NODE record: the reader's next stack id, its frame and its
- * caller's id in its log (found when the stack is read: the caller may sit
- * in a chunk scanned later). */
+ * caller's id in its log (found when the stack is first read: the caller
+ * may sit in a chunk scanned later; one not read by then cuts the stack
+ * there, and counts as late when it comes: mf_reader_stack). */
 static int on_stack_node(mf_rlog *log, uint32_t li, mf_scan_sink *sink, const mf_record *r)
 {
-    if (mf_idmap_get(&log->stacks, r->aux))
-        return 0;
     mf_rec_stack_node s;
     memcpy(&s, r->p, sizeof s);
-    if (mf_grow((void **)&sink->stacks, &sink->cap_stacks, sink->n_stacks + 1,
-                sizeof *sink->stacks) < 0)
-        return -1;
-    sink->stacks[sink->n_stacks++] = (mf_stack_ref){ li, s.depth, MF_STACK_NODE_REF, s.caller,
-                                                     0, s.entry };
-    return mf_idmap_set(&log->stacks, r->aux, (uint32_t)sink->n_stacks);
+    mf_stack_ref ref = { li, s.depth, MF_STACK_NODE_REF, s.caller, 0, s.entry };
+    return add_stack(log, sink, r->aux, &ref);
 }
 
-/* A FRAME record: the reader's next frame id, its texts in the pool. */
-static int on_frame(mf_rlog *log, mf_scan_sink *sink, const mf_record *r)
+/* A FRAME record: the reader's next frame id; its texts stay the log's
+ * string ids until it is asked for (mf_reader_frame).  One a stack named
+ * before it was read (handed out unknown) counts as late. */
+static int on_frame(mf_rlog *log, uint32_t li, mf_scan_sink *sink, const mf_record *r)
 {
-    if (mf_idmap_get(&log->frames, r->aux))
+    uint32_t k = mf_idmap_get(&log->frames, r->aux);
+    if (k && k != MF_STACK_MISSED)
         return 0;            /* written twice (identically) */
+    if (k == MF_STACK_MISSED)
+        sink->late_stacks++;
     mf_rec_frame f;
     memcpy(&f, r->p, sizeof f);
-    mf_symbolic_frame out = { mf_rlog_string(log, sink->pool, f.function),
-                              mf_rlog_string(log, sink->pool, f.file), f.line, f.kind };
-    if (out.function == MF_STRINGS_FAILED || out.file == MF_STRINGS_FAILED ||
-        mf_grow((void **)&sink->frames, &sink->cap_frames, sink->n_frames + 1,
+    if (mf_grow((void **)&sink->frames, &sink->cap_frames, sink->n_frames + 1,
                 sizeof *sink->frames) < 0)
         return -1;
-    sink->frames[sink->n_frames++] = out;
+    sink->frames[sink->n_frames++] =
+        (mf_frame_ref){ li, f.function, f.file, 0, { 0, 0, f.line, f.kind } };
     return mf_idmap_set(&log->frames, r->aux, (uint32_t)sink->n_frames);
 }
 
-static int on_module(mf_rlog *log, mf_scan_sink *sink, const mf_record *r)
+/* A MODULE record, in its place among the log's modules by where it
+ * stands in the file (chunk, offset: a reader of the finished log has them
+ * in that order, whatever order chunks are found in); its path (the log's
+ * string id, in module_paths) gets its text when the modules are asked for
+ * (mf_reader_modules). */
+static int on_module(mf_rlog *log, const mf_record *r, uint64_t chunk, uint32_t offset)
 {
     mf_rec_module m;
     memcpy(&m, r->p, sizeof m);
-    uint32_t path = mf_rlog_string(log, sink->pool, r->aux);
-    if (path == MF_STRINGS_FAILED || mf_grow((void **)&log->modules, &log->cap_modules,
-                                             log->n_modules + 1, sizeof *log->modules) < 0)
+    size_t cap = log->cap_modules, cap2 = log->cap_modules;
+    if (mf_grow((void **)&log->modules, &log->cap_modules, log->n_modules + 1,
+                sizeof *log->modules) < 0 ||
+        mf_grow((void **)&log->module_paths, &cap, log->n_modules + 1,
+                sizeof *log->module_paths) < 0 ||
+        mf_grow((void **)&log->module_at, &cap2, log->n_modules + 1, sizeof *log->module_at) < 0)
         return -1;
-    mf_module *out = &log->modules[log->n_modules++];
-    *out = (mf_module){ .path = path, .bias = m.bias, .start = m.start, .end = m.end };
+    uint64_t at = chunk << 21 | offset;
+    size_t i = log->n_modules++;
+    for (; i > 0 && log->module_at[i - 1] > at; i--) {
+        log->modules[i] = log->modules[i - 1];
+        log->module_paths[i] = log->module_paths[i - 1];
+        log->module_at[i] = log->module_at[i - 1];
+    }
+    if (i < log->modules_named)
+        log->modules_named = i;      /* named again from here on */
+    log->module_paths[i] = r->aux;
+    log->module_at[i] = at;
+    mf_module *out = &log->modules[i];
+    *out = (mf_module){ .path = NULL, .bias = m.bias, .start = m.start, .end = m.end };
     out->build_id_len = m.build_id_len < sizeof out->build_id ? m.build_id_len
                                                               : sizeof out->build_id;
     memcpy(out->build_id, m.build_id, sizeof out->build_id);
     return 0;
 }
 
-static int on_device(mf_rlog *log, uint32_t li, mf_scan_sink *sink, const mf_record *r)
+static int on_device(uint32_t li, mf_scan_sink *sink, const mf_record *r, uint64_t chunk,
+                     uint32_t offset)
 {
     mf_rec_device d;
     memcpy(&d, r->p, sizeof d);
     mf_event e = { .type = MF_REC_DEVICE, .device = (uint16_t)r->aux, .log = (uint16_t)li,
                    .gpu = { .total_bytes = d.total_bytes, .mig = d.mig, .pci_bus = d.pci_bus } };
     memcpy(e.gpu.uuid, d.uuid, sizeof e.gpu.uuid);
-    e.gpu.name = mf_rlog_string(log, sink->pool, d.name);
-    return e.gpu.name == MF_STRINGS_FAILED ? -1 : add_meta(sink, &e);
+    return add_meta(sink, &e, d.name, chunk, offset);
 }
 
 static int on_meta(mf_rlog *log, uint32_t li, mf_scan_sink *sink, const mf_record *r,
                    uint64_t chunk, uint32_t offset)
 {
     switch (r->type) {
-    case MF_REC_STRING: return on_string(log, sink->pool, r);
-    case MF_REC_THREAD: return on_thread(log, li, sink, r);
+    case MF_REC_STRING: return on_string(log, &sink->names, r);
+    case MF_REC_THREAD: return on_thread(li, sink, r, chunk, offset);
     case MF_REC_STACK: return on_stack(log, li, sink, r, chunk, offset);
-    case MF_REC_DEVICE: return on_device(log, li, sink, r);
-    case MF_REC_MODULE: return on_module(log, sink, r);
-    case MF_REC_FRAME: return on_frame(log, sink, r);
+    case MF_REC_DEVICE: return on_device(li, sink, r, chunk, offset);
+    case MF_REC_MODULE: return on_module(log, r, chunk, offset);
+    case MF_REC_FRAME: return on_frame(log, li, sink, r);
     case MF_REC_STACK_NODE: return on_stack_node(log, li, sink, r);
     }
     return 0;

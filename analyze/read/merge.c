@@ -34,9 +34,21 @@ typedef struct cursor {
     int has;                 /* there is a current event */
 } cursor;
 
+/* Where an event stands in the order events come out in: time, then (at
+ * equal times) the events of logs before the reader's own (process ends),
+ * then log, chunk and offset.  The same for a reader of finished logs and
+ * for one that follows them as they grow. */
+typedef struct place {
+    uint64_t time;
+    uint32_t own;            /* 1: an event of the reader's own */
+    uint32_t log;
+    uint64_t chunk;
+    uint32_t offset;
+} place;
+
 struct mf_merge {
     mf_rlog **const *logs;
-    mf_strings *pool;
+    mf_scan_sink *sink;
     mf_segment *pending;     /* sorted by (min_ns, order) from head on */
     size_t head, n_pending, cap_pending;
     mf_event *extra;         /* events of the reader's own, sorted by time */
@@ -44,15 +56,18 @@ struct mf_merge {
     cursor **heap;
     size_t n_heap, cap_heap;
     uint64_t decoded;
-    uint64_t next_extra_order;
+    place last;              /* of the last event handed out */
+    int any;                 /* an event was handed out */
+    uint64_t late;           /* events added that sort before it */
+    uint64_t late_ns;        /* the most they sorted before it */
 };
 
-mf_merge *mf_merge_new(mf_rlog **const *logs, mf_strings *pool)
+mf_merge *mf_merge_new(mf_rlog **const *logs, mf_scan_sink *sink)
 {
     mf_merge *m = calloc(1, sizeof *m);
     if (m) {
         m->logs = logs;
-        m->pool = pool;
+        m->sink = sink;
     }
     return m;
 }
@@ -85,9 +100,47 @@ uint64_t mf_merge_decoded(const mf_merge *m)
 
 /* ---- ordering -------------------------------------------------------------- */
 
+static int place_before(const place *a, const place *b)
+{
+    if (a->time != b->time)
+        return a->time < b->time;
+    if (a->own != b->own)
+        return a->own < b->own;
+    if (a->log != b->log)
+        return a->log < b->log;
+    if (a->chunk != b->chunk)
+        return a->chunk < b->chunk;
+    return a->offset < b->offset;
+}
+
+/* The place of a segment's first event by time (at most). */
+static place segment_place(const mf_segment *s)
+{
+    return (place){ s->min_ns, 0, s->log, s->chunk, s->begin };
+}
+
 static int segment_before(const mf_segment *a, const mf_segment *b)
 {
-    return a->min_ns != b->min_ns ? a->min_ns < b->min_ns : a->order < b->order;
+    place x = segment_place(a), y = segment_place(b);
+    return place_before(&x, &y);
+}
+
+/* Something that sorts before an event already handed out was added: the
+ * events handed out are not those a reader of the finished logs gives. */
+static void check_late(mf_merge *m, const place *p)
+{
+    if (m->any && place_before(p, &m->last)) {
+        m->late++;
+        uint64_t by = m->last.time - p->time;
+        m->late_ns = by > m->late_ns ? by : m->late_ns;
+    }
+}
+
+uint64_t mf_merge_late(const mf_merge *m, uint64_t *by_ns)
+{
+    if (by_ns)
+        *by_ns = m->late_ns;
+    return m->late;
 }
 
 static int compare_segments(const void *pa, const void *pb)
@@ -96,13 +149,21 @@ static int compare_segments(const void *pa, const void *pb)
     return segment_before(a, b) ? -1 : segment_before(b, a);
 }
 
-/* (time, segment order, offset): the order events come out in. */
+/* The place of a cursor's current event. */
+static place cursor_place(const cursor *c)
+{
+    return (place){ c->time, 0, c->seg.log, c->seg.chunk, c->offset };
+}
+
+/* (time, log, chunk, offset): the order events come out in. */
 static int cursor_before(const cursor *a, const cursor *b)
 {
     if (a->time != b->time)
         return a->time < b->time;
-    if (a->seg.order != b->seg.order)
-        return a->seg.order < b->seg.order;
+    if (a->seg.log != b->seg.log)
+        return a->seg.log < b->seg.log;
+    if (a->seg.chunk != b->seg.chunk)
+        return a->seg.chunk < b->seg.chunk;
     return a->offset < b->offset;
 }
 
@@ -160,22 +221,50 @@ int mf_merge_add(mf_merge *m, const mf_segment *segments, size_t n)
     }
     if (mf_grow((void **)&m->pending, &m->cap_pending, m->n_pending + n, sizeof *m->pending) < 0)
         return -1;
+    for (size_t i = 0; i < n; i++) {
+        place p = segment_place(&segments[i]);
+        check_late(m, &p);
+    }
     memcpy(m->pending + m->n_pending, segments, n * sizeof *segments);
     m->n_pending += n;
     qsort(m->pending + m->head, m->n_pending - m->head, sizeof *m->pending, compare_segments);
     return 0;
 }
 
+static place extra_place(const mf_event *e)
+{
+    return (place){ e->time_ns, 1, e->log, 0, 0 };
+}
+
 int mf_merge_add_event(mf_merge *m, const mf_event *e)
 {
     if (mf_grow((void **)&m->extra, &m->cap_extra, m->n_extra + 1, sizeof *m->extra) < 0)
         return -1;
+    place p = extra_place(e);
+    check_late(m, &p);
     size_t i = m->n_extra++;
-    while (i > m->extra_head && m->extra[i - 1].time_ns > e->time_ns) {
+    while (i > m->extra_head) {
+        place q = extra_place(&m->extra[i - 1]);
+        if (!place_before(&p, &q))
+            break;
         m->extra[i] = m->extra[i - 1];
         i--;
     }
     m->extra[i] = *e;
+    return 0;
+}
+
+int mf_merge_replace_event(mf_merge *m, const mf_event *old, const mf_event *e)
+{
+    for (size_t i = m->extra_head; i < m->n_extra; i++) {
+        if (m->extra[i].log != old->log || m->extra[i].type != old->type ||
+            m->extra[i].time_ns != old->time_ns)
+            continue;
+        memmove(&m->extra[i], &m->extra[i + 1], (m->n_extra - i - 1) * sizeof *m->extra);
+        m->n_extra--;
+        return mf_merge_add_event(m, e);
+    }
+    m->late++;               /* handed out already */
     return 0;
 }
 
@@ -315,36 +404,37 @@ static int open_segment(mf_merge *m, const mf_segment *s, char *err, size_t errl
 static int decode(mf_merge *m, cursor *c, mf_event *e, mf_sample_values *samples, size_t slot)
 {
     mf_rlog *log = (*m->logs)[c->seg.log];
-    uint32_t a = 0, b = 0;
+    mf_rnames *names = &m->sink->names;
+    uint32_t a = 0, b = 0, k = 0;
     mf_record_decode(&c->rec, &c->st, e);
     e->log = (uint16_t)c->seg.log;
     m->decoded++;
     switch (e->type) {
     case MF_REC_ALLOC:
-        a = e->alloc.name = mf_rlog_string(log, m->pool, e->alloc.name);
-        e->alloc.stack = e->alloc.stack ? mf_idmap_get(&log->stacks, e->alloc.stack) : 0;
-        b = e->alloc.scope = mf_rlog_string(log, m->pool, e->alloc.scope);
+        a = e->alloc.name = mf_rlog_string(log, names, e->alloc.name);
+        k = e->alloc.stack = e->alloc.stack ? mf_rlog_stack(log, e->alloc.stack) : 0;
+        b = e->alloc.scope = mf_rlog_string(log, names, e->alloc.scope);
         break;
     case MF_REC_SCOPE:
-        a = e->scope.scope = mf_rlog_string(log, m->pool, e->scope.scope);
+        a = e->scope.scope = mf_rlog_string(log, names, e->scope.scope);
         break;
     case MF_REC_TRACE:
-        a = e->trace.domain = mf_rlog_string(log, m->pool, e->trace.domain);
-        b = e->trace.name = mf_rlog_string(log, m->pool, e->trace.name);
+        a = e->trace.domain = mf_rlog_string(log, names, e->trace.domain);
+        b = e->trace.name = mf_rlog_string(log, names, e->trace.name);
         break;
     case MF_REC_ACTIVITY:
-        a = e->activity.name = mf_rlog_string(log, m->pool, e->activity.name);
+        a = e->activity.name = mf_rlog_string(log, names, e->activity.name);
         break;
     case MF_REC_OOM:
-        a = e->oom.scope = mf_rlog_string(log, m->pool, e->oom.scope);
-        e->oom.stack = e->oom.stack ? mf_idmap_get(&log->stacks, e->oom.stack) : 0;
+        a = e->oom.scope = mf_rlog_string(log, names, e->oom.scope);
+        k = e->oom.stack = e->oom.stack ? mf_rlog_stack(log, e->oom.stack) : 0;
         break;
     case MF_REC_SAMPLE:
         mf_record_sample_values(&c->rec, &samples[slot]);
         e->sample.index = (uint32_t)slot;
         break;
     }
-    return a == MF_STRINGS_FAILED || b == MF_STRINGS_FAILED ? -1 : 0;
+    return a == MF_STRINGS_FAILED || b == MF_STRINGS_FAILED || k == MF_STRINGS_FAILED ? -1 : 0;
 }
 
 static int advance(mf_merge *m, cursor *c, char *err, size_t errlen)
@@ -362,8 +452,8 @@ static int open_due(mf_merge *m, char *err, size_t errlen)
     while (m->head < m->n_pending) {
         const mf_segment *s = &m->pending[m->head];
         if (m->n_heap) {
-            const cursor *top = m->heap[0];
-            if (s->min_ns > top->time || (s->min_ns == top->time && s->order > top->seg.order))
+            place top = cursor_place(m->heap[0]), first = segment_place(s);
+            if (place_before(&top, &first))
                 return 0;
         }
         m->head++;
@@ -384,6 +474,8 @@ long mf_merge_next(mf_merge *m, mf_event *out, mf_sample_values *samples, size_t
         /* open_due left the heap empty only when nothing waits: t is then the end */
         if (m->extra_head < m->n_extra && m->extra[m->extra_head].time_ns < t &&
             m->extra[m->extra_head].time_ns <= until) {
+            m->last = extra_place(&m->extra[m->extra_head]);
+            m->any = 1;
             out[n++] = m->extra[m->extra_head++];
             continue;
         }
@@ -394,6 +486,8 @@ long mf_merge_next(mf_merge *m, mf_event *out, mf_sample_values *samples, size_t
             snprintf(err, errlen, "%s: out of memory while merging", (*m->logs)[c->seg.log]->path);
             return -1;
         }
+        m->last = cursor_place(c);
+        m->any = 1;
         n++;
         if (advance(m, c, err, errlen) < 0)
             return -1;

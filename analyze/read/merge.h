@@ -9,9 +9,11 @@
  * writes records stamped earlier, as CUPTI's buffer thread does) is read
  * whole and its events sorted first.  So memory is 64 KiB per segment whose
  * time range spans the merge time, plus whole unsorted segments while they
- * are open, whatever the log's size.  Equal times keep the order segments
- * were found in, then file order; a process's end comes after its events
- * of the same time.  docs/FORMAT.md "Order" explains why this is the order.
+ * are open, whatever the log's size.  Equal times go by log, then chunk,
+ * then offset, whatever order the segments were found in (a reader that
+ * follows growing logs gives the order of one that reads them finished); a
+ * process's end comes after the events of its time.  docs/FORMAT.md
+ * "Order" explains why this is the order.
  */
 #ifndef MEMFLOW_MERGE_H
 #define MEMFLOW_MERGE_H
@@ -24,8 +26,9 @@
 typedef struct mf_merge mf_merge;
 
 /* A merge over logs[] (owned by the caller, which may grow the array: the
- * merge looks logs up through *logs each time); pool for string ids. */
-mf_merge *mf_merge_new(mf_rlog **const *logs, mf_strings *pool);
+ * merge looks logs up through *logs each time); sink: the scan's tables
+ * (names and stacks get their ids as events name them). */
+mf_merge *mf_merge_new(mf_rlog **const *logs, mf_scan_sink *sink);
 
 void mf_merge_free(mf_merge *m);
 
@@ -34,6 +37,17 @@ int mf_merge_add(mf_merge *m, const mf_segment *segments, size_t n);
 
 /* Add one event of the reader's own (a process end) at e->time_ns. */
 int mf_merge_add_event(mf_merge *m, const mf_event *e);
+
+/* Put e in the place of old, an event of the reader's own added before (a
+ * process end that moved); if old was handed out already, it counts as
+ * late.  0, or -1 when out of memory. */
+int mf_merge_replace_event(mf_merge *m, const mf_event *old, const mf_event *e);
+
+/* How many things were added that sort before an event already handed out
+ * (segments of a log that grew, process ends): 0 when the events handed
+ * out are exactly those a reader of the finished logs gives, in its order.
+ * *by_ns: the most one of them sorted before (how late it came). */
+uint64_t mf_merge_late(const mf_merge *m, uint64_t *by_ns);
 
 /*
  * The next events, at most max, with time <= until, into out; SAMPLE values

@@ -19,12 +19,16 @@
 struct mf_reader {
     mf_rlog **logs;
     mf_log_info *info;
-    size_t n;
+    size_t n, cap;
     mf_strings *pool;
     mf_scan_sink sink;
     mf_merge *merge;
+    int follow;              /* the logs are being written (mf_reader_options) */
+    int finished;            /* mf_reader_finish was called */
+    int meta_sorted;         /* the waiting THREAD and DEVICE records are in order */
     size_t meta_head;        /* meta events handed out */
-    uint8_t *end_added;      /* per log: its end event is in the merge */
+    mf_event *ends;          /* per log: its end event in the merge (type 0: none) */
+    uint64_t out_of_order;   /* logs added (follow) before an earlier-started log */
 };
 
 /* ---- opening ---------------------------------------------------------------- */
@@ -40,7 +44,8 @@ static void rlog_free(mf_rlog *log)
     mf_idmap_free(&log->stacks);
     mf_idmap_free(&log->frames);
     free(log->modules);
-    free(log->threads);
+    free(log->module_paths);
+    free(log->module_at);
     free(log->chunks);
     free(log->path);
     free(log);
@@ -268,18 +273,23 @@ static void settle_end(mf_reader *r, size_t i)
     }
 }
 
-/* The end events of images whose end is now known. */
+/* The end events of images whose end is now known; one whose end moved
+ * (a log that grew, an end mark written late) takes its new place. */
 static int add_ends(mf_reader *r)
 {
     for (size_t i = 0; i < r->n; i++) {
         mf_log_info *li = &r->info[i];
-        if (r->end_added[i] || !li->end_ns)
+        if (!li->end_ns)
             continue;
         mf_event e = { .type = MF_EV_PROCESS_END, .time_ns = li->end_ns, .log = (uint16_t)i,
                        .end.how = li->end_how | (li->end_inferred ? MF_EV_END_INFERRED : 0) };
-        if (mf_merge_add_event(r->merge, &e) < 0)
+        mf_event *old = &r->ends[i];
+        if (old->type && old->time_ns == e.time_ns && old->end.how == e.end.how)
+            continue;
+        if ((old->type ? mf_merge_replace_event(r->merge, old, &e)
+                       : mf_merge_add_event(r->merge, &e)) < 0)
             return -1;
-        r->end_added[i] = 1;
+        *old = e;
     }
     return 0;
 }
@@ -334,6 +344,7 @@ static void check_claimed(mf_rlog *log)
 static int scan_all(mf_reader *r, char *err, size_t errlen)
 {
     r->sink.n_segments = 0;
+    r->meta_sorted = 0;
     for (size_t i = 0; i < r->n; i++) {
         if (mf_scan_log(r->logs[i], (uint32_t)i, &r->sink, err, errlen) < 0)
             return -1;
@@ -359,6 +370,67 @@ static int relate(mf_reader *r, char *err, size_t errlen)
     return 0;
 }
 
+/* The order logs are read in, whatever order they were given or found in:
+ * by the start of their process image, then pid, then path (so a reader
+ * that follows a run's logs as they appear numbers them as one that reads
+ * them all at the end). */
+static int log_before(const mf_rlog *a, const mf_rlog *b)
+{
+    const mf_file_header *x = &a->meta.header, *y = &b->meta.header;
+    if (x->start_mono_ns != y->start_mono_ns)
+        return x->start_mono_ns < y->start_mono_ns;
+    if (x->pid != y->pid)
+        return x->pid < y->pid;
+    return strcmp(a->path, b->path) < 0;
+}
+
+static int compare_logs(const void *pa, const void *pb)
+{
+    const mf_rlog *a = *(mf_rlog *const *)pa, *b = *(mf_rlog *const *)pb;
+    return log_before(a, b) ? -1 : log_before(b, a);
+}
+
+/* Room for one more log in every per-log array. */
+static int grow_logs(mf_reader *r, size_t need)
+{
+    if (need <= r->cap)
+        return 0;
+    size_t cap = r->cap ? 2 * r->cap : 8;
+    while (cap < need)
+        cap *= 2;
+    mf_rlog **logs = realloc(r->logs, cap * sizeof *logs);
+    if (logs)
+        r->logs = logs;
+    mf_log_info *info = realloc(r->info, cap * sizeof *info);
+    if (info)
+        r->info = info;
+    mf_event *ends = realloc(r->ends, cap * sizeof *ends);
+    if (ends)
+        r->ends = ends;
+    if (!logs || !info || !ends)
+        return -1;
+    memset(r->info + r->cap, 0, (cap - r->cap) * sizeof *r->info);
+    memset(r->ends + r->cap, 0, (cap - r->cap) * sizeof *r->ends);
+    r->cap = cap;
+    return 0;
+}
+
+static mf_reader *reader_new(mf_strings *pool, const mf_reader_options *opt, size_t n)
+{
+    mf_reader *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    r->pool = pool;
+    r->follow = opt && opt->follow;
+    r->sink.names.pool = pool;
+    if (grow_logs(r, n ? n : 1) < 0 || !(r->sink.names.texts = mf_strings_new()) ||
+        !(r->merge = mf_merge_new(&r->logs, &r->sink))) {
+        mf_reader_close(r);
+        return NULL;
+    }
+    return r;
+}
+
 int mf_reader_open(mf_reader **out, const char *const *paths, size_t n, mf_strings *pool,
                    const mf_reader_options *opt, char *err, size_t errlen)
 {
@@ -367,28 +439,26 @@ int mf_reader_open(mf_reader **out, const char *const *paths, size_t n, mf_strin
         snprintf(err, errlen, "%zu logs: at most %u can be read together", n, UINT16_MAX);
         return -1;
     }
-    mf_reader *r = calloc(1, sizeof *r);
-    if (!r || !(r->logs = calloc(n ? n : 1, sizeof *r->logs)) ||
-        !(r->info = calloc(n ? n : 1, sizeof *r->info)) ||
-        !(r->end_added = calloc(n ? n : 1, 1)) || !(r->merge = mf_merge_new(&r->logs, pool))) {
+    mf_reader *r = reader_new(pool, opt, n);
+    if (!r) {
         snprintf(err, errlen, "out of memory opening the logs");
-        mf_reader_close(r);
         return -1;
     }
-    r->pool = pool;
-    r->sink.pool = pool;
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         if (!(r->logs[i] = rlog_open(paths[i], err, errlen)))
             rc = -1;
         r->n = i + 1;
     }
+    if (rc == 0)
+        qsort(r->logs, r->n, sizeof *r->logs, compare_logs);
     if (rc == 0 && !(opt && opt->merge_runs))
         rc = check_runs(r, err, errlen);
     if (rc == 0 && scan_all(r, err, errlen) < 0)
         rc = -1;
     for (size_t i = 0; rc == 0 && i < r->n; i++) {
-        check_claimed(r->logs[i]);
+        if (!r->follow)
+            check_claimed(r->logs[i]);
         fill_info(r, i);
     }
     if (rc == 0 && relate(r, err, errlen) < 0)
@@ -399,6 +469,29 @@ int mf_reader_open(mf_reader **out, const char *const *paths, size_t n, mf_strin
     }
     *out = r;
     return 0;
+}
+
+int mf_reader_add_log(mf_reader *r, const char *path, char *err, size_t errlen)
+{
+    if (r->n >= UINT16_MAX) {
+        snprintf(err, errlen, "%s: at most %u logs can be read together", path, UINT16_MAX);
+        return -1;
+    }
+    mf_rlog *log = rlog_open(path, err, errlen);
+    if (!log)
+        return -1;
+    if (grow_logs(r, r->n + 1) < 0) {
+        rlog_free(log);
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    for (size_t i = 0; i < r->n; i++)
+        if (log_before(log, r->logs[i])) {
+            r->out_of_order++;   /* a reader of all logs puts it before log i */
+            break;
+        }
+    r->logs[r->n++] = log;
+    return mf_reader_refresh(r, err, errlen);
 }
 
 int mf_reader_refresh(mf_reader *r, char *err, size_t errlen)
@@ -417,6 +510,25 @@ int mf_reader_refresh(mf_reader *r, char *err, size_t errlen)
     return relate(r, err, errlen);
 }
 
+int mf_reader_finish(mf_reader *r, char *err, size_t errlen)
+{
+    if (mf_reader_refresh(r, err, errlen) < 0)
+        return -1;
+    if (r->follow && !r->finished)
+        for (size_t i = 0; i < r->n; i++) {
+            check_claimed(r->logs[i]);
+            fill_info(r, i);
+        }
+    r->finished = 1;
+    return relate(r, err, errlen);
+}
+
+uint64_t mf_reader_late(const mf_reader *r, uint64_t *by_ns)
+{
+    return mf_merge_late(r->merge, by_ns) + r->sink.names.late + r->sink.late_stacks +
+           r->out_of_order;
+}
+
 void mf_reader_close(mf_reader *r)
 {
     if (!r)
@@ -425,8 +537,10 @@ void mf_reader_close(mf_reader *r)
         rlog_free(r->logs[i]);
     free(r->logs);
     free(r->info);
-    free(r->end_added);
+    free(r->ends);
     mf_merge_free(r->merge);
+    mf_strings_free(r->sink.names.texts);
+    free(r->sink.names.pub);
     free(r->sink.stacks);
     free(r->sink.frames);
     free(r->sink.meta);
@@ -454,17 +568,63 @@ uint64_t mf_reader_t0(const mf_reader *r)
     return t0;
 }
 
+static int meta_before(const mf_meta_ref *a, const mf_meta_ref *b)
+{
+    if (a->e.log != b->e.log)
+        return a->e.log < b->e.log;
+    return a->chunk != b->chunk ? a->chunk < b->chunk : a->offset < b->offset;
+}
+
+static int compare_meta(const void *pa, const void *pb)
+{
+    const mf_meta_ref *a = pa, *b = pb;
+    return meta_before(a, b) ? -1 : meta_before(b, a);
+}
+
+/* The THREAD and DEVICE records found since the last hand-out, in file
+ * order (log, chunk, offset), their names given pool ids now; how many. */
+static long hand_out_meta(mf_reader *r, mf_event *out, size_t max, char *err, size_t errlen)
+{
+    if (!r->meta_sorted && r->sink.n_meta > r->meta_head) {
+        qsort(r->sink.meta + r->meta_head, r->sink.n_meta - r->meta_head, sizeof *r->sink.meta,
+              compare_meta);
+        r->meta_sorted = 1;
+    }
+    size_t n = 0;
+    while (n < max && r->meta_head < r->sink.n_meta) {
+        mf_meta_ref *m = &r->sink.meta[r->meta_head++];
+        uint32_t name = mf_rlog_string(r->logs[m->e.log], &r->sink.names, m->name);
+        if (name == MF_STRINGS_FAILED) {
+            snprintf(err, errlen, "%s: out of memory", r->logs[m->e.log]->path);
+            return -1;
+        }
+        out[n] = m->e;
+        if (out[n].type == MF_REC_THREAD)
+            out[n].thread.name = name;
+        else
+            out[n].gpu.name = name;
+        n++;
+    }
+    if (r->meta_head == r->sink.n_meta)
+        r->meta_head = r->sink.n_meta = 0;
+    return (long)n;
+}
+
 long mf_reader_next(mf_reader *r, mf_event *out, mf_sample_values *samples, size_t max,
                     uint64_t until, char *err, size_t errlen)
 {
-    size_t n = 0;
-    while (n < max && r->meta_head < r->sink.n_meta)
-        out[n++] = r->sink.meta[r->meta_head++];
-    if (r->meta_head == r->sink.n_meta)
-        r->meta_head = r->sink.n_meta = 0;
-    if (n)
-        return (long)n;
-    return mf_merge_next(r->merge, out, samples, max, until, err, errlen);
+    long n = mf_merge_next(r->merge, out, samples, max, until, err, errlen);
+    if (n != 0 || (r->follow && !r->finished))
+        return n;
+    return hand_out_meta(r, out, max, err, errlen);
+}
+
+uint64_t mf_reader_events(const mf_reader *r)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < r->n; i++)
+        n += r->logs[i]->events;
+    return n;
 }
 
 void mf_reader_counts(const mf_reader *r, uint64_t *scanned, uint64_t *decoded)
@@ -480,9 +640,20 @@ uint32_t mf_reader_n_frames(const mf_reader *r)
     return (uint32_t)r->sink.n_frames;
 }
 
-const mf_symbolic_frame *mf_reader_frame(const mf_reader *r, uint32_t id)
+const mf_symbolic_frame *mf_reader_frame(mf_reader *r, uint32_t id)
 {
-    return id && id <= r->sink.n_frames ? &r->sink.frames[id - 1] : NULL;
+    if (!id || id > r->sink.n_frames)
+        return NULL;
+    mf_frame_ref *f = &r->sink.frames[id - 1];
+    if (!f->named) {
+        mf_rlog *log = r->logs[f->log];
+        f->pub.function = mf_rlog_string(log, &r->sink.names, f->function);
+        f->pub.file = mf_rlog_string(log, &r->sink.names, f->file);
+        if (f->pub.function == MF_STRINGS_FAILED || f->pub.file == MF_STRINGS_FAILED)
+            return NULL;
+        f->named = 1;
+    }
+    return &f->pub;
 }
 
 uint32_t mf_reader_n_stacks(const mf_reader *r)
@@ -490,18 +661,67 @@ uint32_t mf_reader_n_stacks(const mf_reader *r)
     return (uint32_t)r->sink.n_stacks;
 }
 
-const mf_module *mf_reader_modules(const mf_reader *r, size_t i, size_t *n)
+int mf_reader_has_stacks(const mf_reader *r)
 {
-    *n = r->logs[i]->n_modules;
-    return r->logs[i]->modules;
+    return r->sink.n_stacks > 0;
 }
 
-/* A stack's symbolic frames: the log's frame ids to the reader's (0: unknown). */
-static void translate_frames(const mf_rlog *l, uint64_t *ip, uint32_t depth)
+const mf_module *mf_reader_modules(mf_reader *r, size_t i, size_t *n)
+{
+    static const mf_module none;
+    mf_rlog *log = r->logs[i];
+    *n = 0;
+    if (!log->n_modules)
+        return &none;
+    for (; log->modules_named < log->n_modules; log->modules_named++) {
+        size_t k = log->modules_named;
+        if (!(log->modules[k].path = mf_rlog_text(log, &r->sink.names, log->module_paths[k])))
+            return NULL;
+    }
+    *n = log->n_modules;
+    return log->modules;
+}
+
+/* A stack's symbolic frames: the log's frame ids to the reader's (0:
+ * unknown; one not read yet is remembered, so that its FRAME record, read
+ * later, counts as late).  0, or -1 when out of memory. */
+static int translate_frames(mf_rlog *l, uint64_t *ip, uint32_t depth)
 {
     for (uint32_t i = 0; i < depth; i++)
-        if (mf_stack_entry_is_frame(ip[i]))
-            ip[i] = mf_stack_frame_entry(mf_idmap_get(&l->frames, mf_stack_entry_frame(ip[i])));
+        if (mf_stack_entry_is_frame(ip[i])) {
+            uint32_t frame = mf_stack_entry_frame(ip[i]);
+            uint32_t k = mf_idmap_get(&l->frames, frame);
+            if (!k && mf_idmap_set(&l->frames, frame, MF_STACK_MISSED) < 0)
+                return -1;
+            ip[i] = mf_stack_frame_entry(k == MF_STACK_MISSED ? 0 : k);
+        }
+    return 0;
+}
+
+/* A STACK_NODE's stack: its frame, then its callers' (each caller's reader
+ * id found once, then kept), cut at the outermost frame or at a caller the
+ * log has not written (yet: mf_rlog_stack remembers it, so that its
+ * record, read later, counts as late).  The depth, or -1. */
+static int node_stack(mf_reader *r, uint32_t id, uint64_t *ip, uint32_t max)
+{
+    mf_stack_ref *c = &r->sink.stacks[id - 1];
+    mf_rlog *l = r->logs[c->log];
+    uint32_t full = c->depth, depth = full < max ? full : max, i = 0;
+    while (i < depth) {
+        ip[i++] = c->entry;
+        if (!c->caller && c->offset) {
+            uint32_t k = mf_rlog_stack(l, c->offset);
+            if (k == MF_STRINGS_FAILED)
+                return -1;
+            c->caller = k;
+        }
+        if (!c->caller || r->sink.stacks[c->caller - 1].chunk != MF_STACK_NODE_REF)
+            break;
+        c = &r->sink.stacks[c->caller - 1];
+    }
+    if (translate_frames(l, ip, i) < 0)
+        return -1;
+    return (int)(i < depth ? i : full);
 }
 
 int mf_reader_stack(mf_reader *r, uint32_t id, uint32_t *log, uint64_t *ip, uint32_t max)
@@ -510,23 +730,11 @@ int mf_reader_stack(mf_reader *r, uint32_t id, uint32_t *log, uint64_t *ip, uint
         return -1;
     const mf_stack_ref *s = &r->sink.stacks[id - 1];
     mf_rlog *l = r->logs[s->log];
+    if (log)
+        *log = s->log;
+    if (s->chunk == MF_STACK_NODE_REF)
+        return node_stack(r, id, ip, max);
     uint32_t depth = s->depth < max ? s->depth : max;
-    if (s->chunk == MF_STACK_NODE_REF) {  /* its frame, then its callers' */
-        mf_stack_ref *c = &r->sink.stacks[id - 1];
-        uint32_t i = 0;
-        while (i < depth) {
-            ip[i++] = c->entry;
-            if (!c->caller && c->offset)   /* found once, then kept */
-                c->caller = mf_idmap_get(&l->stacks, c->offset);
-            if (!c->caller || r->sink.stacks[c->caller - 1].chunk != MF_STACK_NODE_REF)
-                break;      /* the outermost frame, or a caller the log lacks: cut here */
-            c = &r->sink.stacks[c->caller - 1];
-        }
-        translate_frames(l, ip, i);
-        if (log)
-            *log = s->log;
-        return (int)(i < depth ? i : s->depth);
-    }
     size_t position = mf_rlog_chunk_position(l, s->chunk);
     uint8_t buf[sizeof(mf_rec_stack) + 8 * MF_STACK_MAX_DEPTH];
     char err[256];
@@ -535,8 +743,7 @@ int mf_reader_stack(mf_reader *r, uint32_t id, uint32_t *log, uint64_t *ip, uint
                                 sizeof(mf_rec_stack) + 8 * (size_t)depth, err, sizeof err) < 0)
         return -1;
     memcpy(ip, buf + sizeof(mf_rec_stack), 8 * (size_t)depth);
-    translate_frames(l, ip, depth);
-    if (log)
-        *log = s->log;
+    if (translate_frames(l, ip, depth) < 0)
+        return -1;
     return (int)s->depth;
 }

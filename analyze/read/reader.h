@@ -16,7 +16,10 @@
  * costs what is new, not what is old.  Events that arrive late (stamped
  * before events already handed out: another thread's record not yet
  * written at the last look, or CUPTI's late buffers) are handed out when
- * they arrive.  docs/FORMAT.md "Order" describes the whole scheme.
+ * they arrive, and counted (mf_reader_late): a caller that takes events
+ * only up to a time no record can still come before (memflow run during
+ * the run) gets exactly what a reader of the finished logs gives, or
+ * knows it did not.  docs/FORMAT.md "Order" describes the whole scheme.
  */
 #ifndef MEMFLOW_READER_H
 #define MEMFLOW_READER_H
@@ -34,6 +37,10 @@ typedef struct mf_reader mf_reader;
 
 typedef struct mf_reader_options {
     int merge_runs;          /* merge logs whose run ids differ */
+    int follow;              /* the logs are being written and will be finished
+                                (mf_reader_finish): THREAD and DEVICE names wait
+                                for the finish, and claimed chunks missing from
+                                a file are damage only then */
 } mf_reader_options;
 
 /* What the reader knows of one log (one process image). */
@@ -61,7 +68,11 @@ typedef struct mf_log_info {
 #define MF_READER_OTHER_RUNS (-2)
 
 /*
- * Open the logs at paths[0..n) and scan them; their strings go into pool.
+ * Open the logs at paths[0..n) and scan them.  The logs are read in the
+ * order their process images started (then by pid, then path), whatever
+ * order paths gives: log i of mf_reader_log and e->log is that order.
+ * String ids of pool are given as the events that name them are handed
+ * out (event.h), so they follow the events alone.
  * Returns 0; -1 with "PATH: why" in err when a log cannot be read at all
  * (missing, not a memflow log, another version, out of memory); or
  * MF_READER_OTHER_RUNS with a message naming two logs whose header run ids
@@ -81,9 +92,11 @@ MF_EXPORT const mf_log_info *mf_reader_log(const mf_reader *r, size_t i);
 MF_EXPORT uint64_t mf_reader_t0(const mf_reader *r);
 
 /*
- * The next events (at most max, none after until) into out: first THREAD
- * and DEVICE names found since the last call (time 0), then events in time
- * order, process ends among them.  SAMPLE values go to samples[e->extra]
+ * The next events (at most max, none after until) into out: events in time
+ * order, process ends among them, then, once no event up to until is left,
+ * the THREAD and DEVICE names found since they were last handed out (time
+ * 0; in file order, so the last of a thread names it) - with follow, only
+ * after mf_reader_finish.  SAMPLE values go to samples[e->sample.index]
  * (max of them; valid until the next call).  Returns how many, 0 when none
  * is left (for now: a refresh may bring more), or -1 with a message in err.
  */
@@ -95,6 +108,45 @@ MF_EXPORT long mf_reader_next(mf_reader *r, mf_event *out, mf_sample_values *sam
  * changes (an end mark).  0, or -1 with a message in err.
  */
 MF_EXPORT int mf_reader_refresh(mf_reader *r, char *err, size_t errlen);
+
+/*
+ * Follow one more log (a process of the run that started since): it is
+ * read as log mf_reader_n_logs() - 1, and scanned now with the others.
+ * 0, or -1 with "PATH: why" in err.
+ */
+MF_EXPORT int mf_reader_add_log(mf_reader *r, const char *path, char *err, size_t errlen);
+
+/*
+ * The logs are finished (their processes are gone, their last records
+ * written): look at them a last time, as mf_reader_open would (claimed
+ * chunks the file lacks are damage now), and hand out the THREAD and
+ * DEVICE names after the events.  0, or -1 with a message in err.
+ */
+MF_EXPORT int mf_reader_finish(mf_reader *r, char *err, size_t errlen);
+
+/*
+ * How many times what was handed out so far differs from what a reader of
+ * the finished logs hands out: records that came after events stamped
+ * later were handed out (a log that grew behind the reader's time), a
+ * process end that moved after it was handed out, a string or stack an
+ * event named before its record was read, a log added after one that
+ * started later.  0 when the events, their order and their ids are exactly
+ * those of a reader opened on the finished logs.  *by_ns (may be NULL):
+ * the most such a record came late by.
+ */
+MF_EXPORT uint64_t mf_reader_late(const mf_reader *r, uint64_t *by_ns);
+
+/*
+ * The time of the first event record of a chunk image (a chunk header, then
+ * records, as a staging slot or the file holds it; len bytes at chunk),
+ * for memflow run's view of chunks not yet in a log.  1 with *time_ns, or
+ * 0 when it has none yet (or is no chunk, or is damaged before one).
+ */
+MF_EXPORT int mf_chunk_first_event(const uint8_t *chunk, size_t len, uint64_t *time_ns);
+
+/* The event records the logs hold (as scanned so far): what
+ * mf_reader_next hands out in all, besides process ends and names. */
+MF_EXPORT uint64_t mf_reader_events(const mf_reader *r);
 
 /* Records scanned and events decoded so far, all logs. */
 MF_EXPORT void mf_reader_counts(const mf_reader *r, uint64_t *scanned, uint64_t *decoded);
@@ -109,16 +161,23 @@ MF_EXPORT void mf_reader_counts(const mf_reader *r, uint64_t *scanned, uint64_t 
 MF_EXPORT int mf_reader_stack(mf_reader *r, uint32_t id, uint32_t *log, uint64_t *ip,
                               uint32_t max);
 
-/* The stacks the logs hold: ids 1 .. mf_reader_n_stacks(r). */
+/* The stacks the logs hold (read so far): ids 1 .. mf_reader_n_stacks(r),
+ * in the order the scan read their records. */
 MF_EXPORT uint32_t mf_reader_n_stacks(const mf_reader *r);
 
-/* The symbolic frames (FRAME records) of all logs: ids 1 ..
- * mf_reader_n_frames(r), texts in the pool; NULL for 0 or an unknown id. */
-MF_EXPORT uint32_t mf_reader_n_frames(const mf_reader *r);
-MF_EXPORT const mf_symbolic_frame *mf_reader_frame(const mf_reader *r, uint32_t id);
+/* Whether the logs hold STACK records (read so far). */
+MF_EXPORT int mf_reader_has_stacks(const mf_reader *r);
 
-/* Log i's MODULE records (the ELF modules its stacks' addresses lie in,
- * path string ids in the pool); *n of them. */
-MF_EXPORT const mf_module *mf_reader_modules(const mf_reader *r, size_t i, size_t *n);
+/* The symbolic frames (FRAME records) of all logs: ids 1 ..
+ * mf_reader_n_frames(r); NULL for 0 or an unknown id.  A frame's texts get
+ * their pool ids when it is first asked for (an output or a site names it:
+ * in the order events reach them). */
+MF_EXPORT uint32_t mf_reader_n_frames(const mf_reader *r);
+MF_EXPORT const mf_symbolic_frame *mf_reader_frame(mf_reader *r, uint32_t id);
+
+/* Log i's MODULE records (the ELF modules its stacks' addresses lie in;
+ * paths the reader's texts, valid while it is open); *n of them, NULL
+ * when out of memory. */
+MF_EXPORT const mf_module *mf_reader_modules(mf_reader *r, size_t i, size_t *n);
 
 #endif /* MEMFLOW_READER_H */

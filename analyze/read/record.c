@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "reader.h"
 #include "record.h"
 
 /* The checks of the variable-size and id-carrying records. */
@@ -225,4 +226,28 @@ void mf_record_decode(const mf_record *r, const mf_chunk_state *st, mf_event *e)
 void mf_record_sample_values(const mf_record *r, mf_sample_values *out)
 {
     memcpy(out->value, r->p + offsetof(mf_rec_sample, value), sizeof out->value);
+}
+
+int mf_chunk_first_event(const uint8_t *chunk, size_t len, uint64_t *time_ns)
+{
+    mf_chunk_header ch;
+    if (len < sizeof ch)
+        return 0;
+    memcpy(&ch, chunk, sizeof ch);
+    if (ch.magic != MF_CHUNK_MAGIC)
+        return 0;
+    mf_chunk_state st = { 0, ch.tid, 0 };
+    mf_record_limits lim = { UINT32_MAX - 2 };
+    char why[128];
+    for (size_t at = sizeof ch; at < len;) {
+        mf_record r;
+        if (mf_record_next(chunk + at, len - at, len - at, &st, &lim, &r, why, sizeof why) <= 0)
+            return 0;
+        if (r.cls == MF_CLASS_EVENT) {
+            *time_ns = r.time_ns;
+            return 1;
+        }
+        at += r.size;
+    }
+    return 0;
 }

@@ -16,12 +16,26 @@
 #include "sites.h"
 #include "symbols.h"
 
+#define UNCOVERED_KEPT 64
+
+/* A log's symboliser and the modules it was opened with. */
+typedef struct log_symbols {
+    mf_symbols *sym;             /* NULL until the log's first stack */
+    size_t modules;              /* MODULE records it knows */
+    uint64_t known;              /* their fingerprint (module_fingerprint) */
+    uint64_t uncovered[UNCOVERED_KEPT]; /* addresses it resolved outside them */
+    size_t n_uncovered;          /* (more than UNCOVERED_KEPT: any address may be) */
+} log_symbols;
+
 struct mf_sites {
     mf_reader *reader;
     int own_reader;
     mf_strings *pool;
-    mf_symbols **symbols;        /* by log; NULL until its first stack */
+    log_symbols *symbols;        /* by log */
     size_t n_logs;
+    mf_symbols **retired;        /* symbolisers replaced (their texts are in sites) */
+    size_t n_retired, cap_retired;
+    uint64_t late;               /* see mf_sites_late */
     uint32_t *site_of;           /* by stack id: site id + 1; 0 not yet known */
     size_t n_site_of;
     mf_site *sites;
@@ -57,10 +71,8 @@ mf_sites *mf_sites_open(mf_reader *r, mf_strings *pool, int own_reader)
         return NULL;
     s->reader = r;
     s->pool = pool;
-    s->n_logs = mf_reader_n_logs(r);
-    s->symbols = calloc(s->n_logs ? s->n_logs : 1, sizeof *s->symbols);
     mf_site_frame none = { 0 };
-    if (!s->symbols || add_site(s, "(no stack)", &none, 0, MF_SITE_NATIVE) < 0 ||
+    if (add_site(s, "(no stack)", &none, 0, MF_SITE_NATIVE) < 0 ||
         add_site(s, "(other sites)", &none, 0, MF_SITE_NATIVE) < 0) {
         mf_sites_close(s);
         return NULL;
@@ -74,8 +86,11 @@ void mf_sites_close(mf_sites *s)
     if (!s)
         return;
     for (size_t i = 0; i < s->n_logs; i++)
-        mf_symbols_close(s->symbols[i]);
+        mf_symbols_close(s->symbols[i].sym);
     free(s->symbols);
+    for (size_t i = 0; i < s->n_retired; i++)
+        mf_symbols_close(s->retired[i]);
+    free(s->retired);
     free(s->site_of);
     free(s->sites);
     mf_idmap_free(&s->by_name);
@@ -84,33 +99,123 @@ void mf_sites_close(mf_sites *s)
     free(s);
 }
 
-/* Log i's symboliser, opened from its MODULE records on first use. */
-static mf_symbols *symbols_of(mf_sites *s, uint32_t log)
+/* A symboliser that gives way to one that knows more modules: kept (the
+ * sites' frames point into it).  What it resolved may differ from what the
+ * new one would have (an address no module it knew covered, a warning of
+ * its own): counted late.  0, or -1 when out of memory. */
+/* Whether one of modules[0..n) covers an address l resolved without a
+ * module. */
+static int covers_uncovered(const log_symbols *l, const mf_module *modules, size_t n)
 {
-    if (log >= s->n_logs)
-        return NULL;
-    if (s->symbols[log])
-        return s->symbols[log];
-    size_t n;
-    const mf_module *mods = mf_reader_modules(s->reader, log, &n);
-    mf_symbols_module *rec = calloc(n ? n : 1, sizeof *rec);
-    if (!rec)
-        return NULL;
-    for (size_t i = 0; i < n; i++)
-        rec[i] = (mf_symbols_module){ mf_strings_get(s->pool, mods[i].path), mods[i].bias,
-                                      mods[i].start, mods[i].end, mods[i].build_id,
-                                      mods[i].build_id_len };
-    s->symbols[log] = mf_symbols_open(rec, n);
-    free(rec);
-    return s->symbols[log];
+    if (l->n_uncovered > UNCOVERED_KEPT)
+        return 1;
+    for (size_t i = 0; i < l->n_uncovered; i++)
+        for (size_t k = 0; k < n; k++)
+            if (l->uncovered[i] >= modules[k].start && l->uncovered[i] < modules[k].end)
+                return 1;
+    return 0;
 }
 
-/* A stack's return addresses and its log's symboliser; the depth, or 0. */
-static uint32_t read_stack(mf_sites *s, uint32_t stack, uint64_t *ip, mf_symbols **sym)
+/* Remember an address l resolved without a module. */
+static void note_uncovered(log_symbols *l, uint64_t ip)
 {
-    uint32_t log = 0;
-    int depth = mf_reader_stack(s->reader, stack, &log, ip, MF_STACK_MAX_DEPTH);
-    if (depth <= 0 || !(*sym = symbols_of(s, log)))
+    for (size_t i = 0; i < l->n_uncovered && i < UNCOVERED_KEPT; i++)
+        if (l->uncovered[i] == ip)
+            return;
+    if (l->n_uncovered < UNCOVERED_KEPT)
+        l->uncovered[l->n_uncovered] = ip;
+    if (l->n_uncovered <= UNCOVERED_KEPT)
+        l->n_uncovered++;
+}
+
+/* Whether two of modules[0..n) overlap (then their order decides which
+ * one an address is in). */
+static int modules_overlap(const mf_module *m, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = i + 1; k < n; k++)
+            if (m[i].start < m[k].end && m[k].start < m[i].end)
+                return 1;
+    return 0;
+}
+
+static int retire(mf_sites *s, log_symbols *l, const mf_module *modules, size_t n)
+{
+    if (covers_uncovered(l, modules, n) || mf_symbols_warning(l->sym, 0) ||
+        modules_overlap(modules, n))
+        s->late++;
+    if (mf_grow((void **)&s->retired, &s->cap_retired, s->n_retired + 1, sizeof *s->retired) < 0)
+        return -1;
+    s->retired[s->n_retired++] = l->sym;
+    l->sym = NULL;
+    l->n_uncovered = 0;
+    return 0;
+}
+
+/* A fingerprint of modules[0..n): which modules, in which order. */
+static uint64_t module_fingerprint(const mf_module *m, size_t n)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ m[i].start ^ (m[i].end << 1) ^ (m[i].bias << 2)) * 0xbf58476d1ce4e5b9ull;
+    return h;
+}
+
+/* Log i's symboliser, opened from its MODULE records on first use; when the
+ * log has more of them since (a log read while written), they are added
+ * to it, or, when they do not simply follow the ones it knows, it gives
+ * way to a new one. */
+static mf_symbols *symbols_of(mf_sites *s, uint32_t log)
+{
+    size_t logs = mf_reader_n_logs(s->reader);
+    if (log >= logs)
+        return NULL;
+    if (logs > s->n_logs) {
+        if (mf_grow_filled((void **)&s->symbols, &s->n_logs, logs, sizeof *s->symbols, 0) < 0)
+            return NULL;
+    }
+    log_symbols *l = &s->symbols[log];
+    size_t n;
+    const mf_module *mods = mf_reader_modules(s->reader, log, &n);
+    if (!mods)
+        return NULL;
+    if (l->sym && n == l->modules)
+        return l->sym;
+    size_t from = 0;
+    if (l->sym && n > l->modules && module_fingerprint(mods, l->modules) == l->known) {
+        from = l->modules;     /* new modules after the known ones */
+        if (covers_uncovered(l, mods + from, n - from))
+            s->late++;         /* an address resolved without them is in them */
+    } else if (l->sym && retire(s, l, mods, n) < 0) {
+        return NULL;
+    }
+    mf_symbols_module *rec = calloc(n - from ? n - from : 1, sizeof *rec);
+    if (!rec)
+        return NULL;
+    for (size_t i = from; i < n; i++)
+        rec[i - from] = (mf_symbols_module){ mods[i].path, mods[i].bias, mods[i].start,
+                                             mods[i].end, mods[i].build_id, mods[i].build_id_len };
+    int ok = 1;
+    if (from)
+        ok = mf_symbols_add(l->sym, rec, n - from) == 0;
+    else
+        ok = (l->sym = mf_symbols_open(rec, n)) != NULL;
+    free(rec);
+    if (!ok)
+        return NULL;
+    l->modules = n;
+    l->known = module_fingerprint(mods, n);
+    return l->sym;
+}
+
+/* A stack's return addresses, its log and the log's symboliser; the
+ * depth, or 0. */
+static uint32_t read_stack(mf_sites *s, uint32_t stack, uint64_t *ip, uint32_t *log,
+                           mf_symbols **sym)
+{
+    *log = 0;
+    int depth = mf_reader_stack(s->reader, stack, log, ip, MF_STACK_MAX_DEPTH);
+    if (depth <= 0 || !(*sym = symbols_of(s, *log)))
         return 0;
     return depth < MF_STACK_MAX_DEPTH ? (uint32_t)depth : MF_STACK_MAX_DEPTH;
 }
@@ -289,10 +394,13 @@ static uint32_t resolve(mf_sites *s, uint32_t stack, int *own)
 {
     uint64_t ip[MF_STACK_MAX_DEPTH];
     mf_symbols *sym = NULL;
-    uint32_t depth = read_stack(s, stack, ip, &sym);
+    uint32_t log, depth = read_stack(s, stack, ip, &log, &sym);
     *own = 0;
     if (!depth)
         return MF_SITE_NONE;
+    for (uint32_t i = 0; i < depth; i++)
+        if (!mf_stack_entry_is_frame(ip[i]) && !mf_symbols_frame(sym, ip[i])->module)
+            note_uncovered(&s->symbols[log], ip[i]);
     *own = innermost_python_own(s, ip, depth);
     int at = site_index(s, sym, ip, depth);
     mf_site_frame frame;
@@ -356,7 +464,7 @@ size_t mf_sites_frames(mf_sites *s, uint32_t stack, mf_site_frame *out, size_t m
 {
     uint64_t ip[MF_STACK_MAX_DEPTH];
     mf_symbols *sym = NULL;
-    uint32_t depth = stack ? read_stack(s, stack, ip, &sym) : 0;
+    uint32_t log, depth = stack ? read_stack(s, stack, ip, &log, &sym) : 0;
     if (!depth)
         return 0;
     int at = site_index(s, sym, ip, depth);
@@ -370,14 +478,20 @@ size_t mf_sites_frames(mf_sites *s, uint32_t stack, mf_site_frame *out, size_t m
 const char *mf_sites_warning(const mf_sites *s, size_t i)
 {
     for (size_t log = 0; log < s->n_logs; log++) {
-        if (!s->symbols[log])
+        mf_symbols *sym = s->symbols[log].sym;
+        if (!sym)
             continue;
         size_t n = 0;
-        while (mf_symbols_warning(s->symbols[log], n))
+        while (mf_symbols_warning(sym, n))
             n++;
         if (i < n)
-            return mf_symbols_warning(s->symbols[log], i);
+            return mf_symbols_warning(sym, i);
         i -= n;
     }
     return NULL;
+}
+
+uint64_t mf_sites_late(const mf_sites *s)
+{
+    return s->late;
 }

@@ -130,4 +130,12 @@ MF_EXPORT int mf_sites_library_function(const char *function, const char *file);
  * all logs together, or NULL past the last. */
 MF_EXPORT const char *mf_sites_warning(const mf_sites *s, size_t i);
 
+/*
+ * How many times a log's symboliser was replaced by one that knows more
+ * modules (a log read while it is written) after it had resolved an
+ * address no module it knew covered, or had a warning: what it resolved may
+ * differ from what a reader of the finished log gets.  0 otherwise.
+ */
+MF_EXPORT uint64_t mf_sites_late(const mf_sites *s);
+
 #endif /* MEMFLOW_SITES_H */

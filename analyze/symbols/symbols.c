@@ -444,22 +444,19 @@ unsigned mf_symbols_site_inlined(mf_symbols *s, uint64_t ip)
 
 /* ---- life cycle --------------------------------------------------------------- */
 
-mf_symbols *mf_symbols_open(const mf_symbols_module *modules, size_t n)
+int mf_symbols_add(mf_symbols *s, const mf_symbols_module *modules, size_t n)
 {
-    elf_version(EV_CURRENT);
-    mf_symbols *s = calloc(1, sizeof *s);
-    if (!s || (n && !(s->modules = calloc(n, sizeof *s->modules)))) {
-        free(s);
-        return NULL;
-    }
+    sym_module *grown = realloc(s->modules, (s->n_modules + n + 1) * sizeof *grown);
+    if (!grown)
+        return -1;
+    s->modules = grown;
     for (size_t i = 0; i < n; i++) {
         sym_module *m = &s->modules[s->n_modules];
+        memset(m, 0, sizeof *m);
         m->rec = modules[i];
         m->path = strdup(modules[i].path ? modules[i].path : "?");
-        if (!m->path) {
-            mf_symbols_close(s);
-            return NULL;
-        }
+        if (!m->path)
+            return -1;
         size_t len = modules[i].build_id ? modules[i].build_id_len : 0;
         m->rec.build_id_len = (uint32_t)(len < sizeof m->build_id ? len : sizeof m->build_id);
         if (len)
@@ -467,6 +464,19 @@ mf_symbols *mf_symbols_open(const mf_symbols_module *modules, size_t n)
         m->rec.build_id = m->build_id;
         m->rec.path = m->path;
         s->n_modules++;
+    }
+    return 0;
+}
+
+mf_symbols *mf_symbols_open(const mf_symbols_module *modules, size_t n)
+{
+    elf_version(EV_CURRENT);
+    mf_symbols *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    if (mf_symbols_add(s, modules, n) < 0) {
+        mf_symbols_close(s);
+        return NULL;
     }
     return s;
 }

@@ -66,6 +66,14 @@ typedef struct mf_symbols mf_symbols;
  */
 MF_EXPORT mf_symbols *mf_symbols_open(const mf_symbols_module *modules, size_t n);
 
+/*
+ * More modules of the same process (recorded after the first ones: a log
+ * read while it is written); they come after the others, as if given to
+ * open.  What was looked up before is kept (an address none of the earlier
+ * modules covered stays without one).  0, or -1 when out of memory.
+ */
+MF_EXPORT int mf_symbols_add(mf_symbols *s, const mf_symbols_module *modules, size_t n);
+
 /* Free everything (NULL is fine). */
 MF_EXPORT void mf_symbols_close(mf_symbols *s);
 
