@@ -117,6 +117,7 @@ int mf_stage_write_snapshot(stage_header *h, uint32_t i, int fd, char *scratch)
      * copy's loads before it (a plain load could be done first). */
     if (__atomic_fetch_add(&h->seq[i], 0, __ATOMIC_ACQ_REL) != before || chunk_index(scratch) == 0)
         return 0;
+    mf_chunk_seal(scratch, len); /* the copy's records reach len (more may follow) */
     return write_image(fd, scratch, len) < 0 ? -1 : 1;
 }
 
@@ -125,11 +126,13 @@ int mf_stage_write_every_slot(stage_header *h, int fd)
     int n = 0;
     for (uint32_t i = 0; i < MF_STAGE_SLOTS; i++) {
         uint32_t state = __atomic_load_n(&h->state[i], __ATOMIC_ACQUIRE);
-        const char *image = mf_stage_slot_base(h, i);
+        char *image = mf_stage_slot_base(h, i);
         if (state == SLOT_FREE || chunk_index(image) == 0)
             continue;
         size_t len = state == SLOT_FILLING ? recorded_prefix(image)
                                            : (size_t)__atomic_load_n(&h->used[i], __ATOMIC_RELAXED);
+        if (state == SLOT_FILLING) /* nobody writes it any more: what it holds is all */
+            mf_chunk_seal(image, len);
         if (len > MF_CHUNK_SIZE || write_image(fd, image, len) < 0)
             return -1;
         __atomic_store_n(&h->state[i], SLOT_FREE, __ATOMIC_RELEASE);
