@@ -361,6 +361,11 @@ static int scan_chunk(mf_rlog *log, uint32_t li, mf_scan_sink *sink, size_t p,
     const mf_chunk_info *info = &mf_chunk_source_chunks(log->src, &n_chunks)[p];
     long n = mf_chunk_source_read_at(log->src, p, sc->stop, buf, MF_CHUNK_SIZE - sc->stop, err,
                                      errlen);
+    if (n == MF_CHUNK_DAMAGED) { /* a compact frame that fails its checks: the chunk is lost */
+        mf_damage_add_line(&log->damage, err);
+        sc->done = 1;
+        return 0;
+    }
     if (n < 0)
         return -1;
     if (sc->stop == 0) {

@@ -64,6 +64,10 @@ static mf_rlog *rlog_open(const char *path, char *err, size_t errlen)
         rlog_free(log);
         return NULL;
     }
+    const mf_damage *found = mf_chunk_source_damage(log->src);
+    for (size_t i = 0; i < found->n; i++)
+        mf_damage_add_line(&log->damage, found->lines[i]);
+    log->damage.more += found->more;
     return log;
 }
 
