@@ -297,6 +297,9 @@ static int exec_failure(const char *command, int exec_errno)
     return RUN_EXIT_CANNOT_RUN;
 }
 
+/* Render the run's logs into dir: each output that cannot be written (a
+ * full disk, a file size limit) is named with why, the others are written;
+ * one line says what was.  -1 when any output failed. */
 static int render_logs(const char *dir, int n, char **paths)
 {
     mf_model *model = cli_load_model(n, paths, UINT64_MAX);
@@ -305,20 +308,24 @@ static int render_logs(const char *dir, int n, char **paths)
     const mf_config *c = mf_config_get();
     char formats[1200];
     mf_outputs_formats_for(model, c->formats, formats, sizeof formats);
+    mf_sink written = { 0 }, failed = { 0 };
     mf_output_options out = {
         .formats = formats,
         .trace_name = c->filename,
         .csv_prefix = c->gpu_memory_profile_filename_prefix,
         .svg = { .color_by = MF_COLOR_BY_SCOPE, .only_device = -1, .title = NULL },
         .progress = isatty(2),
+        .report = &written,
+        .failures = &failed,
     };
     char err[1024];
     int rc = mf_outputs_write(model, dir, &out, err, sizeof err);
-    if (rc < 0)
-        fprintf(stderr, "memflow run: %s\n", err);
-    else
-        fprintf(stderr, "memflow: %d log%s rendered into %s (%s)\n", n, n == 1 ? "" : "s",
-                dir, formats);
+    char *list = mf_sink_take(&written), *why = mf_sink_take(&failed);
+    cli_say_lines("memflow run: ", why);
+    if (list && *list)
+        cli_sayf("memflow: ", "%d log%s rendered into %s (%s)", n, n == 1 ? "" : "s", dir, list);
+    free(list);
+    free(why);
     mf_model_free(model);
     return rc;
 }

@@ -5,8 +5,11 @@
  * every other warning of the model are printed on stderr.  Logs of
  * different runs are refused unless the caller merges runs.
  */
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "commands.h"
 #include "escape.h"
@@ -22,6 +25,31 @@ void cli_say(const char *prefix, const char *text)
     mf_sink_putc(&err, '\n');
     mf_sink_flush(&err);
     mf_sink_free(&err);
+}
+
+void cli_sayf(const char *prefix, const char *fmt, ...)
+{
+    char *text;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vasprintf(&text, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    cli_say(prefix, text);
+    free(text);
+}
+
+void cli_say_lines(const char *prefix, const char *lines)
+{
+    while (lines && *lines) {
+        size_t len = strcspn(lines, "\n");
+        char *line = strndup(lines, len);
+        if (line)
+            cli_say(prefix, line);
+        free(line);
+        lines += len + (lines[len] == '\n');
+    }
 }
 
 /* The model's warnings on stderr, escaped for a terminal. */
