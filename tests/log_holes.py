@@ -11,7 +11,9 @@ end.  "zero PAGE" zeroes page PAGE (0-255) of the chunk: X is then the first
 record start at or after the page (the zero word a reader meets), R the
 first record start at or after the page's end (where reading resumes; 0 when
 the records end inside the page), A and F the allocations and frees whose
-records started in [X, R) (with R = 0: in [X, E)), which are lost.
+records started in [X, R) (with R = 0: in [X, E)), which are lost; page 0
+holds the chunk header: X and R are then 0, and every record of the chunk is
+lost.
 "garbage" writes a record's payload without its word right after the last
 record (a record the writer was killed in the middle of storing): nothing is
 lost.  "info" changes nothing.
@@ -55,10 +57,13 @@ def main():
             first = int(sys.argv[4]) * PAGE
             f.seek(base + first)
             f.write(bytes(PAGE))
-            hole = next(at for at, _ in recs if at >= first)
-            resume = next((at for at, _ in recs if at >= first + PAGE), 0)
-            stop = resume if resume else end
-            lost = [kind for at, kind in recs if hole <= at < stop]
+            if first == 0:        # the chunk header: the whole chunk is lost
+                lost = [kind for _, kind in recs]
+            else:
+                hole = next(at for at, _ in recs if at >= first)
+                resume = next((at for at, _ in recs if at >= first + PAGE), 0)
+                stop = resume if resume else end
+                lost = [kind for at, kind in recs if hole <= at < stop]
     print("sealed=%d end=%d hole=%d resume=%d lost_allocs=%d lost_frees=%d" % (
         sealed, end, hole, resume, sum(k in ALLOCS for k in lost),
         sum(k in FREES for k in lost)))

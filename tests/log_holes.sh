@@ -84,6 +84,18 @@ expect_read end "$SCRATCH/end.mfl" $((100002 - $(value "$line" lost_allocs))) \
     $((100000 - $(value "$line" lost_frees))) \
     "$((last * CHUNK + hole)): the chunk's records stop at a zero word, but its seal says they reach offset $((last * CHUNK + sealed)): the $((sealed - hole)) bytes between are zeros (a hole: a torn write, a bad sector) and their records are lost"
 
+# the page that holds a chunk's header (chunk 4): the chunk reads as never
+# written but holds data, which every reader reports; compaction keeps it
+cp "$LOG" "$SCRATCH/head.mfl"
+line=$($HOLES "$SCRATCH/head.mfl" 4 zero 0)
+expect_read head "$SCRATCH/head.mfl" $((100002 - $(value "$line" lost_allocs))) \
+    $((100000 - $(value "$line" lost_frees))) \
+    "$((4 * CHUNK)): the chunk's header is zeros (a hole: a torn write, a bad sector), but the chunk holds data: its records are lost"
+"$MEMFLOW" compact "$SCRATCH/head.mfl" > /dev/null || fail "compact of head.mfl exited $?"
+expect_read headc "$SCRATCH/head.mfl" $((100002 - $(value "$line" lost_allocs))) \
+    $((100000 - $(value "$line" lost_frees))) \
+    "$((4 * CHUNK)): the chunk's header is zeros (a hole: a torn write, a bad sector), but the chunk holds data: its records are lost"
+
 # -- a killed program's chunk, never sealed -----------------------------------
 killed() { # NAME: memflow run of `kill 5000`, the program killed; LOG its log
     start_ready "$1" "$MEMFLOW" run --no-render --no-compact -o "$SCRATCH/$1" -- "$W" kill 5000

@@ -448,6 +448,8 @@ static int run(job *j)
         return fail(j, MF_COMPACT_FAILED, "dup: %s", strerror(errno));
     if (mf_chunk_source_open_fd(fd, j->path, &j->src, j->err, j->errlen) < 0)
         return MF_COMPACT_REFUSED;
+    if (mf_chunk_source_settle(j->src, j->err, j->errlen) < 0) /* keep damaged chunks' bytes */
+        return MF_COMPACT_FAILED;
     j->dir_fd = open(j->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (j->dir_fd < 0)
         return fail(j, MF_COMPACT_FAILED, "cannot open folder %s: %s", j->dir, strerror(errno));

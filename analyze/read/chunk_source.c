@@ -388,6 +388,56 @@ int mf_chunk_source_refresh(mf_chunk_source *s, char *err, size_t errlen)
     return scan(s, err, errlen);
 }
 
+/* Whether chunk index holds a byte that is not zero after its header. */
+static int holds_data(mf_chunk_source *s, uint64_t index, uint8_t *buf, size_t len)
+{
+    uint64_t start = index * MF_CHUNK_SIZE, end = start + MF_CHUNK_SIZE;
+    for (uint64_t at = next_data(s->fd, start, end); at < end;) {
+        ssize_t n = mf_read_full(s->fd, buf, len < end - at ? len : end - at, at);
+        if (n <= 0)
+            return n < 0 ? -1 : 0;
+        for (ssize_t k = at == start ? (ssize_t)sizeof(mf_chunk_header) : 0; k < n; k++)
+            if (buf[k])
+                return 1;
+        at += (uint64_t)n;
+    }
+    return 0;
+}
+
+int mf_chunk_source_settle(mf_chunk_source *s, char *err, size_t errlen)
+{
+    if (s->compact || s->n_pending == 0)
+        return 0;
+    const mf_file_header *h = (const void *)s->header;
+    uint8_t *buf = malloc(1 << 16);
+    if (!buf) {
+        snprintf(err, errlen, "%s: out of memory", s->path);
+        return -1;
+    }
+    size_t kept = 0, added = 0;
+    int rc = 0;
+    for (size_t i = 0; i < s->n_pending && rc == 0; i++) {
+        uint64_t index = s->pending[i];
+        int data = index < h->chunks_claimed ? holds_data(s, index, buf, 1 << 16) : 0;
+        if (data > 0 && mf_grow((void **)&s->chunks, &s->cap_chunks, s->n_chunks + 1,
+                                sizeof *s->chunks) == 0) {
+            s->chunks[s->n_chunks++] = (mf_chunk_info){ .index = index,
+                                                       .file_offset = index * MF_CHUNK_SIZE };
+            added++;
+        } else {
+            rc = data < 0 ? -1 : 0;
+            s->pending[kept++] = index;
+        }
+    }
+    free(buf);
+    s->n_pending = kept;
+    if (added)
+        qsort(s->chunks, s->n_chunks, sizeof *s->chunks, compare_chunks);
+    if (rc < 0)
+        snprintf(err, errlen, "%s: cannot read: %s", s->path, strerror(errno));
+    return rc;
+}
+
 const mf_damage *mf_chunk_source_damage(const mf_chunk_source *s)
 {
     return &s->damage;

@@ -117,6 +117,15 @@ MF_EXPORT int mf_chunk_source_refresh(mf_chunk_source *s, char *err, size_t errl
 struct mf_damage;
 MF_EXPORT const struct mf_damage *mf_chunk_source_damage(const mf_chunk_source *s);
 
+/*
+ * The log's writer is gone (a reader that knows it, a compaction): chunks
+ * claimed whose header was never written but which hold data - their header
+ * zeroed by a torn write or a bad sector - are listed too, so that readers
+ * report them (the chunk header is zeros) and compaction keeps their bytes.
+ * A live log only; 0, or -1 with "FILE: ..." in err on a read error.
+ */
+MF_EXPORT int mf_chunk_source_settle(mf_chunk_source *s, char *err, size_t errlen);
+
 /* The path the source was opened with. */
 MF_EXPORT const char *mf_chunk_source_path(const mf_chunk_source *s);
 

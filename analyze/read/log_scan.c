@@ -148,6 +148,12 @@ static int check_chunk_header(mf_rlog *log, const uint8_t *buf, const mf_chunk_i
 {
     mf_chunk_header ch;
     memcpy(&ch, buf, sizeof ch);
+    if (ch.magic == 0) {       /* listed only when it holds data (mf_chunk_source_settle) */
+        mf_damage_add(&log->damage, log->path, info->file_offset,
+                      "the chunk's header is zeros (a hole: a torn write, a bad sector), but "
+                      "the chunk holds data: its records are lost");
+        return -1;
+    }
     if (ch.magic != MF_CHUNK_MAGIC) {
         mf_damage_add(&log->damage, log->path, info->file_offset,
                       "bad chunk magic 0x%08x (expected 0x%08x)", ch.magic, MF_CHUNK_MAGIC);

@@ -337,7 +337,8 @@ static int scan_all(mf_reader *r, char *err, size_t errlen)
     for (size_t i = 0; i < r->n; i++) {
         const mf_file_header *h = &r->logs[i]->meta.header;
         r->logs[i]->writing = !(h->flags & MF_HEADER_COMPACT) && process_alive(h);
-        if (mf_scan_log(r->logs[i], (uint32_t)i, &r->sink, err, errlen) < 0)
+        if ((!r->logs[i]->writing && mf_chunk_source_settle(r->logs[i]->src, err, errlen) < 0) ||
+            mf_scan_log(r->logs[i], (uint32_t)i, &r->sink, err, errlen) < 0)
             return -1;
         fill_info(r, i);
     }
