@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""compact_damage.py LIVE COMPACT WORKDIR - cut a compact log at many lengths and
-flip bytes in each of its frames; every reader must keep every intact frame.
+"""compact_damage.py LIVE COMPACT WORKDIR [SEED N] - cut a compact log at many lengths
+and flip bytes in each of its frames; every reader must keep every intact frame.
 
 LIVE is a live log, COMPACT the same log compacted (docs/FORMAT.md, "Compact
 form").  This script reads both with its own parser (not memflow's reader):
@@ -19,10 +19,16 @@ and runs tests/logcheck and `memflow stats` on it:
     and the trailer cut off with a frame header damaged (found by walking):
     the events of every intact frame.
 Prints "trials N, events recovered E" at the end; exits 1 on the first
-mismatch.  Needs the environment of tests/lib.sh (MEMFLOW, top_builddir).
+mismatch.  With SEED and N (bench/faults.sh), N trials instead, each a cut at
+a random offset and a flipped byte at a random place of a random frame, and
+one line: "events E held H destroyed D failed F" (E: the undamaged log's
+events, times the trials; H: what logcheck read; D: the events of the frames
+the fault destroyed; F: trials whose reading or messages were wrong).
+Needs the environment of tests/lib.sh (MEMFLOW, top_builddir).
 """
 import os
 import random
+import shlex
 import struct
 import subprocess
 import sys
@@ -78,9 +84,13 @@ class Trials:
         self.path = os.path.join(work, "damaged.mfl")
         self.trials = 0
         self.recovered = 0
+        self.expected = 0
+        self.failed = 0
+        self.exit_on_failure = True
         top = os.environ["top_builddir"]
         self.logcheck = os.path.join(top, "tests", "logcheck")
-        self.memflow = os.environ["MEMFLOW"]
+        memflow = os.environ["MEMFLOW"]   # a path, or a command line (bench/faults.sh)
+        self.memflow = [memflow] if os.path.exists(memflow) else shlex.split(memflow)
 
     def expect(self, chunks):
         a = sum(self.events[c][0] for c in chunks)
@@ -93,13 +103,15 @@ class Trials:
         with open(self.path, "wb") as f:
             f.write(data)
         check = subprocess.run([self.logcheck, self.path], capture_output=True, text=True)
-        stats = subprocess.run([self.memflow, "stats", self.path], capture_output=True, text=True)
+        stats = subprocess.run(self.memflow + ["stats", self.path], capture_output=True,
+                               text=True)
         fail = []
         if check.returncode != rc or stats.returncode != rc:
             fail.append("exit %d and %d, expected %d" % (check.returncode, stats.returncode, rc))
         if rc != 1:
             got = [l for l in check.stdout.splitlines() if l.startswith("total ")]
             want = "total allocs=%d frees=%d" % self.expect(chunks)
+            self.expected += sum(self.expect(chunks))
             if not got or not got[0].startswith(want + " "):
                 fail.append("logcheck read %s, expected %s" % (got, want))
             else:
@@ -107,10 +119,13 @@ class Trials:
         for line in lines:
             if "memflow: warning: %s: offset %s" % (self.path, line) not in stats.stderr:
                 fail.append("no line 'offset %s'" % line)
-        if fail:
+        self.trials += 1
+        if fail and self.exit_on_failure:
             sys.exit("FAIL: compact_damage: %s: %s\nstderr: %s" % (what, "; ".join(fail),
                                                                    stats.stderr))
-        self.trials += 1
+        if fail:
+            print("compact_damage: %s: %s" % (what, "; ".join(fail)), file=sys.stderr)
+            self.failed += 1
 
     def data_frames(self):
         return [(o, s, i) for o, s, i in self.frames if i > 0]
@@ -133,6 +148,17 @@ class Trials:
                 lines.append("%d: compact log: the file ends inside a frame header" % o)
         self.run("cut at %d" % length, data, whole, 3, lines)
 
+    def frame_flip(self, o, s, i, offset):
+        """Flip the byte at offset, inside the frame (o, s) of chunk i."""
+        if i == 0:
+            return self.flip("chunk 0's frame", offset, None,
+                             "%d: compact log: chunk 0's frame is damaged" % o)
+        if offset < o + FRAME:
+            return self.flip("frame header of chunk %d" % i, offset, i,
+                             "%d: compact log: chunk %d: its frame header is damaged" % (o, i))
+        self.flip("frame payload of chunk %d" % i, offset, i,
+                  "%d: compact log: chunk %d: its frame fails its CRC-32C" % (o, i))
+
     def flip(self, what, offset, lost, line, bit=0x40):
         data = bytearray(self.data)
         data[offset] ^= bit
@@ -140,8 +166,23 @@ class Trials:
         self.run("%s (byte %d)" % (what, offset), bytes(data), kept, 3, [line])
 
 
+def random_trials(t, seed, n):
+    """bench/faults.sh: n random cuts and n random flips, counted."""
+    rng = random.Random(seed)
+    t.exit_on_failure = False
+    whole = sum(t.expect(t.events))
+    for _ in range(n):
+        t.cut(rng.randrange(t.prefix, len(t.data)))
+        o, s, i = rng.choice(t.frames)
+        t.frame_flip(o, s, i, o + rng.randrange(0, s))
+    print("events %d held %d destroyed %d failed %d" % (
+        whole * t.trials, t.recovered, whole * t.trials - t.expected, t.failed))
+
+
 def main():
     t = Trials(sys.argv[1], sys.argv[2], sys.argv[3])
+    if len(sys.argv) > 5:
+        return random_trials(t, int(sys.argv[4]), int(sys.argv[5]))
     rng = random.Random(19)
     size = len(t.data)
     cuts = {t.prefix, t.index_offset, t.index_offset + 40, size - 32, size - 1, size,
@@ -153,16 +194,8 @@ def main():
         t.cut(length)
     for o, s, i in t.frames:
         head = o + rng.randrange(8, FRAME) if rng.random() < 0.5 else o + rng.randrange(0, 4)
-        body = o + FRAME + rng.randrange(0, s - FRAME)
-        if i == 0:
-            for b in (head, body):
-                t.flip("chunk 0's frame", b, None,
-                       "%d: compact log: chunk 0's frame is damaged" % o)
-            continue
-        t.flip("frame header of chunk %d" % i, head, i,
-               "%d: compact log: chunk %d: its frame header is damaged" % (o, i))
-        t.flip("frame payload of chunk %d" % i, body, i,
-               "%d: compact log: chunk %d: its frame fails its CRC-32C" % (o, i))
+        t.frame_flip(o, s, i, head)
+        t.frame_flip(o, s, i, o + FRAME + rng.randrange(0, s - FRAME))
     t.flip("index", t.index_offset + 40 + rng.randrange(0, size - 32 - t.index_offset - 40),
            None, "%d: compact log: index fails its CRC-32C" % t.index_offset)
     t.flip("trailer", size - 32 + rng.randrange(8, 28), None,
