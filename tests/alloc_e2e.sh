@@ -180,8 +180,14 @@ if grep -q "no staging area" "$SCRATCH/probe.err"; then
 else
     group_kill group
     log=$(ls "$SCRATCH"/group/memflow-*.mfl)
-    "$CHECK" "$log" > "$SCRATCH/group-before.txt"
+    # read without the stage (logcheck does not recover): the chunk claimed and
+    # never written is missing, and said so
+    status=0
+    "$CHECK" "$log" > "$SCRATCH/group-before.txt" || status=$?
+    expect_eq "group kill, before a reader: logcheck exit" 3 "$status"
     expect_eq "group kill, before a reader" "doomed: (missing)" "$(logline "$SCRATCH/group-before.txt" doomed:)"
+    grep -qxF "damage: $log: offset 1048576: chunk 1 was claimed, but it holds nothing: its header and records are zeros (a hole over its first page), or were never written; its records, if it had any, are lost (1 chunk like it)" \
+        "$SCRATCH/group-before.txt" || fail "group kill, before a reader: $(cat "$SCRATCH/group-before.txt")"
     "$MEMFLOW" stats --format json "$log" > "$SCRATCH/group.json" 2> "$SCRATCH/group.err" ||
         fail "group kill: stats exited $?: $(cat "$SCRATCH/group.err")"
     grep -q "^memflow: wrote 1 chunk(s) that a killed run left in '.*/group/memflow-[0-9a-f]*\.stage' into its log '$log'\$" \
@@ -201,8 +207,12 @@ else
     group_kill replaced
     log=$(ls "$SCRATCH"/replaced/memflow-*.mfl)
     cp "$log" "$log.copy" && mv "$log.copy" "$log"
-    "$MEMFLOW" stats "$log" > /dev/null 2> "$SCRATCH/replaced.err" || fail "replaced: stats exited $?"
+    status=0
+    "$MEMFLOW" stats "$log" > /dev/null 2> "$SCRATCH/replaced.err" || status=$?
+    expect_eq "replaced: stats exit (the staged chunk is missing from the log)" 3 "$status"
     grep -q "^memflow: warning: '.*\.stage' holds staged records of the log '$log', which cannot take them (another file has its name now); left as it is\$" \
+        "$SCRATCH/replaced.err" || fail "replaced: $(cat "$SCRATCH/replaced.err")"
+    grep -q "^memflow: warning: $log: offset 1048576: chunk 1 was claimed, but it holds nothing" \
         "$SCRATCH/replaced.err" || fail "replaced: $(cat "$SCRATCH/replaced.err")"
     [ -n "$(ls "$SCRATCH"/replaced/*.stage 2>/dev/null)" ] || fail "replaced: the stage file was removed"
 fi

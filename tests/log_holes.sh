@@ -96,6 +96,16 @@ expect_read headc "$SCRATCH/head.mfl" $((100002 - $(value "$line" lost_allocs)))
     $((100000 - $(value "$line" lost_frees))) \
     "$((4 * CHUNK)): the chunk's header is zeros (a hole: a torn write, a bad sector), but the chunk holds data: its records are lost"
 
+# the main thread's chunk (chunk 1) holds less than a page: zeroing its first
+# page leaves the chunk all zeros, which only chunks_claimed tells from a
+# chunk never claimed
+cp "$LOG" "$SCRATCH/empty.mfl"
+line=$($HOLES "$SCRATCH/empty.mfl" 1 zero 0)
+expect_eq "chunk 1 fits in a page" 1 $(( $(value "$line" end) < 4096 ))
+expect_read empty "$SCRATCH/empty.mfl" $((100002 - $(value "$line" lost_allocs))) \
+    $((100000 - $(value "$line" lost_frees))) \
+    "$CHUNK: chunk 1 was claimed, but it holds nothing: its header and records are zeros (a hole over its first page), or were never written; its records, if it had any, are lost (1 chunk like it)"
+
 # -- a killed program's chunk, never sealed -----------------------------------
 killed() { # NAME: memflow run of `kill 5000`, the program killed; LOG its log
     start_ready "$1" "$MEMFLOW" run --no-render --no-compact -o "$SCRATCH/$1" -- "$W" kill 5000
