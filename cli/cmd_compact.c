@@ -50,11 +50,11 @@ static void on_stop(int sig)
 
 static const int stop_sigs[] = { SIGINT, SIGTERM, SIGHUP };
 #define N_STOP_SIGS (sizeof stop_sigs / sizeof stop_sigs[0])
-static struct sigaction saved[N_STOP_SIGS], saved_xfsz;
+static struct sigaction saved[N_STOP_SIGS];
 
-/* Catch the signals that should stop a compaction, and make a file size
- * limit a write error instead of a SIGXFSZ death (on); or put back what was
- * there before (off). */
+/* Catch the signals that should stop a compaction (on), or put back what
+ * was there before (off).  A file size limit is a write error, not a
+ * SIGXFSZ death: memflow ignores that signal (main.c). */
 static void catch_stops(int on)
 {
     struct sigaction sa;
@@ -63,8 +63,6 @@ static void catch_stops(int on)
     sigemptyset(&sa.sa_mask);
     for (size_t i = 0; i < N_STOP_SIGS; i++)
         sigaction(stop_sigs[i], on ? &sa : &saved[i], on ? &saved[i] : NULL);
-    sa.sa_handler = SIG_IGN;
-    sigaction(SIGXFSZ, on ? &sa : &saved_xfsz, on ? &saved_xfsz : NULL);
 }
 
 static int on_step(void *arg, enum mf_compact_step step, uint64_t n)
@@ -82,7 +80,7 @@ static int compact_one(const char *path, mf_compact_result *res, const char *who
     mf_compact_options opt = { .progress = on_step };
     int rc = mf_compact_log_with(path, &opt, res, err, sizeof err);
     if (rc < 0)
-        fprintf(stderr, "%s: %s\n", who, err);
+        cli_sayf("", "%s: %s", who, err);
     return rc;
 }
 

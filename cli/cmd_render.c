@@ -186,27 +186,26 @@ static int render(const render_args *a, mf_model *m)
         snprintf(formats, sizeof formats, "%s", a->formats);
     else
         mf_outputs_formats_for(m, DEFAULT_FORMATS, formats, sizeof formats);
-    mf_sink written = { 0 };
+    mf_sink written = { 0 }, failed = { 0 };
     mf_output_options out = {
         .formats = formats, .trace_name = "profile.json", .csv_prefix = "gpu_memory_profile",
         .svg = { .color_by = a->color_by, .only_device = a->only_device, .title = NULL,
                  .summary_below = a->summary_below },
-        .progress = isatty(2), .report = &written,
+        .progress = isatty(2), .report = &written, .failures = &failed,
     };
     char err[2048];
     int rc = mf_outputs_write(m, dir, &out, err, sizeof err);
-    char *list = mf_sink_take(&written);
-    if (rc < 0)
-        fprintf(stderr, "memflow render: %s\n", err);
-    else
-        fprintf(stderr, "memflow render: into %s: %s\n", dir, list ? list : "");
+    char *list = mf_sink_take(&written), *why = mf_sink_take(&failed);
+    cli_say_lines("memflow render: ", why);
+    if (list && *list)
+        cli_sayf("memflow render: ", "into %s: %s", dir, list);
     free(list);
+    free(why);
     return rc < 0 ? 1 : 0;
 }
 
 int cmd_render(int argc, char **argv)
 {
-    signal(SIGXFSZ, SIG_IGN);   /* a file size limit fails a write, not memflow */
     render_args a = { .only_device = -1, .window = { .until_ns = (unsigned long long)-1 },
                       .color_by = MF_COLOR_BY_SCOPE };
     a.logs = calloc((size_t)argc + 1, sizeof *a.logs);

@@ -332,7 +332,9 @@ static void report_tail(void)
 
 /* The outputs of this run's logs: of the model the analysis during the
  * run built, or, when it could not be exactly the model of the finished
- * logs, of those logs read now. */
+ * logs, of those logs read now. Each output that cannot be written (a full disk,
+ * a file size limit) is named with why, the others are written; one line
+ * says what was.  -1 when any output failed. */
 static int render_logs(const char *dir, int n, char **paths)
 {
     mf_model *model = run_analysis_finish(n, paths);

@@ -375,7 +375,6 @@ int cmd_serve(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    signal(SIGXFSZ, SIG_IGN);   /* a file size limit fails a write, not memflow */
     signal(SIGPIPE, SIG_IGN);   /* the program went away: its EOF ends us */
     server s;
     cli_recover_staged(1, &argv[1]);

@@ -100,7 +100,6 @@ static int parse(int argc, char **argv, mf_stats_options *opt, char **logs, int 
 
 int cmd_stats(int argc, char **argv)
 {
-    signal(SIGXFSZ, SIG_IGN);   /* a file size limit fails a write, not memflow */
     mf_stats_options opt = { 0 };
     char **logs = calloc((size_t)argc + 1, sizeof *logs);
     int n_logs = 0;

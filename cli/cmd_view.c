@@ -109,6 +109,7 @@ static void open_browser(const char *url)
     if (pid == 0) {
         pid_t again = fork();           /* the browser is nobody's child of ours */
         if (again == 0) {
+            cli_restore_inherited_signals(); /* SIGXFSZ as memflow found it */
             execl("/usr/bin/xdg-open", "xdg-open", url, (char *)NULL);
             _exit(127);
         }

@@ -23,6 +23,20 @@ void cli_compact_run_logs(int n, char **paths);
  * it may come from hostile files). */
 void cli_say(const char *prefix, const char *text);
 
+/* cli_say of a printf-formatted text (every part of it escaped). */
+void cli_sayf(const char *prefix, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* cli_say for each line of lines ('\n'-separated). */
+void cli_say_lines(const char *prefix, const char *lines);
+
+/*
+ * memflow ignores SIGXFSZ in itself from its start (main.c): a file size
+ * limit makes its writes fail with EFBIG, said like a full disk, instead of
+ * killing it.  The program `memflow run` starts gets the disposition
+ * memflow was started with: the child calls this before its exec.
+ */
+void cli_restore_inherited_signals(void);
+
 /* Before reading paths (logs or folders): every stage file that a killed
  * run left in their folders is written into its log and removed
  * (cli/recover.c); what was done, or left, is said on stderr. */

@@ -6,8 +6,11 @@
  * every other warning of the model are printed on stderr.  Logs of
  * different runs are refused unless the caller merges runs.
  */
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "commands.h"
@@ -27,6 +30,31 @@ void cli_say(const char *prefix, const char *text)
     mf_sink_putc(&err, '\n');
     mf_sink_flush(&err);
     mf_sink_free(&err);
+}
+
+void cli_sayf(const char *prefix, const char *fmt, ...)
+{
+    char *text;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vasprintf(&text, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    cli_say(prefix, text);
+    free(text);
+}
+
+void cli_say_lines(const char *prefix, const char *lines)
+{
+    while (lines && *lines) {
+        size_t len = strcspn(lines, "\n");
+        char *line = strndup(lines, len);
+        if (line)
+            cli_say(prefix, line);
+        free(line);
+        lines += len + (lines[len] == '\n');
+    }
 }
 
 void cli_print_warnings(const struct mf_model *m)
@@ -89,20 +117,25 @@ int cli_render_logs(const char *who, const char *dir, int n, char **paths, mf_mo
     const mf_config *c = mf_config_get();
     char formats[1200];
     mf_outputs_formats_for(model, c->formats, formats, sizeof formats);
+    mf_sink written = { 0 }, failed = { 0 };
     mf_output_options out = {
         .formats = formats,
         .trace_name = c->filename,
         .csv_prefix = c->gpu_memory_profile_filename_prefix,
         .svg = { .color_by = MF_COLOR_BY_SCOPE, .only_device = -1, .title = NULL },
         .progress = isatty(2),
+        .report = &written,
+        .failures = &failed,
     };
-    char err[1024];
+    char err[1024], prefix[64];
     int rc = mf_outputs_write(model, dir, &out, err, sizeof err);
-    if (rc < 0)
-        fprintf(stderr, "%s: %s\n", who, err);
-    else
-        fprintf(stderr, "memflow: %d log%s rendered into %s (%s)\n", n, n == 1 ? "" : "s",
-                dir, formats);
+    char *list = mf_sink_take(&written), *why = mf_sink_take(&failed);
+    snprintf(prefix, sizeof prefix, "%s: ", who);
+    cli_say_lines(prefix, why);
+    if (list && *list)
+        cli_sayf("memflow: ", "%d log%s rendered into %s (%s)", n, n == 1 ? "" : "s", dir, list);
+    free(list);
+    free(why);
     mf_model_free(model);
     return rc;
 }

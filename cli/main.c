@@ -10,11 +10,31 @@
  *   memflow serve LOG   (requests on stdin, answers on stdout: cli/cmd_serve.c;
  *                        the analysis behind memflow_dump()/memflow_dumps())
  */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "memflow.h"
 #include "commands.h"
+
+/* SIGXFSZ as memflow was started with it (the program's to have). */
+static struct sigaction inherited_xfsz;
+
+/* A file size limit makes memflow's own writes fail with EFBIG, said like
+ * a full disk, instead of killing it half-way through an output. */
+static void ignore_file_size_signal(void)
+{
+    struct sigaction ignore;
+    memset(&ignore, 0, sizeof ignore);
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    sigaction(SIGXFSZ, &ignore, &inherited_xfsz);
+}
+
+void cli_restore_inherited_signals(void)
+{
+    sigaction(SIGXFSZ, &inherited_xfsz, NULL);
+}
 
 static void usage(FILE *out)
 {
@@ -38,6 +58,7 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
+    ignore_file_size_signal();
     if (argc < 2) {
         usage(stderr);
         return 2;

@@ -25,7 +25,7 @@
  * (and reaped) are cut back to their claimed chunks.  Logs of other
  * processes of the run may keep up to AHEAD chunks of zeros at their end,
  * which readers take as claimed and never written.  A full disk or a file
- * size limit (memflow run ignores SIGXFSZ meanwhile: cli/run_stage.c)
+ * size limit (memflow ignores SIGXFSZ: cli/main.c)
  * makes it stop trying for a while; the program then reserves its chunks
  * itself and drops events as before.
  */

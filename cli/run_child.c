@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "commands.h"
 #include "log_format.h"
 #include "run.h"
 
@@ -74,6 +75,7 @@ void run_child_adopt_orphans(void)
 static void exec_in_child(char **command, int report_fd, const sigset_t *mask)
 {
     run_stage_child();
+    cli_restore_inherited_signals(); /* SIGXFSZ: the program's own, not memflow's */
     sigprocmask(SIG_SETMASK, mask, NULL);
     execvp(command[0], command);
     int e = errno;

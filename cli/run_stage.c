@@ -31,7 +31,6 @@ static pthread_t drainer;
 static int draining;           /* the thread runs */
 static int stop;               /* the program is gone: the thread ends (atomic) */
 static int reported;           /* a copy failed and was said (the drainer only) */
-static struct sigaction xfsz_before;
 
 /* Say once that staged chunks could not be copied (the program then
  * writes them itself while it runs). */
@@ -71,21 +70,6 @@ static void *help_loop(void *arg)
     return NULL;
 }
 
-/* SIGXFSZ ignored (a write beyond memflow run's file size limit is then an
- * error, EFBIG), the disposition before it kept in xfsz_before. */
-static void ignore_xfsz(void)
-{
-    struct sigaction ignore;
-    memset(&ignore, 0, sizeof ignore);
-    ignore.sa_handler = SIG_IGN;
-    sigaction(SIGXFSZ, &ignore, &xfsz_before);
-}
-
-static void restore_xfsz(void)
-{
-    sigaction(SIGXFSZ, &xfsz_before, NULL);
-}
-
 /* Whether MEMFLOW_STAGE asks for a staging area: 2 when "1" asks for it by
  * name, 1 when unset or empty (the default); 0 for "0" or the area of an
  * outer memflow run ("FD:DEV:INO", which is not ours to hand on); anything
@@ -121,10 +105,9 @@ int run_stage_prepare(const run_ident *run)
         without_stage(run);
         return 0;
     }
-    /* A file size limit below the area's size: no stage (not a SIGXFSZ). */
-    ignore_xfsz();
+    /* A file size limit below the area's size: no stage (EFBIG, memflow
+     * ignores SIGXFSZ: main.c). */
     stage = mf_stage_create(run->dir, run->id, env, sizeof env, err, sizeof err);
-    restore_xfsz();
     if (!stage) {
         if (wanted == 2) /* asked for by name: say why not */
             fprintf(stderr, "memflow run: %s; the program writes its log directly\n", err);
@@ -158,9 +141,8 @@ void run_stage_start(void)
     if (!stage && !ahead)
         return;
     /* The program may grow its log up to its own file size limit: a copy
-     * beyond memflow run's is an error (EFBIG) here, never a SIGXFSZ. */
-    ignore_xfsz();
-    /* Signals stay the main thread's, which forwards them and waits. */
+     * beyond memflow run's is an error (EFBIG) here, never a SIGXFSZ
+     * (main.c).  Signals stay the main thread's, which forwards them and waits. */
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &old);
@@ -182,7 +164,6 @@ void run_stage_finish(pid_t child)
     if (ahead) {
         run_ahead_close(ahead, child);
         ahead = NULL;
-        restore_xfsz();
     }
     if (!stage)
         return;
@@ -191,5 +172,4 @@ void run_stage_finish(pid_t child)
         fprintf(stderr, "memflow run: %s: the log misses what the program left staged\n", err);
     mf_stage_destroy(stage);
     stage = NULL;
-    restore_xfsz();
 }

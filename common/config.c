@@ -45,8 +45,12 @@ typedef struct key_spec {
 #define MIN_DUMP_PERIOD 0.001        /* seconds */
 #define MAX_DUMP_PERIOD 86400.0
 
+/* A file name key: at most `longest` bytes (an output's name must fit). */
+#define NAME(name, longest) \
+    { #name, KEY_FILENAME, offsetof(mf_config, name), sizeof(((mf_config *)0)->name), 0, longest }
+
 static const key_spec key_table[] = {
-    FIELD(filename, KEY_FILENAME),
+    NAME(filename, MF_OUTPUT_NAME_MAX),
     FIELD(path, KEY_PATH),
     { "format", KEY_FORMATS, offsetof(mf_config, formats), sizeof(((mf_config *)0)->formats),
       0, 0 },
@@ -58,7 +62,7 @@ static const key_spec key_table[] = {
     FIELD(continuous_dump, KEY_BOOL),
     NUMBER(dump_period, KEY_SECONDS, MIN_DUMP_PERIOD, MAX_DUMP_PERIOD),
     FIELD(aggregate_stats, KEY_BOOL),
-    FIELD(gpu_memory_profile_filename_prefix, KEY_FILENAME),
+    NAME(gpu_memory_profile_filename_prefix, MF_CSV_PREFIX_MAX),
     NUMBER(sample_rate, KEY_UINT, 0, MAX_SAMPLE_RATE),
     FIELD(stacks, KEY_DEPTH),
     FIELD(torch_scopes, KEY_BOOL),
@@ -182,11 +186,11 @@ static int parse_seconds(const char *v, double min, double max, double *out)
     return 0;
 }
 
-/* A file name: not empty, no '/', not "." or "..", shorter than size. */
-static int check_filename(const char *v, size_t size)
+/* A file name: not empty, no '/', not "." or "..", at most longest bytes. */
+static int check_filename(const char *v, size_t longest)
 {
     return *v && !strchr(v, '/') && strcmp(v, ".") != 0 && strcmp(v, "..") != 0 &&
-           strlen(v) < size ? 0 : -1;
+           strlen(v) <= longest ? 0 : -1;
 }
 
 /* Each comma-separated name must be a known output. */
@@ -261,10 +265,10 @@ static int apply_one(mf_config *c, const char *key, const char *val, const char 
         }
         return 0;
     case KEY_FILENAME:
-        if (check_filename(val, k->size) < 0) {
+        if (check_filename(val, (size_t)k->max) < 0) {
             snprintf(err, errlen, "%s: bad value '%s' for key '%s'; accepted: a file name "
-                     "(no '/', not '.' or '..') shorter than %zu bytes: the file goes into "
-                     "the output folder (key 'path')", pre, val, key, k->size);
+                     "(no '/', not '.' or '..') of at most %.0f bytes: the file goes into "
+                     "the output folder (key 'path')", pre, val, key, k->max);
             return -1;
         }
         strcpy(field, val);

@@ -12,6 +12,11 @@
 #include "compiler.h"
 
 #define MF_PATH_MAX 4096
+/* The longest name of an output file: it is written as ".NAME.XXXXXX" first
+ * (render/outfile.c), and a file name holds at most 255 bytes (NAME_MAX). */
+#define MF_OUTPUT_NAME_MAX (255 - 8)
+/* The longest CSV prefix: the CSV is PREFIX-pid_N.csv, N up to 4294967295. */
+#define MF_CSV_PREFIX_MAX (MF_OUTPUT_NAME_MAX - 19)
 
 typedef struct mf_config {
     char filename[MF_PATH_MAX];     /* trace file name, default "profile.json" */

@@ -11,7 +11,9 @@
  * chunk header followed by records written back to back.  Each record starts
  * with a 64-bit word (type | size << 16 | aux << 32) that the writer stores
  * LAST, with release order, after the payload: a reader that meets a zero
- * word has reached the end of what that thread wrote.  Because chunks live in
+ * word has reached the end of what that thread wrote - unless the chunk's
+ * seal (mf_chunk_seal) or records after the zeros say they are a hole.
+ * Because chunks live in
  * a shared file mapping, a record is in the page cache the moment its word is
  * stored, so SIGKILL, abort or _exit lose nothing that was recorded.
  *
@@ -74,8 +76,26 @@ typedef struct mf_chunk_header {
     uint32_t magic;          /* MF_CHUNK_MAGIC; 0 = claimed but never used */
     uint32_t index;          /* this chunk's index in the file */
     uint32_t tid;            /* the thread that writes this chunk */
-    uint32_t reserved;       /* 0 */
+    uint32_t sealed;         /* 0 = not sealed; else the chunk's records reach at least
+                                this offset (mf_chunk_seal) */
 } mf_chunk_header;
+
+/*
+ * Seal a chunk: its records reach at least offset `used` (bytes from the
+ * chunk's start, its header included).  Stored by the writer when it is done
+ * with the chunk for now - the chunk is full, its thread exits, the process
+ * ends, a staged copy is written - never on the hot path.  A reader that
+ * meets a zero record word before the seal knows it is a hole (zeroed
+ * bytes: a torn write, a bad sector), not the end of the records; a thread
+ * that takes the chunk over later may write past the seal.  Stored with
+ * release order after the records it covers.
+ */
+static inline void mf_chunk_seal(void *chunk, uint64_t used)
+{
+    mf_chunk_header *ch = (mf_chunk_header *)chunk;
+    if (used >= sizeof *ch && used <= MF_CHUNK_SIZE)
+        __atomic_store_n(&ch->sealed, (uint32_t)used, __ATOMIC_RELEASE);
+}
 
 /* Record types (the low 16 bits of the record word). */
 enum mf_record_type {

@@ -81,6 +81,16 @@ static int write_part(int fd, uint32_t index, size_t from, const char *image, si
 }
 
 /* pwrite len bytes of a chunk image where its chunk goes.  0 or -1 (errno). */
+/* The seal of chunk index in the file: its records reach len (written after
+ * them, as mf_chunk_seal stores it; the header itself was written before). */
+static int write_seal(int fd, uint32_t index, size_t len)
+{
+    mf_chunk_header h = { 0 };
+    mf_chunk_seal(&h, len);
+    return write_part(fd, index, offsetof(mf_chunk_header, sealed), (const char *)&h.sealed,
+                      sizeof h.sealed);
+}
+
 static int write_image(int fd, const char *image, size_t len)
 {
     return write_part(fd, chunk_index(image), 0, image, len);
@@ -145,7 +155,10 @@ int mf_stage_write_snapshot_from(stage_header *h, uint32_t i, int fd, char *scra
     if (__atomic_fetch_add(&h->seq[i], 0, __ATOMIC_ACQ_REL) != before || index == 0 ||
         chunk_index(image) != index)
         return 0;
-    if (write_part(fd, index, from, scratch, len - from) < 0)
+    if (from == 0)
+        mf_chunk_seal(scratch, len); /* the copy's records reach len (more may follow) */
+    if (write_part(fd, index, from, scratch, len - from) < 0 ||
+        (from > 0 && write_seal(fd, index, len) < 0))
         return -1;
     *end = len;
     return 1;
@@ -156,11 +169,13 @@ int mf_stage_write_every_slot(stage_header *h, int fd)
     int n = 0;
     for (uint32_t i = 0; i < MF_STAGE_SLOTS; i++) {
         uint32_t state = __atomic_load_n(&h->state[i], __ATOMIC_ACQUIRE);
-        const char *image = mf_stage_slot_base(h, i);
+        char *image = mf_stage_slot_base(h, i);
         if (state == SLOT_FREE || chunk_index(image) == 0)
             continue;
         size_t len = state == SLOT_FILLING ? recorded_prefix(image)
                                            : (size_t)__atomic_load_n(&h->used[i], __ATOMIC_RELAXED);
+        if (state == SLOT_FILLING) /* nobody writes it any more: what it holds is all */
+            mf_chunk_seal(image, len);
         if (len > MF_CHUNK_SIZE || write_image(fd, image, len) < 0)
             return -1;
         __atomic_store_n(&h->state[i], SLOT_FREE, __ATOMIC_RELEASE);

@@ -293,15 +293,23 @@ MF_EXPORT int mf_outputs_write(const mf_model *model, const char *dir,
     uint64_t started = now_ns();
     int shown = 0, rc = 0;
     size_t i = 0;
-    for (const char *p = formats; *p && rc == 0; i++) {
+    for (const char *p = formats; *p; i++) {
         size_t len = strcspn(p, ",");
-        char name[256];
+        char name[256], why[2048];
         snprintf(name, sizeof name, "%.*s", (int)(len < 255 ? len : 255), p);
         p += len + (p[len] == ',');
         if (!*name)
             continue;
         progress(opt, started, i, n, name, &shown);
-        rc = write_one(model, dir, name, opt, err, errlen);
+        if (write_one(model, dir, name, opt, why, sizeof why) == 0)
+            continue;
+        if (rc == 0)           /* the first failure; the next outputs are still tried */
+            snprintf(err, errlen, "%s", why);
+        rc = -1;
+        if (opt->failures) {
+            mf_sink_puts(opt->failures, why);
+            mf_sink_putc(opt->failures, '\n');
+        }
     }
     if (shown)
         fprintf(stderr, "\rmemflow: %zu outputs written in %.1f s%24s\n", i,

@@ -23,14 +23,19 @@ typedef struct mf_output_options {
     int progress;             /* print progress to stderr (a terminal) */
     mf_sink *report;          /* when set: the files written, ", "-separated, and
                                  what was not written and why */
+    mf_sink *failures;        /* when set: each output that could not be written,
+                                 a line "PATH: cannot write: why" */
 } mf_output_options;
 
 /*
  * Write every output named in opt->formats into dir (created if missing),
- * each safely (outfile.h).  Returns 0, or -1 with a message naming the
- * failing file in err; outputs that were written before a failure stay
- * written.  gpu_memory_profile.csv names one file per process that had GPU
- * memory; with none, no file is written and opt->report says so.
+ * each safely (outfile.h): one that cannot be written (a full disk, a file
+ * size limit) leaves no file, neither temporary nor partial, and the
+ * others are still written where they fit.  Returns 0, or -1 when any
+ * failed, with the first failure's message (naming the file) in err and
+ * every one in opt->failures.  gpu_memory_profile.csv names one file per
+ * process that had GPU memory; with none, no file is written and
+ * opt->report says so.
  */
 int mf_outputs_write(const mf_model *model, const char *dir, const mf_output_options *opt,
                      char *err, size_t errlen);

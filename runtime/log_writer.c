@@ -448,6 +448,7 @@ char *mf_log_writer_claim(uint32_t tid, char **limit)
 
 void mf_log_writer_release(char *chunk, char *end)
 {
+    mf_chunk_seal(chunk, (uint64_t)(end - chunk));
     if (!mf_stage_owns(chunk)) {
         munmap(chunk, MF_CHUNK_SIZE);
         return;

@@ -51,8 +51,9 @@ char *mf_log_writer_claim(uint32_t tid, char **limit);
 
 /*
  * The calling thread is done with its chunk (chunk: the chunk's first byte,
- * end: the end of its records): a mapping of the file is unmapped, a
- * staging slot handed over to be copied into the file.
+ * end: the end of its records): the chunk is sealed (mf_chunk_seal: its
+ * records reach end), then a mapping of the file is unmapped, a staging
+ * slot handed over to be copied into the file.
  */
 void mf_log_writer_release(char *chunk, char *end);
 

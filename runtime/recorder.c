@@ -62,9 +62,22 @@ static pthread_once_t state_key_once = PTHREAD_ONCE_INIT;
 
 /* ---- per-thread state -------------------------------------------------- */
 
+/* Seal the chunk t writes: its records reach t->cursor (mf_chunk_seal).
+ * Only t's own thread calls this (a thread's exit, the process's end,
+ * recording stops); only while recording, as a record would be written: a
+ * stopped recorder stores nothing into its chunks. */
+static void seal_chunk(const mf_thread_state *t)
+{
+    if (t && t->limit && t->cursor && atomic_load_explicit(&mf_recording, memory_order_relaxed)) {
+        char *chunk = t->limit - MF_CHUNK_SIZE;
+        mf_chunk_seal(chunk, (uint64_t)(t->cursor - chunk));
+    }
+}
+
 static void state_release(void *arg)
 {
     mf_thread_state *t = arg;
+    seal_chunk(t); /* the next thread to start may write on past it */
     if (tls_state == t)
         tls_state = NULL;
     pthread_mutex_lock(&free_lock);
@@ -858,6 +871,7 @@ static void finish_at_exit(int status, void *arg)
     note_lost_stacks();
     mf_cuda_seen_at_exit();
     mf_log_writer_set_end(MF_END_EXIT, status);
+    seal_chunk(tls_state);
     mf_log_writer_flush();
     mf_log_writer_set_finished(1);
     report_dropped();
@@ -869,6 +883,7 @@ void mf_recorder_end(unsigned how, int64_t status)
     if (!mf_recorder_log_open())
         return;
     mf_log_writer_set_end(how, status);
+    seal_chunk(tls_state);
     mf_log_writer_flush(); /* what is staged reaches the file before the image goes */
 }
 
@@ -949,8 +964,10 @@ int mf_recorder_start(void)
 void mf_recorder_stop(void)
 {
     pthread_mutex_lock(&state_lock);
-    if (running)
+    if (running) {
         write_state(MF_STATE_STOP);
+        seal_chunk(tls_state);
+    }
     running = 0;
     update_recording();
     pthread_mutex_unlock(&state_lock);

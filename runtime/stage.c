@@ -161,7 +161,7 @@ char *mf_stage_take(uint32_t index, uint32_t tid, int log_fd)
     mf_chunk_header *ch = (mf_chunk_header *)base;
     ch->index = index;
     ch->tid = tid;
-    ch->reserved = 0;
+    ch->sealed = 0;
     *(uint64_t *)(void *)(base + sizeof *ch) = 0; /* no records yet */
     __atomic_store_n(&ch->magic, MF_CHUNK_MAGIC, __ATOMIC_RELEASE);
     return base;

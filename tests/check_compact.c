@@ -26,6 +26,7 @@
 #include "compact.h"
 #include "compact_codec.h"
 #include "compact_layout.h"
+#include "damage.h"
 #include "log_format.h"
 
 #define CHUNK MF_CHUNK_SIZE
@@ -740,48 +741,159 @@ static mf_compact_trailer trailer_of(const char *path)
     return t;
 }
 
-START_TEST(damaged_compact_files_are_reported)
+/* Open work and check its chunks are those of the log (1, 2, 5, 6) but the
+ * one at position lost (SIZE_MAX: none), and its damage's first line. */
+static void assert_chunks_but(const char *work, const char *orig, size_t lost,
+                              const char *first)
 {
-    char live[PATH_LEN], work[PATH_LEN], err[1024];
-    start_log("damage", live, work, MF_HEADER_FINISHED);
+    mf_chunk_source *s, *o;
+    char err[1400];
+    ck_assert_msg(mf_chunk_source_open(work, &s, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(mf_chunk_source_open(orig, &o, err, sizeof err) == 0, "%s", err);
+    const mf_damage *d = mf_chunk_source_damage(s);
+    ck_assert_uint_ge(d->n, 1);
+    ck_assert_msg(strstr(d->lines[0], first), "%s", d->lines[0]);
+    size_t n, n_orig;
+    const mf_chunk_info *c = mf_chunk_source_chunks(s, &n);
+    mf_chunk_source_chunks(o, &n_orig);
+    ck_assert_uint_eq(n, (lost == SIZE_MAX ? n_orig : n_orig - 1));
+    uint8_t *a = malloc(CHUNK), *b = malloc(CHUNK);
+    for (size_t i = 0, k = 0; i < n_orig; i++) {
+        if (i == lost)
+            continue;
+        long ra = mf_chunk_source_read(o, i, a, err, sizeof err);
+        long rb = mf_chunk_source_read(s, k, b, err, sizeof err);
+        ck_assert_uint_eq(c[k].index, mf_chunk_source_chunks(o, &n_orig)[i].index);
+        ck_assert_int_eq(ra, rb);
+        ck_assert(memcmp(a, b, CHUNK) == 0);
+        k++;
+    }
+    free(a);
+    free(b);
+    mf_chunk_source_close(s);
+    mf_chunk_source_close(o);
+}
+
+/* start_log's log (orig.mfl) compacted into live, work.mfl named: the
+ * compact log's trailer, index header and 4 entries. */
+static mf_compact_trailer compacted(const char *test, char *live, char *orig, char *work,
+                                    mf_compact_index *ix, mf_compact_entry e[4])
+{
+    char err[1024];
+    start_log(test, live, orig, MF_HEADER_FINISHED);
+    path_of(work, PATH_LEN, "work.mfl");
     ck_assert_msg(mf_compact_log(live, NULL, err, sizeof err) == 0, "%s", err);
     mf_compact_trailer t = trailer_of(live);
-    mf_compact_entry e[4];
     int fd = open(live, O_RDONLY);
-    ck_assert_int_eq(pread(fd, e, sizeof e, (off_t)(t.index_offset + sizeof(mf_compact_index))),
-                     (ssize_t)sizeof e);
+    ck_assert_int_eq(pread(fd, ix, sizeof *ix, (off_t)t.index_offset), (ssize_t)sizeof *ix);
+    ck_assert_uint_eq(ix->n_chunks, 4);
+    ck_assert_int_eq(pread(fd, e, 4 * sizeof *e, (off_t)(t.index_offset + sizeof *ix)),
+                     (ssize_t)(4 * sizeof *e));
     close(fd);
-    /* a byte of chunk 2's frame: that chunk fails its checksum, the others read */
+    return t;
+}
+
+START_TEST(damaged_compact_files_are_reported)
+{
+    char live[PATH_LEN], work[PATH_LEN], orig[PATH_LEN], err[1024];
+    mf_compact_index ix;
+    mf_compact_entry e[4];
+    mf_compact_trailer t = compacted("damage", live, orig, work, &ix, e);
+    int fd;
+    /* a byte of chunk 2's frame: that chunk is damaged, the others read */
     copy_file(live, work);
     flip(work, e[1].frame_offset + e[1].frame_size / 2);
     mf_chunk_source *s;
     ck_assert_msg(mf_chunk_source_open(work, &s, err, sizeof err) == 0, "%s", err);
     uint8_t *buf = malloc(CHUNK);
     ck_assert_int_eq(mf_chunk_source_read(s, 0, buf, err, sizeof err), (long)CHUNK);
-    ck_assert_int_eq(mf_chunk_source_read(s, 1, buf, err, sizeof err), -1); /* read ahead */
+    ck_assert_int_eq(mf_chunk_source_read(s, 1, buf, err, sizeof err), MF_CHUNK_DAMAGED);
     char want[1400];
-    snprintf(want, sizeof want, "%s: offset %llu: compact log: chunk 2: ", work,
+    snprintf(want, sizeof want, "%s: offset %llu: compact log: chunk 2: its frame fails its "
+             "CRC-32C (damaged): its records are lost", work,
              (unsigned long long)e[1].frame_offset);
-    ck_assert_msg(strncmp(err, want, strlen(want)) == 0, "%s", err);
-    ck_assert_int_eq(mf_chunk_source_read(s, 1, buf, err, sizeof err), -1); /* again, itself */
-    ck_assert_msg(strncmp(err, want, strlen(want)) == 0, "%s", err);
+    ck_assert_str_eq(err, want);       /* read ahead on another thread */
+    ck_assert_int_eq(mf_chunk_source_read(s, 1, buf, err, sizeof err), MF_CHUNK_DAMAGED);
+    ck_assert_str_eq(err, want);       /* again, itself */
     ck_assert_int_eq(mf_chunk_source_read(s, 0, buf, err, sizeof err), (long)CHUNK);
     ck_assert_int_eq(mf_chunk_source_read(s, 3, buf, err, sizeof err), 5000);
     mf_chunk_source_close(s);
+    /* its header: the same chunk lost, the header named */
+    copy_file(live, work);
+    flip(work, e[1].frame_offset + 9);
+    ck_assert_msg(mf_chunk_source_open(work, &s, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(mf_chunk_source_read(s, 1, buf, err, sizeof err), MF_CHUNK_DAMAGED);
+    ck_assert_msg(strstr(err, "compact log: chunk 2: its frame header is damaged"), "%s", err);
+    mf_chunk_source_close(s);
     free(buf);
-    /* the index and the trailer are checked before anything is believed */
+    /* the index, the trailer, or both lost: every frame found by walking them */
     copy_file(live, work);
     flip(work, t.index_offset + sizeof(mf_compact_index) + 9);
-    ck_assert_int_eq(mf_chunk_source_open(work, &s, err, sizeof err), -1);
-    ck_assert_msg(strstr(err, "index fails its CRC-32C"), "%s", err);
-    copy_file(live, work);
-    ck_assert_int_eq(truncate(work, (off_t)t.index_offset + 100), 0);
-    ck_assert_int_eq(mf_chunk_source_open(work, &s, err, sizeof err), -1);
-    ck_assert_msg(strstr(err, "no MFCOMPCT trailer"), "%s", err);
+    assert_chunks_but(work, orig, SIZE_MAX, "compact log: index fails its CRC-32C; every intact "
+                      "frame is read, found by walking the frames");
     copy_file(live, work);
     flip(work, t.index_offset + t.index_size + 8); /* the trailer's index_offset */
+    assert_chunks_but(work, orig, SIZE_MAX, "trailer fails its CRC-32C");
+    copy_file(live, work);
+    ck_assert_int_eq(truncate(work, (off_t)t.index_offset + 100), 0);
+    assert_chunks_but(work, orig, SIZE_MAX, "no MFCOMPCT trailer");
+    /* cut inside the last frame (chunk 6's): it is lost, and the damage says so */
+    copy_file(live, work);
+    ck_assert_int_eq(truncate(work, (off_t)(e[3].frame_offset + e[3].frame_size - 1)), 0);
+    assert_chunks_but(work, orig, 3, "no MFCOMPCT trailer");
+    mf_chunk_source *cut;
+    ck_assert_msg(mf_chunk_source_open(work, &cut, err, sizeof err) == 0, "%s", err);
+    snprintf(want, sizeof want, "%s: offset %llu: compact log: the frame of chunk 6 is cut short "
+             "(it needs %u bytes, the file ends after %u): its records are lost", work,
+             (unsigned long long)e[3].frame_offset, e[3].frame_size, e[3].frame_size - 1);
+    ck_assert_uint_eq(mf_chunk_source_damage(cut)->n, 2);
+    ck_assert_str_eq(mf_chunk_source_damage(cut)->lines[1], want);
+    mf_chunk_source_close(cut);
+    /* no trailer, and chunk 2's frame header damaged: walked past */
+    copy_file(live, work);
+    ck_assert_int_eq(truncate(work, (off_t)t.index_offset), 0);
+    flip(work, e[1].frame_offset + 20);
+    assert_chunks_but(work, orig, 1, "no MFCOMPCT trailer");
+    /* a layout this memflow does not know is refused by version */
+    copy_file(live, work);
+    mf_compact_trailer bad = t;
+    bad.layout = 3;
+    bad.trailer_check = mf_crc32c(0, &bad, offsetof(mf_compact_trailer, trailer_check));
+    fd = open(work, O_WRONLY);
+    put_at(fd, &bad, sizeof bad, t.index_offset + t.index_size);
+    close(fd);
     ck_assert_int_eq(mf_chunk_source_open(work, &s, err, sizeof err), -1);
-    ck_assert_msg(strstr(err, "trailer fails its CRC-32C"), "%s", err);
+    ck_assert_msg(strstr(err, "compact log: layout 3, this memflow reads layouts 1 and 2"), "%s",
+                  err);
+}
+END_TEST
+
+/* Frames in any order, without index or trailer (a compaction that
+ * appends frames as chunks fill): found by walking them, each chunk read. */
+START_TEST(frames_in_any_order)
+{
+    char live[PATH_LEN], orig[PATH_LEN], work[PATH_LEN];
+    mf_compact_index ix;
+    mf_compact_entry e[4];
+    compacted("order_frames", live, orig, work, &ix, e);
+    int in = open(live, O_RDONLY), out = open(work, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    uint8_t *buf = malloc(CHUNK);
+    /* the file header and chunk 0's frame, then chunks 6, 2, 5, 1 */
+    uint64_t at = ix.head_offset + ix.head_size;
+    ck_assert_int_eq(pread(in, buf, at, 0), (ssize_t)at);
+    put_at(out, buf, at, 0);
+    static const int order[] = { 3, 1, 2, 0 };
+    for (int k = 0; k < 4; k++) {
+        const mf_compact_entry *f = &e[order[k]];
+        ck_assert_int_eq(pread(in, buf, f->frame_size, (off_t)f->frame_offset),
+                         (ssize_t)f->frame_size);
+        put_at(out, buf, f->frame_size, at);
+        at += f->frame_size;
+    }
+    close(in);
+    close(out);
+    free(buf);
+    assert_chunks_but(work, orig, SIZE_MAX, "no MFCOMPCT trailer");
 }
 END_TEST
 
@@ -907,6 +1019,7 @@ static Suite *compact_suite(void)
     tcase_add_test(file, refuses_links_and_non_logs);
     tcase_add_test(file, stopping_leaves_the_live_log);
     tcase_add_test(file, damaged_compact_files_are_reported);
+    tcase_add_test(file, frames_in_any_order);
     tcase_add_test(file, header_only_logs);
     tcase_add_test(file, reads_in_any_order);
     tcase_add_test(file, read_ahead_is_bounded);

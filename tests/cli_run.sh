@@ -45,6 +45,16 @@ expect_eq "filename with a path" 125 "$(status "$MEMFLOW" run --set filename=../
 err_has "bad value '../../x' for key 'filename'; accepted: a file name"
 expect_eq "CSV prefix with a path" 125 "$(status "$MEMFLOW" run --set gpu_memory_profile_filename_prefix=a/b -- true)"
 err_has "key 'gpu_memory_profile_filename_prefix'"
+# An output's name must fit a file name with the temporary file's ".NAME.XXXXXX"
+# around it: checked before the program runs, not after (it exited 1 then).
+name247=$(printf "%0247d" 0)
+expect_eq "filename of 248 bytes" 125 "$(status "$MEMFLOW" run -o "$SCRATCH/long" --set filename=${name247}1 -- true)"
+err_has "bad value '${name247}1' for key 'filename'; accepted: a file name (no '/', not '.' or '..') of at most 247 bytes"
+expect_eq "MEMFLOW_FILENAME of 248 bytes" 125 "$(status env MEMFLOW_FILENAME=${name247}1 "$MEMFLOW" run -o "$SCRATCH/long" -- true)"
+err_has "of at most 247 bytes"
+expect_eq "CSV prefix of 229 bytes" 125 "$(status "$MEMFLOW" run -o "$SCRATCH/long" --set gpu_memory_profile_filename_prefix=$(printf "%0229d" 0) -- true)"
+err_has "of at most 228 bytes"
+expect_eq "what the refused runs left" "" "$(ls -A "$SCRATCH/long" 2>/dev/null || true)"
 expect_eq "unwritable output" 125 "$(status "$MEMFLOW" run -o /proc/memflow-out -- true)"
 err_has "/proc/memflow-out"
 # memflow's own failures before the program runs are 125, a command that
@@ -86,6 +96,16 @@ expect_eq "log in the --set path folder" 1 "$(ls "$SCRATCH"/setpath/memflow-*.mf
 # The program's own status comes back; 128+N when killed by signal N.
 expect_eq "exit status" 3 "$(status "$MEMFLOW" run --no-render -o "$SCRATCH/exit" -- "$W" exit 1)"
 expect_eq "signal status" 134 "$(status "$MEMFLOW" run --no-render -o "$SCRATCH/abort" -- "$W" abort 1)"
+
+# The longest output name works; a folder with control characters in its
+# name is escaped in the line that says where the outputs went (\n \r \x1b).
+expect_eq "filename of 247 bytes" 0 "$(status "$MEMFLOW" run -o "$SCRATCH/long" --set filename=$name247 --set formats=profile.json -- "$W" fns)"
+test -s "$SCRATCH/long/$name247" || fail "no trace named with 247 bytes: $(ls "$SCRATCH/long")"
+odd="$SCRATCH/a$(printf '\nb\rc\033')[31md"
+expect_eq "output folder with control characters" 0 "$(status "$MEMFLOW" run -o "$odd" --no-compact --set formats=stats.txt -- "$W" fns)"
+expect_eq "the rendered line, escaped" "memflow: 1 log rendered into $SCRATCH/a\\nb\\rc\\x1b[31md (stats.txt)" "$(cat "$SCRATCH/err")"
+expect_eq "render's line, escaped" 0 "$(status "$MEMFLOW" render "$odd"/memflow-*.mfl --formats stats.json)"
+expect_eq "the render line, escaped" "memflow render: into $SCRATCH/a\\nb\\rc\\x1b[31md: stats.json" "$(cat "$SCRATCH/err")"
 
 # --sample-rate reaches the program: 4 threads x 200 events / 100 = 8 snapshots
 # at least (startup allocations add events on cpu/0).

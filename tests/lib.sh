@@ -22,3 +22,15 @@ needs_preload() {
     echo "SKIP: $TEST_NAME: profiles programs through libmemflow-preload.so, which cannot run in a sanitizer build"
     exit 77
 }
+# start_ready NAME CMD...: start CMD in the background, its stdout a fifo,
+# and wait for its "ready PID" line; sets RUNNER (CMD's pid) and READY_PID
+start_ready() {
+    fifo="$SCRATCH/$1.ready"
+    mkfifo "$fifo"
+    name=$1
+    shift
+    "$@" > "$fifo" &
+    RUNNER=$!
+    read -r word READY_PID < "$fifo"
+    expect_eq "$name handshake" ready "$word"
+}

@@ -10,6 +10,8 @@ HEADER="$top_builddir/tests/logheader"
 
 # field LOGHEADER-OUTPUT KEY: one value of tests/logheader's output
 field() { sed -n "s/^$2=//p" "$1"; }
+# field_flags LOG: the header's flags (offset 20, little-endian u32)
+field_flags() { od -An -tu4 -j20 -N4 "$1" | tr -d ' '; }
 # kept_events LOGCHECK-OUTPUT: "allocs + frees" of the whole log (a free whose
 # allocation was dropped counts too: it is not in its scope's line)
 kept_events() { sed -n 's/^total allocs=\([0-9]*\) frees=\([0-9]*\) .*/\1 + \2/p' "$1"; }
@@ -113,5 +115,40 @@ if [ -n "${STRACE:-}" ] && "$STRACE" -o /dev/null true 2> /dev/null; then
 else
     echo "log_faults: SKIP the full-disk part: no strace, or ptrace is not allowed here"
 fi
+
+# Rendering under a file size limit of 5 MiB (bash's ulimit -f 5120): the outputs that
+# do not fit are named with why, the others written, no temporary file left,
+# the log compacted; exit 1 after a program that exited 0, else the
+# program's own status.  memflow ignores SIGXFSZ in itself, never in the
+# program: a program writing past the limit is killed by it as without memflow.
+limited() { # NAME CMD...: memflow run under the limit; its status in $status
+    name=$1
+    shift
+    status=0
+    prlimit --fsize=$((5 * 1048576)) "$MEMFLOW" run -o "$SCRATCH/$name" -- "$@" > /dev/null \
+        2> "$SCRATCH/$name.err" || status=$?
+}
+limited limit "$W" threads 1 100000
+expect_eq "render over the limit: exit status" 1 "$status"
+set -- "$SCRATCH"/limit/memflow-*.mfl
+log=$(basename "$1")
+expect_eq "render over the limit: files" "$log stats.txt" "$(ls -A "$SCRATCH/limit" | tr '\n' ' ' | sed 's/ $//')"
+for out in memory_flow.svg profile.json; do
+    grep -qxF "memflow run: $SCRATCH/limit/$out: cannot write: File too large" "$SCRATCH/limit.err" ||
+        fail "render over the limit: $out: $(cat "$SCRATCH/limit.err")"
+done
+grep -qxF "memflow: 1 log rendered into $SCRATCH/limit (stats.txt)" "$SCRATCH/limit.err" ||
+    fail "render over the limit: $(cat "$SCRATCH/limit.err")"
+expect_eq "render over the limit: the log compacted" 6 $(( $(field_flags "$1") & 6 ))
+# the program's own status comes first (its processes' logs are rendered
+# over the limit too)
+limited limit7 sh -c "\"$W\" threads 1 100000; exit 7"
+expect_eq "render over the limit after a program that exited 7" 7 "$status"
+grep -qxF "memflow run: $SCRATCH/limit7/memory_flow.svg: cannot write: File too large" \
+    "$SCRATCH/limit7.err" || fail "limit7: $(cat "$SCRATCH/limit7.err")"
+[ -z "$(ls -A "$SCRATCH/limit7" | grep '^\.')" ] || fail "limit7: left $(ls -A "$SCRATCH/limit7")"
+# the program's own writes past the limit: SIGXFSZ, as without memflow
+limited xfsz sh -c "head -c 6000000 /dev/zero > \"$SCRATCH/big\""
+expect_eq "a program writing past the limit (SIGXFSZ kills its head)" 153 "$status"
 
 echo "log_faults: ok"

@@ -6,7 +6,9 @@
  * allocated (bytes of disk blocks the file holds), pid, ppid, run_id (32 hex
  * digits), static_check, check_ok (1 when static_check matches the header
  * and argv as read), end_how, end_ns, end_status, dropped_events and the
- * chunk indexes whose chunk header is missing (holes=N).
+ * chunk indexes below chunks_claimed whose chunk header is missing
+ * (holes=N) - in a compact log (flags bit 2), whose frame is missing (its
+ * frame headers walked from the end of the argv: docs/FORMAT.md).
  * Usage: logheader LOG   (exit 1 if it cannot be read or has no magic)
  */
 #include <fcntl.h>
@@ -16,6 +18,7 @@
 #include <unistd.h>
 
 #include "checksum.h"
+#include "compact_layout.h"
 #include "log_format.h"
 
 static char argv_bytes[MF_CHUNK_SIZE];
@@ -31,6 +34,27 @@ static unsigned long long count_holes(int fd, uint64_t claimed, uint64_t size)
             ch.magic != MF_CHUNK_MAGIC || ch.index != i)
             holes++;
     }
+    return holes;
+}
+
+/* The same for a compact log: chunks below claimed with no frame (a frame
+ * header holds when its magic and CRC-32C do; the walk stops at the first
+ * that does not: the index). */
+static unsigned long long count_compact_holes(int fd, uint64_t claimed, uint64_t at)
+{
+    static uint8_t seen[1 << 20];  /* chunk indexes below 2^20 (1 TiB of live log) */
+    memset(seen, 0, sizeof seen);
+    mf_compact_frame f;
+    while (pread(fd, &f, sizeof f, (off_t)at) == (ssize_t)sizeof f &&
+           memcmp(f.magic, MF_COMPACT_FRAME_MAGIC, 4) == 0 &&
+           f.header_check == mf_compact_frame_sum(&f)) {
+        if (f.index < sizeof seen)
+            seen[f.index] = 1;
+        at += sizeof f + f.payload_size;
+    }
+    unsigned long long holes = 0;
+    for (uint64_t i = 1; i < claimed; i++)
+        holes += i >= sizeof seen || !seen[i];
     return holes;
 }
 
@@ -63,7 +87,9 @@ int main(int argc, char **argv)
     printf("end_how=%u\nend_ns=%llu\nend_status=%lld\ndropped_events=%llu\n", h.end_how,
            (unsigned long long)h.end_ns, (long long)h.end_status,
            (unsigned long long)h.dropped_events);
-    printf("holes=%llu\n", count_holes(fd, h.chunks_claimed, (uint64_t)st.st_size));
+    printf("holes=%llu\n", h.flags & MF_HEADER_COMPACT
+                                ? count_compact_holes(fd, h.chunks_claimed, sizeof h + argv_len)
+                                : count_holes(fd, h.chunks_claimed, (uint64_t)st.st_size));
     close(fd);
     return 0;
 }

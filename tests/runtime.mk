@@ -23,9 +23,10 @@ tests_logheader_SOURCES = tests/logheader.c
 tests_logheader_LDADD = libmemflow-analysis.la
 tests_logheader_LDFLAGS = $(TEST_LINK_FLAGS)
 TESTS += tests/alloc_e2e.sh tests/cli_run.sh tests/samples_e2e.sh tests/log_faults.sh \
-	tests/run_logs.sh tests/run_signals.sh tests/run_oom_kill.sh
+	tests/log_holes.sh tests/run_logs.sh tests/run_signals.sh tests/run_oom_kill.sh
 EXTRA_DIST += tests/alloc_e2e.sh tests/cli_run.sh tests/samples_e2e.sh tests/log_faults.sh \
-	tests/run_logs.sh tests/run_signals.sh tests/run_oom_kill.sh
+	tests/log_holes.sh tests/log_holes.py tests/run_logs.sh tests/run_signals.sh \
+	tests/run_oom_kill.sh
 # The recorder under ThreadSanitizer: the runtime's sources compiled again,
 # instrumented, into one test program (libmemflow.so itself is not).
 if HAVE_TSAN

@@ -92,8 +92,6 @@
     el.className = "lane";
     el.dataset.view = view.id;
     const title = document.createElement("h3");
-    title.textContent = view.device + " - pid " + view.pid + " - " + view.program +
-      "  (peak " + bytes(view.peak_bytes) + " at " + time(view.peak_time) + ")";
     const curve = document.createElement("canvas"), map = document.createElement("canvas");
     curve.className = "curve"; map.className = "map";
     const legend = document.createElement("div");
@@ -101,9 +99,20 @@
     el.append(title, curve, map, legend);
     $("lanes").append(el);
     const axis = axisOf(view);
-    const lane = { view, el, curve, map, legend, axis, colors: new Map(), cells: null, blocks: [],
-                   occ: null, y0: 0, y1: axis.total, level: 0 };
+    const lane = { view, el, title, curve, map, legend, axis, colors: new Map(), cells: null,
+                   blocks: [], occ: null, y0: 0, y1: axis.total, level: 0 };
     if (S.y[view.id]) [lane.y0, lane.y1] = S.y[view.id];
+    describeLane(lane);
+    hookLane(lane);
+    return lane;
+  }
+  // A lane's title and legend, from its view (again when a followed log grows:
+  // new scopes, new bytes, a new peak).
+  function describeLane(lane) {
+    const view = lane.view;
+    lane.title.textContent = view.device + " - pid " + view.pid + " - " + view.program +
+      "  (peak " + bytes(view.peak_bytes) + " at " + time(view.peak_time) + ")";
+    lane.legend.replaceChildren();
     for (const s of view.scopes) {
       lane.colors.set(s.id, s.color);
       const lab = document.createElement("label");
@@ -117,10 +126,8 @@
       const sw = document.createElement("span");
       sw.className = "sw"; sw.style.background = s.color;
       lab.append(box, sw, document.createTextNode(s.name + " " + bytes(s.bytes)));
-      legend.append(lab);
+      lane.legend.append(lab);
     }
-    hookLane(lane);
-    return lane;
   }
 
   function size(lane) {
@@ -593,7 +600,7 @@
         const v = m.views.find((x) => x.id === l.view.id);
         const whole = l.y0 <= 0 && l.y1 >= l.axis.total;
         l.view = v; l.axis = axisOf(v);
-        for (const s of v.scopes) l.colors.set(s.id, s.color);
+        describeLane(l);
         if (whole) { l.y0 = 0; l.y1 = l.axis.total; }
       }
       if (atEnd) S.t1 = Math.max(S.t1, m.t1);

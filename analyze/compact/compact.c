@@ -5,8 +5,10 @@
  * its writer lives; read its chunks through mf_chunk_source; encode each
  * densely (compact_codec.h), decode it again and compare (a chunk that does
  * not come back byte for byte is kept raw), compress it into one zstd frame
- * with a content checksum; write the frames, the index and the trailer
- * (compact_layout.h) into a new private file in the log's folder; fsync it;
+ * with a content checksum behind a frame header that says what it holds
+ * (so it can be found and checked without the index); write the frames, the
+ * index and the trailer (compact_layout.h) into a new private file in the
+ * log's folder; fsync it;
  * check that the log did not change meanwhile; rename it over the log;
  * fsync the folder.  Until the rename the live log is untouched, after it
  * the compact log is complete: a SIGKILL at any moment loses nothing.
@@ -247,13 +249,21 @@ static int step(job *j, enum mf_compact_step s, uint64_t n)
     return 0;
 }
 
-/* Compress n bytes into one frame at the current offset; its size in *size. */
-static int put_frame(job *j, const void *p, size_t n, uint32_t *size)
+/* Compress n bytes into one frame at the current offset: the header f
+ * (what the frame holds; its magic, sizes and checksums are set here),
+ * then the zstd frame.  Its size, header included, in *size. */
+static int put_frame(job *j, mf_compact_frame *f, const void *p, size_t n, uint32_t *size)
 {
     size_t z = ZSTD_compress2(j->cctx, j->zbuf, j->zcap, p, n);
     if (ZSTD_isError(z))
         return fail(j, MF_COMPACT_FAILED, "zstd: %s", ZSTD_getErrorName(z));
-    *size = (uint32_t)z;
+    memcpy(f->magic, MF_COMPACT_FRAME_MAGIC, sizeof f->magic);
+    f->payload_size = (uint32_t)z;
+    f->payload_check = mf_crc32c(0, j->zbuf, z);
+    f->header_check = mf_compact_frame_sum(f);
+    *size = (uint32_t)(sizeof *f + z);
+    if (put(j, f, sizeof *f) < 0)
+        return -1;
     return put(j, j->zbuf, z);
 }
 
@@ -274,8 +284,10 @@ static int put_head(job *j, mf_compact_index *ix)
         return -1;
     ix->head_offset = j->offset;
     ix->head_size = 0;
+    mf_compact_frame f = { .index = 0, .live_len = ix->header_len, .start = ix->prefix_len,
+                           .encoding = MF_COMPACT_RAW };
     if (len > ix->prefix_len)
-        return put_frame(j, h + ix->prefix_len, len - ix->prefix_len, &ix->head_size);
+        return put_frame(j, &f, h + ix->prefix_len, len - ix->prefix_len, &ix->head_size);
     return 0;
 }
 
@@ -308,7 +320,10 @@ static int put_chunk(job *j, size_t i, const mf_chunk_info *info, mf_compact_ind
         .records = sum.records,
     };
     ix->events += sum.records;
-    return put_frame(j, dense ? enc : j->chunk, dense ? enc_len : (size_t)n, &e->frame_size);
+    mf_compact_frame f = { .index = e->index, .live_len = e->live_len, .tid = e->tid,
+                           .encoding = e->encoding, .flags = e->flags, .records = e->records,
+                           .min_time_ns = e->min_time_ns, .max_time_ns = e->max_time_ns };
+    return put_frame(j, &f, dense ? enc : j->chunk, dense ? enc_len : (size_t)n, &e->frame_size);
 }
 
 static int put_index(job *j, mf_compact_index *ix)
@@ -433,6 +448,8 @@ static int run(job *j)
         return fail(j, MF_COMPACT_FAILED, "dup: %s", strerror(errno));
     if (mf_chunk_source_open_fd(fd, j->path, &j->src, j->err, j->errlen) < 0)
         return MF_COMPACT_REFUSED;
+    if (mf_chunk_source_settle(j->src, j->err, j->errlen) < 0) /* keep damaged chunks' bytes */
+        return MF_COMPACT_FAILED;
     j->dir_fd = open(j->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (j->dir_fd < 0)
         return fail(j, MF_COMPACT_FAILED, "cannot open folder %s: %s", j->dir, strerror(errno));

@@ -78,6 +78,12 @@ MF_EXPORT int mf_compact_log_with(const char *path, const mf_compact_options *op
  * recorder wrote it (MF_HEADER_COMPACT clear); mf_chunk_info.file_offset
  * is where the chunk stood in the live log, so a reader's messages name
  * the same offsets in both forms; has_times and the times are filled.
+ * Damage is no failure: a file without its trailer or index, or with
+ * damaged frames, opens with every intact frame (mf_compact_source_damage
+ * says what is lost), and a chunk whose frame fails its checks reads as
+ * MF_CHUNK_DAMAGED (chunk_source.h).  Only a file that cannot be read, a
+ * layout this memflow does not know, or a layout-1 file without its index
+ * fail to open.
  */
 typedef struct mf_compact_source mf_compact_source;
 MF_EXPORT int mf_compact_source_open(int fd, const char *path, mf_compact_source **out, char *err,
@@ -89,6 +95,10 @@ MF_EXPORT long mf_compact_source_read(mf_compact_source *s, size_t i, uint8_t *b
 /* The size the live log had: its chunks' offsets and a cut at the end
  * read the same in both forms. */
 MF_EXPORT uint64_t mf_compact_source_live_size(const mf_compact_source *s);
+/* What open found wrong (a missing trailer, frames that are no frames):
+ * the damage list of the file, "FILE: offset N: compact log: ...". */
+struct mf_damage;
+MF_EXPORT const struct mf_damage *mf_compact_source_damage(const mf_compact_source *s);
 MF_EXPORT void mf_compact_source_close(mf_compact_source *s);
 /* Chunk i will be read soon: decode it on another core meanwhile (chunks
  * after the one just read are decoded ahead without being named). */

@@ -20,6 +20,8 @@
 
 #include "chunk_source.h"
 #include "compact.h"
+#include "compact_layout.h"
+#include "damage.h"
 #include "grow.h"
 
 /* A decoded chunk of a compact log.  The reader reads a chunk in pieces
@@ -48,6 +50,7 @@ struct mf_chunk_source {
     decoded *cache;           /* its recently decoded chunks (CACHED_CHUNKS) */
     unsigned cache_clock;
     uint64_t file_size;       /* at open or the last refresh */
+    mf_damage damage;         /* what open found (a flipped COMPACT flag) */
 };
 
 ssize_t mf_read_full(int fd, void *buf, size_t len, uint64_t offset)
@@ -195,13 +198,52 @@ int mf_chunk_source_open(const char *path, mf_chunk_source **out, char *err, siz
     return mf_chunk_source_open_fd(fd, path, out, err, errlen);
 }
 
-/* A compact log: its chunks come from compact_source.c. */
+/* Whether the file's bytes say compact form: a frame header where the file
+ * header and argv end, or a compact trailer at the end. */
+static int looks_compact(const mf_chunk_source *s)
+{
+    const mf_file_header *h = (const void *)s->header;
+    uint64_t prefix = sizeof *h + (uint64_t)h->argv_len;
+    char magic[8];
+    struct stat st;
+    if (prefix + 4 <= s->header_len && memcmp(s->header + prefix, MF_COMPACT_FRAME_MAGIC, 4) == 0)
+        return 1;
+    return fstat(s->fd, &st) == 0 && st.st_size >= (off_t)sizeof(mf_compact_trailer) &&
+           mf_read_full(s->fd, magic, 8, (uint64_t)st.st_size - sizeof(mf_compact_trailer)) == 8 &&
+           memcmp(magic, MF_COMPACT_MAGIC, 8) == 0;
+}
+
+/* Whether chunk 1 of the file is a live chunk: its header in its place. */
+static int looks_live(const mf_chunk_source *s)
+{
+    mf_chunk_header ch;
+    return mf_read_full(s->fd, &ch, sizeof ch, MF_CHUNK_SIZE) == (ssize_t)sizeof ch &&
+           ch.magic == MF_CHUNK_MAGIC && ch.index == 1;
+}
+
+/* A compact log: its chunks come from compact_source.c.  The header's
+ * COMPACT flag (not covered by its checksum) decides, unless the bytes say
+ * the other form: then the flag was damaged, and said so. */
 static int open_form(mf_chunk_source *s, char *err, size_t errlen)
 {
     const mf_file_header *h = (const void *)s->header;
-    if (h->flags & MF_HEADER_COMPACT)
-        return mf_compact_source_open(s->fd, s->path, &s->compact, err, errlen);
-    return scan(s, err, errlen);
+    int compact = (h->flags & MF_HEADER_COMPACT) != 0;
+    if (compact != looks_compact(s) && (compact ? looks_live(s) : 1)) {
+        mf_damage_add(&s->damage, s->path, offsetof(mf_file_header, flags),
+                      "the header's flags say the %s form (bit 2), but the file is in the %s "
+                      "form: read as it is", compact ? "compact" : "live",
+                      compact ? "live" : "compact");
+        compact = !compact;
+    }
+    if (!compact)
+        return scan(s, err, errlen);
+    if (mf_compact_source_open(s->fd, s->path, &s->compact, err, errlen) < 0)
+        return -1;
+    const mf_damage *d = mf_compact_source_damage(s->compact);
+    for (size_t i = 0; i < d->n; i++)
+        mf_damage_add_line(&s->damage, d->lines[i]);
+    s->damage.more += d->more;
+    return 0;
 }
 
 int mf_chunk_source_open_fd(int fd, const char *path, mf_chunk_source **out, char *err,
@@ -254,9 +296,11 @@ const mf_chunk_info *mf_chunk_source_chunks(const mf_chunk_source *s, size_t *n)
 }
 
 /* The cache entry holding chunk i of a compact log, decoding it into the
- * least recently used entry if none does; NULL with err set on failure. */
-static decoded *decoded_chunk(mf_chunk_source *s, size_t i, char *err, size_t errlen)
+ * least recently used entry if none does; NULL with err set and *rc (-1 or
+ * MF_CHUNK_DAMAGED) on failure. */
+static decoded *decoded_chunk(mf_chunk_source *s, size_t i, long *rc, char *err, size_t errlen)
 {
+    *rc = -1;
     if (!s->cache && !(s->cache = calloc(CACHED_CHUNKS, sizeof *s->cache))) {
         snprintf(err, errlen, "%s: out of memory", s->path);
         return NULL;
@@ -279,8 +323,10 @@ static decoded *decoded_chunk(mf_chunk_source *s, size_t i, char *err, size_t er
     }
     victim->index = SIZE_MAX;
     victim->len = mf_compact_source_read(s->compact, i, victim->bytes, err, errlen);
-    if (victim->len < 0)
+    if (victim->len < 0) {
+        *rc = victim->len;
         return NULL;
+    }
     victim->index = i;
     victim->used = ++s->cache_clock;
     return victim;
@@ -294,9 +340,10 @@ static long read_compact_at(mf_chunk_source *s, size_t i, uint32_t offset, uint8
         return 0;
     if (len > MF_CHUNK_SIZE - offset)
         len = MF_CHUNK_SIZE - offset;
-    decoded *d = decoded_chunk(s, i, err, errlen);
+    long rc;
+    decoded *d = decoded_chunk(s, i, &rc, err, errlen);
     if (!d)
-        return -1;
+        return rc;
     memcpy(buf, d->bytes + offset, len);
     long held = d->len > (long)offset ? d->len - (long)offset : 0;
     return held < (long)len ? held : (long)len;
@@ -350,6 +397,61 @@ int mf_chunk_source_refresh(mf_chunk_source *s, char *err, size_t errlen)
     return scan(s, err, errlen);
 }
 
+/* Whether chunk index holds a byte that is not zero after its header. */
+static int holds_data(mf_chunk_source *s, uint64_t index, uint8_t *buf, size_t len)
+{
+    uint64_t start = index * MF_CHUNK_SIZE, end = start + MF_CHUNK_SIZE;
+    for (uint64_t at = next_data(s->fd, start, end); at < end;) {
+        ssize_t n = mf_read_full(s->fd, buf, len < end - at ? len : end - at, at);
+        if (n <= 0)
+            return n < 0 ? -1 : 0;
+        for (ssize_t k = at == start ? (ssize_t)sizeof(mf_chunk_header) : 0; k < n; k++)
+            if (buf[k])
+                return 1;
+        at += (uint64_t)n;
+    }
+    return 0;
+}
+
+int mf_chunk_source_settle(mf_chunk_source *s, char *err, size_t errlen)
+{
+    if (s->compact || s->n_pending == 0)
+        return 0;
+    const mf_file_header *h = (const void *)s->header;
+    uint8_t *buf = malloc(1 << 16);
+    if (!buf) {
+        snprintf(err, errlen, "%s: out of memory", s->path);
+        return -1;
+    }
+    size_t kept = 0, added = 0;
+    int rc = 0;
+    for (size_t i = 0; i < s->n_pending && rc == 0; i++) {
+        uint64_t index = s->pending[i];
+        int data = index < h->chunks_claimed ? holds_data(s, index, buf, 1 << 16) : 0;
+        if (data > 0 && mf_grow((void **)&s->chunks, &s->cap_chunks, s->n_chunks + 1,
+                                sizeof *s->chunks) == 0) {
+            s->chunks[s->n_chunks++] = (mf_chunk_info){ .index = index,
+                                                       .file_offset = index * MF_CHUNK_SIZE };
+            added++;
+        } else {
+            rc = data < 0 ? -1 : 0;
+            s->pending[kept++] = index;
+        }
+    }
+    free(buf);
+    s->n_pending = kept;
+    if (added)
+        qsort(s->chunks, s->n_chunks, sizeof *s->chunks, compare_chunks);
+    if (rc < 0)
+        snprintf(err, errlen, "%s: cannot read: %s", s->path, strerror(errno));
+    return rc;
+}
+
+const mf_damage *mf_chunk_source_damage(const mf_chunk_source *s)
+{
+    return &s->damage;
+}
+
 const char *mf_chunk_source_path(const mf_chunk_source *s)
 {
     return s->path;
@@ -360,6 +462,7 @@ void mf_chunk_source_close(mf_chunk_source *s)
     if (!s)
         return;
     mf_compact_source_close(s->compact);
+    mf_damage_free(&s->damage);
     for (int k = 0; s->cache && k < CACHED_CHUNKS; k++)
         free(s->cache[k].bytes);
     free(s->cache);

@@ -65,11 +65,16 @@ MF_EXPORT const uint8_t *mf_chunk_source_header(const mf_chunk_source *s, size_t
  */
 MF_EXPORT const mf_chunk_info *mf_chunk_source_chunks(const mf_chunk_source *s, size_t *n);
 
+/* mf_chunk_source_read*: the chunk's bytes are damaged (a compact frame
+ * that fails its checks): err says "FILE: offset N: what"; other chunks
+ * read on. */
+#define MF_CHUNK_DAMAGED (-2)
+
 /*
  * Read chunk chunks[i] into buf (MF_CHUNK_SIZE bytes).  Returns the number of
- * bytes that came from the file (the rest of buf is zeroed), or -1 with
- * "FILE: offset N: what" in err when the bytes cannot be had (an I/O error,
- * a compact frame that fails its checksum).
+ * bytes that came from the file (the rest of buf is zeroed), -1 with
+ * "FILE: offset N: what" in err when the bytes cannot be had (an I/O error),
+ * or MF_CHUNK_DAMAGED (the same message) when the chunk is lost to damage.
  */
 MF_EXPORT long mf_chunk_source_read(mf_chunk_source *s, size_t i, uint8_t *buf, char *err,
                           size_t errlen);
@@ -103,6 +108,23 @@ MF_EXPORT uint64_t mf_chunk_source_file_size(const mf_chunk_source *s);
  * mf_chunk_source_open.  Compact logs do not change.
  */
 MF_EXPORT int mf_chunk_source_refresh(mf_chunk_source *s, char *err, size_t errlen);
+
+/*
+ * What opening the file found damaged: a compact log without its trailer
+ * or index, or with frames that are no frames ("FILE: offset N: compact
+ * log: ..."); every intact chunk is still listed.  Empty for a live log.
+ */
+struct mf_damage;
+MF_EXPORT const struct mf_damage *mf_chunk_source_damage(const mf_chunk_source *s);
+
+/*
+ * The log's writer is gone (a reader that knows it, a compaction): chunks
+ * claimed whose header was never written but which hold data - their header
+ * zeroed by a torn write or a bad sector - are listed too, so that readers
+ * report them (the chunk header is zeros) and compaction keeps their bytes.
+ * A live log only; 0, or -1 with "FILE: ..." in err on a read error.
+ */
+MF_EXPORT int mf_chunk_source_settle(mf_chunk_source *s, char *err, size_t errlen);
 
 /* The path the source was opened with. */
 MF_EXPORT const char *mf_chunk_source_path(const mf_chunk_source *s);

@@ -8,6 +8,15 @@
 
 #include "damage.h"
 
+void mf_damage_add_line(mf_damage *d, const char *line)
+{
+    char *copy = d->n < MF_DAMAGE_KEPT ? strdup(line) : NULL;
+    if (copy)
+        d->lines[d->n++] = copy;
+    else
+        d->more++;
+}
+
 void mf_damage_add(mf_damage *d, const char *path, uint64_t offset, const char *fmt, ...)
 {
     if (d->n == MF_DAMAGE_KEPT) {
@@ -20,11 +29,7 @@ void mf_damage_add(mf_damage *d, const char *path, uint64_t offset, const char *
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
     snprintf(line, sizeof line, "%s: offset %llu: %s", path, (unsigned long long)offset, what);
-    char *copy = strdup(line);
-    if (copy)
-        d->lines[d->n++] = copy;
-    else
-        d->more++;
+    mf_damage_add_line(d, line);
 }
 
 const char *mf_damage_first(const mf_damage *d)

@@ -22,6 +22,9 @@ typedef struct mf_damage {
 void mf_damage_add(mf_damage *d, const char *path, uint64_t offset, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* Add a message already made "path: offset N: what" (another list's). */
+void mf_damage_add_line(mf_damage *d, const char *line);
+
 /* The first message, or "" when there is none. */
 const char *mf_damage_first(const mf_damage *d);
 

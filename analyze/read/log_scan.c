@@ -263,6 +263,12 @@ static int check_chunk_header(mf_rlog *log, const uint8_t *buf, const mf_chunk_i
 {
     mf_chunk_header ch;
     memcpy(&ch, buf, sizeof ch);
+    if (ch.magic == 0) {       /* listed only when it holds data (mf_chunk_source_settle) */
+        mf_damage_add(&log->damage, log->path, info->file_offset,
+                      "the chunk's header is zeros (a hole: a torn write, a bad sector), but "
+                      "the chunk holds data: its records are lost");
+        return -1;
+    }
     if (ch.magic != MF_CHUNK_MAGIC) {
         mf_damage_add(&log->damage, log->path, info->file_offset,
                       "bad chunk magic 0x%08x (expected 0x%08x)", ch.magic, MF_CHUNK_MAGIC);
@@ -277,12 +283,153 @@ static int check_chunk_header(mf_rlog *log, const uint8_t *buf, const mf_chunk_i
     return 0;
 }
 
+/* The chunk header's seal into sc->sealed; one that cannot be is damage
+ * (and no seal). */
+static void check_seal(mf_rlog *log, mf_scan_chunk *sc, const uint8_t *header,
+                       const mf_chunk_info *info)
+{
+    mf_chunk_header ch;
+    memcpy(&ch, header, sizeof ch);
+    sc->sealed = ch.sealed;
+    if (ch.sealed == 0 || (ch.sealed >= sizeof ch && ch.sealed <= MF_CHUNK_SIZE &&
+                           ch.sealed % 8 == 0))
+        return;
+    mf_damage_add(&log->damage, log->path, info->file_offset + 12,
+                  "bad chunk seal %u (a chunk's records end inside its %u bytes, at a "
+                  "multiple of 8)", ch.sealed, MF_CHUNK_SIZE);
+    sc->sealed = 0;
+}
+
+/* A chunk looked at again: its seal as it stands now (it may have been
+ * sealed since the last look, when it filled or its thread ended). */
+static int reread_seal(mf_rlog *log, size_t p, mf_scan_chunk *sc, const mf_chunk_info *info,
+                       char *err, size_t errlen)
+{
+    uint8_t header[sizeof(mf_chunk_header)];
+    long n = mf_chunk_source_read_at(log->src, p, 0, header, sizeof header, err, errlen);
+    if (n < 0)
+        return -1;
+    mf_chunk_header ch;
+    memcpy(&ch, header, sizeof ch);
+    if (ch.sealed != sc->sealed && (size_t)n == sizeof header)
+        check_seal(log, sc, header, info);
+    return 0;
+}
+
+/* Records a resumed walk must check before a run of them is believed: a
+ * word inside a record that happens to look like a record word passes its
+ * checks about once in 2^28 words; four in a row, or a run that ends where
+ * records end, do not happen by chance. */
+#define RESUME_CHECKED 4
+
+/* Whether records run from p (avail bytes from the file, room to the end of
+ * the chunk): RESUME_CHECKED of them pass every check, or at least one does
+ * and the run then ends (a zero word, the end of the bytes). */
+static int records_run(const mf_rlog *log, const uint8_t *p, size_t avail, size_t room,
+                       mf_chunk_state st)
+{
+    char why[256];
+    size_t at = 0;
+    st.base_valid = 1; /* the time base before the hole stands in for the lost one */
+    for (int n = 0; n < RESUME_CHECKED; n++) {
+        mf_record r;
+        int rc = mf_record_next(p + at, avail > at ? avail - at : 0, room - at, &st,
+                                &log->limits, &r, why, sizeof why);
+        if (rc <= 0)
+            return rc == 0 && n > 0;
+        at += r.size;
+    }
+    return 1;
+}
+
+/*
+ * The walk of a chunk met a zero record word at buf offset `at` (chunk
+ * offset stop + at; buf holds n bytes from the file): the end of what was
+ * written, or a hole (a zeroed page: a torn write, a bad sector, a sparse
+ * hole after a crash)?  A hole when records start again after the zeros:
+ * returns their buf offset.  0 otherwise: the end - unless the chunk's seal
+ * says its records reach further, which *lost says.
+ */
+static size_t find_resume(const mf_rlog *log, const uint8_t *buf, size_t n, size_t at,
+                          uint32_t stop, uint32_t sealed, const mf_chunk_state *st, int *lost)
+{
+    *lost = sealed > stop + at;
+    for (size_t z = at + 8; z + 8 <= n; z += 8) {
+        uint64_t word;
+        memcpy(&word, buf + z, 8);
+        if (word && records_run(log, buf + z, n - z, MF_CHUNK_SIZE - (stop + z), *st)) {
+            *lost = 0;
+            return z;
+        }
+    }
+    return 0;
+}
+
+/* A segment of chunk sc's records starting at chunk offset begin. */
+static mf_segment segment_at(uint32_t li, const mf_scan_chunk *sc, uint32_t begin,
+                             mf_chunk_state st)
+{
+    return (mf_segment){ .log = li, .chunk = sc->index, .begin = begin, .min_ns = UINT64_MAX,
+                         .state = st, .sorted = 1 };
+}
+
+/* Hand the merge a segment that ends at chunk offset end (none if empty). */
+static int add_segment(mf_rlog *log, mf_scan_sink *sink, mf_segment *seg, uint32_t end)
+{
+    seg->end = end;
+    if (seg->events == 0)
+        return 0;
+    log->events += seg->events;
+    log->first_ns = seg->min_ns < log->first_ns ? seg->min_ns : log->first_ns;
+    log->last_ns = seg->max_ns > log->last_ns ? seg->max_ns : log->last_ns;
+    seg->order = sink->next_order++;
+    if (mf_grow((void **)&sink->segments, &sink->cap_segments, sink->n_segments + 1,
+                sizeof *sink->segments) < 0)
+        return -1;
+    sink->segments[sink->n_segments++] = *seg;
+    return 0;
+}
+
+/*
+ * A zero word at buf offset at: 0 at the end of what was written; 1 after
+ * a hole (reported; the records resume at *at, with *st's time base
+ * standing in for the one lost in the hole).
+ */
+static int judge_zero_word(mf_rlog *log, mf_scan_chunk *sc, const mf_chunk_info *info,
+                           const uint8_t *buf, size_t n, size_t *at, mf_chunk_state *st)
+{
+    if (log->writing)
+        return 0;
+    int lost;
+    size_t z = find_resume(log, buf, n, *at, sc->stop, sc->sealed, st, &lost);
+    uint64_t from = info->file_offset + sc->stop + *at;
+    if (lost) {
+        mf_damage_add(&log->damage, log->path, from,
+                      "the chunk's records stop at a zero word, but its seal says they reach "
+                      "offset %llu: the %llu bytes between are zeros (a hole: a torn write, a "
+                      "bad sector) and their records are lost",
+                      (unsigned long long)(info->file_offset + sc->sealed),
+                      (unsigned long long)(sc->sealed - (sc->stop + *at)));
+        sc->done = 1;
+    }
+    if (!z)
+        return 0;
+    mf_damage_add(&log->damage, log->path, from,
+                  "a hole: %llu bytes of zeros inside the chunk's records%s; the records in "
+                  "it are lost, reading resumes at offset %llu",
+                  (unsigned long long)(z - *at), sc->sealed > sc->stop + *at
+                      ? " (its seal says they reach further)" : "",
+                  (unsigned long long)(info->file_offset + sc->stop + z));
+    *at = z;
+    st->base_valid = 1;
+    return 1;
+}
+
 /* Walk buf (n bytes from the file, the chunk's bytes from sc->stop on). */
 static int walk(mf_rlog *log, uint32_t li, mf_scan_sink *sink, mf_scan_chunk *sc,
                 const mf_chunk_info *info, const uint8_t *buf, size_t n)
 {
-    mf_segment seg = { .log = li, .chunk = sc->index, .begin = sc->stop, .min_ns = UINT64_MAX,
-                       .state = sc->state, .sorted = 1 };
+    mf_segment seg = segment_at(li, sc, sc->stop, sc->state);
     mf_chunk_state st = sc->state;
     uint64_t last = 0;
     size_t at = 0;
@@ -295,6 +442,13 @@ static int walk(mf_rlog *log, uint32_t li, mf_scan_sink *sink, mf_scan_chunk *sc
         if (rc < 0) {
             mf_damage_add(&log->damage, log->path, info->file_offset + sc->stop + at, "%s", why);
             sc->done = 1;
+        }
+        if (rc == 0 && at + 8 <= n && judge_zero_word(log, sc, info, buf, n, &at, &st)) {
+            if (add_segment(log, sink, &seg, sc->stop + (uint32_t)(seg.end = 0, at)) < 0)
+                return -1;
+            seg = segment_at(li, sc, sc->stop + (uint32_t)at, st);
+            last = 0;
+            continue;
         }
         if (rc <= 0)
             break;
@@ -317,18 +471,7 @@ static int walk(mf_rlog *log, uint32_t li, mf_scan_sink *sink, mf_scan_chunk *sc
     sc->state = st;
     if (sc->stop + 8 > MF_CHUNK_SIZE)
         sc->done = 1;
-    seg.end = sc->stop;
-    if (seg.events == 0)
-        return 0;
-    log->events += seg.events;
-    log->first_ns = seg.min_ns < log->first_ns ? seg.min_ns : log->first_ns;
-    log->last_ns = seg.max_ns > log->last_ns ? seg.max_ns : log->last_ns;
-    seg.order = sink->next_order++;
-    if (mf_grow((void **)&sink->segments, &sink->cap_segments, sink->n_segments + 1,
-                sizeof *sink->segments) < 0)
-        return -1;
-    sink->segments[sink->n_segments++] = seg;
-    return 0;
+    return add_segment(log, sink, &seg, sc->stop);
 }
 
 /* Scan chunk source position p whose state is sc (new: stop 0). */
@@ -339,6 +482,11 @@ static int scan_chunk(mf_rlog *log, uint32_t li, mf_scan_sink *sink, size_t p,
     const mf_chunk_info *info = &mf_chunk_source_chunks(log->src, &n_chunks)[p];
     long n = mf_chunk_source_read_at(log->src, p, sc->stop, buf, MF_CHUNK_SIZE - sc->stop, err,
                                      errlen);
+    if (n == MF_CHUNK_DAMAGED) { /* a compact frame that fails its checks: the chunk is lost */
+        mf_damage_add_line(&log->damage, err);
+        sc->done = 1;
+        return 0;
+    }
     if (n < 0)
         return -1;
     if (sc->stop == 0) {
@@ -348,10 +496,13 @@ static int scan_chunk(mf_rlog *log, uint32_t li, mf_scan_sink *sink, size_t p,
             sc->done = 1;
             return 0;
         }
+        check_seal(log, sc, buf, info);
         sc->stop = sizeof(mf_chunk_header);
         sc->state = (mf_chunk_state){ 0, info->tid, 0 };
         buf += sizeof(mf_chunk_header);
         n -= (long)sizeof(mf_chunk_header);
+    } else if (!log->writing && reread_seal(log, p, sc, info, err, errlen) < 0) {
+        return -1;
     }
     if (walk(log, li, sink, sc, info, buf, (size_t)n) < 0) {
         snprintf(err, errlen, "%s: out of memory while reading the log", log->path);

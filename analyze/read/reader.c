@@ -70,6 +70,10 @@ static mf_rlog *rlog_open(const char *path, char *err, size_t errlen)
         rlog_free(log);
         return NULL;
     }
+    const mf_damage *found = mf_chunk_source_damage(log->src);
+    for (size_t i = 0; i < found->n; i++)
+        mf_damage_add_line(&log->damage, found->lines[i]);
+    log->damage.more += found->more;
     return log;
 }
 
@@ -341,12 +345,49 @@ static void check_claimed(mf_rlog *log)
     }
 }
 
+/*
+ * Claimed chunks that hold nothing, once the writer is gone: a chunk's header
+ * is written when it is claimed, so a chunk below chunks_claimed that reads
+ * as zeros (a live log) or has no frame (a compact log) lost its header and
+ * whatever records it had - a hole over its first page - or they were never
+ * written (a killed run whose staged chunks could not be written back).
+ * One line names the first such chunk and says how many there are.
+ */
+static void check_written(mf_rlog *log)
+{
+    if (log->writing)
+        return;
+    size_t n;
+    const mf_chunk_info *c = mf_chunk_source_chunks(log->src, &n);
+    uint64_t covered = (mf_chunk_source_file_size(log->src) + MF_CHUNK_SIZE - 1) / MF_CHUNK_SIZE;
+    uint64_t end = log->meta.header.chunks_claimed < covered ? log->meta.header.chunks_claimed
+                                                              : covered;
+    uint64_t first = 0, listed = 0;
+    for (size_t k = 0; k < n && c[k].index < end; k++) {
+        if (!first && c[k].index != listed + 1)
+            first = listed + 1;
+        listed++;
+    }
+    if (end <= 1 || listed == end - 1)
+        return;
+    if (!first)
+        first = listed + 1;
+    mf_damage_add(&log->damage, log->path, first * MF_CHUNK_SIZE,
+                  "chunk %llu was claimed, but it holds nothing: its header and records are "
+                  "zeros (a hole over its first page), or were never written; its records, if "
+                  "it had any, are lost (%llu chunk%s like it)", (unsigned long long)first,
+                  (unsigned long long)(end - 1 - listed), end - 1 - listed == 1 ? "" : "s");
+}
+
 static int scan_all(mf_reader *r, char *err, size_t errlen)
 {
     r->sink.n_segments = 0;
     r->meta_sorted = 0;
     for (size_t i = 0; i < r->n; i++) {
-        if (mf_scan_log(r->logs[i], (uint32_t)i, &r->sink, err, errlen) < 0)
+        const mf_file_header *h = &r->logs[i]->meta.header;
+        r->logs[i]->writing = !(h->flags & MF_HEADER_COMPACT) && process_alive(h);
+        if ((!r->logs[i]->writing && mf_chunk_source_settle(r->logs[i]->src, err, errlen) < 0) ||
+            mf_scan_log(r->logs[i], (uint32_t)i, &r->sink, err, errlen) < 0)
             return -1;
         fill_info(r, i);
     }
@@ -457,8 +498,10 @@ int mf_reader_open(mf_reader **out, const char *const *paths, size_t n, mf_strin
     if (rc == 0 && scan_all(r, err, errlen) < 0)
         rc = -1;
     for (size_t i = 0; rc == 0 && i < r->n; i++) {
-        if (!r->follow)
+        if (!r->follow) {
             check_claimed(r->logs[i]);
+            check_written(r->logs[i]);
+        }
         fill_info(r, i);
     }
     if (rc == 0 && relate(r, err, errlen) < 0)
@@ -517,6 +560,7 @@ int mf_reader_finish(mf_reader *r, char *err, size_t errlen)
     if (r->follow && !r->finished)
         for (size_t i = 0; i < r->n; i++) {
             check_claimed(r->logs[i]);
+            check_written(r->logs[i]);
             fill_info(r, i);
         }
     r->finished = 1;

@@ -41,6 +41,7 @@ typedef struct mf_scan_chunk {
     uint32_t stop;           /* offset where the scan stopped */
     uint32_t done;           /* damaged or full: nothing more can come */
     mf_chunk_state state;    /* decoding state at stop */
+    uint32_t sealed;         /* the chunk header's seal at the last look (0: none) */
 } mf_scan_chunk;
 
 /*
@@ -123,6 +124,8 @@ typedef struct mf_rlog {
     uint64_t records;        /* records the scan accepted */
     uint64_t events;         /* event records among them */
     mf_record_limits limits;
+    int writing;             /* its process may still write it: a zero word may be a
+                                record not yet stored, so no hole is judged yet */
 } mf_rlog;
 
 /* The reader's shared tables the scan fills. */
@@ -146,6 +149,9 @@ typedef struct mf_scan_sink {
  * Scan what is new in every chunk of log (index li): chunks not seen yet,
  * and chunks that stopped at the end of what was written.  New segments,
  * strings, stacks, threads and devices go to sink; damage to log->damage.
+ * Unless log->writing, a zero record word followed by records again (or
+ * before the chunk's seal) is a hole: reported, and the records after it
+ * are read as a segment of their own.
  * Returns 0, or -1 with "PATH: ..." in err on a read error or out of memory.
  */
 int mf_scan_log(mf_rlog *log, uint32_t li, mf_scan_sink *sink, char *err, size_t errlen);
