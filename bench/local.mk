@@ -70,5 +70,12 @@ bench-stacks: all
 bench-compact: all
 	bash $(srcdir)/bench/compact.sh $(abs_top_builddir)
 
-.PHONY: bench bench-python bench-faults bench-compact bench-stacks bench-wait
+# Instruction counts of the recording and the render (valgrind's callgrind):
+# `make bench-instructions` for this tree, or bench/instructions.sh TREE...
+# to compare commits (docs/PERFORMANCE.md "Instruction counts across commits").
+EXTRA_DIST += bench/instructions.sh
+bench-instructions: all
+	sh $(srcdir)/bench/instructions.sh $(abs_top_builddir)
+
+.PHONY: bench bench-python bench-faults bench-compact bench-stacks bench-wait bench-instructions
 EXTRA_DIST += bench/view.sh bench/view_browser.js bench/view_screenshot.sh bench/view_screenshot.js
