@@ -147,11 +147,14 @@ static void roles_json(api *a, const mf_index_view *v)
 static void ooms_json(api *a, const mf_index_view *v)
 {
     mf_sink *s = &a->s;
+    char dev[16];
+    mf_model_device_name(v->device, dev, sizeof dev);
     mf_sink_printf(s, ",\"ooms_total\":%llu,\"ooms\":[", (unsigned long long)v->ooms_total);
     for (size_t i = 0; i < v->n_ooms; i++) {
         const mf_index_oom *o = &v->ooms[i];
-        mf_sink_printf(s, "%s{\"time\":%llu,\"requested\":%llu,\"free\":", i ? "," : "",
-                       (unsigned long long)rel(a, o->time_ns), (unsigned long long)o->requested);
+        mf_sink_printf(s, "%s{\"time\":%llu,\"device\":\"%s\",\"requested\":%llu,\"free\":",
+                       i ? "," : "", (unsigned long long)rel(a, o->time_ns), dev,
+                       (unsigned long long)o->requested);
         u64_or_null(s, o->device_free, UINT64_MAX);
         mf_sink_puts(s, ",\"limit\":");
         u64_or_null(s, o->device_limit, 0);

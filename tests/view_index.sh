@@ -141,7 +141,7 @@ meta = json.load(urllib.request.urlopen(base + "/api/meta?token=" + token))
 got = sorted((v["device"], v["pid"], v["ooms_total"], v["ooms"]) for v in meta["views"])
 MiB = 1 << 20
 want = [("gpu/0", 1, 1, [{
-    "time": 70000, "requested": 4 << 30, "free": MiB, "limit": None, "route": "torch_trace",
+    "time": 70000, "device": "gpu/0", "requested": 4 << 30, "free": MiB, "limit": None, "route": "torch_trace",
     "route_name": "PyTorch's allocator history", "scope": "net:dense1:", "known": True,
     "tensors": True, "live_bytes": 529920, "live_count": 4,
     "top": [{"scope": "backward:net:dense0:", "bytes": 524288, "count": 1},
