@@ -1,7 +1,8 @@
 /*
- * view_api.c - `memflow view`'s data answers (view_api.h): the views and
- * their legends (meta), the cells and blocks of a window, the occupancy of
- * a time range, a block's whole stack, and for a selected range the flame
+ * view_api.c - `memflow view`'s data answers (view_api.h): the views,
+ * their legends of scopes and roles and their OOMs (meta), the cells and
+ * blocks of a window (keyed by scope, or by role), the occupancy of a time
+ * range, a block's whole stack, and for a selected range the flame
  * graph of what was live at its peak and the scopes and sites that grew.
  * Program strings go through the one JSON escaper (render/escape.h).
  */
@@ -78,8 +79,8 @@ static void block_json(api *a, const mf_index_block *b)
         mf_sink_puts(s, "\"free\":null,");
     else
         mf_sink_printf(s, "\"free\":%llu,", (unsigned long long)rel(a, b->free_ns));
-    mf_sink_printf(s, "\"scope\":%u,\"tid\":%u,\"stack\":%u,\"end\":%u,\"level\":%u,\"name\":",
-                   b->scope, b->tid, b->stack, b->end, b->level);
+    mf_sink_printf(s, "\"scope\":%u,\"tid\":%u,\"stack\":%u,\"end\":%u,\"level\":%u,\"role\":\"%s\","
+                   "\"name\":", b->scope, b->tid, b->stack, b->end, b->level, mf_role_name(b->role));
     str(s, b->name ? string(a, b->name) : "");
     const char *site = b->stack ? site_name(a, b->stack) : NULL;
     mf_sink_puts(s, ",\"site\":");
@@ -103,6 +104,78 @@ static int error_answer(mf_view_answer *out, int status, const char *msg)
 }
 
 /* ---- meta ------------------------------------------------------------------------------ */
+
+static void color_json(mf_sink *s, mf_svg_rgb c)
+{
+    mf_sink_printf(s, "\"color\":\"#%02x%02x%02x\"", c.r, c.g, c.b);
+}
+
+/* A number, or null when it is `none`. */
+static void u64_or_null(mf_sink *s, uint64_t v, uint64_t none)
+{
+    if (v == none)
+        mf_sink_puts(s, "null");
+    else
+        mf_sink_u64(s, v);
+}
+
+/* The view's roles that allocated, most bytes first. */
+static void roles_json(api *a, const mf_index_view *v)
+{
+    unsigned order[MF_ROLES], n = 0;
+    for (unsigned r = 0; r < MF_ROLES; r++) {
+        unsigned k = n++;
+        for (; k > 0 && v->role_bytes[order[k - 1]] < v->role_bytes[r]; k--)
+            order[k] = order[k - 1];
+        order[k] = r;
+    }
+    mf_sink_puts(&a->s, ",\"roles\":[");
+    for (unsigned i = 0, shown = 0; i < n; i++) {
+        unsigned r = order[i];
+        if (!v->role_count[r])
+            continue;
+        mf_sink_printf(&a->s, "%s{\"id\":%u,\"name\":\"%s\",\"bytes\":%llu,\"count\":%llu,",
+                       shown++ ? "," : "", r, mf_role_name(r),
+                       (unsigned long long)v->role_bytes[r], (unsigned long long)v->role_count[r]);
+        color_json(&a->s, mf_svg_role_color(r));
+        mf_sink_putc(&a->s, '}');
+    }
+    mf_sink_putc(&a->s, ']');
+}
+
+/* The view's OOMs: what each asked, what the device had, what was live. */
+static void ooms_json(api *a, const mf_index_view *v)
+{
+    mf_sink *s = &a->s;
+    char dev[16];
+    mf_model_device_name(v->device, dev, sizeof dev);
+    mf_sink_printf(s, ",\"ooms_total\":%llu,\"ooms\":[", (unsigned long long)v->ooms_total);
+    for (size_t i = 0; i < v->n_ooms; i++) {
+        const mf_index_oom *o = &v->ooms[i];
+        mf_sink_printf(s, "%s{\"time\":%llu,\"device\":\"%s\",\"requested\":%llu,\"free\":",
+                       i ? "," : "", (unsigned long long)rel(a, o->time_ns), dev,
+                       (unsigned long long)o->requested);
+        u64_or_null(s, o->device_free, UINT64_MAX);
+        mf_sink_puts(s, ",\"limit\":");
+        u64_or_null(s, o->device_limit, 0);
+        mf_sink_printf(s, ",\"route\":\"%s\",\"route_name\":", mf_oom_route_key(o->route));
+        str(s, mf_oom_route_name(o->route));
+        mf_sink_puts(s, ",\"scope\":");
+        str(s, string(a, o->scope));
+        mf_sink_printf(s, ",\"known\":%s,\"tensors\":%s,\"live_bytes\":%llu,"
+                       "\"live_count\":%llu,\"top\":[", o->known ? "true" : "false",
+                       o->tensors ? "true" : "false", (unsigned long long)o->live_bytes,
+                       (unsigned long long)o->live_count);
+        for (uint32_t k = 0; k < o->n_top; k++) {
+            mf_sink_puts(s, k ? ",{\"scope\":" : "{\"scope\":");
+            str(s, string(a, o->top[k].id));
+            mf_sink_printf(s, ",\"bytes\":%llu,\"count\":%llu}",
+                           (unsigned long long)o->top[k].bytes, (unsigned long long)o->top[k].count);
+        }
+        mf_sink_puts(s, "]}");
+    }
+    mf_sink_putc(s, ']');
+}
 
 static void view_json(api *a, size_t i)
 {
@@ -132,11 +205,16 @@ static void view_json(api *a, size_t i)
         mf_svg_rgb c = mf_svg_scope_color(name);
         mf_sink_printf(s, "%s{\"id\":%u,\"name\":", k ? "," : "", v->scopes[k].scope);
         str(s, name);
-        mf_sink_printf(s, ",\"bytes\":%llu,\"count\":%llu,\"color\":\"#%02x%02x%02x\"}",
+        mf_sink_printf(s, ",\"bytes\":%llu,\"count\":%llu,",
                        (unsigned long long)v->scopes[k].bytes,
-                       (unsigned long long)v->scopes[k].count, c.r, c.g, c.b);
+                       (unsigned long long)v->scopes[k].count);
+        color_json(s, c);
+        mf_sink_putc(s, '}');
     }
-    mf_sink_puts(s, "]}");
+    mf_sink_putc(s, ']');
+    roles_json(a, v);
+    ooms_json(a, v);
+    mf_sink_putc(s, '}');
 }
 
 static void meta(api *a)
@@ -149,7 +227,13 @@ static void meta(api *a)
                    mf_index_running(a->ix) ? "true" : "false",
                    mf_index_reused(a->ix) ? "true" : "false", MF_VIEW_BLOCKS_MAX);
     str(s, mf_index_path(a->ix));
-    mf_sink_puts(s, ",\"warnings\":[");
+    mf_sink_puts(s, ",\"roles\":[");
+    for (unsigned r = 0; r < MF_ROLES; r++) {
+        mf_sink_printf(s, "%s{\"id\":%u,\"name\":\"%s\",", r ? "," : "", r, mf_role_name(r));
+        color_json(s, mf_svg_role_color(r));
+        mf_sink_putc(s, '}');
+    }
+    mf_sink_puts(s, "],\"warnings\":[");
     for (size_t i = 0; i < mf_index_n_warnings(a->ix); i++) {
         mf_sink_puts(s, i ? "," : "");
         str(s, mf_index_warning(a->ix, i));
@@ -244,7 +328,7 @@ static int keep_whole(void *ctx, const mf_index_block *b)
     put_u32(p + 44, b->stack);
     put_u32(p + 48, b->tid);
     put_u32(p + 52, b->name);
-    put_u32(p + 56, (uint32_t)b->end | (uint32_t)b->flags << 8);
+    put_u32(p + 56, (uint32_t)b->end | (uint32_t)b->flags << 8 | (uint32_t)b->role << 24);
     put_u32(p + 60, b->level);
     return 0;
 }
@@ -257,7 +341,8 @@ static int paint_block(void *ctx, const mf_index_block *b)
         return -1;
     if (shown(w->a->rq, b))
         mf_raster_add(&w->r, b->alloc_ns, ix_end(w->a, b), b->addr,
-                      b->actual ? b->actual : b->requested ? b->requested : 1, 1.0, b->scope);
+                      b->actual ? b->actual : b->requested ? b->requested : 1, 1.0,
+                      w->a->rq->by_role ? (uint32_t)(b->role & MF_ROLE_MASK) : b->scope);
     return w->r.oom ? -1 : 0;
 }
 
@@ -265,7 +350,8 @@ static int paint_cell(void *ctx, const mf_index_cell *c)
 {
     win *w = ctx;
     if (c->addr < w->a1 && c->addr + c->bytes > w->a0 && scope_shown(w->a->rq, c->scope))
-        mf_raster_add(&w->r, c->t_from, c->t_to, c->addr, c->bytes, c->fill, c->scope);
+        mf_raster_add(&w->r, c->t_from, c->t_to, c->addr, c->bytes, c->fill,
+                      w->a->rq->by_role ? c->role : c->scope);
     return w->r.oom ? -1 : 0;
 }
 

@@ -18,7 +18,7 @@ static const struct {
     { "/", MF_VIEW_PAGE, 0, 0 },
     { "/api/meta", MF_VIEW_META, 0, 0 },
     { "/api/window", MF_VIEW_WINDOW, MF_VQ_VIEW | MF_VQ_T0 | MF_VQ_T1 | MF_VQ_Y0 | MF_VQ_Y1 |
-      MF_VQ_W | MF_VQ_H, MF_VQ_HIDE | MF_VQ_MIN | MF_VQ_MAX },
+      MF_VQ_W | MF_VQ_H, MF_VQ_HIDE | MF_VQ_MIN | MF_VQ_MAX | MF_VQ_BY },
     { "/api/occupancy", MF_VIEW_OCCUPANCY, MF_VQ_VIEW | MF_VQ_T0 | MF_VQ_T1 | MF_VQ_COLS, 0 },
     { "/api/stack", MF_VIEW_STACK, MF_VQ_STACK, 0 },
     { "/api/range", MF_VIEW_RANGE, MF_VQ_VIEW | MF_VQ_T0 | MF_VQ_T1, 0 },
@@ -37,7 +37,7 @@ static const struct {
     { "h", MF_VQ_H, MF_VIEW_H_MAX }, { "cols", MF_VQ_COLS, UINT32_MAX },
     { "stack", MF_VQ_STACK, UINT32_MAX }, { "hide", MF_VQ_HIDE, UINT32_MAX },
     { "min", MF_VQ_MIN, UINT64_MAX }, { "max", MF_VQ_MAX, UINT64_MAX },
-    { "token", MF_VQ_TOKEN, 0 },
+    { "by", MF_VQ_BY, 1 }, { "token", MF_VQ_TOKEN, 0 },
 };
 
 /* Decimal digits into *v, at most max. */
@@ -124,6 +124,7 @@ static int param(const char *p, size_t n, mf_view_request *out, char *err, size_
     case MF_VQ_COLS: out->cols = (uint32_t)x; break;
     case MF_VQ_MIN: out->min = x; break;
     case MF_VQ_MAX: out->max = x; break;
+    case MF_VQ_BY: out->by_role = (uint32_t)x; break;
     default: out->stack = (uint32_t)x; break;
     }
     return 0;

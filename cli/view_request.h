@@ -19,7 +19,7 @@
 enum mf_view_endpoint {
     MF_VIEW_PAGE = 1,         /* / : the page */
     MF_VIEW_META,             /* /api/meta : views, legends, times */
-    MF_VIEW_WINDOW,           /* /api/window?view&t0&t1&y0&y1&w&h[&hide&min&max] : blocks or a raster */
+    MF_VIEW_WINDOW,           /* /api/window?view&t0&t1&y0&y1&w&h[&hide&min&max&by] : blocks or a raster */
     MF_VIEW_OCCUPANCY,        /* /api/occupancy?view&t0&t1&cols */
     MF_VIEW_STACK,            /* /api/stack?stack */
     MF_VIEW_RANGE,            /* /api/range?view&t0&t1 : flame graph and growth */
@@ -30,7 +30,7 @@ enum mf_view_endpoint {
 enum {
     MF_VQ_VIEW = 1, MF_VQ_T0 = 2, MF_VQ_T1 = 4, MF_VQ_Y0 = 8, MF_VQ_Y1 = 16, MF_VQ_W = 32,
     MF_VQ_H = 64, MF_VQ_COLS = 128, MF_VQ_STACK = 256, MF_VQ_HIDE = 512, MF_VQ_MIN = 1024,
-    MF_VQ_MAX = 2048, MF_VQ_TOKEN = 4096
+    MF_VQ_MAX = 2048, MF_VQ_TOKEN = 4096, MF_VQ_BY = 8192
 };
 
 #define MF_VIEW_HIDE_MAX 64       /* scopes a request may hide */
@@ -46,6 +46,8 @@ typedef struct mf_view_request {
     uint64_t t0, t1;          /* times in ns since the run's start */
     uint64_t y0, y1;          /* places on the view's address axis (used addresses end to end) */
     uint64_t min, max;        /* sizes shown (requested bytes; max 0: no bound) */
+    uint32_t by_role;         /* by=1: a raster's layers are roles (enum mf_block_role),
+                                 not scopes */
     uint32_t hide[MF_VIEW_HIDE_MAX];   /* scope string ids not shown */
     size_t n_hide;
 } mf_view_request;

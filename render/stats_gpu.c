@@ -17,28 +17,6 @@
 #include "stats.h"
 #include "units.h"
 
-static const char *route_name(unsigned route)
-{
-    switch (route) {
-    case MF_OOM_TORCH_TRACE: return "PyTorch's allocator history";
-    case MF_OOM_TORCH_OBSERVER: return "torch's out-of-memory observer";
-    case MF_OOM_CUDA_API: return "a failed CUDA allocation (CUPTI)";
-    case MF_OOM_KILLED: return "memflow run: an OOM killer killed the process";
-    }
-    return "unknown";
-}
-
-static const char *route_key(unsigned route)
-{
-    switch (route) {
-    case MF_OOM_TORCH_TRACE: return "torch_trace";
-    case MF_OOM_TORCH_OBSERVER: return "torch_observer";
-    case MF_OOM_CUDA_API: return "cuda_api";
-    case MF_OOM_KILLED: return "oom_killer";
-    }
-    return "unknown";
-}
-
 /* The name of a share's id: a scope, or a site. */
 static const char *share_name(const mf_model *m, uint32_t id, int site)
 {
@@ -90,13 +68,13 @@ static void oom_one(const mf_stats *s, mf_emitter *e, const mf_oom *o)
     mf_emit_table_title(e, title);
     mf_emit_name(e, "device", "%s", mf_model_device_name(o->device, dev, sizeof dev));
     mf_emit_u64(e, "pid", " (pid %llu)", o->pid);
-    mf_emit_json_str(e, "route", route_key(o->route));
+    mf_emit_json_str(e, "route", mf_oom_route_key(o->route));
     if (o->route == MF_OOM_KILLED)
         mf_emit_table_printf(e, ": killed by the kernel's or a cgroup's OOM killer (%s)",
-                             route_name(o->route));
+                             mf_oom_route_name(o->route));
     else
         mf_emit_table_printf(e, ", seen by %s: %s (%llu bytes) were asked for",
-                             route_name(o->route), mf_format_bytes(o->requested, a, sizeof a),
+                             mf_oom_route_name(o->route), mf_format_bytes(o->requested, a, sizeof a),
                              (unsigned long long)o->requested);
     mf_emit_json_u64(e, "requested", o->requested);
     if (o->device_free != UINT64_MAX) {

@@ -207,6 +207,11 @@ static const mf_svg_rgb role_colors[MF_ROLES] = {
     { 0x94, 0x67, 0xbd }, { 0x8c, 0x56, 0x4b }, { 0xe3, 0x77, 0xc2 }, { 0xbc, 0xbd, 0x22 },
 };
 
+mf_svg_rgb mf_svg_role_color(unsigned role)
+{
+    return role_colors[role & MF_ROLE_MASK];
+}
+
 /* Legend of the roles of the device, most held at its peak first; each
  * role its fixed colour (index = role). */
 static int build_role_colors(mf_svg_colors *c, const mf_model *model, const mf_view *view)

@@ -46,6 +46,9 @@ extern const mf_svg_rgb mf_svg_before_color; /* memory held from before training
 /* The palette colour of a scope string: palette[FNV-1a(scope) % 16]. */
 mf_svg_rgb mf_svg_scope_color(const char *scope);
 
+/* The fixed colour of a role (role & MF_ROLE_MASK; grey for unknown). */
+mf_svg_rgb mf_svg_role_color(unsigned role);
+
 typedef struct mf_svg_legend_entry {
     uint32_t scope;           /* model string id, or the site id (site mode) */
     const char *label;        /* the scope's text or the site's name */

@@ -34,3 +34,28 @@ start_ready() {
     read -r word READY_PID < "$fifo"
     expect_eq "$name handshake" ready "$word"
 }
+# needs_browser: skip the whole test (exit 77) where chromium, node or
+# playwright-core (tests/view/node_modules, from bootstrap.sh) are missing;
+# sets CHROMIUM and NODE.
+needs_browser() {
+    CHROMIUM=${CHROMIUM:-$(command -v chromium || true)}
+    NODE=$(command -v node || true)
+    [ -n "$CHROMIUM" ] && [ -n "$NODE" ] && [ -d "$top_srcdir/tests/view/node_modules/playwright-core" ] &&
+        return 0
+    echo "SKIP: $TEST_NAME: needs chromium, node and playwright-core (bootstrap.sh installs them)"
+    exit 77
+}
+# view_serve PATH NAME: `memflow view PATH --no-open` in the background, its
+# pid in $SCRATCH/NAME.pid and the URL it prints in $SCRATCH/NAME.url
+# (waiting up to 30 s for it); view_stop NAME ends it.
+view_serve() {
+    "$MEMFLOW" view "$1" --no-open > "$SCRATCH/$2.out" 2> "$SCRATCH/$2.err" &
+    echo $! > "$SCRATCH/$2.pid"
+    for i in $(seq 1 300); do
+        grep -q 'http://' "$SCRATCH/$2.out" 2>/dev/null && break
+        sleep 0.1
+    done
+    grep -o 'http://[^ ]*' "$SCRATCH/$2.out" > "$SCRATCH/$2.url" ||
+        fail "memflow view printed no URL: $(cat "$SCRATCH/$2.err")"
+}
+view_stop() { kill "$(cat "$SCRATCH/$1.pid")" 2>/dev/null || true; }

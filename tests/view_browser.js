@@ -4,9 +4,9 @@
 // file whose creation lets the growing run's program go on.  Prints what
 // it saw as JSON for the shell test to check.
 "use strict";
-const { chromium } = require("playwright-core");
 const fs = require("fs");
 const http = require("http");
+const { launch, ready } = require("./view_lib");
 
 const [doneUrl, growUrl, goFile, procUrl] = process.argv.slice(2);
 
@@ -17,21 +17,8 @@ function get(url, headers) {
   });
 }
 
-async function ready(page, after) {
-  await page.waitForFunction((n) => Number(document.body.dataset.ready || 0) > n && !document.body.dataset.busy,
-                             after, { timeout: 20000 });
-  return page.evaluate(() => Number(document.body.dataset.ready));
-}
-
 (async () => {
-  const profile = fs.mkdtempSync(process.env.SCRATCH + "/profile.");
-  const ctx = await chromium.launchPersistentContext(profile, {
-    executablePath: process.env.CHROMIUM, headless: true,
-    viewport: { width: 1300, height: 900 },
-    bypassCSP: true,        // playwright polls with eval; the page itself never does
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-           "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
+  const ctx = await launch(1300, 900);
   const out = {};
   try {
     const page = await ctx.newPage();

@@ -12,37 +12,19 @@
 # chromium, node or playwright-core are missing.
 . "$top_srcdir/tests/lib.sh"
 needs_preload
-CHROMIUM=${CHROMIUM:-$(command -v chromium || true)}
-NODE=$(command -v node || true)
-PW="$top_srcdir/tests/view/node_modules/playwright-core"
-if [ -z "$CHROMIUM" ] || [ -z "$NODE" ] || [ ! -d "$PW" ]; then
-    echo "SKIP: $TEST_NAME: needs chromium, node and playwright-core (bootstrap.sh installs them)"
-    exit 77
-fi
+needs_browser
 W="$top_builddir/tests/view_workload"
 "$MEMFLOW" run --stacks -o "$SCRATCH/run" -- "$W" > "$SCRATCH/run.log" 2>&1 ||
     fail "memflow run exited $?: $(tail -3 "$SCRATCH/run.log")"
 
-# serve DIR NAME: start memflow view on DIR; its URL in $SCRATCH/NAME.url
-serve() {
-    "$MEMFLOW" view "$1" --no-open > "$SCRATCH/$2.out" 2> "$SCRATCH/$2.err" &
-    echo $! > "$SCRATCH/$2.pid"
-    for i in $(seq 1 200); do
-        grep -q 'http://' "$SCRATCH/$2.out" 2>/dev/null && break
-        sleep 0.1
-    done
-    grep -o 'http://[^ ]*' "$SCRATCH/$2.out" > "$SCRATCH/$2.url" ||
-        fail "memflow view printed no URL: $(cat "$SCRATCH/$2.err")"
-}
-stop() { kill "$(cat "$SCRATCH/$1.pid")" 2>/dev/null || true; }
-trap 'stop done; stop grow; stop procs; kill "$grow_pid" 2>/dev/null || true' EXIT
+trap 'view_stop done; view_stop grow; view_stop procs; kill "$grow_pid" 2>/dev/null || true' EXIT
 
-serve "$SCRATCH/run" done
+view_serve "$SCRATCH/run" done
 # several processes: a parent that runs proc_workload hold twice
 P="$top_builddir/tests/proc_workload"
 "$MEMFLOW" run -o "$SCRATCH/procs" -- "$P" spawn 2 "$P" hold 123456 > "$SCRATCH/procs.log" 2>&1 ||
     fail "memflow run of proc_workload exited $?: $(tail -3 "$SCRATCH/procs.log")"
-serve "$SCRATCH/procs" procs
+view_serve "$SCRATCH/procs" procs
 [ -f "$SCRATCH/run/$(cd "$SCRATCH/run" && ls memflow-*.mfl | head -1).mfi" ] ||
     fail "no index beside the log"
 # the growing run: its program waits for $SCRATCH/go before its last allocation
@@ -53,7 +35,7 @@ for i in $(seq 1 100); do
     sleep 0.1
 done
 sleep 0.5
-serve "$SCRATCH/grow" grow
+view_serve "$SCRATCH/grow" grow
 
 NODE_PATH="$top_srcdir/tests/view/node_modules" CHROMIUM="$CHROMIUM" SCRATCH="$SCRATCH" \
     "$NODE" "$top_srcdir/tests/view_browser.js" "$(cat "$SCRATCH/done.url")" \

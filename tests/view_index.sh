@@ -6,6 +6,8 @@
 # looks whole gets an error answer naming the index, and the server goes
 # on answering.  The API's answers are read with python3 (json, struct):
 # the window of the whole run holds the program's blocks whole, exactly.
+# An imported PyTorch snapshot's OOM is in its lane, exactly, whether the
+# index was built or reused; an index of the version before is rebuilt.
 . "$top_srcdir/tests/lib.sh"
 needs_preload
 W="$top_builddir/tests/view_workload"
@@ -122,4 +124,41 @@ touch -r "$SCRATCH/good.mfi" "$index"
 serve damaged
 grep -q "(reused)" "$SCRATCH/damaged.err" || fail "the index with a damaged piece was not reused"
 "$PYTHON3" "$SCRATCH/ask.py" "$url" damaged "$index" || fail "the damaged piece was not reported"
-echo "$TEST_NAME: built, reused, rebuilt when truncated or damaged, symlink replaced, damage reported"
+kill $pid
+
+# OOMs: the imported PyTorch snapshot's (tests/torch_import_snapshots.py),
+# in the lane of its process on gpu/0, exactly, from the index as built and
+# as reused; an index of the version before is rebuilt
+"$PYTHON3" "$top_srcdir/tests/torch_import_snapshots.py" "$SCRATCH/snapshots"
+"$MEMFLOW" import "$SCRATCH/snapshots/current.pickle" -o "$SCRATCH/imp" --no-render \
+    2> "$SCRATCH/imp.err" || fail "memflow import exited $?: $(cat "$SCRATCH/imp.err")"
+log="$SCRATCH/imp/memflow-import-1.mfl"
+index="$log.mfi"
+cat > "$SCRATCH/ooms.py" <<'PY'
+import json, sys, urllib.request
+base, token = sys.argv[1].split("/?token=")
+meta = json.load(urllib.request.urlopen(base + "/api/meta?token=" + token))
+got = sorted((v["device"], v["pid"], v["ooms_total"], v["ooms"]) for v in meta["views"])
+MiB = 1 << 20
+want = [("gpu/0", 1, 1, [{
+    "time": 70000, "device": "gpu/0", "requested": 4 << 30, "free": MiB, "limit": None, "route": "torch_trace",
+    "route_name": "PyTorch's allocator history", "scope": "net:dense1:", "known": True,
+    "tensors": True, "live_bytes": 529920, "live_count": 4,
+    "top": [{"scope": "backward:net:dense0:", "bytes": 524288, "count": 1},
+            {"scope": "<unk>:", "bytes": 4608, "count": 2},
+            {"scope": "net:dense0:", "bytes": 1024, "count": 1}]}]),
+        ("gpu/1", 1, 0, [])]
+if got != want or meta["reused"] != (sys.argv[2] == "reused"):
+    sys.exit("view_index: %s: the OOMs: %r, reused %r" % (sys.argv[2], got, meta["reused"]))
+PY
+for how in built reused; do
+    serve "$how"
+    grep -q "(reused)" "$SCRATCH/$how.err" && [ "$how" = built ] && fail "the new index was reused"
+    "$PYTHON3" "$SCRATCH/ooms.py" "$url" "$how" || fail "the OOMs of the index $how"
+    kill $pid
+done
+# the version (bytes 8..11 of the header) made 2: rebuilt, not reused
+printf '\002\000\000\000' | dd of="$index" bs=1 seek=8 conv=notrunc 2> /dev/null
+"$MEMFLOW" view --index-only "$log" 2> "$SCRATCH/old.err" || fail "an old index: exited $?"
+[ "$(cat "$SCRATCH/old.err")" = "memflow view: index $index" ] || fail "an old index: $(cat "$SCRATCH/old.err")"
+echo "$TEST_NAME: built, reused, rebuilt when truncated, damaged or old, symlink replaced, damage reported, OOMs exact"

@@ -13,7 +13,7 @@ if [ -z "$NODE" ] || [ ! -f "$ESLINT" ]; then
     exit 77
 fi
 cd "$top_srcdir" || fail "no source folder"
-files="view/view.js tests/view_browser.js tests/view_lod.js bench/view_browser.js bench/view_screenshot.js"
+files="view/view.js tests/view_lib.js tests/view_browser.js tests/view_lod.js tests/view_oom.js bench/view_browser.js bench/view_screenshot.js"
 for f in $files; do
     "$NODE" --check "$f" || fail "$f does not parse"
 done

@@ -12,27 +12,19 @@
 //     server says was there (/api/at on the pixel's own box, and on a box
 //     3 pixels wider) and whether the pixel is blank.
 "use strict";
-const { chromium } = require("playwright-core");
-const fs = require("fs");
+const { launch, ready } = require("./view_lib");
 
 const [url, firstHex, lastHex, lastSize] = process.argv.slice(2);
 const BG = [244, 244, 244];
 
 (async () => {
-  const profile = fs.mkdtempSync(process.env.SCRATCH + "/profile.");
-  const ctx = await chromium.launchPersistentContext(profile, {
-    executablePath: process.env.CHROMIUM, headless: true, viewport: { width: 1300, height: 900 },
-    bypassCSP: true,        // playwright polls with eval; the page itself never does
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-           "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
+  const ctx = await launch(1300, 900);
   const out = {};
   try {
     const page = await ctx.newPage();
     page.on("pageerror", (e) => { process.stderr.write("page error: " + e + "\n"); });
     await page.goto(url);
-    await page.waitForFunction(() => Number(document.body.dataset.ready || 0) > 0 &&
-                               !document.body.dataset.busy, null, { timeout: 60000 });
+    await ready(page, 0, 60000);
     out.status = await page.evaluate(() => document.getElementById("status").textContent);
     out.timings = await page.evaluate(() => window.memflowView.timings());
     out.result = await page.evaluate(async ([firstHex, lastHex, lastSize, BG]) => {
@@ -107,8 +99,7 @@ const BG = [244, 244, 244];
       const mv = window.memflowView, l = mv.lanes()[0], y = l.axis.y(parseInt(firstHex, 16));
       mv.setWindow(band.last_alloc, band.first_free, l.view.id, y - 2048, y + 2048);
     }, [firstHex, out.result.band]);
-    await page.waitForFunction((k) => Number(document.body.dataset.ready || 0) > k &&
-                               !document.body.dataset.busy, n, { timeout: 60000 });
+    await ready(page, n, 60000);
     out.zoomed = await page.evaluate(() => window.memflowView.timings());
   } finally {
     await ctx.close();

@@ -14,23 +14,13 @@
 # (the million long-lived ones are kept sorted by address).  Skips (77) only where chromium, node or playwright-core are missing.
 . "$top_srcdir/tests/lib.sh"
 needs_preload
-CHROMIUM=${CHROMIUM:-$(command -v chromium || true)}
-NODE=$(command -v node || true)
-if [ -z "$CHROMIUM" ] || [ -z "$NODE" ] || [ ! -d "$top_srcdir/tests/view/node_modules/playwright-core" ]; then
-    echo "SKIP: $TEST_NAME: needs chromium, node and playwright-core (bootstrap.sh installs them)"
-    exit 77
-fi
+needs_browser
 "$MEMFLOW" run -o "$SCRATCH/run" -- "$top_builddir/tests/view_lod_workload" 1000000 1000000 \
     > "$SCRATCH/run.out" 2> "$SCRATCH/run.err" || fail "memflow run exited $?: $(tail -3 "$SCRATCH/run.err")"
 read -r first last size < "$SCRATCH/run.out" || fail "the workload printed no addresses"
-"$MEMFLOW" view "$SCRATCH/run" --no-open > "$SCRATCH/view.out" 2> "$SCRATCH/view.err" &
-pid=$!
-trap 'kill $pid 2>/dev/null || true' EXIT
-for i in $(seq 1 300); do
-    grep -q 'http://' "$SCRATCH/view.out" 2>/dev/null && break
-    sleep 0.1
-done
-url=$(grep -o 'http://[^ ]*' "$SCRATCH/view.out") || fail "memflow view printed no URL: $(cat "$SCRATCH/view.err")"
+trap 'view_stop view' EXIT
+view_serve "$SCRATCH/run" view
+url=$(cat "$SCRATCH/view.url")
 NODE_PATH="$top_srcdir/tests/view/node_modules" CHROMIUM="$CHROMIUM" SCRATCH="$SCRATCH" \
     "$NODE" "$top_srcdir/tests/view_lod.js" "$url" "$first" "$last" "$size" > "$SCRATCH/lod.json" \
     2> "$SCRATCH/lod.err" || fail "the browser test failed: $(tail -20 "$SCRATCH/lod.err")"

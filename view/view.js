@@ -1,18 +1,21 @@
 // view/view.js - the browser side of `memflow view`: asks the server that
 // sent the page (same origin, the token of the page's URL) for the views,
 // then per lane the occupancy and the window shown: its blocks whole when
-// it holds few, else a picture in the page's own pixels (the scope that
-// held most of each pixel, and how full it was), and draws them on
-// canvases.  Zoom: wheel (time; shift: address), keys + - arrows 0; pan:
-// drag; hover a block for its details (the server says which block is
-// under the pointer), click for its stack; drag on the curve to select a
-// range (flame graph, growth).  The state lives in the URL's hash, so a
-// link opens the same place.
+// it holds few, else a picture in the page's own pixels (the scope, or the
+// role, that held most of each pixel, and how full it was), and draws them
+// on canvases, each OOM of a lane a red line across both.  Zoom: wheel
+// (time; shift: address), keys + - arrows 0, p l o jump to the peak, the
+// largest leak, the first OOM; pan: drag; hover a block for its details
+// (the server says which block is under the pointer) or an OOM's line for
+// its post-mortem, click a block for its stack; drag on the curve to
+// select a range (flame graph, growth).  Colour by scope or by role.  The
+// state lives in the URL's hash, so a link opens the same place.
 "use strict";
 (function () {
   const token = new URLSearchParams(location.search).get("token") || "";
   const LEFT = 96, CURVE_H = 90, MAP_H = 300, AXIS_H = 22;
-  const S = { t0: 0, t1: 1, hide: new Set(), views: null, q: "", min: 0, max: 0, y: {} };
+  const S = { t0: 0, t1: 1, hide: new Set(), views: null, q: "", min: 0, max: 0, y: {}, by: "scope" };
+  const OOM_COLOR = "#ff0000", OOM_NEAR = 4;     // an OOM's line, and how near hovering finds it
   let meta = null, lanes = [], seq = 0, busy = 0;
 
   const $ = (id) => document.getElementById(id);
@@ -69,6 +72,7 @@
     S.q = h.get("q") || "";
     S.min = Number(h.get("min") || 0);
     S.max = Number(h.get("max") || 0);
+    S.by = h.get("color") === "role" ? "role" : "scope";
     for (const [k, v] of h) if (k.startsWith("y")) S.y[k.slice(1)] = v.split(",").map(Number);
   }
   function writeHash() {
@@ -79,19 +83,59 @@
     if (S.q) h.set("q", S.q);
     if (S.min) h.set("min", S.min);
     if (S.max) h.set("max", S.max);
+    if (S.by === "role") h.set("color", "role");
     for (const l of lanes) h.set("y" + l.view.id, Math.round(l.y0) + "," + Math.round(l.y1));
     history.replaceState(null, "", "#" + h.toString());
   }
 
   // ---- lanes ----
-  function colorOf(lane, scope) {
-    return lane.colors.get(scope) || "#999999";
+  // The colour of a key: a scope's, or in role mode a role's (enum mf_block_role).
+  function colorOf(lane, key, by) {
+    if ((by || S.by) === "role") return (meta.roles[key & 7] || {}).color || "#999999";
+    return lane.colors.get(key) || "#999999";
+  }
+  const keyOf = (b) => S.by === "role" ? b.role & 7 : b.scope;
+  function swatch(color) {
+    const sw = document.createElement("span");
+    sw.className = "sw"; sw.style.background = color;
+    return sw;
+  }
+  // The legend: scopes with their boxes (hide, show), or the view's roles.
+  function fillLegend(lane) {
+    const view = lane.view, legend = lane.legend;
+    legend.replaceChildren();
+    if (S.by === "role") {
+      for (const r of view.roles) {
+        const lab = document.createElement("label");
+        lab.dataset.role = r.id;
+        lab.append(swatch(r.color), document.createTextNode(r.name + " " + bytes(r.bytes)));
+        legend.append(lab);
+      }
+      return;
+    }
+    for (const s of view.scopes) {
+      const lab = document.createElement("label");
+      const box = document.createElement("input");
+      box.type = "checkbox"; box.checked = !S.hide.has(s.id); box.dataset.scope = s.id;
+      box.addEventListener("change", () => {
+        if (box.checked) S.hide.delete(s.id); else S.hide.add(s.id);
+        for (const b of document.querySelectorAll('.legend input[data-scope="' + s.id + '"]')) b.checked = box.checked;
+        drawAll(); refresh();
+      });
+      lab.append(box, swatch(s.color), document.createTextNode(s.name + " " + bytes(s.bytes)));
+      legend.append(lab);
+    }
+  }
+  function laneTitle(view) {
+    return view.device + " - pid " + view.pid + " - " + view.program +
+      "  (peak " + bytes(view.peak_bytes) + " at " + time(view.peak_time) + ")";
   }
   function makeLane(view) {
     const el = document.createElement("section");
     el.className = "lane";
     el.dataset.view = view.id;
     const title = document.createElement("h3");
+    title.textContent = laneTitle(view);
     const curve = document.createElement("canvas"), map = document.createElement("canvas");
     curve.className = "curve"; map.className = "map";
     const legend = document.createElement("div");
@@ -102,32 +146,10 @@
     const lane = { view, el, title, curve, map, legend, axis, colors: new Map(), cells: null,
                    blocks: [], occ: null, y0: 0, y1: axis.total, level: 0 };
     if (S.y[view.id]) [lane.y0, lane.y1] = S.y[view.id];
-    describeLane(lane);
+    for (const s of view.scopes) lane.colors.set(s.id, s.color);
+    fillLegend(lane);
     hookLane(lane);
     return lane;
-  }
-  // A lane's title and legend, from its view (again when a followed log grows:
-  // new scopes, new bytes, a new peak).
-  function describeLane(lane) {
-    const view = lane.view;
-    lane.title.textContent = view.device + " - pid " + view.pid + " - " + view.program +
-      "  (peak " + bytes(view.peak_bytes) + " at " + time(view.peak_time) + ")";
-    lane.legend.replaceChildren();
-    for (const s of view.scopes) {
-      lane.colors.set(s.id, s.color);
-      const lab = document.createElement("label");
-      const box = document.createElement("input");
-      box.type = "checkbox"; box.checked = !S.hide.has(s.id); box.dataset.scope = s.id;
-      box.addEventListener("change", () => {
-        if (box.checked) S.hide.delete(s.id); else S.hide.add(s.id);
-        for (const b of document.querySelectorAll('.legend input[data-scope="' + s.id + '"]')) b.checked = box.checked;
-        drawAll(); refresh();
-      });
-      const sw = document.createElement("span");
-      sw.className = "sw"; sw.style.background = s.color;
-      lab.append(box, sw, document.createTextNode(s.name + " " + bytes(s.bytes)));
-      lane.legend.append(lab);
-    }
   }
 
   function size(lane) {
@@ -163,7 +185,7 @@
           requested: dv.getFloat64(o + 24, true), actual: dv.getFloat64(o + 32, true),
           scope: dv.getUint32(o + 40, true), stack: dv.getUint32(o + 44, true),
           tid: dv.getUint32(o + 48, true), name: dv.getUint32(o + 52, true),
-          end: ef & 255, level: dv.getUint32(o + 60, true),
+          end: ef & 255, role: ef >>> 24, level: dv.getUint32(o + 60, true),
         };
       }
       return { blocks };
@@ -179,13 +201,15 @@
     lane.plotW = size(lane);
     const t0 = Math.max(0, Math.floor(S.t0)), t1 = Math.max(t0 + 1, Math.ceil(S.t1));
     const y0 = Math.max(0, Math.floor(lane.y0)), y1 = Math.max(y0 + 1, Math.ceil(lane.y1));
-    const started = performance.now();
+    const started = performance.now(), by = S.by;
     return Promise.all([
       api("/api/occupancy", { view: lane.view.id, t0, t1, cols: Math.max(1, lane.plotW) }),
-      api("/api/window", Object.assign({ view: lane.view.id, t0, t1, y0, y1, w: lane.plotW, h: MAP_H }, filters()), true),
+      api("/api/window", Object.assign({ view: lane.view.id, t0, t1, y0, y1, w: lane.plotW, h: MAP_H },
+                                       filters(), by === "role" ? { by: 1 } : {}), true),
     ]).then(([occ, win]) => {
       if (my !== seq) return;
       const got = parseWindow(win);
+      if (got.raster) got.raster.by = by;     // what its layers are
       lane.occ = occ; lane.blocks = got.blocks || []; lane.raster = got.raster || null;
       lane.shown = { t0, t1, y0, y1 };
       lane.answeredMs = performance.now() - started;
@@ -261,6 +285,7 @@
       c.strokeStyle = "#d62728"; c.setLineDash([4, 3]);
       c.beginPath(); c.moveTo(pk, 0); c.lineTo(pk, CURVE_H); c.stroke(); c.setLineDash([]);
     }
+    drawOoms(c, lane, CURVE_H);
     if (lane.sel) {
       const a = tx(lane, lane.sel[0]), b = tx(lane, lane.sel[1]);
       c.fillStyle = "#0366d633"; c.fillRect(Math.min(a, b), 0, Math.abs(b - a), CURVE_H);
@@ -269,15 +294,60 @@
     c.fillText(bytes(top), 4, 12); c.fillText("0", 4, CURVE_H - 4);
     c.fillText("held", 4, CURVE_H / 2);
   }
-  // The raster as an image: each pixel its scope's colour, opaque as it was full.
-  function rgbOf(lane, scope) {
-    const hexc = scope === 0xffffffff ? "#888888" : colorOf(lane, scope);
+  // Each OOM of the lane: a red line over the plot's height h, labelled.
+  function drawOoms(c, lane, h) {
+    c.fillStyle = OOM_COLOR; c.font = "bold 11px sans-serif";
+    for (const o of lane.view.ooms) {
+      const x = Math.round(tx(lane, o.time));
+      if (x < LEFT || x > LEFT + lane.plotW) continue;
+      c.fillRect(x - 1, 0, 2, h);
+      c.fillText("OOM", Math.min(x + 4, LEFT + lane.plotW - 30), 11);
+    }
+  }
+  // The OOM whose line is nearest x (within OOM_NEAR pixels), or null.
+  function oomAt(lane, x) {
+    let best = null, dist = OOM_NEAR + 1;
+    for (const o of lane.view.ooms) {
+      const d = Math.abs(tx(lane, o.time) - x);
+      if (d < dist) { best = o; dist = d; }
+    }
+    return best;
+  }
+  function oomText(lane, o) {
+    const sized = (n) => big(n) + " B (" + bytes(n) + ")";
+    const what = o.tensors ? "tensors" : "blocks";
+    const lines = [
+      "out of memory at " + time(o.time) + " on " + lane.view.device + ", process " + lane.view.pid,
+      "asked " + sized(o.requested),
+      "free " + (o.free === null ? "unknown" : sized(o.free)) + " as recorded" +
+        (o.limit === null ? "" : ", limit " + sized(o.limit)),
+      "route: " + o.route_name,
+      "scope of the request: " + o.scope,
+    ];
+    if (!o.known) lines.push("live then: not analysed (only the first OOMs are)");
+    else {
+      lines.push(what + " live then: " + sized(o.live_bytes) + " in " + big(o.live_count) +
+                 (o.top.length ? ", by scope:" : ""));
+      for (const t of o.top) lines.push("  " + t.scope + " " + sized(t.bytes) + " in " + big(t.count));
+    }
+    return lines.join("\n");
+  }
+  function showTip(text, cx, cy) {
+    const tip = $("tip");
+    tip.textContent = text;
+    tip.hidden = false;
+    tip.style.left = Math.min(cx + 14, innerWidth - 420) + "px";
+    tip.style.top = cy + 14 + "px";
+  }
+  // The raster as an image: each pixel its scope's (or role's) colour, opaque as it was full.
+  function rgbOf(lane, key, by) {
+    const hexc = key === 0xffffffff ? "#888888" : colorOf(lane, key, by);
     return [1, 3, 5].map((i) => parseInt(hexc.slice(i, i + 2), 16));
   }
   function drawRaster(c, lane) {
     const r = lane.raster;
     if (!r.image) {
-      const img = new ImageData(r.w, r.h), d = img.data, rgb = r.layers.map((s) => rgbOf(lane, s));
+      const img = new ImageData(r.w, r.h), d = img.data, rgb = r.layers.map((s) => rgbOf(lane, s, r.by));
       for (let i = 0; i < r.w * r.h; i++) {
         const l = r.layer[i];
         if (l === 255) continue;
@@ -309,7 +379,7 @@
       const x0 = tx(lane, b.alloc), x1 = tx(lane, b.free === null ? end : b.free);
       const y0 = ty(lane, lane.axis.y(b.addr)), y1 = ty(lane, lane.axis.y(b.addr + span));
       const r = [x0, MAP_H - Math.max(y1, y0 + 1), Math.max(1, x1 - x0), Math.max(1, y1 - y0)];
-      c.fillStyle = colorOf(lane, b.scope);
+      c.fillStyle = colorOf(lane, keyOf(b));
       c.globalAlpha = S.q && !matches(b) ? 0.25 : 1;
       c.fillRect(...r);
       if (S.q && matches(b)) { c.strokeStyle = "#000"; c.lineWidth = 2; c.strokeRect(...r); c.lineWidth = 1; }
@@ -317,6 +387,7 @@
       lane.drawn.push([r, b]);
     }
     c.globalAlpha = 1;
+    drawOoms(c, lane, MAP_H);
     c.restore();
     // axes: time below, addresses left, with the bytes shown
     c.fillStyle = "#444"; c.strokeStyle = "#888"; c.font = "11px sans-serif";
@@ -380,7 +451,11 @@
       return r.block;
     });
   }
+  let onOom = false;         // the pointer is on an OOM's line: its tip wins over blocks'
   function hover(lane, e) {
+    const o = oomAt(lane, e.offsetX);
+    onOom = !!o;
+    if (o) { hoverWant = null; showTip(oomText(lane, o), e.clientX, e.clientY); return; }
     hoverWant = { lane, x: e.offsetX, y: e.offsetY, cx: e.clientX, cy: e.clientY };
     if (hoverBusy) return;
     const tip = $("tip");
@@ -392,14 +467,12 @@
       blockAt(h.lane, h.x, h.y).then((b) => {
         h.lane.hovered = b;
         document.body.dataset.hovered = String(Number(document.body.dataset.hovered || 0) + 1);
+        if (onOom) return;
         if (!b) { tip.hidden = true; return; }
-        tip.textContent = hoverText(h.lane, b, stackCache.get(b.stack));
-        tip.hidden = false;
-        tip.style.left = Math.min(h.cx + 14, innerWidth - 420) + "px";
-        tip.style.top = h.cy + 14 + "px";
+        showTip(hoverText(h.lane, b, stackCache.get(b.stack)), h.cx, h.cy);
         if (b.stack && !stackCache.has(b.stack))
           return stackOf(b.stack).then(() => {
-            if (h.lane.hovered === b && !tip.hidden) tip.textContent = hoverText(h.lane, b, stackCache.get(b.stack));
+            if (h.lane.hovered === b && !tip.hidden && !onOom) tip.textContent = hoverText(h.lane, b, stackCache.get(b.stack));
           });
       }).catch(() => {}).finally(next);
     };
@@ -428,6 +501,7 @@
       "lifetime " + time(end - b.alloc),
       "thread " + b.tid + ", process " + lane.view.pid + " on " + lane.view.device,
     ];
+    if (b.role && b.role !== "unknown") lines.splice(2, 0, "role: " + b.role);
     if (b.name) lines.splice(2, 0, "name: " + b.name);
     if (frames && frames.length) lines.push("frames:", ...frames.slice(0, 5).map((f) => "  " + frameText(f)));
     return lines.join("\n");
@@ -462,7 +536,8 @@
       setTimeout(() => { drag = null; }, 0);
     });
     lane.map.addEventListener("mousemove", (e) => { if (!drag) hover(lane, e); });
-    lane.map.addEventListener("mouseleave", () => { hoverWant = null; tip.hidden = true; });
+    lane.map.addEventListener("mouseleave", () => { hoverWant = null; onOom = false; tip.hidden = true; });
+    lane.curve.addEventListener("mouseleave", () => { onOom = false; tip.hidden = true; });
     lane.map.addEventListener("click", (e) => {
       if (drag && drag.moved) return;
       blockAt(lane, e.offsetX, e.offsetY).then((b) => { if (b) showStack(b); });
@@ -470,7 +545,12 @@
     let sel = null;
     lane.curve.addEventListener("mousedown", (e) => { sel = S.t0 + (e.offsetX - LEFT) / lane.plotW * (S.t1 - S.t0); });
     lane.curve.addEventListener("mousemove", (e) => {
-      if (sel === null || !(e.buttons & 1)) return;
+      if (sel === null || !(e.buttons & 1)) {
+        const o = oomAt(lane, e.offsetX);
+        onOom = !!o;
+        if (o) showTip(oomText(lane, o), e.clientX, e.clientY); else tip.hidden = true;
+        return;
+      }
       lane.sel = [sel, S.t0 + (e.offsetX - LEFT) / lane.plotW * (S.t1 - S.t0)];
       drawCurve(lane);
     });
@@ -547,6 +627,32 @@
     const b = l.view.leak;
     jumpTo(b.alloc + (meta.t1 - b.alloc) / 2, Math.max(1000, (meta.t1 - b.alloc) * 1.2), l, b.addr, b.actual || b.requested);
   };
+  // The first OOM of all views: a window of a tenth of the run around it
+  // (at least 1 us), its lane shown.
+  function firstOom() {
+    let first = null;
+    for (const v of meta.views) for (const o of v.ooms) if (!first || o.time < first.o.time) first = { v, o };
+    return first;
+  }
+  function oomButton() {
+    const f = firstOom(), b = $("jump-oom");
+    b.disabled = !f;
+    b.title = f ? "zoom to the first OOM (o)" : "no OOM is recorded in these logs";
+  }
+  $("jump-oom").onclick = () => {
+    const f = firstOom();
+    if (!f) return;
+    if (!lanes.some((l) => l.view.id === f.v.id)) {
+      S.views = new Set([...(S.views || meta.views.map((v) => v.id)), f.v.id]);
+      buildLanes();
+    }
+    jumpTo(f.o.time, Math.max(1000, meta.t1 / 10));
+  };
+  $("color-by").addEventListener("change", (e) => {
+    S.by = e.target.value === "role" ? "role" : "scope";
+    for (const l of lanes) fillLegend(l);
+    drawAll(); refresh();
+  });
   $("reset").onclick = () => { S.t0 = 0; S.t1 = Math.max(1, meta.t1); for (const l of lanes) { l.y0 = 0; l.y1 = l.axis.total; } refresh(); };
   $("stack-close").onclick = () => { $("stack").hidden = true; };
   $("search").addEventListener("input", (e) => {
@@ -568,6 +674,7 @@
     else if (e.key === "0") $("reset").click();
     else if (e.key === "p") $("jump-peak").click();
     else if (e.key === "l") $("jump-leak").click();
+    else if (e.key === "o") $("jump-oom").click();
   });
   window.addEventListener("resize", () => refresh());
 
@@ -600,9 +707,12 @@
         const v = m.views.find((x) => x.id === l.view.id);
         const whole = l.y0 <= 0 && l.y1 >= l.axis.total;
         l.view = v; l.axis = axisOf(v);
-        describeLane(l);
+        for (const s of v.scopes) l.colors.set(s.id, s.color);
+        l.title.textContent = laneTitle(v);   // a new peak
+        fillLegend(l);
         if (whole) { l.y0 = 0; l.y1 = l.axis.total; }
       }
+      oomButton();
       if (atEnd) S.t1 = Math.max(S.t1, m.t1);
       document.body.dataset.t1 = String(m.t1);
       refresh();
@@ -616,6 +726,8 @@
     $("search").value = S.q;
     if (S.min) $("min-size").value = S.min;
     if (S.max) $("max-size").value = S.max;
+    $("color-by").value = S.by;
+    oomButton();
     buildLanes();
     document.body.dataset.t1 = String(m.t1);
     refresh();

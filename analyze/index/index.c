@@ -231,7 +231,8 @@ mf_index *mf_index_open(const char *const *paths, size_t n, const mf_index_optio
     }
     /* the model's pool is the reader's: its ids are the ones events carry */
     mf_model_options mo = { .no_picture = 1, .no_trace = 1, .no_curves = 1,
-                            .on_block = ix_on_block, .on_block_ctx = ix };
+                            .on_block = ix_on_block, .on_role = ix_on_role,
+                            .on_oom = ix_on_oom, .on_block_ctx = ix };
     if (!(ix->model = mf_model_new(&mo, err, errlen))) {
         mf_index_close(ix);
         return NULL;

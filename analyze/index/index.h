@@ -7,11 +7,14 @@
  *
  * Data flow: reader (events in time order) -> model (pairs allocations and
  * frees into blocks; mf_model_options.on_block tells every block as it
- * starts and ends) -> the builder: index_build.c keeps each ended block in
- * the time bucket of its lifetime level and follows the occupancy;
+ * starts and ends, on_role every change of a live block's role, on_oom
+ * every out-of-memory error with its post-mortem) -> the builder:
+ * index_build.c keeps each ended block (with its role) in the time bucket
+ * of its lifetime level, follows the occupancy and keeps each view's OOMs;
  * index_cells.c sweeps the held bytes of each view over time into columns
- * of cells (bytes x ns per address granule, and the scope that held the
- * most), merged pairwise into every coarser time level; pieces are written
+ * of cells (bytes x ns per address granule, and the scope and the role
+ * that held the most), merged pairwise into every coarser time level;
+ * pieces are written
  * as time passes them, so memory follows what is live, not the log -> the
  * index file, beside the first log (LOG.mfi) -> the queries
  * (index_query.c) -> cli/view_api.c.
@@ -47,7 +50,7 @@
 #include "sites.h"
 #include "string_pool.h"
 
-#define MF_INDEX_VERSION 2
+#define MF_INDEX_VERSION 3
 #define MF_INDEX_LEVELS 40
 #define MF_INDEX_BASE_COLS 32768  /* columns the run takes at most at the finest cell level */
 #define MF_INDEX_ROWS 256         /* granules a view holds at once, at most */
@@ -61,16 +64,21 @@ typedef struct mf_index_block {
     uint16_t flags;
     uint8_t end;              /* enum mf_block_end */
     uint8_t level;            /* its lifetime level */
+    uint8_t role;             /* mf_block.role: enum mf_block_role | MF_ROLE_* bits, as it
+                                 was when it ended (live ones: as it is) */
     uint32_t view;            /* index into the views */
 } mf_index_block;
 
 /* One cell: over [t_from, t_to) ns and [addr, addr + bytes), the fraction
- * of bytes x ns held (0..1], and the scope that held the most of it. */
+ * of bytes x ns held (0..1], and the scope and the role (enum
+ * mf_block_role: what its blocks were at each moment) that held the most
+ * of it. */
 typedef struct mf_index_cell {
     uint64_t t_from, t_to;    /* absolute times */
     uint64_t addr, bytes;
     double fill;
     uint32_t scope;
+    uint8_t role;
 } mf_index_cell;
 
 /* The occupancy of one column of a level: held bytes (requested) at its
@@ -89,6 +97,29 @@ typedef struct mf_index_scope {
     uint64_t count;
 } mf_index_scope;
 
+#define MF_INDEX_OOM_TOP MF_OOM_TOP   /* scopes kept of what was live at an OOM */
+#define MF_INDEX_OOMS 1024            /* OOMs kept per view; more are counted */
+
+/* An allocation that failed for want of memory (an OOM record, or the
+ * post-mortem of a process an OOM killer killed): what it asked, what the
+ * device had as recorded, and what its process held on the device then
+ * (from the model's post-mortem: known for the first MF_OOM_KEPT OOMs of
+ * the logs, once they are finished or after the next refresh). */
+typedef struct mf_index_oom {
+    uint64_t time_ns;         /* absolute */
+    uint64_t requested;       /* bytes asked for */
+    uint64_t device_free;     /* the device's free memory; UINT64_MAX: unknown */
+    uint64_t device_limit;    /* its total or the allocator's limit; 0: unknown */
+    uint32_t scope;           /* the request's scope (string id) */
+    uint16_t route;           /* enum mf_oom_route */
+    uint8_t known;            /* live_*, tensors and top are known */
+    uint8_t tensors;          /* what was live is sub-blocks (PyTorch's tensors) */
+    uint64_t live_bytes, live_count;   /* held then (tensors, or blocks) */
+    mf_oom_share top[MF_INDEX_OOM_TOP];   /* that by scope, most bytes first */
+    uint32_t n_top;
+    uint32_t reserved;
+} mf_index_oom;
+
 /* One process on one device. */
 typedef struct mf_index_view {
     uint16_t device;
@@ -102,6 +133,12 @@ typedef struct mf_index_view {
     mf_ranges ranges;               /* addresses used (the page's address axis) */
     mf_index_scope *scopes;         /* by bytes, most first (after mf_index_settle) */
     size_t n_scopes;
+    uint64_t role_bytes[MF_ROLES];  /* requested bytes allocated, by the role of each
+                                       block as it ended (live ones: as it is) */
+    uint64_t role_count[MF_ROLES];
+    mf_index_oom *ooms;             /* its OOMs in time order (MF_INDEX_OOMS at most) */
+    size_t n_ooms;
+    uint64_t ooms_total;            /* all of them */
 } mf_index_view;
 
 typedef struct mf_index mf_index;

@@ -3,7 +3,9 @@
  * tells each block as it starts and ends (mf_model_options.on_block).  A
  * start counts in its view's legend, address ranges and occupancy and in
  * the sweep of cells (index_cells.c); an end does the same backwards and
- * keeps the block in the open time bucket of its lifetime level.  A bucket
+ * keeps the block in the open time bucket of its lifetime level.  A role
+ * change (on_role) moves the block's bytes between roles in the legend and
+ * the sweep; an OOM (on_oom) joins its view's list.  A bucket
  * of level k holds blocks that started in it and lived at most 2^(shift of
  * k) ns, so once time is two buckets past it no block of it is still to
  * end: it is written (blocks as varints) and freed.  Memory: the open
@@ -69,6 +71,7 @@ void ix_view_free(ix_view *v)
     free(v->levels);
     free(v->program);
     free(v->pub.scopes);
+    free(v->pub.ooms);
     free(v->scope_slots);
     mf_ranges_free(&v->pub.ranges);
 }
@@ -319,14 +322,15 @@ static int life_level(const mf_index *ix, const mf_index_block *b)
 }
 
 /* Which of the fields after the sizes differ from the block before. */
-enum { F_SCOPE = 1, F_NAME = 2, F_TID = 4, F_STACK = 8, F_FLAGS = 16, F_END = 32 };
+enum { F_SCOPE = 1, F_NAME = 2, F_TID = 4, F_STACK = 8, F_FLAGS = 16, F_END = 32, F_ROLE = 64 };
 
 static void encode_block(ix_out *o, const mf_index_block *b, const mf_index_block *prev,
                          uint64_t start)
 {
     unsigned mask = (b->scope != prev->scope ? F_SCOPE : 0) | (b->name != prev->name ? F_NAME : 0) |
                     (b->tid != prev->tid ? F_TID : 0) | (b->stack != prev->stack ? F_STACK : 0) |
-                    (b->flags != prev->flags ? F_FLAGS : 0) | (b->end != prev->end ? F_END : 0);
+                    (b->flags != prev->flags ? F_FLAGS : 0) | (b->end != prev->end ? F_END : 0) |
+                    (b->role != prev->role ? F_ROLE : 0);
     ix_put_var(o, b->alloc_ns - start);
     ix_put_var(o, b->free_ns == MF_LIVE_AT_END ? 0 : b->free_ns - b->alloc_ns + 1);
     ix_put_var(o, ix_zig((int64_t)(b->addr - prev->addr)));
@@ -345,6 +349,8 @@ static void encode_block(ix_out *o, const mf_index_block *b, const mf_index_bloc
         ix_put_var(o, b->flags);
     if (mask & F_END)
         ix_put_u8(o, b->end);
+    if (mask & F_ROLE)
+        ix_put_u8(o, b->role);
 }
 
 static int decode_block(ix_in *in, mf_index_block *b, uint64_t start)
@@ -368,7 +374,9 @@ static int decode_block(ix_in *in, mf_index_block *b, uint64_t start)
         b->flags = (uint16_t)ix_get_var(in);
     if (mask & F_END)
         b->end = (uint8_t)ix_get_u8(in);
-    return in->bad || (mask & ~63u) ? -1 : 0;
+    if (mask & F_ROLE)
+        b->role = (uint8_t)ix_get_u8(in);
+    return in->bad || (mask & ~127u) ? -1 : 0;
 }
 
 /* The blocks of a piece's bytes in[...], count of them, bucket start start. */
@@ -560,6 +568,8 @@ static void block_starts(mf_index *ix, ix_view *v, const mf_index_block *b)
     if (mf_ranges_add(&v->pub.ranges, b->addr, end) < 0)
         ix->failed = 1;
     count_scope(ix, v, b->scope, b->requested);
+    v->pub.role_bytes[b->role & MF_ROLE_MASK] += b->requested;
+    v->pub.role_count[b->role & MF_ROLE_MASK]++;
     occ_move(ix, v, b->alloc_ns);
     ix_cells_change(ix, v, b->alloc_ns, b, 1);
 }
@@ -581,16 +591,16 @@ static void block_ends(mf_index *ix, ix_view *v, const mf_index_block *b)
     keep_block(ix, v, b);
 }
 
-void ix_on_block(void *ctx, const mf_block *mb, int ended)
+/* The view of block mb, with time passed to t (columns and buckets it
+ * passed written); NULL when out of memory. */
+static ix_view *view_at(mf_index *ix, const mf_block *mb, uint64_t t)
 {
-    mf_index *ix = ctx;
     int vi = ix_view_of(ix, mb->device, mb->pid);
     if (vi < 0) {
         ix->failed = 1;
-        return;
+        return NULL;
     }
     ix_view *v = &ix->views[vi];
-    uint64_t t = ended ? mb->free_ns : mb->alloc_ns;
     ix->now = t > ix->now ? t : ix->now;
     ix->t1 = t > ix->t1 ? t : ix->t1;
     uint64_t col = ix_rel(ix, t) >> ix_bucket_shift(ix, 0);
@@ -599,16 +609,94 @@ void ix_on_block(void *ctx, const mf_block *mb, int ended)
         v->flushed_col = col;
         flush_view(ix, v);
     }
-    mf_index_block b = {
+    return v;
+}
+
+/* Block mb as the index keeps it, in view vi. */
+static mf_index_block index_block(const mf_block *mb, int ended, size_t vi)
+{
+    return (mf_index_block){
         .addr = mb->addr, .requested = mb->requested, .actual = mb->actual,
         .alloc_ns = mb->alloc_ns, .free_ns = ended ? mb->free_ns : MF_LIVE_AT_END,
         .scope = mb->scope, .name = mb->name, .tid = mb->tid, .stack = mb->stack,
-        .flags = mb->flags, .end = ended ? mb->end : MF_BLOCK_LIVE, .view = (uint32_t)vi,
+        .flags = mb->flags, .end = ended ? mb->end : MF_BLOCK_LIVE, .role = mb->role,
+        .view = (uint32_t)vi,
     };
+}
+
+void ix_on_block(void *ctx, const mf_block *mb, int ended)
+{
+    mf_index *ix = ctx;
+    ix_view *v = view_at(ix, mb, ended ? mb->free_ns : mb->alloc_ns);
+    if (!v)
+        return;
+    mf_index_block b = index_block(mb, ended, (size_t)(v - ix->views));
     if (ended)
         block_ends(ix, v, &b);
     else
         block_starts(ix, v, &b);
+}
+
+/* A live block's role changed at time t: its bytes move from one role to
+ * the other in the legend, the sweep and the blocks still live. */
+void ix_on_role(void *ctx, const mf_block *mb, unsigned from, uint64_t t)
+{
+    mf_index *ix = ctx;
+    ix_view *v = view_at(ix, mb, t);
+    if (!v)
+        return;
+    mf_index_block b = index_block(mb, 0, (size_t)(v - ix->views));
+    uint64_t *bytes = v->pub.role_bytes, *count = v->pub.role_count;
+    unsigned old = from & MF_ROLE_MASK, now = b.role & MF_ROLE_MASK;
+    bytes[old] -= b.requested < bytes[old] ? b.requested : bytes[old];
+    count[old] -= count[old] ? 1 : 0;
+    bytes[now] += b.requested;
+    count[now]++;
+    ix_cells_role(ix, v, t, &b, from);
+    if (ix->track_live) {
+        size_t slot = live_find(&ix->live, b.view, b.addr, b.alloc_ns);
+        if (slot != SIZE_MAX)
+            ix->live.b[ix->live.slots[slot] - 1].role = b.role;
+    }
+}
+
+/* An OOM (the model's post-mortem when analysed) joins its view's list. */
+void ix_on_oom(void *ctx, const mf_oom *o, int analysed)
+{
+    mf_index *ix = ctx;
+    int vi = ix_view_of(ix, o->device, o->pid);
+    if (vi < 0) {
+        ix->failed = 1;
+        return;
+    }
+    mf_index_view *v = &ix->views[vi].pub;
+    v->ooms_total++;
+    if (v->n_ooms >= MF_INDEX_OOMS)
+        return;
+    if (mf_grow((void **)&v->ooms, &ix->views[vi].cap_ooms, v->n_ooms + 1, sizeof *v->ooms) < 0) {
+        ix->failed = 1;
+        return;
+    }
+    mf_index_oom *x = &v->ooms[v->n_ooms++];
+    memset(x, 0, sizeof *x);          /* padding too: the struct is written as it is */
+    x->time_ns = o->time_ns;
+    x->requested = o->requested;
+    x->device_free = o->device_free;
+    x->device_limit = o->device_limit;
+    x->scope = o->scope;
+    x->route = o->route;
+    if (!analysed)
+        return;
+    x->known = 1;
+    x->tensors = (uint8_t)(o->tensors != 0);
+    x->live_bytes = o->tensors ? o->allocated_bytes : o->reserved_bytes;
+    x->live_count = o->tensors ? o->allocated_count : o->reserved_count;
+    x->n_top = (uint32_t)(o->n_by_scope < MF_INDEX_OOM_TOP ? o->n_by_scope : MF_INDEX_OOM_TOP);
+    for (uint32_t i = 0; i < x->n_top; i++) {
+        x->top[i].id = o->by_scope[i].id;
+        x->top[i].bytes = o->by_scope[i].bytes;
+        x->top[i].count = o->by_scope[i].count;
+    }
 }
 
 /* ---- the end ------------------------------------------------------------------------------------ */
@@ -620,12 +708,7 @@ static int place_live(const mf_block *mb, void *ctx)
     if (vi < 0)
         return -1;
     ix_view *v = &ix->views[vi];
-    mf_index_block b = {
-        .addr = mb->addr, .requested = mb->requested, .actual = mb->actual,
-        .alloc_ns = mb->alloc_ns, .free_ns = MF_LIVE_AT_END, .scope = mb->scope,
-        .name = mb->name, .tid = mb->tid, .stack = mb->stack, .flags = mb->flags,
-        .end = MF_BLOCK_LIVE, .view = (uint32_t)vi,
-    };
+    mf_index_block b = index_block(mb, 0, (size_t)vi);
     if (b.requested > v->pub.largest_leak.requested)
         v->pub.largest_leak = b;
     keep_block(ix, v, &b);

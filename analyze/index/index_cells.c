@@ -1,8 +1,9 @@
 /*
  * index_cells.c - the view index's picture (index.h): a sweep over time of
- * the bytes each view holds per address granule.  A block's start and end
- * change the bytes of the granules it covers (O(granules), usually one or
- * two); between changes a granule's bytes x ns grow by its bytes times the
+ * the bytes each view holds per address granule, in all, by scope and by
+ * role.  A block's start and end (and a change of its role) change the
+ * bytes of the granules it covers (O(granules), usually one or two);
+ * between changes a granule's bytes x ns grow by its bytes times the
  * time passed, so the cost follows the events and the cells written, never
  * a block's length.  When time passes a column of the cell level, its
  * granules become cells (written as one piece), and the column merges
@@ -98,6 +99,8 @@ static void grain_until(ix_grain *x, uint64_t t)
     x->amount += (double)x->bytes * dt;
     for (int s = 0; s < IX_SLOTS; s++)
         x->samount[s] += (double)x->sbytes[s] * dt;
+    for (int r = 0; r < MF_ROLES; r++)
+        x->ramount[r] += (double)x->rbytes[r] * dt;
     x->last_ns = t;
 }
 
@@ -130,15 +133,45 @@ static void grain_scope(ix_grain *x, uint32_t scope, uint64_t bytes, int sign)
         x->sbytes[s] -= bytes < x->sbytes[s] ? bytes : x->sbytes[s];
 }
 
+/* Of n keys (scopes, roles), the one that held the most bytes x ns in the
+ * open column, or holds the most bytes now at a tie. */
+static int heaviest(const double *amount, const uint64_t *bytes, int n)
+{
+    int best = 0;
+    for (int k = 1; k < n; k++)
+        if (amount[k] > amount[best] || (amount[k] == amount[best] && bytes[k] > bytes[best]))
+            best = k;
+    return best;
+}
+
+/* Of n keys, the one that holds the most bytes now. */
+static int largest(const uint64_t *bytes, int n)
+{
+    int best = 0;
+    for (int k = 1; k < n; k++)
+        if (bytes[k] > bytes[best])
+            best = k;
+    return best;
+}
+
 /* The slot whose scope held the most in the open column (or holds the most now). */
 static int grain_top(const ix_grain *x)
 {
-    int best = 0;
-    for (int s = 1; s < IX_SLOTS; s++)
-        if (x->samount[s] > x->samount[best] ||
-            (x->samount[s] == x->samount[best] && x->sbytes[s] > x->sbytes[best]))
-            best = s;
-    return best;
+    return heaviest(x->samount, x->sbytes, IX_SLOTS);
+}
+
+/* The role that held the most in the open column (or holds the most now). */
+static int grain_top_role(const ix_grain *x)
+{
+    return heaviest(x->ramount, x->rbytes, MF_ROLES);
+}
+
+/* The cell of grain x over the open column: its amounts, its top scope and role. */
+static ix_cell grain_cell(const ix_grain *x)
+{
+    int s = grain_top(x), r = grain_top_role(x);
+    return (ix_cell){ .granule = x->granule, .amount = x->amount, .top = x->samount[s],
+                      .scope = x->scope[s], .rtop = x->ramount[r], .role = (uint8_t)r };
 }
 
 /* ---- cells by granule ---------------------------------------------------------------- */
@@ -169,14 +202,23 @@ static ix_cell *cells_at(mf_index *ix, ix_cells *c, uint64_t g)
     return &c->c[c->n - 1];
 }
 
-static void cell_add(ix_cell *x, uint32_t scope, double amount, double top)
+/* Cell c, weight times, into x: its amount, and its scope and role where
+ * they are x's or outweigh them. */
+static void cell_add(ix_cell *x, const ix_cell *c, double weight)
 {
-    x->amount += amount;
-    if (x->scope == scope)
+    double top = c->top * weight, rtop = c->rtop * weight;
+    x->amount += c->amount * weight;
+    if (x->scope == c->scope)
         x->top += top;
     else if (top > x->top) {
-        x->scope = scope;
+        x->scope = c->scope;
         x->top = top;
+    }
+    if (x->role == c->role)
+        x->rtop += rtop;
+    else if (rtop > x->rtop) {
+        x->role = c->role;
+        x->rtop = rtop;
     }
 }
 
@@ -215,7 +257,7 @@ static void emit(mf_index *ix, ix_view *v, int l, uint64_t c0, uint64_t c1, cons
         unsigned q = f >= 1 ? 255 : (unsigned)ceil(f * 255);
         ix_put_var(&o, ix_zig((int64_t)(cells[i].granule - prev)));
         ix_put_u8(&o, q ? q : 1);
-        ix_put_var(&o, cells[i].scope);
+        ix_put_var(&o, (uint64_t)cells[i].scope << 3 | (cells[i].role & MF_ROLE_MASK));
         prev = cells[i].granule;
     }
     ix->buf = o.p;
@@ -251,8 +293,7 @@ static void add_open(mf_index *ix, ix_view *v, int l, uint64_t col, const ix_cel
     for (size_t i = 0; i < n; i++) {
         ix_cell *x = cells_at(ix, &L->open, cells[i].granule);
         if (x)
-            cell_add(x, cells[i].scope, cells[i].amount * (double)weight,
-                     cells[i].top * (double)weight);
+            cell_add(x, &cells[i], (double)weight);
     }
     if (L->open.n > 4 * MF_INDEX_ROWS)
         v->rebase_due = 1;          /* settle() doubles the granule, between changes */
@@ -279,6 +320,7 @@ static void feed_up(mf_index *ix, ix_view *v, int l, uint64_t c0, uint64_t c1,
             two[i] = cells[i];
             two[i].amount *= 2;
             two[i].top *= 2;
+            two[i].rtop *= 2;
         }
         emit(ix, v, l, p0 + 1, p1 - 1, two, n);
         free(two);
@@ -311,16 +353,15 @@ static void close_column(mf_index *ix, ix_view *v)
     for (size_t i = 0; i < v->n_g; i++) {
         ix_grain *x = &v->g[i];
         grain_until(x, end);
-        if (x->amount > 0) {
-            int s = grain_top(x);
-            out[n++] = (ix_cell){ .granule = x->granule, .amount = x->amount,
-                                  .top = x->samount[s], .scope = x->scope[s] };
-        }
+        if (x->amount > 0)
+            out[n++] = grain_cell(x);
         if (!x->bytes)
             continue;
         x->amount = 0;
         for (int s = 0; s < IX_SLOTS; s++)
             x->samount[s] = 0;
+        for (int r = 0; r < MF_ROLES; r++)
+            x->ramount[r] = 0;
         v->g[kept++] = *x;
     }
     if (kept != v->n_g) {
@@ -341,12 +382,10 @@ static void quiet_columns(mf_index *ix, ix_view *v, uint64_t c0, uint64_t c1)
         return;
     for (size_t i = 0; i < v->n_g; i++) {
         const ix_grain *x = &v->g[i];
-        int top = 0;
-        for (int s = 1; s < IX_SLOTS; s++)
-            if (x->sbytes[s] > x->sbytes[top])
-                top = s;
+        int top = largest(x->sbytes, IX_SLOTS), role = largest(x->rbytes, MF_ROLES);
         out[i] = (ix_cell){ .granule = x->granule, .amount = (double)x->bytes * ns,
-                            .top = (double)x->sbytes[top] * ns, .scope = x->scope[top] };
+                            .top = (double)x->sbytes[top] * ns, .scope = x->scope[top],
+                            .rtop = (double)x->rbytes[role] * ns, .role = (uint8_t)role };
     }
     emit(ix, v, l, c0, c1, out, v->n_g);
 }
@@ -375,6 +414,10 @@ static void grain_join(ix_grain *a, const ix_grain *b)
 {
     a->bytes += b->bytes;
     a->amount += b->amount;
+    for (int r = 0; r < MF_ROLES; r++) {
+        a->rbytes[r] += b->rbytes[r];
+        a->ramount[r] += b->ramount[r];
+    }
     for (int s = 0; s < IX_SLOTS; s++) {
         if (!b->sbytes[s] && b->samount[s] <= 0)
             continue;
@@ -435,7 +478,7 @@ static void rebase(mf_index *ix, ix_view *v)
         for (size_t i = 0; i < k; i++) {
             ix_cell *x = cells_at(ix, c, cells[i].granule >> 1);
             if (x)
-                cell_add(x, cells[i].scope, cells[i].amount, cells[i].top);
+                cell_add(x, &cells[i], 1);
         }
         free(cells);
     }
@@ -454,29 +497,87 @@ static void settle(mf_index *ix, ix_view *v)
     }
 }
 
-void ix_cells_change(mf_index *ix, ix_view *v, uint64_t t, const mf_index_block *b, int sign)
+/* Bytes of role come (sign 1) or go (sign -1) in x. */
+static void grain_role(ix_grain *x, unsigned role, uint64_t bytes, int sign)
+{
+    uint64_t *r = &x->rbytes[role & MF_ROLE_MASK];
+    if (sign > 0)
+        *r += bytes;
+    else
+        *r -= bytes < *r ? bytes : *r;
+}
+
+/* fn(ctx, grain, bytes of b in it) for each granule b covers, counted up
+ * to t (made when add; one not there is left out). */
+static void each_grain(mf_index *ix, ix_view *v, const mf_index_block *b, uint64_t t, int add,
+                       void (*fn)(void *ctx, ix_grain *x, uint64_t bytes), void *ctx)
 {
     uint64_t span = ix_span(b), last = b->addr + span - 1;
     if (last < b->addr)
         last = UINT64_MAX;
-    while ((last >> v->gshift) - (b->addr >> v->gshift) >= MF_INDEX_ROWS && v->gshift < 63)
+    while (add && (last >> v->gshift) - (b->addr >> v->gshift) >= MF_INDEX_ROWS &&
+           v->gshift < 63)
         rebase(ix, v);
     for (uint64_t g = b->addr >> v->gshift; g <= last >> v->gshift; g++) {
         uint64_t g0 = g << v->gshift, g1 = g0 + ((1ull << v->gshift) - 1);
         uint64_t bytes = (last < g1 ? last : g1) - (b->addr > g0 ? b->addr : g0) + 1;
-        ix_grain *x = grain(ix, v, g, t, sign > 0);
-        if (!x)
-            continue;
-        grain_until(x, t);
-        if (sign > 0)
-            x->bytes += bytes;
-        else
-            x->bytes -= bytes < x->bytes ? bytes : x->bytes;
-        grain_scope(x, b->scope, bytes, sign);
+        ix_grain *x = grain(ix, v, g, t, add);
+        if (x) {
+            grain_until(x, t);
+            fn(ctx, x, bytes);
+        }
         if (g == UINT64_MAX >> v->gshift)
             break;
     }
+}
+
+typedef struct change {
+    const mf_index_block *b;
+    int sign;
+} change;
+
+static void grain_change(void *ctx, ix_grain *x, uint64_t bytes)
+{
+    const change *c = ctx;
+    if (c->sign > 0)
+        x->bytes += bytes;
+    else
+        x->bytes -= bytes < x->bytes ? bytes : x->bytes;
+    grain_scope(x, c->b->scope, bytes, c->sign);
+    grain_role(x, c->b->role, bytes, c->sign);
+}
+
+void ix_cells_change(mf_index *ix, ix_view *v, uint64_t t, const mf_index_block *b, int sign)
+{
+    change c = { b, sign };
+    each_grain(ix, v, b, t, sign > 0, grain_change, &c);
     settle(ix, v);
+}
+
+typedef struct role_change {
+    unsigned from, to;
+    uint64_t since;           /* b is counted in the open column since then */
+    uint64_t t;
+} role_change;
+
+/* b's bytes in x change role, and so does what they held in the open column. */
+static void grain_role_change(void *ctx, ix_grain *x, uint64_t bytes)
+{
+    const role_change *c = ctx;
+    double moved = (double)bytes * (double)(c->t > c->since ? c->t - c->since : 0);
+    grain_role(x, c->from, bytes, -1);
+    grain_role(x, c->to, bytes, 1);
+    moved = moved < x->ramount[c->from] ? moved : x->ramount[c->from];
+    x->ramount[c->from] -= moved;
+    x->ramount[c->to] += moved;
+}
+
+void ix_cells_role(mf_index *ix, ix_view *v, uint64_t t, const mf_index_block *b, unsigned from)
+{
+    uint64_t start = v->col == IX_NONE ? t : ix->t0 + (v->col << col_shift(ix, ix->cell_level));
+    role_change c = { from & MF_ROLE_MASK, b->role & MF_ROLE_MASK,
+                      b->alloc_ns > start ? b->alloc_ns : start, t };
+    each_grain(ix, v, b, t, 0, grain_role_change, &c);
 }
 
 /* The logs are finished: the open column, then every level's, upward. */
@@ -487,8 +588,11 @@ void ix_cells_finish(mf_index *ix, ix_view *v)
         if (ix->t1 < end && v->n_g) {     /* the last column ends with the run */
             for (size_t i = 0; i < v->n_g; i++)
                 grain_until(&v->g[i], ix->t1);
-            for (size_t i = 0; i < v->n_g; i++)
-                v->g[i].bytes = 0, memset(v->g[i].sbytes, 0, sizeof v->g[i].sbytes);
+            for (size_t i = 0; i < v->n_g; i++) {
+                v->g[i].bytes = 0;
+                memset(v->g[i].sbytes, 0, sizeof v->g[i].sbytes);
+                memset(v->g[i].rbytes, 0, sizeof v->g[i].rbytes);
+            }
         }
         close_column(ix, v);
         v->col = IX_NONE;
@@ -510,10 +614,12 @@ void ix_cells_free(ix_view *v)
 
 /* One cell to fn, clipped to nothing: the caller clips. */
 static int give(int (*fn)(void *, const mf_index_cell *), void *ctx, uint64_t t_from,
-                uint64_t t_to, unsigned gshift, uint64_t granule, double fill, uint32_t scope)
+                uint64_t t_to, unsigned gshift, uint64_t granule, double fill, uint32_t scope,
+                unsigned role)
 {
     mf_index_cell c = { .t_from = t_from, .t_to = t_to, .addr = granule << gshift,
-                        .bytes = 1ull << gshift, .fill = fill > 1 ? 1 : fill, .scope = scope };
+                        .bytes = 1ull << gshift, .fill = fill > 1 ? 1 : fill, .scope = scope,
+                        .role = (uint8_t)role };
     return fn(ctx, &c);
 }
 
@@ -535,11 +641,13 @@ int ix_decode_cells(mf_index *ix, const ix_dirent *e, int level, uint64_t t_from
     for (uint64_t i = 0; i < n && !in.bad; i++) {
         g += (uint64_t)ix_unzig(ix_get_var(&in));
         unsigned q = ix_get_u8(&in);
-        uint32_t scope = (uint32_t)ix_get_var(&in);
-        if (in.bad)
+        uint64_t key = ix_get_var(&in);
+        if (in.bad || (key >> 3) > UINT32_MAX) {
+            in.bad = 1;
             break;
+        }
         int rc = give(fn, ctx, ix->t0 + (c0 << ws), ix->t0 + ((c1 + 1) << ws), gs, g,
-                      q / 255.0, scope);
+                      q / 255.0, (uint32_t)(key >> 3), (unsigned)(key & MF_ROLE_MASK));
         if (rc)
             return rc;
     }
@@ -567,7 +675,7 @@ int ix_cells_open(mf_index *ix, ix_view *v, int level, uint64_t t_from, uint64_t
         double area = ldexp(1.0, (int)(ws + v->gshift));
         for (size_t i = 0; i < L->open.n; i++) {
             int rc = give(fn, ctx, a, b, v->gshift, L->open.c[i].granule,
-                          L->open.c[i].amount / area, L->open.c[i].scope);
+                          L->open.c[i].amount / area, L->open.c[i].scope, L->open.c[i].role);
             if (rc)
                 return rc;
         }
@@ -585,7 +693,7 @@ int ix_cells_open(mf_index *ix, ix_view *v, int level, uint64_t t_from, uint64_t
         double held = x->amount + (double)x->bytes * (double)(b - x->last_ns);
         int rc = give(fn, ctx, a, b, v->gshift, x->granule,
                       held / ((double)(b - a) * ldexp(1.0, (int)v->gshift)),
-                      x->scope[grain_top(x)]);
+                      x->scope[grain_top(x)], (unsigned)grain_top_role(x));
         if (rc)
             return rc;
     }

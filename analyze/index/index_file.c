@@ -3,8 +3,9 @@
  * pieces appended as the builder writes them (columns of cells and buckets
  * of blocks, both as varints; pages of occupancy), and, once the logs are
  * finished, a
- * directory at the end and a header at the start that say where each
- * piece is and which logs (path, size, mtime, run id) it indexes.  Loading
+ * directory at the end (with each view's legends and OOMs) and a header at
+ * the start that say where each piece is and which logs (path, size,
+ * mtime, run id) it indexes.  Loading
  * checks every count and offset against the file before trusting it: a
  * damaged or foreign file is rebuilt, never followed.
  */
@@ -307,6 +308,11 @@ int ix_save(mf_index *ix)
         put(&b, p->ranges.r, p->ranges.n * sizeof *p->ranges.r);
         put64(&b, p->n_scopes);
         put(&b, p->scopes, p->n_scopes * sizeof *p->scopes);
+        put(&b, p->role_bytes, sizeof p->role_bytes);
+        put(&b, p->role_count, sizeof p->role_count);
+        put64(&b, p->ooms_total);
+        put64(&b, p->n_ooms);
+        put(&b, p->ooms, p->n_ooms * sizeof *p->ooms);
         for (int l = 0; l < MF_INDEX_LEVELS; l++) {
             put_dir(&b, &v->levels[l].occ_dir);
             put_dir(&b, &v->levels[l].cell_dir);
@@ -373,6 +379,18 @@ static void get_view(ix_buf *b, ix_view *v, uint64_t file_end)
         b->bad = 1;
     v->cap_scopes = p->n_scopes;
     get(b, p->scopes, p->n_scopes * sizeof *p->scopes);
+    get(b, p->role_bytes, sizeof p->role_bytes);
+    get(b, p->role_count, sizeof p->role_count);
+    p->ooms_total = get64(b);
+    p->n_ooms = get_count(b, sizeof *p->ooms);
+    if (p->n_ooms && !(p->ooms = malloc(p->n_ooms * sizeof *p->ooms)))
+        b->bad = 1;
+    v->cap_ooms = p->n_ooms;
+    get(b, p->ooms, p->n_ooms * sizeof *p->ooms);
+    for (size_t i = 0; i < p->n_ooms && !b->bad; i++)
+        if (p->ooms[i].n_top > MF_INDEX_OOM_TOP || p->n_ooms > MF_INDEX_OOMS ||
+            p->ooms_total < p->n_ooms)
+            b->bad = 1;
     if (!(v->levels = calloc(MF_INDEX_LEVELS, sizeof *v->levels))) {
         b->bad = 1;
         return;

@@ -106,7 +106,8 @@ typedef struct ix_dir {
 } ix_dir;
 
 /* A granule of a view's sweep: bytes held in it now, and bytes x ns held
- * in the open column, in all and by the scopes that held the most. */
+ * in the open column, in all, by the scopes that held the most and by
+ * role (every role: there are few). */
 typedef struct ix_grain {
     uint64_t granule;
     uint64_t last_ns;         /* the amounts are counted up to here */
@@ -115,14 +116,17 @@ typedef struct ix_grain {
     uint64_t sbytes[IX_SLOTS];
     double samount[IX_SLOTS];
     uint32_t scope[IX_SLOTS];
+    uint64_t rbytes[MF_ROLES];
+    double ramount[MF_ROLES];
 } ix_grain;
 
 /* A cell of a column being made: bytes x ns over one column, and of the
- * heaviest scope (an estimate: the heaviest one seen). */
+ * heaviest scope and role (estimates: the heaviest ones seen). */
 typedef struct ix_cell {
     uint64_t granule;
-    double amount, top;
+    double amount, top, rtop;
     uint32_t scope;
+    uint8_t role;
 } ix_cell;
 
 /* Cells by granule (an open column of a coarser level). */
@@ -166,6 +170,7 @@ typedef struct ix_view {
     ix_level *levels;         /* MF_INDEX_LEVELS of them */
     uint64_t held_actual;
     uint64_t flushed_col;     /* cell-level column of its last bucket flush */
+    size_t cap_ooms;
     size_t *scope_slots;      /* scope index + 1 by hash */
     size_t n_scope_slots, cap_scopes;
     /* the sweep, at the cell level */
@@ -240,8 +245,10 @@ static inline unsigned ix_bucket_shift(const mf_index *ix, int k)
     return s > 62 ? 62 : s;
 }
 
-/* index_build.c: views, legends, occupancy, blocks. */
+/* index_build.c: views, legends, occupancy, blocks, OOMs. */
 void ix_on_block(void *ctx, const mf_block *b, int ended);
+void ix_on_role(void *ctx, const mf_block *b, unsigned from, uint64_t time_ns);
+void ix_on_oom(void *ctx, const mf_oom *o, int analysed);
 void ix_on_sample(mf_index *ix, const mf_event *e, const mf_sample_values *v);
 int ix_view_of(mf_index *ix, uint16_t device, uint32_t pid);
 void ix_flush(mf_index *ix);
@@ -260,6 +267,7 @@ int ix_open_blocks(mf_index *ix, const ix_bucket *bk, int k, uint32_t view,
 /* index_cells.c: the sweep and the time levels of cells. */
 void ix_cells_advance(mf_index *ix, ix_view *v, uint64_t t);
 void ix_cells_change(mf_index *ix, ix_view *v, uint64_t t, const mf_index_block *b, int sign);
+void ix_cells_role(mf_index *ix, ix_view *v, uint64_t t, const mf_index_block *b, unsigned from);
 void ix_cells_finish(mf_index *ix, ix_view *v);
 void ix_cells_free(ix_view *v);
 int ix_cells_open(mf_index *ix, ix_view *v, int level, uint64_t t_from, uint64_t t_to,

@@ -110,7 +110,8 @@ mf_model *mf_model_new(const mf_model_options *opt, char *err, size_t errlen)
     st->span.t0 = UINT64_MAX;
     mf_picture_init(&st->picture, &st->span, st->opt.tiles_by);
     mf_blocks_init(&st->blocks, st->opt.no_picture ? NULL : &st->picture);
-    mf_blocks_set_observer(&st->blocks, st->opt.on_block, st->opt.on_block_ctx);
+    mf_blocks_set_observer(&st->blocks, st->opt.on_block, st->opt.on_role,
+                           st->opt.on_block_ctx);
     st->blocks.no_curves = st->opt.no_curves;
     mf_sub_init(&st->sub, !st->opt.no_picture);
     mf_ooms_init(&st->ooms);
@@ -572,14 +573,25 @@ static int on_oom(mf_model *m, const mf_event *e)
 {
     struct mf_model_state *st = m->state;
     mf_oom_probe *p = mf_ooms_begin(&st->ooms, e, pid_of(m, e), st->span.t0, m->sites);
-    if (!p)
-        return st->ooms.oom ? -1 : 0;
+    if (!p) {
+        if (st->ooms.oom)
+            return -1;
+        if (st->opt.on_oom) {        /* past the ones analysed: what it asked, and when */
+            mf_oom head = mf_oom_head(e, pid_of(m, e), st->span.t0, m->sites);
+            st->opt.on_oom(st->opt.on_block_ctx, &head, 0);
+        }
+        return 0;
+    }
     int64_t view = find_view(m, e->log, e->device);
     if (view >= 0)
         mf_blocks_each_live(&st->blocks, e->log, (uint32_t)view, e->device, mf_oom_probe_block,
                             p);
     mf_sub_each_live(&st->sub, e->log, e->device, mf_oom_probe_sub, p);
-    return mf_ooms_end(&st->ooms, p);
+    if (mf_ooms_end(&st->ooms, p) < 0)
+        return -1;
+    if (st->opt.on_oom)
+        st->opt.on_oom(st->opt.on_block_ctx, &st->ooms.kept[st->ooms.n - 1], 1);
+    return 0;
 }
 
 static int on_alloc(mf_model *m, const mf_event *e)

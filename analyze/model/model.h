@@ -456,6 +456,11 @@ typedef struct mf_oom {
     size_t n_grew;
 } mf_oom;
 
+/* An OOM's route (enum mf_oom_route) as a key ("torch_trace",
+ * "torch_observer", "cuda_api", "oom_killer"; "unknown"), and in words. */
+MF_EXPORT const char *mf_oom_route_key(unsigned route);
+MF_EXPORT const char *mf_oom_route_name(unsigned route);
+
 /* What PyTorch's allocator history told the model (its NOTE and SEGMENT
  * records). */
 typedef struct mf_torch_info {
@@ -599,6 +604,16 @@ typedef struct mf_model_options {
        block is the caller's to copy, valid during the call.  NULL: nobody.
        `memflow view`'s index (analyze/index/index.h) is built from it. */
     void (*on_block)(void *ctx, const mf_block *b, int ended);
+    /* Told (with on_block_ctx) when a live block's role (mf_block.role &
+       MF_ROLE_MASK) changes at time_ns: a naming record gave it one, or it
+       ends a temporary (told before its end); b has its new role, from the
+       one it had.  NULL: nobody. */
+    void (*on_role)(void *ctx, const mf_block *b, unsigned from, uint64_t time_ns);
+    /* Told (with on_block_ctx) of every OOM as it comes (every one, not
+       only the first MF_OOM_KEPT): analysed 1 with its post-mortem (what
+       was live), 0 with only what it asked (past the ones analysed).  The
+       OOM is the caller's to copy.  NULL: nobody. */
+    void (*on_oom)(void *ctx, const mf_oom *o, int analysed);
     void *on_block_ctx;
 } mf_model_options;
 

@@ -83,9 +83,12 @@ void mf_blocks_init(mf_blocks *b, mf_picture *picture)
 }
 
 void mf_blocks_set_observer(mf_blocks *b, void (*fn)(void *ctx, const mf_block *blk, int ended),
+                            void (*role_fn)(void *ctx, const mf_block *blk, unsigned from,
+                                            uint64_t time_ns),
                             void *ctx)
 {
     b->on_block = fn;
+    b->on_role = role_fn;
     b->on_block_ctx = ctx;
 }
 
@@ -334,17 +337,31 @@ static int held_at_exit(mf_blocks *b, mf_blocks_device *d, const mf_live *e,
     return 1;
 }
 
-/* Live block e of device d changes role (a key of d->roles) to role. */
-static void change_role(mf_blocks *b, mf_blocks_device *d, mf_live *e, unsigned role)
+/* Live block e of device d changes role (a key of d->roles) to role at
+ * time_ns (the observer is told). */
+static void change_role(mf_blocks *b, mf_blocks_device *d, mf_live *e, unsigned role,
+                        uint64_t time_ns)
 {
+    unsigned from = e->role;
     if (b->counting) {
         /* to first: making it may move the table; from is already there */
         mf_keyed_entry *to = keyed(b, &d->roles, role & MF_ROLE_MASK);
-        mf_keyed_entry *from = keyed(b, &d->roles, e->role & MF_ROLE_MASK);
-        if (from && to)
-            mf_keyed_move(from, to, d->epoch, e->requested, d->epoch > e->epoch0, !e->entered);
+        mf_keyed_entry *from_key = keyed(b, &d->roles, e->role & MF_ROLE_MASK);
+        if (from_key && to)
+            mf_keyed_move(from_key, to, d->epoch, e->requested, d->epoch > e->epoch0,
+                          !e->entered);
     }
     e->role = (uint8_t)((e->role & ~MF_ROLE_MASK) | (role & MF_ROLE_MASK));
+    if (b->on_role && b->counting && (from & MF_ROLE_MASK) != (role & MF_ROLE_MASK)) {
+        mf_block now = {
+            .addr = e->addr, .requested = e->requested, .actual = e->actual,
+            .alloc_ns = e->alloc_ns, .free_ns = MF_LIVE_AT_END, .scope = e->scope,
+            .name = e->name, .tid = e->tid, .pid = b->views[e->view]->pid, .stack = e->stack,
+            .device = e->device, .flags = e->flags, .end = MF_BLOCK_LIVE, .role = e->role,
+            .entered = e->entered,
+        };
+        b->on_role(b->on_block_ctx, &now, from, time_ns);
+    }
 }
 
 /* End live block id at time_ns, the way `how` says (a process's end adds
@@ -363,7 +380,7 @@ static void end_block(mf_blocks *b, uint32_t id, unsigned how, uint64_t time_ns)
     /* freed within the step it was allocated in, with no role of its own */
     if (how == MF_BLOCK_FREED && (e->role & (MF_ROLE_MASK | MF_ROLE_NAMED)) == MF_ROLE_OTHER &&
         e->log < b->n_procs && e->step == b->procs[e->log].steps)
-        change_role(b, d, e, MF_ROLE_TEMPORARY);
+        change_role(b, d, e, MF_ROLE_TEMPORARY, time_ns);
     d->counts.held_bytes -= req;
     d->counts.held_count--;
     d->held_actual -= e->actual;
@@ -578,8 +595,9 @@ static void training_begins(mf_blocks *b, uint16_t log)
     }
 }
 
-/* Live block e gets name (and role, unless 0). */
-static void rename_block(mf_blocks *b, mf_live *e, uint32_t name, unsigned role)
+/* Live block e gets name (and role, unless 0) at time_ns. */
+static void rename_block(mf_blocks *b, mf_live *e, uint32_t name, unsigned role,
+                         uint64_t time_ns)
 {
     mf_blocks_device *d = b->devs[b->views[e->view]->slot];
     if (name != e->name && b->counting) {
@@ -589,7 +607,7 @@ static void rename_block(mf_blocks *b, mf_live *e, uint32_t name, unsigned role)
     }
     e->name = name;
     if (role) {
-        change_role(b, d, e, role);
+        change_role(b, d, e, role, time_ns);
         if (e->role & MF_ROLE_BEFORE_TRAINING)
             legend_rekey(b, e, MF_LEGEND_BEFORE_TRAINING, e->scope);
         e->role = (uint8_t)((e->role & ~MF_ROLE_BEFORE_TRAINING) | MF_ROLE_NAMED);
@@ -608,7 +626,7 @@ int mf_blocks_on_name(mf_blocks *b, const mf_event *e, int named_elsewhere)
     if (!id)
         id = mf_live_find(&b->live, e->log, device, MF_FLAG_EXPLICIT, t->value);
     if (id)
-        rename_block(b, mf_live_get(&b->live, id), t->name, role);
+        rename_block(b, mf_live_get(&b->live, id), t->name, role, e->time_ns);
     return b->oom ? -1 : 0;
 }
 

@@ -30,6 +30,7 @@ typedef struct mf_blocks {
     mf_picture *picture;      /* where ended blocks go; NULL: no picture */
     struct mf_sites *sites;   /* count by site and stack; NULL: no stacks */
     void (*on_block)(void *ctx, const mf_block *blk, int ended);   /* NULL: nobody */
+    void (*on_role)(void *ctx, const mf_block *blk, unsigned from, uint64_t time_ns);
     void *on_block_ctx;
     int no_curves;            /* add no occupancy points (mf_model_options.no_curves) */
     struct mf_blocks_device **devs;  /* by device slot (model.c's) */
@@ -51,9 +52,12 @@ typedef struct mf_blocks {
 /* No blocks yet; ended blocks go to picture (NULL: none). */
 void mf_blocks_init(mf_blocks *b, mf_picture *picture);
 
-/* Tell fn of every block as it starts (ended 0) and ends (ended 1), as
- * mf_model_options.on_block says; fn NULL: nobody. */
+/* Tell fn of every block as it starts (ended 0) and ends (ended 1), and
+ * role_fn of every change of a live block's role, as mf_model_options.on_block
+ * and on_role say; NULL: nobody. */
 void mf_blocks_set_observer(mf_blocks *b, void (*fn)(void *ctx, const mf_block *blk, int ended),
+                            void (*role_fn)(void *ctx, const mf_block *blk, unsigned from,
+                                            uint64_t time_ns),
                             void *ctx);
 
 /* From now on, count allocations per site and per stack through sites. */

@@ -42,6 +42,28 @@ struct mf_oom_probe {
     int oom;
 };
 
+const char *mf_oom_route_key(unsigned route)
+{
+    switch (route) {
+    case MF_OOM_TORCH_TRACE: return "torch_trace";
+    case MF_OOM_TORCH_OBSERVER: return "torch_observer";
+    case MF_OOM_CUDA_API: return "cuda_api";
+    case MF_OOM_KILLED: return "oom_killer";
+    }
+    return "unknown";
+}
+
+const char *mf_oom_route_name(unsigned route)
+{
+    switch (route) {
+    case MF_OOM_TORCH_TRACE: return "PyTorch's allocator history";
+    case MF_OOM_TORCH_OBSERVER: return "torch's out-of-memory observer";
+    case MF_OOM_CUDA_API: return "a failed CUDA allocation (CUPTI)";
+    case MF_OOM_KILLED: return "memflow run: an OOM killer killed the process";
+    }
+    return "unknown";
+}
+
 void mf_ooms_init(mf_ooms *o)
 {
     memset(o, 0, sizeof *o);
@@ -122,16 +144,21 @@ mf_oom_probe *mf_ooms_begin(mf_ooms *o, const mf_event *e, uint32_t pid, uint64_
         o->oom = 1;
         return NULL;
     }
+    p->r = mf_oom_head(e, pid, t0_ns, sites);
+    p->sites = sites;
+    return p;
+}
+
+mf_oom mf_oom_head(const mf_event *e, uint32_t pid, uint64_t t0_ns, struct mf_sites *sites)
+{
     const mf_ev_oom *x = &e->oom;
     uint64_t t0 = t0_ns && t0_ns <= e->time_ns ? t0_ns : e->time_ns;
-    p->r = (mf_oom){ .time_ns = e->time_ns, .pid = pid, .device = e->device,
+    return (mf_oom){ .time_ns = e->time_ns, .pid = pid, .device = e->device,
                      .route = x->route, .requested = x->requested,
                      .device_free = x->device_free, .device_limit = x->device_limit,
                      .scope = x->scope,
                      .site = sites ? mf_sites_of_stack(sites, x->stack) : MF_SITE_NONE,
                      .grew_since_ns = e->time_ns - (e->time_ns - t0) / 10 };
-    p->sites = sites;
-    return p;
 }
 
 /* Live block b of one side: its range, and its bytes (requested) by

@@ -42,6 +42,10 @@ void mf_ooms_init(mf_ooms *o);
 mf_oom_probe *mf_ooms_begin(mf_ooms *o, const mf_event *e, uint32_t pid, uint64_t t0_ns,
                             struct mf_sites *sites);
 
+/* What OOM record e of process pid asked and when (the head of its
+ * post-mortem; nothing of what was live): as mf_ooms_begin takes it. */
+mf_oom mf_oom_head(const mf_event *e, uint32_t pid, uint64_t t0_ns, struct mf_sites *sites);
+
 /* Visit callbacks (ctx: the probe): a live block (segment) of the process
  * on the device, a live sub-block (tensor).  Always 0 (visit them all). */
 int mf_oom_probe_block(const mf_block *b, void *ctx);

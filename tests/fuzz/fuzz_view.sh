@@ -15,7 +15,7 @@ T=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
 i=0
 for uri in "/?token=$T" "/api/meta?token=$T" \
     "/api/window?token=$T&view=0&t0=0&t1=1000&y0=0&y1=18446744073709551615&w=1200&h=300" \
-    "/api/window?view=0&t0=0&t1=9&y0=0&y1=9&w=4&h=2&hide=12,7,3&min=10&max=99&token=$T" \
+    "/api/window?view=0&t0=0&t1=9&y0=0&y1=9&w=4&h=2&hide=12,7,3&min=10&max=99&by=1&token=$T" \
     "/api/at?view=0&t0=0&t1=9&y0=3&y1=4&hide=&token=$T" \
     "/api/occupancy?view=1&t0=5&t1=9&cols=800&token=$T" "/api/stack?stack=3&token=$T" \
     "/api/range?token=$T&view=0&t0=1&t1=2" "/api/window?view=0&view=1" "/x%2e%2e/etc"; do
