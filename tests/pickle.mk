@@ -25,14 +25,18 @@ EXTRA_DIST += tests/pickle.sh tests/torch_big.sh tests/torch_snapshots.py \
 	tests/pickle_roundtrip.py tests/torch_import.sh tests/torch_import_snapshots.py
 
 # The same tools built with AddressSanitizer and UndefinedBehaviorSanitizer
-# by FUZZ_CC (the flags of tests/sanitize.mk), for pickle.sh.
+# by FUZZ_CC (the flags of tests/sanitize.mk), for pickle.sh and torch_big.sh.
 PICKLE_SAN_FILES = common/torch/pickle.c common/torch/torch_snapshot.c
 if HAVE_FUZZER
-check_SCRIPTS += tests/san/pickle_dump tests/san/check_pickle
-CLEANFILES += tests/san/pickle_dump tests/san/check_pickle
+check_SCRIPTS += tests/san/pickle_dump tests/san/check_pickle tests/san/torch_walk
+CLEANFILES += tests/san/pickle_dump tests/san/check_pickle tests/san/torch_walk
 tests/san/pickle_dump: tests/pickle_dump.c $(TORCH_SOURCES)
 	@$(MKDIR_P) tests/san
 	$(AM_V_CCLD)$(FUZZ_CC) $(SAN_FLAGS) $(AM_CPPFLAGS) -o $@ $(srcdir)/tests/pickle_dump.c \
+	  $(PICKLE_SAN_FILES:%=$(srcdir)/%)
+tests/san/torch_walk: tests/torch_walk.c $(TORCH_SOURCES)
+	@$(MKDIR_P) tests/san
+	$(AM_V_CCLD)$(FUZZ_CC) $(SAN_FLAGS) $(AM_CPPFLAGS) -o $@ $(srcdir)/tests/torch_walk.c \
 	  $(PICKLE_SAN_FILES:%=$(srcdir)/%)
 tests/san/check_pickle: tests/check_pickle.c $(TORCH_SOURCES)
 	@$(MKDIR_P) tests/san

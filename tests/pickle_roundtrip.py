@@ -176,6 +176,12 @@ def main():
     fixed = [[[], [{"a": 1}], "x"], [[[{"a": 1}]], "x"], [[], []], [[[]]], [[[], []]],
              {"k": {}, "a": [1]}, {"k": {"a": [1]}}, [{}, "a", [1]], [{"a": [1]}, 2],
              [[1] * 1001, [2]], [[]] * 3, list(range(2500)), {str(i): [i] for i in range(1500)}]
+    # larger than the file reader's 256 KiB window, strings of every length: the
+    # look-ahead steps over string bodies that end past the window
+    r = random.Random(7)
+    fixed.append([{"action": "alloc", "addr": i, "frames": [
+        {"filename": "f" * r.randrange(4000), "line": i, "name": "g"} for _ in range(3)]}
+        for i in range(400)])
     for i, data in enumerate(fixed):
         for proto in (2, 4, 5):
             refused += check(f"fixed{i}/{proto}", data, pickle.dumps(data, protocol=proto))

@@ -471,12 +471,20 @@ static void set_fast(mf_pickle_reader *r)
     r->fast_end = r->pos >= r->win_off && r->pos <= end ? end : r->pos;
 }
 
+/* Are bytes [pos, pos + n) in the window?  (pos may lie past its end: a
+ * look-ahead steps over a string's body without reading it.) */
+static inline int in_window(const mf_pickle_reader *r, uint64_t pos, size_t n)
+{
+    return pos >= r->win_off && pos - r->win_off <= r->win_len &&
+           n <= r->win_len - (pos - r->win_off);
+}
+
 /* Bytes [pos, pos + n) in memory, or NULL (the data ends; io_errno when unreadable). */
 static const uint8_t *fill(mf_pickle_reader *r, uint64_t pos, size_t n)
 {
     if (pos > r->size || n > r->size - pos)
         return NULL;
-    if (pos >= r->win_off && n <= r->win_off + r->win_len - pos)
+    if (in_window(r, pos, n))
         return r->win + (pos - r->win_off);
     if (n > r->cap) {
         size_t cap = r->cap;
@@ -516,7 +524,7 @@ static const uint8_t *fill(mf_pickle_reader *r, uint64_t pos, size_t n)
 /* Bytes [pos, pos + n) for a look at them (no frame checks). */
 static inline const uint8_t *peek(mf_pickle_reader *r, uint64_t pos, size_t n)
 {
-    if (MF_LIKELY(pos >= r->win_off && n <= r->win_off + r->win_len - pos && pos <= r->size))
+    if (MF_LIKELY(in_window(r, pos, n) && pos <= r->size))
         return r->win + (pos - r->win_off);
     return fill(r, pos, n);
 }
