@@ -9,6 +9,7 @@
  * itself at the Nth step of its work (a frame written, the new file synced,
  * renamed), so tests can check that no kill loses the log.
  */
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 
 #include "commands.h"
 #include "compact.h"
+#include "run.h"
 
 /* Exit statuses of `memflow compact`. */
 #define EXIT_FAILED 1
@@ -73,12 +75,15 @@ static int on_step(void *arg, enum mf_compact_step step, uint64_t n)
     return stop_signal != 0;
 }
 
-/* Compact one log; the mf_compact_log_with status, message printed. */
-static int compact_one(const char *path, mf_compact_result *res, const char *who)
+/* Compact one log (of memflow run: run, its compaction during the run
+ * finished); the mf_compact_log_with status, message printed. */
+static int compact_one(const char *path, mf_compact_result *res, const char *who, int run)
 {
-    char err[1200];
+    char err[PATH_MAX + 2800];
     mf_compact_options opt = { .progress = on_step };
-    int rc = mf_compact_log_with(path, &opt, res, err, sizeof err);
+    int rc = run ? run_compact_log(path, &opt, res, err, sizeof err) : 1;
+    if (rc == 1)
+        rc = mf_compact_log_with(path, &opt, res, err, sizeof err);
     if (rc < 0)
         cli_sayf("", "%s: %s", who, err);
     return rc;
@@ -141,7 +146,7 @@ int cmd_compact(int argc, char **argv)
         mf_compact_result r;
         char before[32], after[32];
         cli_recover_staged(1, &argv[i]);
-        int rc = compact_one(argv[i], &r, "memflow compact");
+        int rc = compact_one(argv[i], &r, "memflow compact", 0);
         failed |= rc == MF_COMPACT_FAILED;
         refused |= rc == MF_COMPACT_REFUSED;
         busy |= rc == MF_COMPACT_BUSY;
@@ -167,7 +172,7 @@ void cli_compact_run_logs(int n, char **paths)
     start();
     for (int i = 0; i < n && !stop_signal; i++) {
         mf_compact_result r;
-        if (compact_one(paths[i], &r, "memflow run: compact") == 0 && r.bytes_after) {
+        if (compact_one(paths[i], &r, "memflow run: compact", 1) == 0 && r.bytes_after) {
             before += r.bytes_before;
             after += r.bytes_after;
             done++;

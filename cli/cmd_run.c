@@ -12,7 +12,9 @@
  * (cli/run_stage.c).  Each process (forks, execs)
  * writes its own DIR/memflow-<pid>.mfl; when the program ends,
  * exactly the logs with this run's id are rendered into DIR unless
- * --no-render, then compacted (cli/cmd_compact.c) unless --no-compact.
+ * --no-render, then compacted (cli/cmd_compact.c) unless --no-compact:
+ * the chunks of the staged log that were final while the program ran
+ * already are (cli/run_compact.c).
  * Signals memflow gets go to the program (cli/run_child.c).
  *
  * Exit status: the program's own (128+N if signal N killed it); before the
@@ -356,6 +358,7 @@ static int finish(const run_options *opt, const run_ident *run, int status)
     if (n == 0) {
         run_logs_explain_none(opt->command[0], run->dir);
         run_analysis_discard();
+        run_compact_forget();
         free(logs);
         return status ? status : 1;
     }
@@ -364,6 +367,7 @@ static int finish(const run_options *opt, const run_ident *run, int status)
         cli_compact_run_logs(n, logs);
         mark(AT_COMPACTED);
     }
+    run_compact_forget();
     report_tail();
     for (int i = 0; i < n; i++)
         free(logs[i]);
@@ -394,12 +398,15 @@ int cmd_run(int argc, char **argv)
     }
     if (opt.render)
         run_stage_write_idle();
+    if (opt.compact)
+        run_compact_start();
     run_stage_start();
     if (opt.render)
         run_analysis_start(&run, mf_config_get()->stacks > 0);
     int status = run_child_wait(pid, &run);
     mark(AT_EXIT);
     run_analysis_stop();
+    run_compact_stop();
     run_stage_finish(pid);
     mark(AT_DRAINED);
     return finish(&opt, &run, status);

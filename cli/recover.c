@@ -10,7 +10,9 @@
  * folders they read whose run is over is written into its log and removed
  * (mf_stage_recover checks the lock, the log's identity and its run id), so
  * a killed run loses nothing.  What it did, and any stage it had to leave,
- * is said on stderr.
+ * is said on stderr.  The unfinished files of compactions that were killed
+ * (analyze/compact/compact.h, mf_compact_clean_folder; no reader takes them
+ * for logs) are removed there too.
  */
 #include <dirent.h>
 #include <limits.h>
@@ -19,6 +21,7 @@
 #include <sys/stat.h>
 
 #include "commands.h"
+#include "compact.h"
 #include "options.h"
 #include "stage_drain.h"
 #include "stage_slots.h"
@@ -31,9 +34,13 @@ static int is_stage_name(const char *name)
            strcmp(name + n - suffix, MF_STAGE_SUFFIX) == 0;
 }
 
-/* Recover every stage file in folder. */
+/* Recover every stage file in folder; remove what killed compactions left. */
 static void recover_folder(const char *folder)
 {
+    int cleaned = mf_compact_clean_folder(folder);
+    if (cleaned)
+        fprintf(stderr, "memflow: removed %d unfinished compact file%s that a killed memflow "
+                "left in %s (the logs are whole)\n", cleaned, cleaned == 1 ? "" : "s", folder);
     DIR *d = opendir(folder);
     if (!d)
         return;

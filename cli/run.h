@@ -8,6 +8,8 @@
 #ifndef MEMFLOW_CLI_RUN_H
 #define MEMFLOW_CLI_RUN_H
 
+#include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -53,6 +55,12 @@ void run_stage_finish(pid_t child);
  * mf_stage_write_idle); nothing without a stage. */
 void run_stage_write_idle(void);
 
+/* Before start: fn hears of each chunk of the log the drain copies from a
+ * full slot, a chunk no record is written into again (stage_drain.h
+ * mf_stage_on_final); nothing without a stage. */
+void run_stage_on_final(void (*fn)(void *arg, int log_fd, const char *log_path, uint64_t index),
+                        void *arg);
+
 /* While the program runs (between start and finish): the earliest time a
  * record the program wrote may carry that is not in its log yet (staged:
  * stage_drain.h mf_stage_unwritten_since), UINT64_MAX without a stage. */
@@ -77,6 +85,48 @@ struct mf_model *run_analysis_finish(int n, char **paths);
 
 /* Free what the analysis holds, its model unused (the run left no log). */
 void run_analysis_discard(void);
+
+/*
+ * The threads beside the program (cli/run_idle.c).  mode: the variable's
+ * value, "idle" (the default: SCHED_IDLE), "normal" (the tests, on a
+ * machine busy with others) or "0" (no such thread).  loop, on the thread:
+ * step() until *stop is set or step returns -1; after a step that did
+ * something (1) it looks again in min_wait_us, after each that did not (0)
+ * twice as late, up to max_wait_us.  start: a thread running fn with every
+ * signal blocked (signals stay the main thread's); whether it started.
+ */
+typedef struct run_idle {
+    const char *variable;
+    int (*step)(void);
+    const int *stop;
+    int min_wait_us, max_wait_us;
+} run_idle;
+const char *run_idle_mode(const char *variable);
+void run_idle_loop(const run_idle *t);
+int run_idle_start(pthread_t *thread, void *(*fn)(void *));
+
+/*
+ * Compaction during the run (cli/run_compact.c): start, before the program
+ * runs, has the drain hand over each chunk that is final (run_stage_on_final)
+ * and starts a thread at the lowest priority (MEMFLOW_RUN_COMPACT: "idle",
+ * the default; "normal"; "0": none) that appends each one's frame to the
+ * compact form of the staged log, a new private file beside it
+ * (mf_compact_writer); stop, once the program is gone, ends the thread;
+ * log, for each log of the run after the stage is drained: 1 when path is
+ * not the log compacted during the run (the caller compacts it whole),
+ * else that compact form finished (opt: its progress) and renamed over the
+ * log, returned as mf_compact_log_with does (a failure during the run
+ * too: the log left live, err says why).  forget, at the end, removes the
+ * new file of a compaction that never finished (the run left no log) and
+ * says what the compaction during the run did (MEMFLOW_RUN_REPORT=1).
+ */
+void run_compact_start(void);
+void run_compact_stop(void);
+struct mf_compact_options;
+struct mf_compact_result;
+int run_compact_log(const char *path, const struct mf_compact_options *opt,
+                    struct mf_compact_result *res, char *err, size_t errlen);
+void run_compact_forget(void);
 
 /*
  * Keeping the next chunks of the run's logs ready (cli/run_ahead.c): open

@@ -198,31 +198,19 @@ static int step(void)
     return fed;
 }
 
-/* MEMFLOW_RUN_ANALYSIS: "idle" (the default: the lowest priority), "normal"
- * (the tests, on a machine busy with others), "0" (none during the run:
- * the logs are read at the program's exit). */
-static const char *analysis_mode(void)
+/* One look, or -1 once the analysis gave up. */
+static int look(void)
 {
-    const char *mode = getenv("MEMFLOW_RUN_ANALYSIS");
-    return mode && (!strcmp(mode, "normal") || !strcmp(mode, "0")) ? mode : "idle";
+    return a.f ? step() : -1;
 }
 
+/* MEMFLOW_RUN_ANALYSIS: "idle" (the default), "normal", "0" (none during
+ * the run: the logs are read at the program's exit). */
 static void *analyse(void *arg)
 {
     (void)arg;
-    struct sched_param idle = { 0 };
-    if (strcmp(analysis_mode(), "normal") != 0 &&
-        sched_setscheduler(0, SCHED_IDLE, &idle) != 0)   /* this thread (Linux) */
-        setpriority(PRIO_PROCESS, 0, 19);
-    int wait_us = MIN_WAIT_US;
-    while (a.f && !__atomic_load_n(&a.stop, __ATOMIC_ACQUIRE)) {
-        if (step())
-            wait_us = MIN_WAIT_US;
-        else if ((wait_us *= 2) > MAX_WAIT_US)
-            wait_us = MAX_WAIT_US;
-        struct timespec ts = { 0, wait_us * 1000L };
-        nanosleep(&ts, NULL);
-    }
+    run_idle t = { "MEMFLOW_RUN_ANALYSIS", look, &a.stop, MIN_WAIT_US, MAX_WAIT_US };
+    run_idle_loop(&t);
     return NULL;
 }
 
@@ -232,13 +220,10 @@ void run_analysis_start(const run_ident *run, int stacks)
     a.run = run;
     a.stacks = stacks;
     a.margin_ns = MARGIN_NS;
-    if (!strcmp(analysis_mode(), "0") || !(a.f = mf_follow_new(NULL, stacks, err, sizeof err)))
+    if (!strcmp(run_idle_mode("MEMFLOW_RUN_ANALYSIS"), "0") ||
+        !(a.f = mf_follow_new(NULL, stacks, err, sizeof err)))
         return;
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &old);   /* signals stay the main thread's */
-    a.running = pthread_create(&a.thread, NULL, analyse, NULL) == 0;
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    a.running = run_idle_start(&a.thread, analyse);
     if (!a.running)
         give_up();
 }

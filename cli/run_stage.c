@@ -118,6 +118,13 @@ int run_stage_prepare(const run_ident *run)
     return 0;
 }
 
+void run_stage_on_final(void (*fn)(void *arg, int log_fd, const char *log_path, uint64_t index),
+                        void *arg)
+{
+    if (stage)
+        mf_stage_on_final(stage, fn, arg);
+}
+
 void run_stage_write_idle(void)
 {
     if (stage && mf_stage_write_idle(stage) < 0)

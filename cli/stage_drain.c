@@ -63,6 +63,8 @@ struct mf_stage {                    /* memflow run's handle */
         size_t len, written;         /* recorded at the last look; in the log */
         uint64_t grew_ns;            /* when it first held more than written */
     } written[MF_STAGE_SLOTS];
+    mf_stage_final_fn on_final;      /* mf_stage_on_final */
+    void *on_final_arg;
     uint32_t snap_seq[MF_STAGE_SLOTS];   /* slot i under sequence snap_seq[i] has */
     uint64_t snap_ns[MF_STAGE_SLOTS];    /* everything recorded before snap_ns[i] in the log */
 };
@@ -310,6 +312,33 @@ int mf_stage_write_idle(mf_stage *s)
     return 0;
 }
 
+void mf_stage_on_final(mf_stage *s, mf_stage_final_fn fn, void *arg)
+{
+    s->on_final_arg = arg;
+    s->on_final = fn;
+}
+
+/* Every FULL slot into the log, each then FREE, its chunk said final. */
+static int write_full_slots(mf_stage *s, int fd)
+{
+    stage_header *h = s->h;
+    int n = 0;
+    for (uint32_t i = 0; i < MF_STAGE_SLOTS; i++) {
+        int rc = mf_stage_write_full_slot(h, i, fd);
+        if (rc < 0)
+            return -1;
+        if (rc == 0)
+            continue;
+        /* WRITING: ours until freed, so its header still names its chunk */
+        uint32_t index = ((const mf_chunk_header *)(const void *)mf_stage_slot_base(h, i))->index;
+        __atomic_store_n(&h->state[i], SLOT_FREE, __ATOMIC_RELEASE);
+        if (s->on_final)
+            s->on_final(s->on_final_arg, fd, h->log_path, index);
+        n++;
+    }
+    return n;
+}
+
 int mf_stage_drain(mf_stage *s, int final, char *err, size_t errlen)
 {
     stage_header *h = s->h;
@@ -322,7 +351,7 @@ int mf_stage_drain(mf_stage *s, int final, char *err, size_t errlen)
         return fd < 0 ? -1 : 0;
     if (!final)
         reserve_ahead(s, fd);
-    int n = mf_stage_write_full_slots(h, fd);
+    int n = write_full_slots(s, fd);
     if (n >= 0 && !final && s->write_idle && write_idle_slots(s, fd) < 0)
         n = -1;
     if (n < 0) {

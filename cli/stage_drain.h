@@ -42,6 +42,18 @@ void mf_stage_child_owns(mf_stage *s);
  */
 int mf_stage_drain(mf_stage *s, int final, char *err, size_t errlen);
 
+/*
+ * Hand fn each chunk a drain copies from a full slot into the log: the
+ * thread that filled it has claimed another, so no record is ever written
+ * into it again and its bytes in the log are final.  Called on the drain's
+ * thread right after the copy, with the log's descriptor (the drain's, only
+ * for the call), the log's path as the program named it, and the chunk's
+ * index; fn must not block.  Chunks the program writes itself (memflow run
+ * was behind, or is gone) are not handed over.
+ */
+typedef void (*mf_stage_final_fn)(void *arg, int log_fd, const char *log_path, uint64_t index);
+void mf_stage_on_final(mf_stage *s, mf_stage_final_fn fn, void *arg);
+
 /* Whether the program claimed chunks between the last two drains (or has
  * not opened its log yet): it is recording, slots will fill. */
 int mf_stage_busy(mf_stage *s);

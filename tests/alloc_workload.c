@@ -37,6 +37,8 @@
  *                   "ready PID", waits for SIGUSR1 (60 s at most), then N
  *                   more in "after:" and exits 0: the test kills memflow run
  *                   meanwhile, and the program must write its log itself
+ *   linger N        outlive N, then prints "done PID" and waits for a second
+ *                   SIGUSR1 (60 s at most) before it exits 0
  *   dumps N         N mallocs of 100 bytes in scope "mid:", N / 2 of them
  *                   freed, then memflow_dumps(json) mid-run; prints the
  *                   JSON (the records still staged must be in it)
@@ -304,6 +306,19 @@ static void outlive(long n)
     pairs("after", n);
 }
 
+/* outlive, then "done PID" and a wait for a second SIGUSR1 (60 s at most)
+ * before the exit: memflow run sees the chunks of "after:" while the
+ * program still runs. */
+static void linger(long n)
+{
+    outlive(n);
+    go_on = 0;
+    printf("done %d\n", (int)getpid());
+    fflush(stdout);
+    while (!go_on)
+        pause();
+}
+
 /* The statistics mid-run, while the last records are still staged. */
 static int dumps_mid_run(long n)
 {
@@ -510,6 +525,8 @@ int main(int argc, char **argv)
     } else if (strcmp(mode, "quickexit") == 0) {
         every_function();
         quick_exit((int)n);
+    } else if (strcmp(mode, "linger") == 0) {
+        linger(n);
     } else if (strcmp(mode, "outlive") == 0) {
         outlive(n);
     } else if (strcmp(mode, "dumps") == 0) {

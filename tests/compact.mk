@@ -8,6 +8,6 @@ tests_check_compact_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_check_compact_LDADD = libmemflow-analysis.la libmemflow.la $(CHECK_LIBS)
 tests_check_compact_LDFLAGS = $(TEST_LINK_FLAGS)
 endif
-TESTS += tests/compact_e2e.sh tests/compact_damage.sh
-EXTRA_DIST += tests/compact_e2e.sh tests/compact_damage.sh tests/compact_damage.py \
+TESTS += tests/compact_e2e.sh tests/compact_damage.sh tests/compact_run.sh
+EXTRA_DIST += tests/compact_e2e.sh tests/compact_damage.sh tests/compact_damage.py tests/compact_run.sh tests/compact_frames.py \
 	tests/compact_layout1.mfl

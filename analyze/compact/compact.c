@@ -55,6 +55,10 @@ typedef struct job {
     size_t zcap;
     mf_compact_entry *entries;
     size_t n_entries, cap_entries;
+    mf_compact_entry *early;         /* a writer's: chunks compacted while the log grew */
+    size_t n_early, cap_early;
+    uint32_t early_prefix;           /* a writer's: the bytes kept free at offset 0 */
+    mf_compact_result own_res;       /* a writer's result until finish */
     mf_compact_result *res;
     char *err;
     size_t errlen;
@@ -171,38 +175,61 @@ static int check_writer(job *j, const mf_file_header *h)
     return 0;
 }
 
-/* Whether name is a temporary file of a compaction of base, and its pid. */
+/* Whether name is a temporary file of a compaction (of base; NULL: of
+ * any log), and its pid. */
 static int temp_of(const char *name, const char *base, long *pid)
 {
-    size_t n = strlen(base);
-    if (name[0] != '.' || strncmp(name + 1, base, n) != 0 ||
-        strncmp(name + 1 + n, TEMP_INFIX, strlen(TEMP_INFIX)) != 0)
+    const char *infix = strstr(name, TEMP_INFIX);
+    if (name[0] != '.' || !infix || infix == name + 1)
+        return 0;
+    while (strstr(infix + 1, TEMP_INFIX))
+        infix = strstr(infix + 1, TEMP_INFIX);
+    if (base && ((size_t)(infix - name - 1) != strlen(base) ||
+                 strncmp(name + 1, base, strlen(base)) != 0))
         return 0;
     char *end;
-    *pid = strtol(name + 1 + n + strlen(TEMP_INFIX), &end, 10);
-    return *pid > 0 && *end == '-';
+    *pid = strtol(infix + strlen(TEMP_INFIX), &end, 10);
+    return *pid > 0 && *end == '-' && strlen(end + 1) == 6;
 }
 
-/* Remove what compactions of this log left when they were killed. */
-static void remove_stale_temps(job *j)
+/* Remove what killed compactions (of logs named base; NULL: any) left in
+ * the folder dir_fd: the process named in the file's name is gone, the file
+ * is regular and ours.  How many were removed. */
+static int remove_temps(int dir_fd, const char *base)
 {
-    int fd = dup(j->dir_fd);
+    int fd = dup(dir_fd), removed = 0;
     DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
     if (!d) {
         if (fd >= 0)
             close(fd);
-        return;
+        return 0;
     }
     struct dirent *e;
     long pid;
     while ((e = readdir(d))) {
         struct stat st;
-        if (temp_of(e->d_name, j->base, &pid) && kill((pid_t)pid, 0) < 0 && errno == ESRCH &&
-            fstatat(j->dir_fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        if (temp_of(e->d_name, base, &pid) && kill((pid_t)pid, 0) < 0 && errno == ESRCH &&
+            fstatat(dir_fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
             S_ISREG(st.st_mode) && st.st_uid == geteuid())
-            unlinkat(j->dir_fd, e->d_name, 0);
+            removed += unlinkat(dir_fd, e->d_name, 0) == 0;
     }
     closedir(d);
+    return removed;
+}
+
+static void remove_stale_temps(job *j)
+{
+    remove_temps(j->dir_fd, j->base);
+}
+
+int mf_compact_clean_folder(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    int n = remove_temps(fd, NULL);
+    close(fd);
+    return n;
 }
 
 /* ---- writing the new file ---------------------------------------------- */
@@ -225,18 +252,26 @@ static int create_temp(job *j)
     return 0;
 }
 
-static int put(job *j, const void *p, size_t n)
+/* pwrite n bytes at offset at of the new file (its size unchanged). */
+static int put_at(job *j, const void *p, size_t n, uint64_t at)
 {
     const char *c = p;
-    size_t done = 0;
-    while (done < n) {
-        ssize_t w = write(j->temp_fd, c + done, n - done);
+    for (size_t done = 0; done < n;) {
+        ssize_t w = pwrite(j->temp_fd, c + done, n - done, (off_t)(at + done));
         if (w < 0 && errno == EINTR)
             continue;
         if (w < 0)
             return fail(j, MF_COMPACT_FAILED, "cannot write %s: %s", j->temp, strerror(errno));
         done += (size_t)w;
     }
+    return 0;
+}
+
+/* Append n bytes to the new file. */
+static int put(job *j, const void *p, size_t n)
+{
+    if (put_at(j, p, n, j->offset) < 0)
+        return -1;
     j->offset += n;
     return 0;
 }
@@ -267,21 +302,34 @@ static int put_frame(job *j, mf_compact_frame *f, const void *p, size_t n, uint3
     return put(j, j->zbuf, z);
 }
 
-/* The header prefix as it will stand at offset 0, and the rest's frame. */
+/* The bytes of chunk 0 stored raw at offset 0: the file header and argv. */
+static uint32_t prefix_of(const uint8_t *h, size_t len)
+{
+    uint64_t prefix = sizeof(mf_file_header) + (uint64_t)((const mf_file_header *)(const void *)h)->argv_len;
+    return (uint32_t)(prefix < len ? prefix : len);
+}
+
+/* The header prefix as it will stand at offset 0, and the rest's frame
+ * (where the new file ends: right after the prefix, or after a writer's
+ * frames, the prefix's place kept free for it). */
 static int put_head(job *j, mf_compact_index *ix)
 {
     size_t len;
     const uint8_t *h = mf_chunk_source_header(j->src, &len);
     const mf_file_header *fh = (const void *)h;
-    uint64_t prefix = sizeof *fh + (uint64_t)fh->argv_len;
     ix->header_len = (uint32_t)len;
-    ix->prefix_len = (uint32_t)(prefix < len ? prefix : len);
+    ix->prefix_len = prefix_of(h, len);
+    if (j->early_prefix && j->early_prefix != ix->prefix_len)
+        return fail(j, MF_COMPACT_FAILED, "its header changed while it was compacted; left "
+                    "as it is");
     uint8_t head[sizeof *fh];
     memcpy(head, h, sizeof head);
     ((mf_file_header *)(void *)head)->flags |= MF_HEADER_COMPACT;
-    if (put(j, head, sizeof head) < 0 ||
-        put(j, h + sizeof head, ix->prefix_len - sizeof head) < 0)
+    if (put_at(j, head, sizeof head, 0) < 0 ||
+        put_at(j, h + sizeof head, ix->prefix_len - sizeof head, sizeof head) < 0)
         return -1;
+    if (!j->early_prefix)
+        j->offset = ix->prefix_len;
     ix->head_offset = j->offset;
     ix->head_size = 0;
     mf_compact_frame f = { .index = 0, .live_len = ix->header_len, .start = ix->prefix_len,
@@ -291,14 +339,11 @@ static int put_head(job *j, mf_compact_index *ix)
     return 0;
 }
 
-/* Encode chunk i; keep it raw if the encoding does not decode to it. */
-static int put_chunk(job *j, size_t i, const mf_chunk_info *info, mf_compact_index *ix)
+/* Encode the n bytes of chunk index (thread tid) into a frame at the
+ * current offset, or keep them raw if the encoding does not decode to
+ * them; its entry in *e. */
+static int put_bytes(job *j, uint64_t index, uint32_t tid, long n, mf_compact_entry *e)
 {
-    long n = mf_chunk_source_read(j->src, i, j->chunk, j->err, j->errlen);
-    if (n < 0)
-        return MF_COMPACT_FAILED;
-    if (mf_grow((void **)&j->entries, &j->cap_entries, j->n_entries + 1, sizeof *j->entries) < 0)
-        return fail(j, MF_COMPACT_FAILED, "out of memory");
     const uint8_t *enc;
     mf_chunk_summary sum;
     size_t enc_len = mf_codec_encode(j->codec, j->chunk, (size_t)n, &enc, &sum);
@@ -307,23 +352,64 @@ static int put_chunk(job *j, size_t i, const mf_chunk_info *info, mf_compact_ind
                 memcmp(j->check, j->chunk, (size_t)n) == 0;
     if (!dense) /* the encoder's buffers are intact: decoding does not touch them */
         j->res->raw_chunks++;
-    mf_compact_entry *e = &j->entries[j->n_entries++];
     *e = (mf_compact_entry){
-        .index = info->index,
+        .index = index,
         .frame_offset = j->offset,
         .live_len = (uint32_t)n,
-        .tid = info->tid,
+        .tid = tid,
         .encoding = dense ? MF_COMPACT_DENSE : MF_COMPACT_RAW,
         .flags = sum.timed ? MF_COMPACT_HAS_TIMES : 0,
         .min_time_ns = sum.timed ? sum.min_time_ns : 0,
         .max_time_ns = sum.max_time_ns,
         .records = sum.records,
     };
-    ix->events += sum.records;
     mf_compact_frame f = { .index = e->index, .live_len = e->live_len, .tid = e->tid,
                            .encoding = e->encoding, .flags = e->flags, .records = e->records,
                            .min_time_ns = e->min_time_ns, .max_time_ns = e->max_time_ns };
     return put_frame(j, &f, dense ? enc : j->chunk, dense ? enc_len : (size_t)n, &e->frame_size);
+}
+
+/* Room for one more entry in *list. */
+static mf_compact_entry *next_entry(job *j, mf_compact_entry **list, size_t *n, size_t *cap)
+{
+    if (mf_grow((void **)list, cap, *n + 1, sizeof **list) < 0) {
+        fail(j, MF_COMPACT_FAILED, "out of memory");
+        return NULL;
+    }
+    return &(*list)[(*n)++];
+}
+
+/* The frame a writer made of chunk info while the log grew, if the chunk
+ * still reads as it did then (the same length: its bytes are final). */
+static const mf_compact_entry *early_frame(job *j, const mf_chunk_info *info, size_t *from)
+{
+    while (*from < j->n_early && j->early[*from].index < info->index)
+        (*from)++;
+    if (*from >= j->n_early || j->early[*from].index != info->index)
+        return NULL;
+    uint64_t size = mf_chunk_source_file_size(j->src);
+    uint64_t len = size > info->file_offset ? size - info->file_offset : 0;
+    const mf_compact_entry *e = &j->early[*from];
+    return e->live_len == (len < MF_CHUNK_SIZE ? len : MF_CHUNK_SIZE) ? e : NULL;
+}
+
+/* Chunk i into the index: the frame a writer made of it before, or a new one. */
+static int put_chunk(job *j, size_t i, const mf_chunk_info *info, mf_compact_index *ix,
+                     size_t *early_at)
+{
+    mf_compact_entry *e = next_entry(j, &j->entries, &j->n_entries, &j->cap_entries);
+    if (!e)
+        return MF_COMPACT_FAILED;
+    const mf_compact_entry *done = early_frame(j, info, early_at);
+    if (done) {
+        *e = *done;
+    } else {
+        long n = mf_chunk_source_read(j->src, i, j->chunk, j->err, j->errlen);
+        if (n < 0 || put_bytes(j, info->index, info->tid, n, e) < 0)
+            return MF_COMPACT_FAILED;
+    }
+    ix->events += e->records;
+    return 0;
 }
 
 static int put_index(job *j, mf_compact_index *ix)
@@ -365,11 +451,12 @@ static int write_compact(job *j)
     mf_compact_index ix = { .live_size = (uint64_t)j->st.st_size };
     size_t n;
     const mf_chunk_info *chunks = mf_chunk_source_chunks(j->src, &n);
-    int rc = setup_compression(j);
+    size_t early_at = 0;
+    int rc = j->cctx ? 0 : setup_compression(j);
     if (rc == 0)
         rc = put_head(j, &ix);
     for (size_t i = 0; i < n && rc == 0; i++)
-        if ((rc = put_chunk(j, i, &chunks[i], &ix)) == 0)
+        if ((rc = put_chunk(j, i, &chunks[i], &ix, &early_at)) == 0)
             rc = step(j, MF_COMPACT_STEP_FRAME, i + 1);
     if (rc == 0)
         rc = put_index(j, &ix);
@@ -431,18 +518,10 @@ static int read_header(job *j, mf_file_header *h)
     return 0;
 }
 
-static int run(job *j)
+/* The log's chunks, read through a source of its own descriptor, the
+ * bytes of chunks whose header was lost kept. */
+static int open_source(job *j)
 {
-    mf_file_header h;
-    int rc = open_live(j);
-    if (rc == 0)
-        rc = split_path(j);
-    if (rc == 0)
-        rc = read_header(j, &h);
-    if (rc < 0 || (h.flags & MF_HEADER_COMPACT))
-        return rc; /* already compact: nothing to do */
-    if ((rc = check_writer(j, &h)) < 0)
-        return rc;
     int fd = dup(j->fd);
     if (fd < 0)
         return fail(j, MF_COMPACT_FAILED, "dup: %s", strerror(errno));
@@ -450,13 +529,61 @@ static int run(job *j)
         return MF_COMPACT_REFUSED;
     if (mf_chunk_source_settle(j->src, j->err, j->errlen) < 0) /* keep damaged chunks' bytes */
         return MF_COMPACT_FAILED;
+    return 0;
+}
+
+/* The log's folder, opened, and what killed compactions of it left removed. */
+static int open_dir(job *j)
+{
     j->dir_fd = open(j->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (j->dir_fd < 0)
         return fail(j, MF_COMPACT_FAILED, "cannot open folder %s: %s", j->dir, strerror(errno));
     remove_stale_temps(j);
-    if ((rc = create_temp(j)) < 0 || (rc = write_compact(j)) < 0)
+    return 0;
+}
+
+/* The live log at j->path opened, named and its header read into *h. */
+static int open_log(job *j, mf_file_header *h)
+{
+    int rc = open_live(j);
+    if (rc == 0)
+        rc = split_path(j);
+    if (rc == 0)
+        rc = read_header(j, h);
+    return rc;
+}
+
+static int run(job *j)
+{
+    mf_file_header h;
+    int rc = open_log(j, &h);
+    if (rc < 0 || (h.flags & MF_HEADER_COMPACT))
+        return rc; /* already compact: nothing to do */
+    if ((rc = check_writer(j, &h)) < 0 || (rc = open_source(j)) < 0 || (rc = open_dir(j)) < 0 ||
+        (rc = create_temp(j)) < 0 || (rc = write_compact(j)) < 0)
         return rc;
     return replace(j);
+}
+
+/* Remove the new file unless it replaced the log; free everything. */
+static void job_end(job *j)
+{
+    if (j->temp[0])
+        unlinkat(j->dir_fd, strrchr(j->temp, '/') + 1, 0);
+    if (j->temp_fd >= 0)
+        close(j->temp_fd);
+    if (j->dir_fd >= 0)
+        close(j->dir_fd);
+    if (j->fd >= 0)
+        close(j->fd);
+    mf_chunk_source_close(j->src);
+    ZSTD_freeCCtx(j->cctx);
+    mf_codec_free(j->codec);
+    free(j->chunk);
+    free(j->check);
+    free(j->zbuf);
+    free(j->entries);
+    free(j->early);
 }
 
 int mf_compact_log_with(const char *path, const mf_compact_options *opt,
@@ -469,24 +596,131 @@ int mf_compact_log_with(const char *path, const mf_compact_options *opt,
     job j = { .path = path, .opt = opt, .fd = -1, .dir_fd = -1, .temp_fd = -1,
               .res = result, .err = err, .errlen = errlen };
     int rc = run(&j);
-    if (j.temp[0])
-        unlinkat(j.dir_fd, strrchr(j.temp, '/') + 1, 0);
     if (rc < 0)
         memset(result, 0, sizeof *result);
-    if (j.temp_fd >= 0)
-        close(j.temp_fd);
-    if (j.dir_fd >= 0)
-        close(j.dir_fd);
-    if (j.fd >= 0)
-        close(j.fd);
-    mf_chunk_source_close(j.src);
-    ZSTD_freeCCtx(j.cctx);
-    mf_codec_free(j.codec);
-    free(j.chunk);
-    free(j.check);
-    free(j.zbuf);
-    free(j.entries);
+    job_end(&j);
     return rc;
+}
+
+/* ---- compaction while the log grows ------------------------------------- */
+
+struct mf_compact_writer {
+    job j;
+    char path[PATH_MAX];
+    mf_compact_options opt;
+};
+
+/* The call's message buffer for what fails. */
+static job *writer_job(mf_compact_writer *w, char *err, size_t errlen)
+{
+    w->j.err = err;
+    w->j.errlen = errlen;
+    return &w->j;
+}
+
+static int writer_start(mf_compact_writer *w, dev_t dev, ino_t ino)
+{
+    job *j = &w->j;
+    mf_file_header h;
+    int rc = open_log(j, &h);
+    if (rc < 0)
+        return rc;
+    if (j->st.st_dev != dev || j->st.st_ino != ino)
+        return fail(j, MF_COMPACT_REFUSED, "is no longer the file its program writes");
+    if (h.flags & MF_HEADER_COMPACT)
+        return fail(j, MF_COMPACT_REFUSED, "already compact, yet still written");
+    if (sizeof h + (uint64_t)h.argv_len >= MF_CHUNK_SIZE)
+        return fail(j, MF_COMPACT_REFUSED, "its header says argv is %u bytes long", h.argv_len);
+    j->early_prefix = (uint32_t)(sizeof h + h.argv_len);
+    if ((rc = open_dir(j)) < 0 || (rc = create_temp(j)) < 0 || (rc = setup_compression(j)) < 0)
+        return rc;
+    j->offset = j->early_prefix; /* offset 0 stays zeros until the end: no log header */
+    return 0;
+}
+
+mf_compact_writer *mf_compact_writer_open(const char *path, dev_t dev, ino_t ino,
+                                          const mf_compact_options *opt, char *err,
+                                          size_t errlen)
+{
+    mf_compact_writer *w = calloc(1, sizeof *w);
+    if (!w) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return NULL;
+    }
+    snprintf(w->path, sizeof w->path, "%s", path);
+    if (opt)
+        w->opt = *opt;
+    w->j = (job){ .path = w->path, .opt = &w->opt, .fd = -1, .dir_fd = -1, .temp_fd = -1,
+                  .res = &w->j.own_res, .err = err, .errlen = errlen };
+    if (strlen(path) >= sizeof w->path) {
+        fail(&w->j, MF_COMPACT_REFUSED, "path too long");
+        mf_compact_writer_abandon(w);
+        return NULL;
+    }
+    if (writer_start(w, dev, ino) < 0) {
+        mf_compact_writer_abandon(w);
+        return NULL;
+    }
+    return w;
+}
+
+int mf_compact_writer_add(mf_compact_writer *w, uint64_t index, char *err, size_t errlen)
+{
+    job *j = writer_job(w, err, errlen);
+    uint64_t at = index * MF_CHUNK_SIZE;
+    ssize_t n = index ? mf_read_full(j->fd, j->chunk, MF_CHUNK_SIZE, at) : -1;
+    if (n < 0)
+        return fail(j, MF_COMPACT_FAILED, "offset %llu: cannot read: %s", (unsigned long long)at,
+                    index ? strerror(errno) : "chunk 0 is the header");
+    const mf_chunk_header *ch = (const void *)j->chunk;
+    if (n < (ssize_t)sizeof *ch || ch->magic != MF_CHUNK_MAGIC || ch->index != index)
+        return fail(j, MF_COMPACT_FAILED, "offset %llu: chunk %llu is not in the file as it "
+                    "was said to be", (unsigned long long)at, (unsigned long long)index);
+    memset(j->chunk + n, 0, MF_CHUNK_SIZE - (size_t)n);
+    mf_compact_entry *e = next_entry(j, &j->early, &j->n_early, &j->cap_early);
+    if (!e || put_bytes(j, index, ch->tid, (long)n, e) < 0)
+        return MF_COMPACT_FAILED;
+    if (j->n_early > 1 && e[-1].index >= e->index) { /* kept in index order */
+        mf_compact_entry last = *e;
+        size_t k = j->n_early - 1;
+        for (; k > 0 && j->early[k - 1].index >= last.index; k--)
+            j->early[k] = j->early[k - 1];
+        j->early[k] = last;
+        if (k + 1 < j->n_early && j->early[k + 1].index == last.index) /* twice: the later */
+            memmove(&j->early[k + 1], &j->early[k + 2],
+                    (--j->n_early - k - 1) * sizeof *j->early);
+    }
+    return 0;
+}
+
+int mf_compact_writer_finish(mf_compact_writer *w, const mf_compact_options *opt,
+                             mf_compact_result *result, char *err, size_t errlen)
+{
+    job *j = writer_job(w, err, errlen);
+    if (opt)
+        w->opt.progress = opt->progress, w->opt.arg = opt->arg;
+    mf_file_header h;
+    mf_compact_result ignored;
+    if (!result)
+        result = &ignored;
+    int rc = fstat(j->fd, &j->st) < 0 ? fail(j, MF_COMPACT_FAILED, "cannot stat: %s",
+                                             strerror(errno))
+                                      : read_header(j, &h);
+    if (rc == 0 && (rc = check_writer(j, &h)) == 0 && (rc = open_source(j)) == 0 &&
+        (rc = write_compact(j)) == 0)
+        rc = replace(j);
+    *result = rc < 0 ? (mf_compact_result){ 0 } : *j->res;
+    job_end(j);
+    free(w);
+    return rc;
+}
+
+void mf_compact_writer_abandon(mf_compact_writer *w)
+{
+    if (!w)
+        return;
+    job_end(&w->j);
+    free(w);
 }
 
 int mf_compact_log(const char *path, mf_compact_result *result, char *err, size_t errlen)

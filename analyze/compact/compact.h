@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "compiler.h"
 
@@ -66,9 +67,47 @@ typedef struct mf_compact_options {
  */
 MF_EXPORT int mf_compact_log(const char *path, mf_compact_result *result, char *err, size_t errlen);
 
+/*
+ * Remove from folder dir what compactions that were killed left there: the
+ * files .LOG.compact-PID-XXXXXX whose process PID is gone (regular files
+ * of this user only).  No reader takes them for logs (their names are no
+ * log names, and one still being written holds no log header at offset
+ * 0).  Returns how many were removed.
+ */
+MF_EXPORT int mf_compact_clean_folder(const char *dir);
+
 /* mf_compact_log with options (NULL = defaults). */
 MF_EXPORT int mf_compact_log_with(const char *path, const mf_compact_options *opt,
                         mf_compact_result *result, char *err, size_t errlen);
+
+/*
+ * Compaction while the log grows (memflow run compacts the chunks of its
+ * program's log as they become final).  open starts the compact form of
+ * the live log at path, which must be the file (dev, ino) and is still
+ * written: it creates the new private file beside it (offset 0 holds no
+ * log header until finish: the file is never taken for a log) and returns
+ * the writer, or NULL with "FILE: ..." in err.  add compacts chunk index,
+ * whose bytes the caller knows are final (no record will be written into
+ * it again: memflow run's drain wrote it from a full slot); 0, or < 0
+ * (err; then abandon).  finish, once the
+ * log's writer is gone, does what mf_compact_log does (opt: its progress;
+ * NULL: open's), reusing the frames
+ * of chunks that still read as they did when added: the result equals
+ * mf_compact_log's except for the frames' order in the file (the same
+ * frames, index, header and trailer).  It frees w and returns as
+ * mf_compact_log_with (the live log untouched on failure, the new file
+ * removed).  abandon removes the new file and frees w (NULL: nothing).
+ * One thread at a time may use a writer.
+ */
+typedef struct mf_compact_writer mf_compact_writer;
+MF_EXPORT mf_compact_writer *mf_compact_writer_open(const char *path, dev_t dev, ino_t ino,
+                                                    const mf_compact_options *opt, char *err,
+                                                    size_t errlen);
+MF_EXPORT int mf_compact_writer_add(mf_compact_writer *w, uint64_t index, char *err,
+                                    size_t errlen);
+MF_EXPORT int mf_compact_writer_finish(mf_compact_writer *w, const mf_compact_options *opt,
+                                       mf_compact_result *result, char *err, size_t errlen);
+MF_EXPORT void mf_compact_writer_abandon(mf_compact_writer *w);
 
 /*
  * The compact form's half of mf_chunk_source (chunk_source.c calls these

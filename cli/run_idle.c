@@ -1,0 +1,49 @@
+/*
+ * run_idle.c - the threads memflow run keeps beside the program (the
+ * analysis during the run, cli/run_analysis.c; the compaction during the
+ * run, cli/run_compact.c): each at the lowest priority (SCHED_IDLE: it runs
+ * only on a core nothing else wants, so the program never waits for it),
+ * looking for work now and then, more often while there is some.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "run.h"
+
+const char *run_idle_mode(const char *variable)
+{
+    const char *mode = getenv(variable);
+    return mode && (!strcmp(mode, "normal") || !strcmp(mode, "0")) ? mode : "idle";
+}
+
+void run_idle_loop(const run_idle *t)
+{
+    struct sched_param idle = { 0 };
+    if (strcmp(run_idle_mode(t->variable), "normal") != 0 &&
+        sched_setscheduler(0, SCHED_IDLE, &idle) != 0)   /* this thread (Linux) */
+        setpriority(PRIO_PROCESS, 0, 19);
+    int wait_us = t->min_wait_us;
+    for (int did; !__atomic_load_n(t->stop, __ATOMIC_ACQUIRE) && (did = t->step()) >= 0;) {
+        if (did)
+            wait_us = t->min_wait_us;
+        else if ((wait_us *= 2) > t->max_wait_us)
+            wait_us = t->max_wait_us;
+        struct timespec ts = { 0, wait_us * 1000L };
+        nanosleep(&ts, NULL);
+    }
+}
+
+int run_idle_start(pthread_t *thread, void *(*fn)(void *))
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);   /* signals stay the main thread's */
+    int started = pthread_create(thread, NULL, fn, NULL) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return started;
+}
