@@ -40,6 +40,7 @@ libmemflow_analysis_la_SOURCES = $(COMMON_SOURCES) \
 	analyze/model/topk.c analyze/model/topk.h \
 	analyze/model/live_table.c analyze/model/live_table.h \
 	analyze/model/keyed.c analyze/model/keyed.h analyze/model/budget.h \
+	analyze/model/steps.c analyze/model/steps.h \
 	analyze/model/model.c analyze/model/model.h \
 	analyze/model/model_blocks.c analyze/model/model_blocks.h \
 	analyze/model/model_picture.c analyze/model/model_picture.h \

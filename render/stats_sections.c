@@ -574,14 +574,14 @@ static void sites(const mf_stats *s, mf_emitter *e)
 
 /* ---- at the peak ------------------------------------------------------------------ */
 
-/* Who held a device's peak: all in JSON; in the table the first `most`,
- * then the rest summed. */
-static void holders_upto(mf_emitter *e, const mf_device_model *d, const mf_stats_holder *h,
+/* Who held a peak of peak_bytes: all in JSON; in the table the first
+ * `most`, then the rest summed. */
+static void holders_upto(mf_emitter *e, uint64_t peak_bytes, const mf_stats_holder *h,
                          size_t n, const char *key, const char *what, const char *indent,
                          size_t most)
 {
     uint64_t other_bytes = 0, other_blocks = 0;
-    double peak = (double)d->peak_bytes;
+    double peak = (double)peak_bytes;
     mf_emit_array_begin(e, key);
     for (size_t j = 0; j < n; j++) {
         if (j >= most && !mf_emit_json(e)) {
@@ -610,7 +610,29 @@ static void holders_upto(mf_emitter *e, const mf_device_model *d, const mf_stats
 static void holders(mf_emitter *e, const mf_device_model *d, const mf_stats_holder *h, size_t n,
                     const char *key, const char *what, const char *indent)
 {
-    holders_upto(e, d, h, n, key, what, indent, MAX_TEXT_HOLDERS);
+    holders_upto(e, d->peak_bytes, h, n, key, what, indent, MAX_TEXT_HOLDERS);
+}
+
+/* A device's tensors (sub-blocks within its segments) at their own peak,
+ * by role and by name. */
+static void tensors_at_peak(const mf_stats *s, mf_emitter *e, const mf_stats_peak *p)
+{
+    const mf_device_model *d = p->dev;
+    char human[32];
+    mf_emit_object_begin(e, "tensors");
+    mf_emit_u64(e, "peak_bytes", "  tensors (sub-blocks within its segments): their peak %llu bytes",
+                d->sub.peak_bytes);
+    mf_emit_json_u64(e, "peak_time_ns", rel_ns(s->model, d->sub.peak_time_ns));
+    mf_emit_table_printf(e, " (%s) at %.6f ms\n",
+                         mf_format_bytes(d->sub.peak_bytes, human, sizeof human),
+                         (double)rel_ns(s->model, d->sub.peak_time_ns) / 1e6);
+    mf_emit_table_printf(e, "    tensors by role:\n");
+    holders_upto(e, d->sub.peak_bytes, p->tensor_by_role, p->n_tensor_by_role, "by_role",
+                 "role", "      ", MAX_TEXT_HOLDERS);
+    mf_emit_table_printf(e, "    tensors by name (the first %d):\n", MAX_TEXT_NAMES);
+    holders_upto(e, d->sub.peak_bytes, p->tensor_by_name, p->n_tensor_by_name, "by_name",
+                 "name", "      ", MAX_TEXT_NAMES);
+    mf_emit_close(e);
 }
 
 static void at_peak(const mf_stats *s, mf_emitter *e)
@@ -642,8 +664,10 @@ static void at_peak(const mf_stats *s, mf_emitter *e)
         if (tensors)
             mf_emit_table_printf(e, "  by tensor name (the first %d):\n", MAX_TEXT_NAMES);
         if (tensors || mf_emit_json(e))
-            holders_upto(e, d, p->by_name, p->n_by_name, "by_name", "name", "    ",
+            holders_upto(e, d->peak_bytes, p->by_name, p->n_by_name, "by_name", "name", "    ",
                          MAX_TEXT_NAMES);
+        if (d->sub.alloc_count)
+            tensors_at_peak(s, e, p);
         mf_emit_close(e);
     }
     mf_emit_close(e);
@@ -652,8 +676,54 @@ static void at_peak(const mf_stats *s, mf_emitter *e)
 
 /* ---- steps ------------------------------------------------------------------------- */
 
-/* Each device's steps (from one step mark to the next): in the table the
+/* The step with the highest peak of steps[0..n) (n > 0). */
+static size_t highest_step(const mf_step_stat *steps, size_t n)
+{
+    size_t top = 0;
+    for (size_t j = 1; j < n; j++)
+        top = steps[j].peak_bytes > steps[top].peak_bytes ? j : top;
+    return top;
+}
+
+/* One owner's steps (a device's blocks, or its tensors): in the table the
  * first MAX_TEXT_STEPS and the one with the highest peak; JSON all. */
+static void step_rows(const mf_stats *s, mf_emitter *e, const mf_step_stat *steps, size_t n,
+                      uint64_t dropped, const char *indent)
+{
+    const mf_model *m = s->model;
+    size_t top = highest_step(steps, n);
+    mf_emit_table_printf(e, "%s%8s %12s %12s %11s %11s %11s %9s\n", indent, "Step",
+                         "Start (ms)", "End (ms)", "At start", "Peak", "Allocated", "Blocks");
+    mf_emit_json_u64(e, "dropped", dropped);
+    mf_emit_array_begin(e, "steps");
+    for (size_t j = 0; j < n; j++) {
+        const mf_step_stat *st = &steps[j];
+        if (j >= MAX_TEXT_STEPS && j != top && !mf_emit_json(e))
+            continue;
+        uint64_t end = st->end_ns == UINT64_MAX ? m->t1_ns : st->end_ns;
+        mf_emit_object_begin(e, NULL);
+        mf_emit_table_printf(e, "%s", indent);
+        mf_emit_u64(e, "step", "%8llu", st->number);
+        mf_emit_json_u64(e, "start_ns", rel_ns(m, st->start_ns));
+        mf_emit_json_u64(e, "end_ns", rel_ns(m, end));
+        mf_emit_table_printf(e, " %12.3f %12.3f", (double)rel_ns(m, st->start_ns) / 1e6,
+                             (double)rel_ns(m, end) / 1e6);
+        mf_emit_bytes(e, "held_start", st->held_start, 11);
+        mf_emit_bytes(e, "peak_bytes", st->peak_bytes, 11);
+        mf_emit_json_u64(e, "peak_time_ns", rel_ns(m, st->peak_time_ns));
+        mf_emit_bytes(e, "alloc_bytes", st->alloc_bytes, 11);
+        mf_emit_u64(e, "alloc_count", " %9llu", st->alloc_count);
+        mf_emit_table_printf(e, "%s\n", j == top ? "  <- highest peak" : "");
+        mf_emit_close(e);
+    }
+    mf_emit_close(e);
+    if (n > MAX_TEXT_STEPS)
+        mf_emit_table_printf(e, "%s(%zu steps in all; stats.json lists every one)\n", indent,
+                             n);
+}
+
+/* Each device's steps (from one step mark to the next), and apart those of
+ * its tensors (sub-blocks within its segments) when it has any. */
 static void steps(const mf_stats *s, mf_emitter *e)
 {
     const mf_model *m = s->model;
@@ -668,45 +738,38 @@ static void steps(const mf_stats *s, mf_emitter *e)
         const mf_device_model *d = &m->devices[i];
         if (!d->n_steps)
             continue;
-        size_t top = 0;
-        for (size_t j = 1; j < d->n_steps; j++)
-            top = d->steps[j].peak_bytes > d->steps[top].peak_bytes ? j : top;
         mf_emit_object_begin(e, NULL);
         device(e, d->device, "%s:");
         mf_emit_table_printf(e, " %zu steps, the highest peak in step %llu\n", d->n_steps,
-                             (unsigned long long)d->steps[top].number);
-        mf_emit_table_printf(e, "  %8s %12s %12s %11s %11s %11s %9s\n", "Step", "Start (ms)",
-                             "End (ms)", "At start", "Peak", "Allocated", "Blocks");
-        mf_emit_json_u64(e, "dropped", d->steps_dropped);
-        mf_emit_array_begin(e, "steps");
-        for (size_t j = 0; j < d->n_steps; j++) {
-            const mf_step_stat *st = &d->steps[j];
-            if (j >= MAX_TEXT_STEPS && j != top && !mf_emit_json(e))
-                continue;
-            uint64_t end = st->end_ns == UINT64_MAX ? m->t1_ns : st->end_ns;
-            mf_emit_object_begin(e, NULL);
-            mf_emit_u64(e, "step", "  %8llu", st->number);
-            mf_emit_json_u64(e, "start_ns", rel_ns(m, st->start_ns));
-            mf_emit_json_u64(e, "end_ns", rel_ns(m, end));
-            mf_emit_table_printf(e, " %12.3f %12.3f", (double)rel_ns(m, st->start_ns) / 1e6,
-                                 (double)rel_ns(m, end) / 1e6);
-            mf_emit_bytes(e, "held_start", st->held_start, 11);
-            mf_emit_bytes(e, "peak_bytes", st->peak_bytes, 11);
-            mf_emit_json_u64(e, "peak_time_ns", rel_ns(m, st->peak_time_ns));
-            mf_emit_bytes(e, "alloc_bytes", st->alloc_bytes, 11);
-            mf_emit_u64(e, "alloc_count", " %9llu", st->alloc_count);
-            mf_emit_table_printf(e, "%s\n", j == top ? "  <- highest peak" : "");
+                             (unsigned long long)d->steps[highest_step(d->steps, d->n_steps)]
+                                 .number);
+        step_rows(s, e, d->steps, d->n_steps, d->steps_dropped, "  ");
+        if (d->sub.alloc_count && d->n_sub_steps) {
+            mf_emit_object_begin(e, "tensors");
+            mf_emit_table_printf(e, "  tensors (sub-blocks within its segments): the highest "
+                                 "peak in step %llu\n",
+                                 (unsigned long long)d->sub_steps[highest_step(
+                                     d->sub_steps, d->n_sub_steps)].number);
+            step_rows(s, e, d->sub_steps, d->n_sub_steps, d->sub_steps_dropped, "    ");
             mf_emit_close(e);
         }
-        mf_emit_close(e);
-        if (d->n_steps > MAX_TEXT_STEPS)
-            mf_emit_table_printf(e, "  (%zu steps in all; stats.json lists every one)\n",
-                                 d->n_steps);
         mf_emit_close(e);
     }
     mf_emit_close(e);
     if (any)
         mf_emit_table_printf(e, "\n");
+}
+
+/* Whether a growth is of a device's tensors (sub-blocks within its
+ * segments, "tensors": true) or of its blocks; the table says "tensors in
+ * gpu/0 at" before a tensors' site. */
+static void tensors_of(mf_emitter *e, const mf_stats_growth *g)
+{
+    char dev[16];
+    mf_emit_json_bool(e, "tensors", g->tensors);
+    if (g->tensors)
+        mf_emit_table_printf(e, "tensors in %s at ",
+                             mf_model_device_name(g->dev->device, dev, sizeof dev));
 }
 
 /* What grew from step mark to step mark, by site (by scope without stacks). */
@@ -740,6 +803,7 @@ static void growth(const mf_stats *s, mf_emitter *e)
         mf_emit_bytes(e, "held_first_mark", g->key->held_first_mark, 11);
         mf_emit_bytes(e, "held_last_mark", g->key->held_last_mark, 11);
         mf_emit_table_printf(e, "  ");
+        tensors_of(e, g);
         mf_emit_table_text(e, g->name);
         mf_emit_table_printf(e, "\n");
         mf_emit_close(e);
@@ -827,6 +891,7 @@ static void growing(const mf_stats *s, mf_emitter *e)
                                              sizeof per),
                              g->key->marks_grew, g->key->marks - 1,
                              mf_format_bytes(g->key->held_last_mark, last, sizeof last));
+        tensors_of(e, g);
         mf_emit_table_text(e, g->name);
         mf_emit_table_printf(e, "\n");
         mf_emit_close(e);

@@ -212,32 +212,52 @@ mf_svg_rgb mf_svg_role_color(unsigned role)
     return role_colors[role & MF_ROLE_MASK];
 }
 
-/* Legend of the roles of the device, most held at its peak first; each
- * role its fixed colour (index = role). */
-static int build_role_colors(mf_svg_colors *c, const mf_model *model, const mf_view *view)
+/* Role legend entries of stats[0..n) (a device's roles, or its tensors'),
+ * most held at their peak first; names[role] their labels. */
+static int add_role_legend(mf_svg_colors *c, const mf_scope_stat *stats, size_t n,
+                           const char *const names[MF_ROLES])
 {
-    const mf_device_model *dev = mf_model_device(model, view->device);
-    size_t n = dev ? dev->n_roles : 0;
     const mf_site_stat **order = malloc((n ? n : 1) * sizeof *order);
-    if (!order || start_colors(c, MF_ROLES) < 0) {
-        free(order);
+    if (!order)
         return -1;
-    }
-    for (unsigned r = 0; r < MF_ROLES; r++) {
-        c->table[r] = role_colors[r];
-        c->scope_color[r] = (uint8_t)r;
-    }
     for (size_t i = 0; i < n; i++)
-        order[i] = &dev->roles[i];
+        order[i] = &stats[i];
     qsort(order, n, sizeof *order, site_order);
     for (size_t i = 0; i < n && c->n_legend < MF_SVG_LEGEND_MAX; i++) {
         const mf_scope_stat *s = order[i];
         c->legend[c->n_legend++] = (mf_svg_legend_entry){
-            s->scope, s->scope ? mf_role_name(s->scope) : "no role (not a tensor)",
-            s->at_peak_bytes, s->alloc_bytes, (uint8_t)(s->scope & MF_ROLE_MASK) };
+            s->scope, names[s->scope & MF_ROLE_MASK], s->at_peak_bytes, s->alloc_bytes,
+            (uint8_t)(s->scope & MF_ROLE_MASK) };
     }
     free(order);
     return 0;
+}
+
+/* Legend of the roles of the device, each role its fixed colour (index =
+ * role): first, when the view draws tensors (sub-blocks in its segments),
+ * their roles at the tensors' peak ("tensor: parameter"), then the roles
+ * of its blocks at the device's peak. */
+static int build_role_colors(mf_svg_colors *c, const mf_model *model, const mf_view *view)
+{
+    static const char *const tensor_names[MF_ROLES] = {
+        "tensor: no role", "tensor: parameter", "tensor: gradient",
+        "tensor: optimizer_state", "tensor: activation", "tensor: input", "tensor: temporary",
+        "tensor: other" };
+    const char *names[MF_ROLES];
+    const mf_device_model *dev = mf_model_device(model, view->device);
+    if (start_colors(c, MF_ROLES) < 0)
+        return -1;
+    for (unsigned r = 0; r < MF_ROLES; r++) {
+        c->table[r] = role_colors[r];
+        c->scope_color[r] = (uint8_t)r;
+        names[r] = r ? mf_role_name(r) : "no role (not a tensor)";
+    }
+    if (!dev)
+        return 0;
+    if (has_tensors(view) && add_role_legend(c, dev->sub_roles, dev->n_sub_roles,
+                                             tensor_names) < 0)
+        return -1;
+    return add_role_legend(c, dev->roles, dev->n_roles, names);
 }
 
 /* The value a ramp colours: lifetime (to the end if live) or size. */

@@ -378,6 +378,90 @@ static const mf_block *subblock_at(const mf_model *m, uint16_t device, uint64_t 
     return NULL;
 }
 
+/* The statistics of key in stats[0..n), or NULL. */
+static const mf_scope_stat *keyed_at(const mf_scope_stat *stats, size_t n, uint32_t key)
+{
+    for (size_t i = 0; i < n; i++)
+        if (stats[i].scope == key)
+            return &stats[i];
+    return NULL;
+}
+
+/* The statistics of the string text in stats[0..n) (keyed by string id), or NULL. */
+static const mf_scope_stat *named_at(const mf_model *m, const mf_scope_stat *stats, size_t n,
+                                     const char *text)
+{
+    for (size_t i = 0; i < n; i++)
+        if (stats[i].scope && strcmp(mf_model_string(m, stats[i].scope), text) == 0)
+            return &stats[i];
+    return NULL;
+}
+
+/*
+ * Tensors (GPU sub-blocks) inside a segment: a naming record at an address
+ * where both the segment and its first tensor start names the tensor (the
+ * more specific), not the segment; roles by rule (other, temporary)
+ * apply to tensors; they are counted by role and name at the tensors' own
+ * peak, with steps of their own; the segment's counts are untouched.
+ */
+START_TEST(tensor_names_inside_segments)
+{
+    const uint64_t seg = 0x7f0000000000ull;
+    start_recording("tensor_names");
+    mf_recorder_alloc_event(GPU0, MF_MEM_DEVICE << MF_MEMKIND_SHIFT, 0, seg, 1 << 20, 1 << 20, 0,
+                            0, 0);
+    const uint16_t tensor = MF_FLAG_SUBBLOCK | MF_MEM_DEVICE << MF_MEMKIND_SHIFT;
+    mf_recorder_alloc_event(GPU0, tensor, 0, seg + 8192, 100, 512, 0, 0, 0);   /* before */
+    mf_recorder_alloc_event(GPU0, tensor, 0, seg, 4096, 4096, 0, 0, 0);
+    uint32_t w = mf_recorder_intern("net:w", 5);
+    mf_recorder_trace(MF_TRACE_BLOCK_NAME, 0, seg, 0, w, GPU0 | MF_ROLE_PARAMETER << 16);
+    step_mark(1);
+    mf_recorder_alloc_event(GPU0, tensor, 0, seg + 4096, 1000, 1024, 0, 0, 0);
+    mf_recorder_free_event(GPU0, tensor, 0, seg + 4096);              /* a temporary */
+    mf_recorder_alloc_event(GPU0, tensor, 0, seg + 4096, 2000, 2048, 0, 0, 0);  /* peak 6196 */
+    step_mark(2);                                                     /* held across: other */
+    mf_model *m = finish_and_load(UINT64_MAX);
+    const mf_device_model *g = mf_model_device(m, GPU0);
+    ck_assert_ptr_nonnull(g);
+    /* the segment: unnamed, its own counts and role */
+    ck_assert_uint_eq(m->n_gpu_live, 1);
+    ck_assert_uint_eq(m->gpu_live[0].name, 0);
+    ck_assert_uint_eq(g->peak_bytes, 1 << 20);
+    ck_assert_uint_eq(g->n_roles, 1);
+    ck_assert_uint_eq(g->roles[0].scope, MF_ROLE_UNKNOWN);
+    ck_assert_uint_eq(g->roles[0].at_peak_bytes, 1 << 20);
+    ck_assert_ptr_null(named_at(m, g->names, g->n_names, "net:w"));
+    /* the tensors, by role at their peak (6196: after the temporary) */
+    ck_assert_uint_eq(g->sub.peak_bytes, 6196);
+    const unsigned role[] = { MF_ROLE_UNKNOWN, MF_ROLE_PARAMETER, MF_ROLE_TEMPORARY,
+                              MF_ROLE_OTHER };
+    const uint64_t at_peak[] = { 100, 4096, 0, 2000 }, allocated[] = { 100, 4096, 1000, 2000 };
+    ck_assert_uint_eq(g->n_sub_roles, 4);
+    for (size_t i = 0; i < 4; i++) {
+        const mf_scope_stat *r = keyed_at(g->sub_roles, g->n_sub_roles, role[i]);
+        ck_assert_msg(r != NULL, "no tensor role %u", role[i]);
+        ck_assert_uint_eq(r->at_peak_bytes, at_peak[i]);
+        ck_assert_uint_eq(r->alloc_bytes, allocated[i]);
+    }
+    const mf_scope_stat *named = named_at(m, g->sub_names, g->n_sub_names, "net:w");
+    ck_assert_ptr_nonnull(named);
+    ck_assert_uint_eq(named->at_peak_bytes, 4096);
+    ck_assert_uint_eq(keyed_at(g->sub_names, g->n_sub_names, 0)->at_peak_bytes, 2100);
+    const mf_block *t = subblock_at(m, GPU0, seg);
+    ck_assert_str_eq(mf_model_string(m, t->name), "net:w");
+    ck_assert_uint_eq(t->role, MF_ROLE_PARAMETER | MF_ROLE_NAMED);
+    /* the tensors' steps: held at each mark, the peak, what each allocated */
+    ck_assert_uint_eq(g->n_sub_steps, 2);
+    ck_assert_uint_eq(g->sub_steps[0].held_start, 4196);
+    ck_assert_uint_eq(g->sub_steps[0].peak_bytes, 6196);
+    ck_assert_uint_eq(g->sub_steps[0].alloc_bytes, 3000);
+    ck_assert_uint_eq(g->sub_steps[0].alloc_count, 2);
+    ck_assert_uint_eq(g->sub_steps[1].held_start, 6196);
+    ck_assert_uint_eq(g->steps[0].held_start, 1 << 20);
+    mf_model_free(m);
+}
+END_TEST
+
 START_TEST(subblocks_counted_apart)
 {
     const uint64_t arena = 0x100000, seg = 0x7f0000000000ull;
@@ -836,6 +920,7 @@ static Suite *model_suite(void)
     tcase_add_test(tc, scope_statistics_and_at_peak);
     tcase_add_test(tc, explicit_blocks_inside_segments_do_not_collide);
     tcase_add_test(tc, subblocks_counted_apart);
+    tcase_add_test(tc, tensor_names_inside_segments);
     tcase_add_test(tc, alloc_over_live_address_ends_old_block);
     tcase_add_test(tc, snapshots_carry_live_bytes_of_the_events);
     tcase_add_test(tc, scope_spans_per_thread);

@@ -12,3 +12,10 @@ if [ ! -e "$top_builddir/python/memflow/_memflow.abi3.so" ]; then
 fi
 PYTHONPATH="$top_builddir/python"
 export PYTHONPATH top_builddir
+# needs_torch: skip (77) when the interpreter has no torch.
+needs_torch() {
+    if ! "$PYTHON" -c "import torch" 2> /dev/null; then
+        echo "SKIP: no torch for $PYTHON (Debian: python3-torch)"
+        exit 77
+    fi
+}

@@ -3,10 +3,7 @@
 # module names, backward scopes, exceptions, threads; skipped without torch.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/python_lib.sh"
-if ! "$PYTHON" -c "import torch" 2> /dev/null; then
-    echo "SKIP: no torch for $PYTHON (Debian: python3-torch)"
-    exit 77
-fi
+needs_torch
 SCRATCH="$SCRATCH" "$PYTHON" "$top_srcdir/tests/python_torch.py" > "$SCRATCH/out.txt" 2>&1 ||
     fail "python_torch.py: $(tail -40 "$SCRATCH/out.txt")"
 echo "python_torch: ok"

@@ -7,10 +7,7 @@
 # "too old" line, then the log's tensors, exactly.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/python_lib.sh"
-if ! "$PYTHON" -c "import torch" 2> /dev/null; then
-    echo "SKIP: no torch for $PYTHON (Debian: python3-torch)"
-    exit 77
-fi
+needs_torch
 cd "$SCRATCH"
 "$MEMFLOW" run -o run -- "$PYTHON" "$top_srcdir/tests/torch_live.py" > out.txt 2> err.txt ||
     fail "torch_live.py exited $?: $(cat err.txt)"

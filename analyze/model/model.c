@@ -601,8 +601,10 @@ static int on_alloc(mf_model *m, const mf_event *e)
     if (e->alloc.flags & MF_FLAG_SUBBLOCK) {
         st->torch.history |= MF_DEVICE_KIND(e->device) == MF_DEVICE_GPU &&
                              mf_sub_device_of(&st->sub, e) == e->device;
+        uint32_t steps;
+        int training = mf_blocks_training(&st->blocks, e->log, &steps);
         return view_of(m, e->log, mf_sub_device_of(&st->sub, e), &view) < 0
-                   ? -1 : mf_sub_on_alloc(&st->sub, e, view);
+                   ? -1 : mf_sub_on_alloc(&st->sub, e, view, training, steps);
     }
     if (st->n_pending && MF_DEVICE_KIND(e->device) == MF_DEVICE_GPU)
         match_pending(st, e);
@@ -612,8 +614,11 @@ static int on_alloc(mf_model *m, const mf_event *e)
 static int on_free(mf_model *m, const mf_event *e)
 {
     struct mf_model_state *st = m->state;
-    if (e->free.flags & MF_FLAG_SUBBLOCK)
-        return mf_sub_on_free(&st->sub, e);
+    if (e->free.flags & MF_FLAG_SUBBLOCK) {
+        uint32_t steps;
+        mf_blocks_training(&st->blocks, e->log, &steps);
+        return mf_sub_on_free(&st->sub, e, steps);
+    }
     int rc = mf_blocks_on_free(&st->blocks, e);
     if (rc != 0)
         return rc < 0 ? -1 : 0;
@@ -653,18 +658,21 @@ static int on_activity(mf_model *m, const mf_event *e)
 
 static int on_trace(mf_model *m, const mf_event *e)
 {
-    if (e->trace.kind == MF_TRACE_REGION_NAME) {
-        mf_sub_on_name(&m->state->sub, e);
-        return 0;
-    }
-    if (e->trace.kind == MF_TRACE_BLOCK_NAME) { /* a sub-block there first (a tensor in a segment) */
-        return mf_blocks_on_name(&m->state->blocks, e, mf_sub_on_name(&m->state->sub, e));
+    if (e->trace.kind == MF_TRACE_REGION_NAME)
+        return mf_sub_on_name(&m->state->sub, e) < 0 ? -1 : 0;
+    if (e->trace.kind == MF_TRACE_BLOCK_NAME) {
+        /* the tensor (a sub-block in a segment) that starts there first:
+         * the more specific; else the block */
+        int sub = mf_sub_on_name(&m->state->sub, e);
+        return sub < 0 ? -1 : mf_blocks_on_name(&m->state->blocks, e, sub);
     }
     if (e->trace.kind == MF_TRACE_FREE_REQUESTED) {
         mf_sub_on_release(&m->state->sub, e);
         return 0;
     }
-    if (e->trace.kind == MF_TRACE_STEP && mf_blocks_on_step(&m->state->blocks, e, pid_of(m, e)) < 0)
+    if (e->trace.kind == MF_TRACE_STEP &&
+        (mf_blocks_on_step(&m->state->blocks, e, pid_of(m, e)) < 0 ||
+         mf_sub_on_step(&m->state->sub, e) < 0))
         return -1;
     return mf_timeline_on_object(&m->state->timeline, e, pid_of(m, e));
 }

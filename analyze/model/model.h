@@ -27,9 +27,13 @@
  *
  * Sub-blocks (MF_FLAG_SUBBLOCK: regions a program's own allocator hands
  * out inside memory already counted, from the NVTX memory API) live in a
- * table of their own and are counted apart (mf_sub_counts, sub_scopes, a
- * view's subblocks): they add nothing to a device's or a view's counts,
- * peaks, occupancy, scopes, sites, leaks or GPU blocks.  One recorded on
+ * table of their own and are counted apart (mf_sub_counts, sub_scopes,
+ * sub_sites, sub_roles, sub_names, sub_steps, a view's subblocks): they add
+ * nothing to a device's or a view's counts, peaks, occupancy, scopes,
+ * sites, roles, names, steps, leaks or GPU blocks.  A naming record names
+ * the sub-block (tensor) that starts at its address when there is one,
+ * else the block: on a device with tensors in segments the tensor is the
+ * more specific of the two.  One recorded on
  * cpu/0 whose NVTX heap starts at a live GPU block of its process belongs
  * to that block's device (model_subblocks.c).
  *
@@ -346,6 +350,15 @@ typedef struct mf_device_model {
     size_t n_sub_scopes;
     mf_site_stat *sub_sites;       /* sub-blocks by site, by site id (logs with stacks) */
     size_t n_sub_sites;
+    mf_scope_stat *sub_roles;      /* sub-blocks (tensors) by role, as roles, at the
+                                      sub-blocks' own peak */
+    size_t n_sub_roles;
+    mf_scope_stat *sub_names;      /* sub-blocks by tensor name, as names */
+    size_t n_sub_names;
+    mf_step_stat *sub_steps;       /* sub-block bytes from step mark to step mark, as
+                                      steps (held, peak, allocated: tensors only) */
+    size_t n_sub_steps;
+    uint64_t sub_steps_dropped;
     const mf_point *sub_occupancy; /* sub-block bytes held after each change (bounded):
                                       PyTorch's allocated bytes beside the reserved ones */
     size_t n_sub_occupancy;
@@ -573,6 +586,8 @@ static inline int mf_model_windowed(const mf_model *m)
 
 #define MF_MODEL_LEAKS 100        /* leaks kept */
 #define MF_MODEL_STEPS 65536      /* steps kept per device, and step marks */
+#define MF_MODEL_NAMES 65536u     /* tensor names counted one by one, per device (blocks,
+                                     and sub-blocks apart); the rest share MF_KEY_OTHER */
 
 /* What the picture's cells are keyed by (mf_model_options.tiles_by). */
 enum mf_tiles_by {

@@ -13,6 +13,7 @@
 #include "grow.h"
 #include "keyed.h"
 #include "model_blocks.h"
+#include "steps.h"
 #include "series.h"
 #include "sites.h"
 
@@ -23,7 +24,6 @@
 #define VIEW_POINTS_MIN 1024u
 #define VIEW_POINTS_MAX 16384u
 #define VIEW_SNAPSHOTS 4096u
-#define NAMES_KEPT 65536u             /* tensor names counted one by one, per device */
 
 typedef struct mf_blocks_device {
     uint16_t device;
@@ -47,10 +47,7 @@ typedef struct mf_blocks_device {
     mf_scope_stat *scopes_out, *sites_out;   /* what the last settle made */
     mf_stack_share *stacks_out;
     mf_scope_stat *roles_out, *names_out, *exit_out;
-    mf_step_stat *steps;      /* each step marked while counting (MF_MODEL_STEPS) */
-    size_t n_steps, cap_steps;
-    uint64_t steps_dropped;
-    int step_open;            /* steps[n_steps - 1] is the current step */
+    mf_steps steps;           /* each step marked while counting */
 } mf_blocks_device;
 
 typedef struct mf_blocks_view {
@@ -108,7 +105,7 @@ int mf_blocks_add_device(mf_blocks *b, uint16_t device)
     d->counts.min_addr = UINT64_MAX;
     mf_series_init(&d->occupancy, DEVICE_POINTS);
     mf_snapshots_init(&d->snapshots, DEVICE_SNAPSHOTS);
-    d->names.limit = NAMES_KEPT;
+    d->names.limit = MF_MODEL_NAMES;
     b->devs[b->n_devs++] = d;
     return 0;
 }
@@ -160,6 +157,13 @@ int mf_blocks_set_process(mf_blocks *b, uint16_t log, uint32_t pid, int forked,
     p->forked = forked;
     p->interpreter |= interpreter;
     return 0;
+}
+
+int mf_blocks_training(const mf_blocks *b, uint16_t log, uint32_t *steps)
+{
+    const mf_blocks_process *p = log < b->n_procs ? &b->procs[log] : NULL;
+    *steps = p ? p->steps : 0;
+    return p && p->training;
 }
 
 int mf_blocks_interpreter(const mf_blocks *b, uint16_t log)
@@ -439,12 +443,6 @@ static void counts_enter(mf_counts *c, uint64_t addr, uint64_t requested, uint64
     c->entry_count++;
 }
 
-/* The device's current step (the last one marked), or NULL. */
-static mf_step_stat *current_step(mf_blocks_device *d)
-{
-    return d->step_open ? &d->steps[d->n_steps - 1] : NULL;
-}
-
 /* Count live block id from time_ns: an allocation, or (entry) a block live
  * on entry to the window, which then starts there. */
 static void count_start(mf_blocks *b, uint32_t id, uint64_t time_ns, int entry)
@@ -455,7 +453,6 @@ static void count_start(mf_blocks *b, uint32_t id, uint64_t time_ns, int entry)
     uint64_t req = l->requested;
     l->epoch0 = d->epoch;
     l->vepoch0 = v->epoch;
-    mf_step_stat *step = current_step(d);
     if (entry) {
         l->entered = 1;
         l->alloc_ns = time_ns;
@@ -467,10 +464,6 @@ static void count_start(mf_blocks *b, uint32_t id, uint64_t time_ns, int entry)
         counts_alloc(&v->counts, l->addr, req, l->actual);
         kind_of(d, l->flags)->alloc_count++;
         kind_of(d, l->flags)->alloc_bytes += req;
-        if (step) {
-            step->alloc_count++;
-            step->alloc_bytes += req;
-        }
     }
     d->held_actual += l->actual;
     v->held_actual += l->actual;
@@ -492,10 +485,7 @@ static void count_start(mf_blocks *b, uint32_t id, uint64_t time_ns, int entry)
         b->oom = 1;
     counts_peak(&d->counts, &d->epoch, time_ns);
     counts_peak(&v->counts, &v->epoch, time_ns);
-    if (step && d->counts.held_bytes > step->peak_bytes) {
-        step->peak_bytes = d->counts.held_bytes;
-        step->peak_time_ns = time_ns;
-    }
+    mf_steps_held(&d->steps, req, !entry, d->counts.held_bytes, time_ns);
     add_points(b, d, v, time_ns);
 }
 
@@ -634,26 +624,10 @@ int mf_blocks_on_name(mf_blocks *b, const mf_event *e, int named_elsewhere)
  * its scopes and sites note what they hold. */
 static void device_step(mf_blocks *b, mf_blocks_device *d, uint64_t number, uint64_t time_ns)
 {
-    mf_step_stat *cur = current_step(d);
-    if (cur)
-        cur->end_ns = time_ns;
-    d->step_open = 0;
     mf_keyed_mark(&d->scopes);
     mf_keyed_mark(&d->sites);
-    if (d->n_steps >= MF_MODEL_STEPS) {
-        d->steps_dropped++;
-        return;
-    }
-    if (mf_grow((void **)&d->steps, &d->cap_steps, d->n_steps + 1, sizeof *d->steps) < 0) {
+    if (mf_steps_mark(&d->steps, number, time_ns, d->counts.held_bytes) < 0)
         b->oom = 1;
-        return;
-    }
-    d->steps[d->n_steps++] = (mf_step_stat){
-        .number = number, .start_ns = time_ns, .end_ns = UINT64_MAX,
-        .held_start = d->counts.held_bytes, .peak_bytes = d->counts.held_bytes,
-        .peak_time_ns = time_ns,
-    };
-    d->step_open = 1;
 }
 
 int mf_blocks_on_step(mf_blocks *b, const mf_event *e, uint32_t pid)
@@ -833,9 +807,9 @@ int mf_blocks_settle_device(mf_blocks *b, uint32_t slot, mf_device_model *out)
     if (!(out->held_at_exit = d->exit_out = mf_keyed_settle(&d->exit_held, d->epoch, 0)))
         return -1;
     out->n_held_at_exit = d->exit_held.n;
-    out->steps = d->steps;
-    out->n_steps = d->n_steps;
-    out->steps_dropped = d->steps_dropped;
+    out->steps = d->steps.items;
+    out->n_steps = d->steps.n;
+    out->steps_dropped = d->steps.dropped;
     if (b->sites) {
         if (!(out->sites = d->sites_out = mf_keyed_settle(&d->sites, d->epoch,
                                                             d->counts.peak_bytes)) ||
@@ -947,7 +921,7 @@ void mf_blocks_free(mf_blocks *b)
         free(d->names_out);
         mf_keyed_free(&d->exit_held);
         free(d->exit_out);
-        free(d->steps);
+        mf_steps_free(&d->steps);
         free(d->scopes_out);
         free(d->sites_out);
         free(d->stacks_out);

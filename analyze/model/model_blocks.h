@@ -78,6 +78,11 @@ int mf_blocks_add_view(mf_blocks *b, uint32_t slot, uint32_t pid);
 int mf_blocks_set_process(mf_blocks *b, uint16_t log, uint32_t pid, int forked,
                           int interpreter);
 
+/* Whether process image log has begun training (it named a tensor), and
+ * in *steps the step marks it has seen (what a tensor allocated now is
+ * counted in: its role by rule, mf_block.role). */
+int mf_blocks_training(const mf_blocks *b, uint16_t log, uint32_t *steps);
+
 /* Whether process image log is a Python interpreter (so far). */
 int mf_blocks_interpreter(const mf_blocks *b, uint16_t log);
 

@@ -24,6 +24,7 @@
 #include "model_subblocks.h"
 #include "series.h"
 #include "sites.h"
+#include "steps.h"
 
 #define SUB_KEPT 4096u            /* sub-blocks kept to draw, per view */
 #define SUB_POINTS (1u << 17)     /* occupancy points per device */
@@ -38,8 +39,11 @@ typedef struct mf_sub_device {
     mf_sub_counts counts;
     mf_keyed scopes;          /* by scope string id */
     mf_keyed sites;           /* by site id (when the logs have stacks) */
+    mf_keyed roles;           /* by role (mf_block.role & MF_ROLE_MASK) */
+    mf_keyed names;           /* by tensor name string id (0: none; MF_MODEL_NAMES) */
+    mf_steps steps;           /* from step mark to step mark */
     mf_series occupancy;      /* held bytes after each change */
-    mf_scope_stat *sites_out;
+    mf_scope_stat *sites_out, *roles_out, *names_out;
     uint64_t epoch;           /* peaks of its sub-blocks reached */
     uint64_t unfreed_bytes, unfreed_count;   /* ended with their process */
     mf_scope_stat *scopes_out;               /* what the last settle made */
@@ -71,6 +75,7 @@ int mf_sub_add_device(mf_subblocks *s)
         return -1;
     }
     mf_series_init(&d->occupancy, SUB_POINTS);
+    d->names.limit = MF_MODEL_NAMES;
     s->devs[s->n_devs++] = d;
     return 0;
 }
@@ -147,15 +152,40 @@ static void sub_block_of(const mf_subblocks *s, uint32_t id, mf_block *out)
     };
 }
 
-/* The site entry of a sub-block's stack (NULL without stacks, or out of memory). */
-static mf_keyed_entry *site_of(mf_subblocks *s, mf_sub_device *d, uint32_t stack)
+/* The keys a sub-block counts under on its device: scope, site (with
+ * stacks), role and tensor name.  Entries that could not be made are NULL
+ * (s->oom is set). */
+enum { KEY_SCOPE, KEY_SITE, KEY_ROLE, KEY_NAME, KEYS };
+
+static mf_keyed_entry *key_of(mf_subblocks *s, mf_keyed *t, uint32_t key)
 {
-    if (!s->sites)
-        return NULL;
-    mf_keyed_entry *k = mf_keyed_get(&d->sites, mf_sites_of_stack(s->sites, stack));
+    mf_keyed_entry *k = mf_keyed_get(t, key);
     if (!k)
         s->oom = 1;
     return k;
+}
+
+static void sub_keys(mf_subblocks *s, mf_sub_device *d, const mf_live *e,
+                     mf_keyed_entry *keys[KEYS])
+{
+    keys[KEY_SCOPE] = key_of(s, &d->scopes, e->scope);
+    keys[KEY_SITE] = s->sites ? key_of(s, &d->sites, mf_sites_of_stack(s->sites, e->stack))
+                              : NULL;
+    keys[KEY_ROLE] = key_of(s, &d->roles, e->role & MF_ROLE_MASK);
+    keys[KEY_NAME] = key_of(s, &d->names, e->name);
+}
+
+/* Live sub-block e of device d moves from one key to another of table t (a
+ * role or a name given, or a role by rule). */
+static void rekey(mf_subblocks *s, mf_sub_device *d, mf_keyed *t, const mf_live *e,
+                  uint32_t from_key, uint32_t to_key)
+{
+    if (from_key == to_key)
+        return;
+    /* to first: making it may move the table; from is already there */
+    mf_keyed_entry *to = key_of(s, t, to_key), *from = key_of(s, t, from_key);
+    if (from && to)
+        mf_keyed_move(from, to, d->epoch, e->requested, d->epoch > e->epoch0, 1);
 }
 
 static void add_point(mf_subblocks *s, mf_sub_device *d, uint64_t time_ns)
@@ -177,39 +207,39 @@ static void keep_gpu_ended(mf_subblocks *s, const mf_block *b)
     s->gpu_ended[s->n_gpu_ended++] = *b;
 }
 
-static void end_sub(mf_subblocks *s, uint32_t id, unsigned how, uint64_t time_ns)
+static void end_sub(mf_subblocks *s, uint32_t id, unsigned how, uint64_t time_ns,
+                    uint32_t steps)
 {
-    const mf_live *e = mf_live_get(&s->live, id);
+    mf_live *e = mf_live_get(&s->live, id);
     mf_sub_view *v = s->views[e->view];
     mf_sub_device *d = s->devs[v->slot];
     mf_sub_counts *c = &d->counts;
+    /* freed within the step it was allocated in, with no role of its own */
+    if (how == MF_BLOCK_FREED && (e->role & (MF_ROLE_MASK | MF_ROLE_NAMED)) == MF_ROLE_OTHER &&
+        e->step == steps) {
+        rekey(s, d, &d->roles, e, MF_ROLE_OTHER, MF_ROLE_TEMPORARY);
+        e->role = (uint8_t)((e->role & ~MF_ROLE_MASK) | MF_ROLE_TEMPORARY);
+    }
     c->held_bytes -= e->requested;
     c->held_count--;
-    mf_keyed_entry *k = mf_keyed_get(&d->scopes, e->scope);
-    mf_keyed_entry *site = site_of(s, d, e->stack);
-    if (k)
-        mf_scope_held_change(&k->held, d->epoch, -(int64_t)e->requested, -1);
-    else
-        s->oom = 1;
-    if (site)
-        mf_scope_held_change(&site->held, d->epoch, -(int64_t)e->requested, -1);
-    if (how == MF_BLOCK_FREED) {
+    mf_keyed_entry *keys[KEYS];
+    sub_keys(s, d, e, keys);
+    for (int k = 0; k < KEYS; k++) {
+        if (!keys[k])
+            continue;
+        mf_scope_held_change(&keys[k]->held, d->epoch, -(int64_t)e->requested, -1);
+        if (how == MF_BLOCK_FREED)
+            keys[k]->s.free_count++;
+        if (how == MF_BLOCK_PROCESS_ENDED) {
+            keys[k]->s.live_bytes_end += e->requested;
+            keys[k]->s.live_count_end++;
+        }
+    }
+    if (how == MF_BLOCK_FREED)
         c->free_count++;
-        if (k)
-            k->s.free_count++;
-        if (site)
-            site->s.free_count++;
-    } else if (how == MF_BLOCK_PROCESS_ENDED) {
+    else if (how == MF_BLOCK_PROCESS_ENDED) {
         d->unfreed_bytes += e->requested;
         d->unfreed_count++;
-        if (k) {
-            k->s.live_bytes_end += e->requested;
-            k->s.live_count_end++;
-        }
-        if (site) {
-            site->s.live_bytes_end += e->requested;
-            site->s.live_count_end++;
-        }
     }
     add_point(s, d, time_ns);
     mf_block b;
@@ -227,17 +257,19 @@ static void end_sub(mf_subblocks *s, uint32_t id, unsigned how, uint64_t time_ns
     mf_live_remove(&s->live, id);
 }
 
-int mf_sub_on_alloc(mf_subblocks *s, const mf_event *e, uint32_t view)
+int mf_sub_on_alloc(mf_subblocks *s, const mf_event *e, uint32_t view, int training,
+                    uint32_t steps)
 {
     const mf_ev_alloc *a = &e->alloc;
     mf_sub_device *d = s->devs[s->views[view]->slot];
     uint32_t old = mf_live_find(&s->live, e->log, e->device, a->flags, a->addr);
     if (old)
-        end_sub(s, old, MF_BLOCK_REPLACED, e->time_ns);
+        end_sub(s, old, MF_BLOCK_REPLACED, e->time_ns, steps);
     mf_live b = {
         .addr = a->addr, .requested = a->requested, .actual = a->actual, .alloc_ns = e->time_ns,
-        .scope = a->scope, .name = a->name, .tid = e->tid, .stack = a->stack,
-        .view = view, .device = e->device, .flags = a->flags, .log = e->log,
+        .epoch0 = d->epoch, .scope = a->scope, .name = a->name, .tid = e->tid,
+        .stack = a->stack, .view = view, .step = steps, .device = e->device, .flags = a->flags,
+        .log = e->log, .role = training ? MF_ROLE_OTHER : MF_ROLE_UNKNOWN,
     };
     uint32_t id = mf_live_insert(&s->live, &b);
     if (!id || mf_grow_filled((void **)&s->release_of, &s->n_release, id, sizeof *s->release_of,
@@ -254,19 +286,17 @@ int mf_sub_on_alloc(mf_subblocks *s, const mf_event *e, uint32_t view)
         c->before_count++;
         c->before_bytes += a->requested;
     }
-    mf_keyed_entry *k = mf_keyed_get(&d->scopes, a->scope);
-    if (k)
-        mf_keyed_alloc(k, d->epoch, a->requested, e->time_ns);
-    else
-        s->oom = 1;
-    mf_keyed_entry *site = site_of(s, d, a->stack);
-    if (site)
-        mf_keyed_alloc(site, d->epoch, a->requested, e->time_ns);
+    mf_keyed_entry *keys[KEYS];
+    sub_keys(s, d, mf_live_get(&s->live, id), keys);
+    for (int k = 0; k < KEYS; k++)
+        if (keys[k])
+            mf_keyed_alloc(keys[k], d->epoch, a->requested, e->time_ns);
     if (c->held_bytes > c->peak_bytes) {
         c->peak_bytes = c->held_bytes;
         c->peak_time_ns = e->time_ns;
         d->epoch++;
     }
+    mf_steps_held(&d->steps, a->requested, 1, c->held_bytes, e->time_ns);
     add_point(s, d, e->time_ns);
     return s->oom ? -1 : 0;
 }
@@ -309,11 +339,11 @@ uint64_t mf_sub_held(const mf_subblocks *s, uint16_t log, uint16_t device)
     return held;
 }
 
-int mf_sub_on_free(mf_subblocks *s, const mf_event *e)
+int mf_sub_on_free(mf_subblocks *s, const mf_event *e, uint32_t steps)
 {
     uint32_t id = mf_live_find(&s->live, e->log, e->device, e->free.flags, e->free.addr);
     if (id)
-        end_sub(s, id, MF_BLOCK_FREED, e->time_ns);
+        end_sub(s, id, MF_BLOCK_FREED, e->time_ns, steps);
     /* an unknown sub-block's end (registered before recording started) is
      * not an unknown free of the device: nothing of its memory was counted */
     return s->oom ? -1 : 0;
@@ -323,7 +353,7 @@ int mf_sub_on_process_end(mf_subblocks *s, uint16_t log, uint64_t time_ns)
 {
     for (uint32_t id = mf_live_first(&s->live, log); id;) {
         uint32_t next = mf_live_get(&s->live, id)->next;
-        end_sub(s, id, MF_BLOCK_PROCESS_ENDED, time_ns);
+        end_sub(s, id, MF_BLOCK_PROCESS_ENDED, time_ns, 0);
         id = next;
     }
     return s->oom ? -1 : 0;
@@ -336,11 +366,27 @@ int mf_sub_on_name(mf_subblocks *s, const mf_event *e)
     unsigned role = (unsigned)(t->arg >> 16) & MF_ROLE_MASK;
     if (id) {
         mf_live *l = mf_live_get(&s->live, id);
+        mf_sub_device *d = s->devs[s->views[l->view]->slot];
+        rekey(s, d, &d->names, l, l->name, t->name);
         l->name = t->name;
-        if (e->trace.kind == MF_TRACE_BLOCK_NAME && role)
+        if (e->trace.kind == MF_TRACE_BLOCK_NAME && role) {
+            rekey(s, d, &d->roles, l, l->role & MF_ROLE_MASK, role);
             l->role = (uint8_t)(role | MF_ROLE_NAMED);
+        }
     }
-    return id != 0;
+    return s->oom ? -1 : id != 0;
+}
+
+int mf_sub_on_step(mf_subblocks *s, const mf_event *e)
+{
+    for (size_t i = 0; i < s->n_devs; i++) {
+        mf_sub_device *d = s->devs[i];
+        mf_keyed_mark(&d->scopes);
+        mf_keyed_mark(&d->sites);
+        if (mf_steps_mark(&d->steps, e->trace.value, e->time_ns, d->counts.held_bytes) < 0)
+            return -1;
+    }
+    return 0;
 }
 
 /* ---- settling ------------------------------------------------------------------------ */
@@ -350,10 +396,21 @@ int mf_sub_settle_device(mf_subblocks *s, uint32_t slot, mf_device_model *out)
     mf_sub_device *d = s->devs[slot];
     free(d->scopes_out);
     free(d->sites_out);
-    d->sites_out = NULL;
+    free(d->roles_out);
+    free(d->names_out);
+    d->sites_out = d->roles_out = d->names_out = NULL;
     out->sub = d->counts;
     out->sub_scopes = d->scopes_out = mf_keyed_settle(&d->scopes, d->epoch, d->counts.peak_bytes);
     out->n_sub_scopes = d->scopes_out ? d->scopes.n : 0;
+    out->sub_roles = d->roles_out = mf_keyed_settle(&d->roles, d->epoch, d->counts.peak_bytes);
+    out->n_sub_roles = d->roles_out ? d->roles.n : 0;
+    out->sub_names = d->names_out = mf_keyed_settle(&d->names, d->epoch, d->counts.peak_bytes);
+    out->n_sub_names = d->names_out ? d->names.n : 0;
+    out->sub_steps = d->steps.items;
+    out->n_sub_steps = d->steps.n;
+    out->sub_steps_dropped = d->steps.dropped;
+    if (!d->roles_out || !d->names_out)
+        return -1;
     out->sub_sites = NULL;
     out->n_sub_sites = 0;
     if (s->sites && d->sites.n) {
@@ -457,9 +514,14 @@ void mf_sub_free(mf_subblocks *s)
     for (size_t i = 0; i < s->n_devs; i++) {
         mf_keyed_free(&s->devs[i]->scopes);
         mf_keyed_free(&s->devs[i]->sites);
+        mf_keyed_free(&s->devs[i]->roles);
+        mf_keyed_free(&s->devs[i]->names);
+        mf_steps_free(&s->devs[i]->steps);
         mf_series_free(&s->devs[i]->occupancy);
         free(s->devs[i]->scopes_out);
         free(s->devs[i]->sites_out);
+        free(s->devs[i]->roles_out);
+        free(s->devs[i]->names_out);
         free(s->devs[i]);
     }
     free(s->devs);

@@ -2,13 +2,16 @@
  * model_subblocks.h - the model's sub-blocks (MF_FLAG_SUBBLOCK): regions a
  * program's own allocator hands out inside memory already counted (the
  * NVTX memory API).  They live in a table of their own and are counted
- * apart: per device their own counts, peak and scopes (mf_sub_counts,
- * sub_scopes), per view the largest of them to draw over their lanes.
+ * apart: per device their own counts, peak, scopes, sites, roles, tensor
+ * names and steps (mf_sub_counts, sub_scopes, sub_sites, sub_roles,
+ * sub_names, sub_steps), per view the largest of them to draw over their
+ * lanes.
  * Nothing here touches a device's or a view's block counts, so memory is
  * never counted twice.
  *
  * model.c routes sub-block ALLOC and FREE, NVTX heap POOL records, region
- * names and process ends here; it tells the sub-blocks which devices and
+ * and tensor names, step marks and process ends here (with what the blocks
+ * know of each process: whether its training began, its steps); it tells the sub-blocks which devices and
  * views exist (model.c's indices), and, for a heap, which device the live
  * GPU block at its address is on (model_blocks.h knows).
  */
@@ -67,12 +70,22 @@ int mf_sub_on_heap(mf_subblocks *s, const mf_event *e, uint16_t gpu_device, uint
 /* The device sub-block ALLOC e counts on: its heap's, or the one recorded. */
 uint16_t mf_sub_device_of(const mf_subblocks *s, const mf_event *e);
 
-/* Sub-block ALLOC e, counted in view (on mf_sub_device_of's device).  0,
- * or -1 when out of memory. */
-int mf_sub_on_alloc(mf_subblocks *s, const mf_event *e, uint32_t view);
+/* Sub-block ALLOC e, counted in view (on mf_sub_device_of's device);
+ * training: its process has begun training (mf_blocks_training), so a
+ * tensor with no role given is MF_ROLE_OTHER, else MF_ROLE_UNKNOWN; steps:
+ * the step marks its process has seen.  0, or -1 when out of memory. */
+int mf_sub_on_alloc(mf_subblocks *s, const mf_event *e, uint32_t view, int training,
+                    uint32_t steps);
 
-/* Sub-block FREE e.  0, or -1 when out of memory. */
-int mf_sub_on_free(mf_subblocks *s, const mf_event *e);
+/* Sub-block FREE e, its process having seen steps step marks (a tensor of
+ * role other freed in the step it was allocated in is a temporary).  0, or
+ * -1 when out of memory. */
+int mf_sub_on_free(mf_subblocks *s, const mf_event *e, uint32_t steps);
+
+/* TRACE MF_TRACE_STEP: every device's sub-blocks end their current step
+ * and begin the next; their scopes and sites note what they hold.  0, or
+ * -1 when out of memory. */
+int mf_sub_on_step(mf_subblocks *s, const mf_event *e);
 
 /* TRACE MF_TRACE_FREE_REQUESTED: the program let go of the live sub-block
  * at the address (value) on the device (arg); its FREE comes later. */
@@ -92,11 +105,15 @@ uint64_t mf_sub_held(const mf_subblocks *s, uint16_t log, uint16_t device);
 /* The sub-blocks of log still live end with its process.  0, or -1. */
 int mf_sub_on_process_end(mf_subblocks *s, uint16_t log, uint64_t time_ns);
 
-/* TRACE MF_TRACE_REGION_NAME or MF_TRACE_BLOCK_NAME: a live sub-block gets
- * its name; 1 if one was live at the address, else 0. */
+/* TRACE MF_TRACE_REGION_NAME or MF_TRACE_BLOCK_NAME: the live sub-block
+ * that starts at the address (value) on the device (arg) gets its name, and
+ * for BLOCK_NAME its role unless 0 (counted under both from then on, at its
+ * device's sub-block peak if it was held then); 1 if one starts there, 0
+ * if none does, -1 when out of memory. */
 int mf_sub_on_name(mf_subblocks *s, const mf_event *e);
 
-/* out's sub-block counts and scopes of the device of slot.  0, or -1. */
+/* out's sub-block counts, scopes, sites, roles, names and steps of the
+ * device of slot.  0, or -1. */
 int mf_sub_settle_device(mf_subblocks *s, uint32_t slot, mf_device_model *out);
 
 /* out's sub-blocks to draw of view.  0, or -1 when out of memory. */

@@ -104,16 +104,22 @@ static int device_rows(mf_stats *st)
     return 0;
 }
 
-/* What a device's statistics are keyed by. */
-enum { BY_SCOPE, BY_SITE, BY_ROLE, BY_NAME };
+/* What a device's statistics are keyed by: its blocks' keys, then its
+ * sub-blocks' (tensors'), each TENSORS past the block's. */
+enum { BY_SCOPE, BY_SITE, BY_ROLE, BY_NAME, TENSORS };
 
-/* A device's statistics by scope, site, role or tensor name. */
+/* A device's statistics by scope, site, role or tensor name, of its blocks
+ * or (by + TENSORS) of its sub-blocks. */
 static const mf_scope_stat *keyed_stats(const mf_device_model *d, int by, size_t *n)
 {
     switch (by) {
     case BY_SITE: *n = d->n_sites; return d->sites;
     case BY_ROLE: *n = d->n_roles; return d->roles;
     case BY_NAME: *n = d->n_names; return d->names;
+    case TENSORS + BY_SCOPE: *n = d->n_sub_scopes; return d->sub_scopes;
+    case TENSORS + BY_SITE: *n = d->n_sub_sites; return d->sub_sites;
+    case TENSORS + BY_ROLE: *n = d->n_sub_roles; return d->sub_roles;
+    case TENSORS + BY_NAME: *n = d->n_sub_names; return d->sub_names;
     }
     *n = d->n_scopes;
     return d->scopes;
@@ -121,7 +127,7 @@ static const mf_scope_stat *keyed_stats(const mf_device_model *d, int by, size_t
 
 static const char *keyed_name(const mf_model *m, int by, uint32_t key)
 {
-    switch (by) {
+    switch (by % TENSORS) {
     case BY_SITE: return mf_sites_get(m->sites, key)->name;
     case BY_ROLE: return mf_role_name(key);
     case BY_NAME: return key == MF_KEY_OTHER ? "(other names)"
@@ -197,6 +203,12 @@ static int peaks(mf_stats *st)
             holders(m, p->dev, BY_ROLE, &p->by_role, &p->n_by_role) < 0 ||
             holders(m, p->dev, BY_NAME, &p->by_name, &p->n_by_name) < 0)
             return -1;
+        if (p->dev->sub.alloc_count &&
+            (holders(m, p->dev, TENSORS + BY_ROLE, &p->tensor_by_role,
+                     &p->n_tensor_by_role) < 0 ||
+             holders(m, p->dev, TENSORS + BY_NAME, &p->tensor_by_name,
+                     &p->n_tensor_by_name) < 0))
+            return -1;
     }
     return 0;
 }
@@ -207,7 +219,11 @@ static int compare_growth(const void *pa, const void *pb)
     if (a->bytes_per_step != b->bytes_per_step)
         return a->bytes_per_step > b->bytes_per_step ? -1 : 1;
     int c = strcmp(a->name, b->name);
-    return c ? c : a->dev->device < b->dev->device ? -1 : a->dev->device > b->dev->device;
+    if (c)
+        return c;
+    if (a->dev->device != b->dev->device)
+        return a->dev->device < b->dev->device ? -1 : 1;
+    return a->tensors - b->tensors;
 }
 
 /* The sites (scopes without stacks) that held more at their last step mark
@@ -217,26 +233,29 @@ static int growth(mf_stats *st)
     const mf_model *m = st->model;
     int by = st->has_sites ? BY_SITE : BY_SCOPE;
     size_t n = 0, nd;
-    for (size_t i = 0; i < m->n_devices; i++) {
-        keyed_stats(&m->devices[i], by, &nd);
-        n += nd;
-    }
+    for (size_t i = 0; i < m->n_devices; i++)
+        for (int t = 0; t <= TENSORS; t += TENSORS) {
+            keyed_stats(&m->devices[i], by + t, &nd);
+            n += nd;
+        }
     st->growth_by_site = st->has_sites;
     st->growth = calloc(n ? n : 1, sizeof *st->growth);
     if (!st->growth)
         return -1;
-    for (size_t i = 0; i < m->n_devices; i++) {
-        const mf_device_model *d = &m->devices[i];
-        const mf_scope_stat *all = keyed_stats(d, by, &nd);
-        for (size_t j = 0; j < nd; j++) {
-            const mf_scope_stat *k = &all[j];
-            if (k->marks < 2 || k->held_last_mark <= k->held_first_mark)
-                continue;
-            st->growth[st->n_growth++] = (mf_stats_growth){
-                d, k, keyed_name(m, by, k->scope),
-                (double)(k->held_last_mark - k->held_first_mark) / (double)(k->marks - 1) };
+    for (size_t i = 0; i < m->n_devices; i++)
+        for (int t = 0; t <= TENSORS; t += TENSORS) {
+            const mf_device_model *d = &m->devices[i];
+            const mf_scope_stat *all = keyed_stats(d, by + t, &nd);
+            for (size_t j = 0; j < nd; j++) {
+                const mf_scope_stat *k = &all[j];
+                if (k->marks < 2 || k->held_last_mark <= k->held_first_mark)
+                    continue;
+                st->growth[st->n_growth++] = (mf_stats_growth){
+                    d, k, keyed_name(m, by, k->scope),
+                    (double)(k->held_last_mark - k->held_first_mark) / (double)(k->marks - 1),
+                    t != 0 };
+            }
         }
-    }
     qsort(st->growth, st->n_growth, sizeof *st->growth, compare_growth);
     /* leaks: what grew at more than half the marks (at least two), by more
      * blocks or by at least GROWING_BYTES a step (a block replaced by a
@@ -356,6 +375,8 @@ void mf_stats_free(mf_stats *s)
         free(s->peaks[i].by_site);
         free(s->peaks[i].by_role);
         free(s->peaks[i].by_name);
+        free(s->peaks[i].tensor_by_role);
+        free(s->peaks[i].tensor_by_name);
     }
     free(s->peaks);
     free(s->devices);

@@ -75,16 +75,24 @@ typedef struct mf_stats_peak {
     mf_stats_holder *by_name;     /* by tensor name ("(no name)": blocks without one),
                                      most bytes first */
     size_t n_by_name;
+    /* The device's tensors (sub-blocks within its segments: PyTorch's), at
+     * their own peak (dev->sub.peak_bytes), apart from its blocks; none
+     * when it has no sub-blocks: */
+    mf_stats_holder *tensor_by_role, *tensor_by_name;
+    size_t n_tensor_by_role, n_tensor_by_name;
 } mf_stats_peak;
 
 /* A site (or, without stacks, a scope) that held more at the last step
- * mark than at its first: memory that grows step after step. */
+ * mark than at its first: memory that grows step after step.  A device's
+ * blocks and its tensors (sub-blocks within segments) are counted apart:
+ * a tensor's growth is not its segment's. */
 typedef struct mf_stats_growth {
     const mf_device_model *dev;
     const mf_scope_stat *key;     /* its site's (or scope's) statistics: held_*_mark,
                                      marks, marks_grew */
     const char *name;
     double bytes_per_step;        /* (held at the last mark - at the first) / (marks - 1) */
+    int tensors;                  /* the device's tensors (sub-blocks) of that site */
 } mf_stats_growth;
 
 typedef struct mf_stats {
