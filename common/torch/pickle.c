@@ -382,6 +382,8 @@ static mf_pickle_obj *obj_new(mf_pickle_reader *r, uint32_t kind, size_t len, si
         o = r->spare[c];
         memcpy(&r->spare[c], o, sizeof(void *));
         r->spare_bytes -= cost;
+        if (r->spare[c])                          /* freed a sweep ago: cold */
+            __builtin_prefetch(r->spare[c], 1);
     } else {
         o = malloc(cost);
     }
@@ -905,11 +907,18 @@ static int replay(mf_pickle_reader *r, const mf_pickle_value *key, const mf_pick
     return stopped(r, r->h->end ? r->h->end(r->ctx, (mf_pickle_kind)v->kind) : 0);
 }
 
+/* A value that is not a container goes to the handler's value. */
+static inline int report_value(mf_pickle_reader *r, const mf_pickle_value *key,
+                               const mf_pickle_value *v)
+{
+    return stopped(r, r->h->value ? r->h->value(r->ctx, key, v) : 0);
+}
+
 static int report(mf_pickle_reader *r, const mf_pickle_value *key, const mf_pickle_value *v)
 {
     if (is_container(v->kind))
         return replay(r, key, v);
-    return stopped(r, r->h->value ? r->h->value(r->ctx, key, v) : 0);
+    return report_value(r, key, v);
 }
 
 static int copy_item(mf_pickle_reader *r, cont *c, const mf_pickle_value *v)
@@ -933,6 +942,8 @@ static int emit(mf_pickle_reader *r, const mf_pickle_value *key, const mf_pickle
         return -1;
     if (c && (!c->reported || (c->flags & MF_PICKLE_SKIP)))
         return 0;
+    if (MF_LIKELY(!is_container(v->kind)))     /* report's common case, without the call */
+        return report_value(r, key, v);
     return report(r, key, v);
 }
 
@@ -1026,17 +1037,23 @@ static int close_cont(mf_pickle_reader *r)
 
 /* ---- values ---- */
 
-static int hashable(const mf_pickle_value *v)
+static int tuple_hashable(const mf_pickle_obj *t);
+
+/* Whether v can be a dict key or set item (a string key: one compare). */
+static inline int hashable(const mf_pickle_value *v)
 {
-    if (v->kind == MF_PICKLE_STR)
+    if (MF_LIKELY(v->kind == MF_PICKLE_STR))
         return 1;
     if (is_container(v->kind))
         return 0;
-    if (v->kind == MF_PICKLE_TUPLE) {
-        for (size_t i = 0; i < v->u.obj->len; i++)
-            if (!hashable(&v->u.obj->items[i]))
-                return 0;
-    }
+    return v->kind != MF_PICKLE_TUPLE || tuple_hashable(v->u.obj);
+}
+
+static int tuple_hashable(const mf_pickle_obj *t)
+{
+    for (size_t i = 0; i < t->len; i++)
+        if (!hashable(&t->items[i]))
+            return 0;
     return 1;
 }
 
@@ -1739,6 +1756,15 @@ static int push_float(mf_pickle_reader *r)
     return push_val(r, (mf_pickle_value){ .kind = MF_PICKLE_FLOAT, .u.f = d });
 }
 
+/* BINGET, LONG_BINGET. */
+static inline int op_binget(mf_pickle_reader *r, uint8_t op)
+{
+    uint64_t v;
+    if (arg_le(r, op == 'h' ? 1 : 4, ops[op].name, &v) < 0)
+        return -1;
+    return op_get(r, op, (uint32_t)v);
+}
+
 /* The opcodes that push one value. */
 static int op_push(mf_pickle_reader *r, uint8_t op)
 {
@@ -1785,9 +1811,7 @@ static int op_push(mf_pickle_reader *r, uint8_t op)
         return op_new_cont(r, MF_PICKLE_SET);
     case 'h':
     case 'j':
-        if (arg_le(r, op == 'h' ? 1 : 4, ops[op].name, &v) < 0)
-            return -1;
-        return op_get(r, op, (uint32_t)v);
+        return op_binget(r, op);
     }
     return fail(r, MF_PICKLE_MALFORMED, "unknown opcode 0x%02x", op);
 }
