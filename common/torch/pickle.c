@@ -17,10 +17,12 @@
  * for the opcode that first consumes the new container.
  *
  * The memo (memo_*) maps indices to kept values: an open-addressing table
- * of what later GETs can reach.  Strings and other values only the memo
- * holds are dropped, least recently used first (a clock), once the heap
- * passes a sixteenth of its budget; containers are kept only at the
- * handler's request and never dropped.
+ * of what later GETs can reach, consecutive indices side by side.  Strings
+ * and other values only the memo holds are dropped, least recently used
+ * first (a clock), once the heap passes a sixteenth of its budget;
+ * containers are kept only at the handler's request and never dropped.
+ * Small objects freed go to spare lists, not to free(): a snapshot's memo
+ * makes and drops one or more strings per trace entry.
  */
 #include <endian.h>
 #include <errno.h>
