@@ -77,5 +77,14 @@ EXTRA_DIST += bench/instructions.sh
 bench-instructions: all
 	sh $(srcdir)/bench/instructions.sh $(abs_top_builddir)
 
-.PHONY: bench bench-python bench-faults bench-compact bench-stacks bench-wait bench-instructions
+.PHONY: bench bench-python bench-faults bench-compact bench-stacks bench-wait bench-instructions \
+	bench-import
 EXTRA_DIST += bench/view.sh bench/view_browser.js bench/view_screenshot.sh bench/view_screenshot.js
+
+# `make bench-import`: memflow import of generated PyTorch snapshots of 1 M
+# and 4 M trace entries against pickle.load (bench/import.sh; docs/PERFORMANCE.md
+# "memflow import: PyTorch snapshots").
+EXTRA_DIST += bench/import.sh
+bench-import: all
+	$(MAKE) $(AM_MAKEFLAGS) tests/torch_snapshot_gen
+	sh $(srcdir)/bench/import.sh $(abs_top_builddir)

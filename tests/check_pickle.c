@@ -446,6 +446,104 @@ START_TEST(limits)
 END_TEST
 
 /*
+ * 64 strings memoized first ("const 0000" ..), then 60,000 fresh memoized
+ * ones, each followed by LONG_BINGETs of the next 4 constants: under a 128
+ * KiB budget the memo (a small table) sweeps hundreds of times, dropping
+ * the fresh strings in place and closing the holes they leave in the probe
+ * runs the constants share with them (without that, a GET of a constant
+ * stops at a hole and is refused).  Every value comes back, in order.
+ */
+#define SWEEP_CONSTS 64u
+#define SWEEP_FRESH 60000u
+#define SWEEP_GETS 4u
+
+static size_t sweep_put(char *p, size_t at, const char *text, uint32_t idx)
+{
+    size_t n = strlen(text);
+    p[at++] = 'X';
+    uint32_t len = (uint32_t)n;
+    memcpy(p + at, &len, 4);
+    memcpy(p + at + 4, text, n);
+    at += 4 + n;
+    p[at++] = 'r';
+    memcpy(p + at, &idx, 4);
+    return at + 4;
+}
+
+typedef struct sweep_check {
+    unsigned next, fresh, gets, bad;
+} sweep_check;
+
+/* The string expected next: the constants, then each fresh string and the
+ * next SWEEP_GETS constants in turn. */
+static void sweep_expected(sweep_check *c, char *out, size_t size)
+{
+    if (c->next < SWEEP_CONSTS)
+        snprintf(out, size, "const %04u", c->next);
+    else if ((c->next - SWEEP_CONSTS) % (SWEEP_GETS + 1) == 0)
+        snprintf(out, size, "fresh %08u", c->fresh++);
+    else
+        snprintf(out, size, "const %04u", c->gets++ % SWEEP_CONSTS);
+    c->next++;
+}
+
+static int sweep_value(void *ctx, const mf_pickle_value *key, const mf_pickle_value *v)
+{
+    sweep_check *c = ctx;
+    char want[32];
+    (void)key;
+    sweep_expected(c, want, sizeof want);
+    if (!mf_pickle_is_str(v, want))
+        c->bad++;
+    return 0;
+}
+
+START_TEST(memo_sweep_keeps_runs)
+{
+    char *p = malloc(64 + (size_t)(SWEEP_CONSTS + SWEEP_FRESH * (SWEEP_GETS + 1)) * 24);
+    size_t at = 0;
+    memcpy(p, "\x80\x02]r\x00\x00\x00\x00(", 9);
+    at = 9;
+    char text[32];
+    for (uint32_t i = 0; i < SWEEP_CONSTS; i++) {
+        snprintf(text, sizeof text, "const %04u", i);
+        at = sweep_put(p, at, text, i + 1);
+    }
+    uint32_t gets = 0;
+    for (uint32_t i = 0; i < SWEEP_FRESH; i++) {
+        if (i % 200 == 0) {                /* batches of 1000 items, as CPython writes them */
+            memcpy(p + at, "e(", 2);
+            at += 2;
+        }
+        snprintf(text, sizeof text, "fresh %08u", i);
+        at = sweep_put(p, at, text, SWEEP_CONSTS + 1 + i);
+        for (uint32_t k = 0; k < SWEEP_GETS; k++) {
+            uint32_t idx = gets++ % SWEEP_CONSTS + 1;
+            p[at++] = 'j';
+            memcpy(p + at, &idx, 4);
+            at += 4;
+        }
+    }
+    memcpy(p + at, "e.", 2);
+    at += 2;
+    mf_pickle_reader *r = mf_pickle_reader_mem(p, at);
+    mf_pickle_limits lim = { .memory = 128 << 10 };
+    mf_pickle_set_limits(r, &lim);
+    sweep_check c = { 0, 0, 0, 0 };
+    mf_pickle_handler h = { NULL, sweep_value, NULL };
+    ck_assert_int_eq(mf_pickle_read(r, &h, &c), MF_PICKLE_OK);
+    ck_assert_uint_eq(c.bad, 0);
+    ck_assert_uint_eq(c.next, SWEEP_CONSTS + SWEEP_FRESH * (SWEEP_GETS + 1));
+    mf_pickle_stats st;
+    mf_pickle_stats_get(r, &st);
+    ck_assert_uint_gt(st.memo_evicted, 50000);
+    ck_assert_uint_le(st.memory_peak, 128 << 10);
+    mf_pickle_reader_free(r);
+    free(p);
+}
+END_TEST
+
+/*
  * A list of n fresh strings, each memoized, in batches of 1000 as CPython
  * writes them; then a LONG_BINGET of string number get.  Under a small
  * budget the memo drops old strings only it holds: the read goes through
@@ -1021,6 +1119,7 @@ static Suite *pickle_suite(void)
     tcase_add_test(tc, malformed_pickles);
     tcase_add_test(tc, limits);
     tcase_add_test(tc, memo_budget);
+    tcase_add_test(tc, memo_sweep_keeps_runs);
     tcase_add_test(tc, file_descriptors);
     suite_add_tcase(s, tc);
     tc = tcase_create("torch");

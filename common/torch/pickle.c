@@ -17,10 +17,12 @@
  * for the opcode that first consumes the new container.
  *
  * The memo (memo_*) maps indices to kept values: an open-addressing table
- * of what later GETs can reach.  Strings and other values only the memo
- * holds are dropped, least recently used first (a clock), once the heap
- * passes a sixteenth of its budget; containers are kept only at the
- * handler's request and never dropped.
+ * of what later GETs can reach, consecutive indices side by side.  Strings
+ * and other values only the memo holds are dropped, least recently used
+ * first (a clock), once the heap passes a sixteenth of its budget;
+ * containers are kept only at the handler's request and never dropped.
+ * Small objects freed go to spare lists, not to free(): a snapshot's memo
+ * makes and drops one or more strings per trace entry.
  */
 #include <endian.h>
 #include <errno.h>
@@ -148,9 +150,10 @@ static const opinfo ops[256] = {
 #define OBJ_ID_ONLY 1
 
 /* Small objects are allocated in size classes and kept when freed, up to
- * SPARE_MAX of each: a snapshot's memo churns through millions of them. */
+ * a sixteenth of the memory budget in all (what one memo sweep frees): a
+ * snapshot's memo churns through millions of them, and malloc and free of
+ * each cost more than the rest of its life. */
 #define SPARE_CLASSES 3
-#define SPARE_MAX 4096
 static const size_t spare_size[SPARE_CLASSES] = { 64, 96, 160 };
 
 struct mf_pickle_obj {
@@ -260,7 +263,7 @@ struct mf_pickle_reader {
     /* small objects freed, kept for the next ones (most strings, ints and
      * tuples of a snapshot): by size class, linked through their first word */
     void *spare[SPARE_CLASSES];
-    size_t n_spare[SPARE_CLASSES];
+    size_t spare_bytes;
     /* accounting */
     size_t mem_used;
     size_t sweep_at;
@@ -380,7 +383,9 @@ static mf_pickle_obj *obj_new(mf_pickle_reader *r, uint32_t kind, size_t len, si
     if (c >= 0 && r->spare[c]) {
         o = r->spare[c];
         memcpy(&r->spare[c], o, sizeof(void *));
-        r->n_spare[c]--;
+        r->spare_bytes -= cost;
+        if (r->spare[c])                          /* freed a sweep ago: cold */
+            __builtin_prefetch(r->spare[c], 1);
     } else {
         o = malloc(cost);
     }
@@ -399,7 +404,7 @@ static mf_pickle_obj *obj_new(mf_pickle_reader *r, uint32_t kind, size_t len, si
     return o;
 }
 
-static void val_unref(mf_pickle_reader *r, mf_pickle_value *v);
+static inline void val_unref(mf_pickle_reader *r, mf_pickle_value *v);
 
 static void obj_unref(mf_pickle_reader *r, mf_pickle_obj *o)
 {
@@ -410,16 +415,16 @@ static void obj_unref(mf_pickle_reader *r, mf_pickle_obj *o)
             val_unref(r, &o->items[i]);
     account(r, 0, o->cost);
     int c = spare_class(o->cost);
-    if (c >= 0 && spare_size[c] == o->cost && r->n_spare[c] < SPARE_MAX) {
+    if (c >= 0 && spare_size[c] == o->cost && r->spare_bytes + o->cost <= r->lim.memory / 16) {
         memcpy(o, &r->spare[c], sizeof(void *));
         r->spare[c] = o;
-        r->n_spare[c]++;
+        r->spare_bytes += o->cost;
         return;
     }
     free(o);
 }
 
-static void val_unref(mf_pickle_reader *r, mf_pickle_value *v)
+static inline void val_unref(mf_pickle_reader *r, mf_pickle_value *v)
 {
     if (has_obj(v->kind) && v->u.obj)
         obj_unref(r, v->u.obj);
@@ -608,10 +613,18 @@ static mf_pickle_value memo_value(const memo_entry *e)
     return v;
 }
 
-/* Where idx lives first (Fibonacci hashing: the high bits of a multiply). */
-static size_t memo_home(const mf_pickle_reader *r, uint32_t idx)
+/*
+ * Where idx lives first.  Indices come in runs (MEMOIZE counts up), so a
+ * run of MEMO_RUN of them lies side by side (a store touches the cache
+ * lines the last one did) from a base that Fibonacci hashing (the high bits
+ * of a multiply) scatters, so that runs do not pile up on each other.
+ */
+#define MEMO_RUN 16u
+
+static inline size_t memo_home(const mf_pickle_reader *r, uint32_t idx)
 {
-    return (size_t)(((uint64_t)idx * 0x9e3779b97f4a7c15ull) >> r->memo_shift);
+    uint64_t base = ((uint64_t)(idx / MEMO_RUN) * 0x9e3779b97f4a7c15ull) >> r->memo_shift;
+    return (size_t)(base + idx % MEMO_RUN) & (r->memo_cap - 1);
 }
 
 static memo_entry *memo_find(mf_pickle_reader *r, uint32_t idx)
@@ -732,23 +745,56 @@ static int memo_evictable(const memo_entry *e)
 }
 
 /*
+ * After entries were dropped in place (holes in the probe runs), move every
+ * entry left to the first free slot from its home.  Starting after a slot
+ * that was free before the drops (no probe run crosses it), entries only
+ * move back along their own runs, so one pass leaves every run whole.
+ */
+static void memo_close_holes(mf_pickle_reader *r, size_t start)
+{
+    size_t mask = r->memo_cap - 1;
+    for (size_t k = 1; k <= r->memo_cap; k++) {
+        size_t j = (start + k) & mask;
+        if (!r->memo[j].used)
+            continue;
+        memo_entry e = r->memo[j];
+        r->memo[j].used = 0;
+        size_t i = memo_home(r, e.idx);
+        while (r->memo[i].used)
+            i = (i + 1) & mask;
+        r->memo[i] = e;
+    }
+}
+
+/*
  * The clock: drop the entries not used since the last sweep that only the
- * memo holds; then, if the table is mostly empty, a smaller one.
+ * memo holds (most of a snapshot's memo: dropped in place, then the holes
+ * closed in one pass); then, if the table is mostly empty, a smaller one.
  */
 static void memo_sweep(mf_pickle_reader *r)
 {
-    for (size_t i = 0; i < r->memo_cap;) {
+    size_t start = SIZE_MAX;           /* a slot free before the sweep */
+    uint64_t dropped = 0;
+    for (size_t i = 0; i < r->memo_cap; i++) {
         memo_entry *e = &r->memo[i];
-        if (!e->used || !memo_evictable(e)) {
-            i++;
-        } else if (e->touched) {
-            e->touched = 0;
-            i++;
-        } else {
-            memo_delete_at(r, i);
-            r->stats.memo_evicted++;
+        if (!e->used) {
+            if (start == SIZE_MAX)
+                start = i;
+        } else if (memo_evictable(e)) {
+            if (e->touched) {
+                e->touched = 0;
+            } else {
+                mf_pickle_value v = memo_value(e);
+                val_unref(r, &v);
+                e->used = 0;
+                dropped++;
+            }
         }
     }
+    r->memo_used -= dropped;
+    r->stats.memo_evicted += dropped;
+    if (dropped)
+        memo_close_holes(r, start);    /* the table is at most half full: start is set */
     size_t cap = r->memo_cap;
     while (cap > 1024 && r->memo_used * 8 < cap)
         cap /= 2;
@@ -784,7 +830,7 @@ static int push_slot(mf_pickle_reader *r, const slot *s, int item)
 }
 
 /* Push v (the slot takes the reference).  The hottest path: fields set in place. */
-static int push_val(mf_pickle_reader *r, mf_pickle_value v)
+static inline int push_val(mf_pickle_reader *r, mf_pickle_value v)
 {
     if (MF_UNLIKELY(r->nst == r->capst) &&
         grow(r, (void **)&r->st, &r->capst, r->nst + 1, sizeof(slot)) < 0) {
@@ -871,11 +917,18 @@ static int replay(mf_pickle_reader *r, const mf_pickle_value *key, const mf_pick
     return stopped(r, r->h->end ? r->h->end(r->ctx, (mf_pickle_kind)v->kind) : 0);
 }
 
+/* A value that is not a container goes to the handler's value. */
+static inline int report_value(mf_pickle_reader *r, const mf_pickle_value *key,
+                               const mf_pickle_value *v)
+{
+    return stopped(r, r->h->value ? r->h->value(r->ctx, key, v) : 0);
+}
+
 static int report(mf_pickle_reader *r, const mf_pickle_value *key, const mf_pickle_value *v)
 {
     if (is_container(v->kind))
         return replay(r, key, v);
-    return stopped(r, r->h->value ? r->h->value(r->ctx, key, v) : 0);
+    return report_value(r, key, v);
 }
 
 static int copy_item(mf_pickle_reader *r, cont *c, const mf_pickle_value *v)
@@ -899,6 +952,8 @@ static int emit(mf_pickle_reader *r, const mf_pickle_value *key, const mf_pickle
         return -1;
     if (c && (!c->reported || (c->flags & MF_PICKLE_SKIP)))
         return 0;
+    if (MF_LIKELY(!is_container(v->kind)))     /* report's common case, without the call */
+        return report_value(r, key, v);
     return report(r, key, v);
 }
 
@@ -992,17 +1047,23 @@ static int close_cont(mf_pickle_reader *r)
 
 /* ---- values ---- */
 
-static int hashable(const mf_pickle_value *v)
+static int tuple_hashable(const mf_pickle_obj *t);
+
+/* Whether v can be a dict key or set item (a string key: one compare). */
+static inline int hashable(const mf_pickle_value *v)
 {
-    if (v->kind == MF_PICKLE_STR)
+    if (MF_LIKELY(v->kind == MF_PICKLE_STR))
         return 1;
     if (is_container(v->kind))
         return 0;
-    if (v->kind == MF_PICKLE_TUPLE) {
-        for (size_t i = 0; i < v->u.obj->len; i++)
-            if (!hashable(&v->u.obj->items[i]))
-                return 0;
-    }
+    return v->kind != MF_PICKLE_TUPLE || tuple_hashable(v->u.obj);
+}
+
+static int tuple_hashable(const mf_pickle_obj *t)
+{
+    for (size_t i = 0; i < t->len; i++)
+        if (!hashable(&t->items[i]))
+            return 0;
     return 1;
 }
 
@@ -1124,9 +1185,12 @@ static int push_long(mf_pickle_reader *r, uint8_t op)
     /* it fits in int64 when the bytes past the 8th extend the 8th's sign */
     int fits = sig < 8 || (sig == 8 && ((p[7] & 0x80) != 0) == neg);
     if (fits) {
-        uint64_t v = neg ? ~(uint64_t)0 : 0;
-        for (size_t i = 0; i < n && i < 8; i++)
-            v = (v & ~((uint64_t)0xff << (8 * i))) | (uint64_t)p[i] << (8 * i);
+        /* the low bytes (at most 8), then the sign over the rest of the word */
+        size_t k = n < 8 ? (size_t)n : 8;
+        uint8_t b[8];
+        memset(b, neg ? 0xff : 0x00, sizeof b);
+        memcpy(b, p, k);
+        uint64_t v = le(b, 8);
         return push_val(r, (mf_pickle_value){ .kind = MF_PICKLE_INT, .u.i = (int64_t)v });
     }
     mf_pickle_obj *o = obj_new(r, MF_PICKLE_BIGINT, (size_t)n, (size_t)n + 1);
@@ -1702,6 +1766,15 @@ static int push_float(mf_pickle_reader *r)
     return push_val(r, (mf_pickle_value){ .kind = MF_PICKLE_FLOAT, .u.f = d });
 }
 
+/* BINGET, LONG_BINGET. */
+static inline int op_binget(mf_pickle_reader *r, uint8_t op)
+{
+    uint64_t v;
+    if (arg_le(r, op == 'h' ? 1 : 4, ops[op].name, &v) < 0)
+        return -1;
+    return op_get(r, op, (uint32_t)v);
+}
+
 /* The opcodes that push one value. */
 static int op_push(mf_pickle_reader *r, uint8_t op)
 {
@@ -1748,9 +1821,7 @@ static int op_push(mf_pickle_reader *r, uint8_t op)
         return op_new_cont(r, MF_PICKLE_SET);
     case 'h':
     case 'j':
-        if (arg_le(r, op == 'h' ? 1 : 4, ops[op].name, &v) < 0)
-            return -1;
-        return op_get(r, op, (uint32_t)v);
+        return op_binget(r, op);
     }
     return fail(r, MF_PICKLE_MALFORMED, "unknown opcode 0x%02x", op);
 }
@@ -1895,8 +1966,8 @@ static void release(mf_pickle_reader *r)
             memcpy(&r->spare[c], o, sizeof(void *));
             free(o);
         }
-        r->n_spare[c] = 0;
     }
+    r->spare_bytes = 0;
     r->memo = NULL;
     r->st = NULL;
     r->cs = NULL;

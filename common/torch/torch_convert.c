@@ -35,10 +35,14 @@ typedef struct addr_map {
     size_t cap, n;
 } addr_map;
 
+/* MurmurHash3's finalizer: addresses share their low bits (alignment) and
+ * their high ones, so every bit must reach the low bits a table uses. */
 static uint64_t mix(uint64_t x)
 {
     x ^= x >> 33;
     x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
     x ^= x >> 33;
     return x;
 }
@@ -85,7 +89,7 @@ static slot *map_put(addr_map *m, uint64_t addr, size_t *mem)
     slot *s = map_find(m, addr);
     if (s)
         return s;
-    if ((m->n + 1) * 4 > m->cap * 3 && map_rehash(m, m->cap ? m->cap * 2 : 64, mem) < 0)
+    if ((m->n + 1) * 2 > m->cap && map_rehash(m, m->cap ? m->cap * 2 : 64, mem) < 0)
         return NULL;
     size_t i = mix(addr) & (m->cap - 1);
     while (m->s[i].used)

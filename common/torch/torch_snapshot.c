@@ -154,12 +154,18 @@ static void track(walker *w, size_t add)
         w->st.memory_peak = w->mem;
 }
 
-static int grow(walker *w, void **a, size_t *cap, size_t need, size_t elem)
+static int grow_slow(walker *w, void **a, size_t *cap, size_t need, size_t elem)
 {
     if (mf_torch_grow(a, cap, need, elem, &w->mem) < 0)
         return oom(w);
     track(w, 0);
     return 0;
+}
+
+/* Room for need elements (several calls an entry: the test that there is, inline). */
+static inline int grow(walker *w, void **a, size_t *cap, size_t need, size_t elem)
+{
+    return MF_LIKELY(need <= *cap) ? 0 : grow_slow(w, a, cap, need, elem);
 }
 
 static uint64_t mix(uint64_t x)
