@@ -6,7 +6,7 @@
 "use strict";
 const fs = require("fs");
 const http = require("http");
-const { launch, ready } = require("./view_lib");
+const { launch, open, ready } = require("./view_lib");
 
 const [doneUrl, growUrl, goFile, procUrl] = process.argv.slice(2);
 
@@ -21,9 +21,7 @@ function get(url, headers) {
   const ctx = await launch(1300, 900);
   const out = {};
   try {
-    const page = await ctx.newPage();
-    page.on("pageerror", (e) => { process.stderr.write("page error: " + e + "\n"); });
-    await page.goto(doneUrl);
+    const page = await open(ctx, doneUrl);
     const n = await ready(page, 0);
     // the known block, from the server's own answer
     const found = await page.evaluate(async () => {

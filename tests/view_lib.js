@@ -17,6 +17,14 @@ exports.launch = (width, height) => chromium.launchPersistentContext(
            "--disable-background-networking", "--disable-component-update", "--disable-sync"],
   });
 
+// A new page of ctx at url, its script errors on stderr.
+exports.open = async (ctx, url) => {
+  const page = await ctx.newPage();
+  page.on("pageerror", (e) => { process.stderr.write("page error: " + e + "\n"); });
+  await page.goto(url);
+  return page;
+};
+
 // Wait until the page has drawn a round of answers after round `after` and
 // asks nothing more; the round's number.
 exports.ready = async (page, after, timeout) => {

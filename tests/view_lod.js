@@ -12,7 +12,7 @@
 //     server says was there (/api/at on the pixel's own box, and on a box
 //     3 pixels wider) and whether the pixel is blank.
 "use strict";
-const { launch, ready } = require("./view_lib");
+const { launch, open, ready } = require("./view_lib");
 
 const [url, firstHex, lastHex, lastSize] = process.argv.slice(2);
 const BG = [244, 244, 244];
@@ -21,9 +21,7 @@ const BG = [244, 244, 244];
   const ctx = await launch(1300, 900);
   const out = {};
   try {
-    const page = await ctx.newPage();
-    page.on("pageerror", (e) => { process.stderr.write("page error: " + e + "\n"); });
-    await page.goto(url);
+    const page = await open(ctx, url);
     await ready(page, 0, 60000);
     out.status = await page.evaluate(() => document.getElementById("status").textContent);
     out.timings = await page.evaluate(() => window.memflowView.timings());

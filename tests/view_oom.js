@@ -7,7 +7,7 @@
 // text, the URL's state after a reload; colour by role: the legend, the
 // pixels of each role's block shown whole and of the whole run's picture.
 "use strict";
-const { launch, ready: readyIn } = require("./view_lib");
+const { launch, open, ready: readyIn } = require("./view_lib");
 
 const [oomUrl, rolesUrl] = process.argv.slice(2);
 const ready = (page, after) => readyIn(page, after, 60000);
@@ -25,9 +25,7 @@ function pixel(page, v, which, x, y) {
   const out = {};
   try {
     // ---- the OOM of an imported snapshot ----
-    const page = await ctx.newPage();
-    page.on("pageerror", (e) => { process.stderr.write("page error: " + e + "\n"); });
-    await page.goto(oomUrl);
+    const page = await open(ctx, oomUrl);
     let n = await ready(page, 0);
     out.button = await page.evaluate(() => {
       const b = document.getElementById("jump-oom");
@@ -80,9 +78,7 @@ function pixel(page, v, which, x, y) {
     out.hash_before_reload = hash;
 
     // ---- roles ----
-    const roles = await ctx.newPage();
-    roles.on("pageerror", (e) => { process.stderr.write("page error: " + e + "\n"); });
-    await roles.goto(rolesUrl);
+    const roles = await open(ctx, rolesUrl);
     n = await ready(roles, 0);
     await roles.selectOption("#color-by", "role");
     n = await ready(roles, n);
