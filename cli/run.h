@@ -88,8 +88,9 @@ void run_analysis_discard(void);
 
 /*
  * The threads beside the program (cli/run_idle.c).  mode: the variable's
- * value, "idle" (the default: SCHED_IDLE), "normal" (the tests, on a
- * machine busy with others) or "0" (no such thread).  loop, on the thread:
+ * value, "idle" (SCHED_IDLE; MEMFLOW_RUN_COMPACT's default), "normal" (the
+ * tests, on a machine busy with others) or "0" (no such thread;
+ * MEMFLOW_RUN_ANALYSIS's default), else the caller's fallback.  loop, on the thread:
  * step() until *stop is set or step returns -1; after a step that did
  * something (1) it looks again in min_wait_us, after each that did not (0)
  * twice as late, up to max_wait_us.  start: a thread running fn with every
@@ -101,7 +102,7 @@ typedef struct run_idle {
     const int *stop;
     int min_wait_us, max_wait_us;
 } run_idle;
-const char *run_idle_mode(const char *variable);
+const char *run_idle_mode(const char *variable, const char *fallback);
 void run_idle_loop(const run_idle *t);
 int run_idle_start(pthread_t *thread, void *(*fn)(void *));
 

@@ -223,8 +223,7 @@ void run_analysis_start(const run_ident *run, int stacks)
     /* Off unless asked for: with two threads staging, a model fed during the
      * run was seen to miss events it never knew were late (docs/PERFORMANCE.md,
      * "The whole wait"); the finished logs' outputs are exact. */
-    const char *want = getenv("MEMFLOW_RUN_ANALYSIS");
-    if (!want || (strcmp(want, "idle") != 0 && strcmp(want, "normal") != 0) ||
+    if (!strcmp(run_idle_mode("MEMFLOW_RUN_ANALYSIS", "0"), "0") ||
         !(a.f = mf_follow_new(NULL, stacks, err, sizeof err)))
         return;
     a.running = run_idle_start(&a.thread, analyse);

@@ -140,7 +140,7 @@ static void *compact_loop(void *arg)
 
 void run_compact_start(void)
 {
-    if (!strcmp(run_idle_mode("MEMFLOW_RUN_COMPACT"), "0"))
+    if (!strcmp(run_idle_mode("MEMFLOW_RUN_COMPACT", "idle"), "0"))
         return;
     c.running = run_idle_start(&c.thread, compact_loop);
     if (c.running)

@@ -15,16 +15,18 @@
 
 #include "run.h"
 
-const char *run_idle_mode(const char *variable)
+const char *run_idle_mode(const char *variable, const char *fallback)
 {
     const char *mode = getenv(variable);
-    return mode && (!strcmp(mode, "normal") || !strcmp(mode, "0")) ? mode : "idle";
+    return mode && (!strcmp(mode, "idle") || !strcmp(mode, "normal") || !strcmp(mode, "0"))
+               ? mode
+               : fallback;
 }
 
 void run_idle_loop(const run_idle *t)
 {
     struct sched_param idle = { 0 };
-    if (strcmp(run_idle_mode(t->variable), "normal") != 0 &&
+    if (strcmp(run_idle_mode(t->variable, "idle"), "normal") != 0 &&
         sched_setscheduler(0, SCHED_IDLE, &idle) != 0)   /* this thread (Linux) */
         setpriority(PRIO_PROCESS, 0, 19);
     int wait_us = t->min_wait_us;
