@@ -248,6 +248,7 @@ static int start_capture(void)
      * before them (atexit is last-in first-out), while CUPTI still works. */
     atexit(mf_gpu_flush_at_exit);
     active = 1;
+    mf_cuda_plugin_capturing();
     return 0;
 }
 

@@ -13,13 +13,13 @@
  */
 #include "torch_live.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "config.h"
+#include "cuda_seen.h"
 #include "log_format.h"
 #include "recorder.h"
 #include "torch_convert.h"
@@ -191,12 +191,6 @@ static mf_torch_convert *converter;   /* one per process: snapshots add up */
 static pthread_mutex_t convert_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Whether memflow's GPU capture (CUPTI) records this process's memory. */
-static int gpu_capture_active(void)
-{
-    int (*active)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "memflow_gpu_active");
-    return active && active();
-}
-
 typedef struct bytes_source {
     const char *data;
     size_t len;
@@ -222,7 +216,7 @@ static mf_torch_convert *converter_new(void)
         .oom = sink_oom, .note = sink_note, .scope_at = scope_at,
     };
     mf_torch_options opt = { .real_ns = real, .mono_ns = mono, .order_origin_ns = mono,
-                             .segments_as_records = gpu_capture_active(), .incremental = 1 };
+                             .segments_as_records = mf_cuda_capture_on(), .incremental = 1 };
     return mf_torch_convert_new(&sink, &opt);
 }
 

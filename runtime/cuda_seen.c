@@ -25,6 +25,7 @@
 #include "recorder.h"
 
 static int plugin_started;
+static int plugin_capturing;
 static pid_t loading_pid; /* a forked copy has another pid: it stays silent */
 /* The first name the program asked the loader for the driver by: 0 none,
  * 1 being copied, 2 in driver_sought. */
@@ -34,6 +35,16 @@ static char driver_sought[64];
 void mf_cuda_plugin_started(void)
 {
     __atomic_store_n(&plugin_started, 1, __ATOMIC_RELEASE);
+}
+
+void mf_cuda_plugin_capturing(void)
+{
+    __atomic_store_n(&plugin_capturing, 1, __ATOMIC_RELEASE);
+}
+
+int mf_cuda_capture_on(void)
+{
+    return __atomic_load_n(&plugin_capturing, __ATOMIC_ACQUIRE);
 }
 
 void mf_cuda_driver_sought(const char *name)

@@ -13,6 +13,16 @@
  * not): from then on it speaks for itself and the exit check is silent. */
 MF_EXPORT void mf_cuda_plugin_started(void);
 
+/* Called by the GPU plugin once CUPTI records this process's GPU memory (not
+ * when CUPTI refused or is held by another tool). */
+MF_EXPORT void mf_cuda_plugin_capturing(void);
+
+/* 1 once the GPU plugin said it records this process's GPU memory, else 0.
+ * For the other plugins (the Python extension's PyTorch history): the CUDA
+ * driver loads the GPU plugin with RTLD_LOCAL, so its own symbols
+ * (memflow_gpu_active) cannot be looked up from outside it. */
+MF_EXPORT int mf_cuda_capture_on(void);
+
 /* Called by the preload library when the program asks the dynamic loader
  * for the CUDA driver (dlopen of libcuda.so*; name: the file name without
  * its folder), as the CUDA runtime linked in statically does at its first

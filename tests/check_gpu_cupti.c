@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "cuda_seen.h"
 #include "gpu.h"
 #include "gpu_test_log.h"
 #include "log_in_memory.h"
@@ -236,6 +237,7 @@ START_TEST(another_cupti_client_is_left_alone)
     ck_assert_int_eq(n_enabled_kinds, 0);
     ck_assert_int_eq(enabled_callbacks, 0);
     ck_assert_int_eq(memflow_gpu_active(), 0);
+    ck_assert_int_eq(mf_cuda_capture_on(), 0);
     mf_log *log = gpu_test_finish_and_read();
     uint64_t value = 0;
     ck_assert_uint_eq(gpu_test_notes(log, MF_NOTE_GPU_CUPTI_BUSY, &value), 1);
@@ -253,6 +255,9 @@ START_TEST(working_cupti_gets_every_kind)
     const char *err = start_gpu_capturing_stderr();
     ck_assert_str_eq(err, "");
     ck_assert_int_eq(memflow_gpu_active(), 1);
+    /* the runtime knows too: the Python extension asks it (the driver loads
+     * the plugin RTLD_LOCAL; seen on an H100, segments were written twice) */
+    ck_assert_int_eq(mf_cuda_capture_on(), 1);
     ck_assert_int_eq(subscribed, 1);
     ck_assert_int_eq(timestamp_registered, 1);
     ck_assert_int_eq(registered, 1);
