@@ -15,6 +15,11 @@ whenever it changes, so every entry carries it (exact); otherwise each entry
 takes the scope current at its time on the thread that runs the modules.  The
 log says which (NOTE 41).
 
+The program may call ``_record_memory_history`` itself (to dump its own
+snapshot): memflow writes what it recorded before each such call, and when
+the call turns the trace off, turns it back on for itself (one line on
+stderr), so the log's history has no gap.
+
 It stays off, in one line on stderr, when another tool already records the
 history (its entries are there before memflow turns it on) or when torch is
 older than 2.2 (no ``time_us``): GPU memory is then the segments CUPTI sees.
@@ -23,6 +28,7 @@ torch_history is 0); ``memflow.profiler.set_state('run')`` and
 ``memflow.Profiler`` arm it when torch is imported already.
 """
 import atexit
+import functools
 import inspect
 import pickle
 import sys
@@ -37,13 +43,14 @@ SCOPES_METADATA, SCOPES_BY_TIME = 1, 2
 OFF_OTHER_TOOL, OFF_TOO_OLD, OFF_FAILED = 1, 2, 3
 
 _lock = threading.Lock()
-_state = {"armed": False, "on": False, "scopes": None, "off": None}
+_state = {"armed": False, "on": False, "scopes": None, "off": None, "retaken": 0}
 _torch = None
 
 
 def state():
     """What the history does in this process: a dict with armed, on,
-    scopes ('metadata', 'by_time' or None) and off (why it is off, or None)."""
+    scopes ('metadata', 'by_time' or None), off (why it is off, or None) and
+    retaken (how many times the program turned it off and memflow back on)."""
     return dict(_state)
 
 
@@ -115,13 +122,51 @@ def _start():
     try:
         if any(snapshot().get("device_traces") or []):
             return _off(OFF_OTHER_TOOL, "another tool already records it")
-        record(enabled="all", context="all", stacks="python", max_entries=entries)
+        _record_own(record)
         _scopes(mem)
     except Exception as e:  # never break the program
         return _off(OFF_FAILED, "turning it on failed (%s)" % e)
     _state["on"] = True
     _memflow.torch_history_note(NOTE_HISTORY, entries)
     atexit.register(flush)
+
+
+def _record_own(record):
+    """The history with memflow's settings (a ring of torch_history entries)."""
+    record(enabled="all", context="all", stacks="python",
+           max_entries=_memflow.torch_history_entries())
+
+
+def _program_record(original):
+    """torch.cuda.memory._record_memory_history as the program calls it once
+    memflow has armed: while memflow's history is on, what it recorded goes
+    into the log first (the call may clear the ring), then the program's call
+    runs as given; a call that stops the trace (enabled None or "state") is
+    followed by memflow's own, so the history in the log has no gap."""
+    @functools.wraps(original)
+    def _record_memory_history(enabled="all", *args, **kwargs):
+        if not _state["on"]:
+            return original(enabled, *args, **kwargs)
+        flush()
+        result = original(enabled, *args, **kwargs)
+        if enabled not in ("all", True):
+            _record_own(original)
+            if not _state["retaken"]:
+                _say("the program turned PyTorch's allocator history off (enabled=%r): "
+                     "memflow wrote what it had recorded and turned it back on for "
+                     "itself" % (enabled,))
+            _state["retaken"] += 1
+        return result
+    _record_memory_history.memflow_original = original
+    return _record_memory_history
+
+
+def _watch_program_calls(mem):
+    """Put _program_record in place of torch.cuda.memory._record_memory_history
+    (at arm time: before the program's own `from torch.cuda.memory import`)."""
+    record = getattr(mem, "_record_memory_history", None)
+    if record is not None and not hasattr(record, "memflow_original"):
+        mem._record_memory_history = _program_record(record)
 
 
 def arm(torch=None):
@@ -137,6 +182,7 @@ def arm(torch=None):
     _state["armed"] = True
     _torch = torch
     try:
+        _watch_program_calls(getattr(cuda, "memory", None))
         if cuda.is_initialized():
             _start()
         else:
