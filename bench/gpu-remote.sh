@@ -15,9 +15,11 @@
 #   2. GPU box:  the device tool, from the repository root:
 #                  command: sh bench/gpu-remote.sh capture
 #                  carry:   ["build-gpu/remote-bundle"]
-#                  -> $OUT/gpu-capture.tar.gz (+ $OUT/summary.txt when the
-#                     GPU machine could run the checker itself)
-#   3. here:     bench/gpu-remote.sh render FILES_AT/gpu-capture.tar.gz
+#                  -> $OUT/gpu-capture.tar.gz (everything but the logs),
+#                     $OUT/logs-N.tar (the logs, at most 15 MiB each, 60 MiB
+#                     in all), $OUT/summary.txt when the GPU machine could
+#                     run the checker itself: at most 8 files
+#   3. here:     bench/gpu-remote.sh render FILES_AT/gpu-capture.tar.gz FILES_AT/logs-*.tar
 #                  -> build-gpu/remote-rendered/: every log rendered
 #                     (memory_flow.svg/.png, trace, stats, GPU CSV), and
 #                     summary.txt, the probe-by-probe check (bench/gpu_check.py)
@@ -41,9 +43,11 @@
 # (torch_tensors), and `memflow import` of the snapshot that step dumped
 # (torch_import).  Without a CUDA torch (the dry run) torch_import imports
 # the test suite's snapshot instead, so the import path still runs.
-# Knob: CAPTURE_BUDGET (seconds, default 480): steps that would not fit are
-# skipped and listed; rendering there gets 60 s more at most, the archive the
-# rest, so the command ends well inside the device tool's 10 minutes.
+# Knob: CAPTURE_BUDGET (seconds, default 420): steps that would not fit are
+# skipped and listed; rendering there gets 60 s more at most, the checker 30 s
+# and the archives the rest (each written once, seconds), so the command ends
+# about CAPTURE_BUDGET + 100 s after it starts, inside the device tool's 10
+# minutes with its start counted.
 set -eu
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -91,11 +95,27 @@ needed_libs() {
         grep -Ev '/(libc|libm|libdl|libpthread|librt|libutil|ld-linux[^/]*|libresolv)\.so' || true
 }
 
+# The Python the memflow package is built for: the lent machines' python3
+# is 3.12 (a 3.11 extension module does not load there).  GPU_REMOTE_PYTHON
+# names another; none found: configure's default.
+device_python() {
+    if [ -n "${GPU_REMOTE_PYTHON:-}" ]; then
+        echo "$GPU_REMOTE_PYTHON"
+        return
+    fi
+    for py in /usr/bin/python3.12 /usr/local/bin/python3.12 "$HOME"/.pyenv/versions/3.12*/bin/python3; do
+        [ -x "$py" ] && "$py" -c 'import sysconfig; assert sysconfig.get_config_h_filename()' \
+            2>/dev/null && { echo "$py"; return; }
+    done
+}
+
 # Build memflow from a clean copy of the working tree in $build.
 build_copy() {
     copy_source "$build"
+    py=$(device_python)
+    echo "gpu-remote: the Python package is built for ${py:-configure's python}"
     (cd "$build" && autoreconf -fi >/dev/null 2>&1 &&
-        ./configure -q --prefix="$prefix" >/dev/null &&
+        ./configure -q --prefix="$prefix" ${py:+PYTHON="$py"} >/dev/null &&
         make -j2 >/dev/null) || die "build failed in $build"
 }
 
@@ -223,54 +243,118 @@ torch_import() {
     [ "$(wc -c <"$1")" -le 4194304 ] || rm -f "$1"
 }
 
-# Render where the renderer's libraries load, while the time lasts (60 s
-# are kept for the archive); the archive keeps the logs either way, and
-# `render` here does the rest.
+# Render where the renderer's libraries load, for 60 s past the budget at
+# most (each render gets what is left, 120 s at most), then the checker (30
+# s); the logs come back either way, and `render` here does the rest.
 render_there() {
     deadline=$((deadline + 60))
     for dir in "$cap"/*/; do
         set -- "$dir"memflow-*.mfl
-        [ -e "$1" ] && [ "$(left)" -gt 120 ] || continue
+        [ -e "$1" ] && [ "$(left)" -gt 10 ] || continue
         name=$(basename "$dir")
-        timeout 120 "$root/bench/gpu_blocks" "$@" >"$cap/$name.blocks.json" 2>/dev/null ||
+        limit=$(left)
+        [ "$limit" -le 120 ] || limit=120
+        timeout "$limit" "$root/bench/gpu_blocks" "$@" >"$cap/$name.blocks.json" 2>/dev/null ||
             rm -f "$cap/$name.blocks.json"
-        if [ "$name" = alloc_stress ]; then
+        limit=$(left)
+        if [ "$name" = alloc_stress ] || [ "$limit" -le 10 ]; then
             continue # big: rendered here
         fi
-        timeout 120 "$MEMFLOW" render "$@" -o "$dir/render" \
+        [ "$limit" -le 120 ] || limit=120
+        timeout "$limit" "$MEMFLOW" render "$@" -o "$dir/render" \
             --formats memory_flow.svg,profile.json,stats.txt,stats.json,gpu_memory_profile.csv \
             >"$dir/render.out" 2>&1 || echo "render of $name failed there (done here)" \
             >>"$cap/steps.txt"
     done
-    timeout 60 python3 "$root/bench/gpu_check.py" "$cap" >"$cap/summary.txt" 2>&1 || true
+    timeout 30 python3 "$root/bench/gpu_check.py" "$cap" >"$cap/summary.txt" 2>&1 || true
 }
 
-# One archive of at most 15 MiB: the biggest logs go first if needed.
-pack_archive() {
-    tar -czf "$out_dir/gpu-capture.tar.gz" -C "$(dirname "$cap")" gpu-capture
-    while [ "$(wc -c <"$out_dir/gpu-capture.tar.gz")" -gt "$archive_limit" ]; do
-        biggest=$(find "$cap" -name '*.mfl' -printf '%s %p\n' | sort -n | tail -1 | cut -d' ' -f2-)
-        [ -n "$biggest" ] || break
-        echo "left out of the archive (size limit): $biggest" >>"$cap/steps.txt"
-        rm -f "$biggest"
-        tar -czf "$out_dir/gpu-capture.tar.gz" -C "$(dirname "$cap")" gpu-capture
+# What comes back: at most 8 files of at most 15 MiB, 60 MiB in all (the
+# device tool's limits).  gpu-capture.tar.gz holds everything but the logs
+# (outputs, JSON, each log's GPU blocks as gpu_blocks wrote them there, the
+# renders); the logs follow in logs-N.tar (compacted logs do not compress),
+# the probes in $log_priority first; a log that does not fit is named in
+# steps.txt - its blocks came back anyway.  Each file is written once.
+log_priority="memory_kinds clock_probe mlp_gpu mlp_gpu_sampled caching_allocator torch_tensors
+torch_caching torch_no_caching torch_expandable_segments torch_kineto alloc_stress torch_import
+torch_alone alloc_loop_1 python_front"
+file_limit=$((15 * 1024 * 1024))
+total_limit=$((60 * 1024 * 1024))
+
+# The capture's logs, one "size path" line each, priority probes first.
+logs_in_order() {
+    for name in $log_priority; do
+        find "$cap/$name" -name '*.mfl' -printf '%s %p\n' 2>/dev/null | sort -k2
     done
+    find "$cap" -name '*.mfl' -printf '%s %p\n' | sort -k2 | while read -r size path; do
+        probe=$(basename "$(dirname "$path")")
+        case " $(echo $log_priority) " in *" $probe "*) ;; *) echo "$size $path" ;; esac
+    done
+}
+
+pack_logs() {
+    n=0 in_file=0 total=0
+    logs_in_order >"$cap.logs"
+    while read -r size path; do
+        rel=${path#"$(dirname "$cap")"/}
+        if [ "$size" -gt "$file_limit" ] || [ $((total + size)) -gt "$total_limit" ]; then
+            echo "left out of what comes back (size limits): $rel" >>"$cap/steps.txt"
+            continue
+        fi
+        if [ "$n" = 0 ] || [ $((in_file + size)) -gt "$file_limit" ]; then
+            if [ "$n" -ge 7 ]; then
+                echo "left out of what comes back (8 files): $rel" >>"$cap/steps.txt"
+                continue
+            fi
+            n=$((n + 1)) in_file=0
+        fi
+        echo "$rel" >>"$cap.logs-$n"
+        in_file=$((in_file + size)) total=$((total + size))
+    done <"$cap.logs"
+    for list in "$cap".logs-*; do
+        [ -e "$list" ] || continue
+        tar -cf "$out_dir/logs-${list##*.logs-}.tar" -C "$(dirname "$cap")" -T "$list"
+    done
+}
+
+pack_archive() {
+    pack_logs
+    tar -czf "$out_dir/gpu-capture.tar.gz" --exclude='*.mfl' -C "$(dirname "$cap")" gpu-capture
+    if [ "$(wc -c <"$out_dir/gpu-capture.tar.gz")" -gt "$file_limit" ]; then
+        echo "renders left out of what comes back (size limits)" >>"$cap/steps.txt"
+        tar -czf "$out_dir/gpu-capture.tar.gz" --exclude='*.mfl' --exclude='render' \
+            -C "$(dirname "$cap")" gpu-capture
+    fi
     if [ -s "$cap/summary.txt" ]; then
         cp "$cap/summary.txt" "$out_dir/summary.txt"
     fi
     ls -l "$out_dir"
 }
 
+# The install's compiled-in folders (the Python front's, the CUDA plugin's
+# fallback) are under $prefix: point $prefix at the carried install when the
+# machine has no $prefix of its own: only on a GPU machine (it runs commands
+# as root and is given back bare), never on a dry run.
+place_prefix() {
+    [ -e /proc/driver/nvidia/version ] || return 0
+    if [ "$root" != "$prefix" ] && [ ! -e "$prefix" ] && [ -w "$(dirname "$prefix")" ]; then
+        ln -s "$root" "$prefix" && echo "$prefix -> $root"
+    fi
+}
+
 capture() {
     [ -d "$bundle" ] || die "no $bundle here: run 'pack' first and carry it"
     find_root
+    place_prefix
     MEMFLOW="$root/bin/memflow"
     out_dir="${OUT:-$here/build-gpu/out}"
     cap="$(mktemp -d)/gpu-capture"
     mkdir -p "$cap" "$out_dir"
-    deadline=$(($(date +%s) + ${CAPTURE_BUDGET:-480}))
+    deadline=$(($(date +%s) + ${CAPTURE_BUDGET:-420}))
     use_missing_deps >"$cap/environment.txt"
     environment
+    # the Python front loads (the package was built for this python3)
+    profiled python_front 60 python3 -c 'import sys, memflow; print(sys.version, memflow.__file__)'
     samples="$root/samples"
     profiled memory_kinds 60 "$samples/memory_kinds"
     profiled alloc_stress 180 "$samples/alloc_stress"
@@ -281,9 +365,11 @@ capture() {
     profiled caching_allocator 60 "$samples/caching_allocator"
     for i in 1 2 3 4 5; do # interleaved, so drift hits both alike
         step "alloc_loop_plain_$i" 60 "$samples/alloc_loop" 20000 1048576
-        cat "$cap/alloc_loop_plain_$i.out" >>"$cap/alloc_loop.plain"
         profiled "alloc_loop_$i" 60 "$samples/alloc_loop" 20000 1048576
-        cat "$cap/alloc_loop_$i.out" >>"$cap/alloc_loop.profiled"
+        # a skipped step leaves no output
+        [ ! -e "$cap/alloc_loop_plain_$i.out" ] ||
+            cat "$cap/alloc_loop_plain_$i.out" >>"$cap/alloc_loop.plain"
+        [ ! -e "$cap/alloc_loop_$i.out" ] || cat "$cap/alloc_loop_$i.out" >>"$cap/alloc_loop.profiled"
     done
     if timeout 60 python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
         torch_probes
@@ -298,15 +384,21 @@ capture() {
 # ---- step 3: render (here) -------------------------------------------------
 
 render() {
-    given=${1:?usage: bench/gpu-remote.sh render ARCHIVE.tar.gz|FOLDER}
+    [ $# -gt 0 ] || die "usage: bench/gpu-remote.sh render ARCHIVE|FOLDER..."
     rm -rf "$rendered"
     mkdir -p "$rendered"
-    if [ -d "$given" ]; then
-        cp -r "$given" "$rendered/gpu-capture"
-    else
-        tar -xzf "$given" -C "$rendered" || die "$given: not a capture archive"
-    fi
+    for given in "$@"; do
+        if [ -d "$given" ]; then
+            mkdir -p "$rendered/gpu-capture" && cp -r "$given/." "$rendered/gpu-capture/"
+        else
+            case "$given" in
+            *.tar.gz) tar -xzf "$given" -C "$rendered" ;;
+            *) tar -xf "$given" -C "$rendered" ;;
+            esac || die "$given: not a capture archive"
+        fi
+    done
     cap="$rendered/gpu-capture"
+    [ -d "$cap" ] || die "no gpu-capture folder in $*"
     MEMFLOW="$build/memflow"
     [ -x "$MEMFLOW" ] || die "no memflow built in $build: run 'pack' first"
     for dir in "$cap"/*/; do
@@ -329,7 +421,7 @@ render() {
 dry_run() {
     pack
     OUT="$here/build-gpu/dry-run" CAPTURE_BUDGET=${CAPTURE_BUDGET:-300} capture
-    render "$here/build-gpu/dry-run/gpu-capture.tar.gz"
+    render "$here"/build-gpu/dry-run/gpu-capture.tar.gz "$here"/build-gpu/dry-run/logs-*.tar
 }
 
 case "${1:-}" in
@@ -338,7 +430,7 @@ bundle) make_bundle ;; # from GPU_REMOTE_BUILD as it is (tests)
 capture) capture ;;
 render) shift; render "$@" ;;
 dry-run) dry_run ;;
-*) echo "usage: bench/gpu-remote.sh pack | capture | render ARCHIVE|FOLDER | dry-run" \
+*) echo "usage: bench/gpu-remote.sh pack | capture | render ARCHIVE|FOLDER... | dry-run" \
        "(see the comment at the top)" >&2
    exit 2 ;;
 esac

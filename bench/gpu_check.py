@@ -12,12 +12,14 @@ Only the standard library; a probe whose program did not run says so.
 import glob
 import json
 import os
+import pickle
 import re
 import statistics
 import sys
 
 KIND = {"heap": 0, "device": 1, "pinned": 2, "managed": 3, "pool": 4, "other": 5, "vmm": 6}
 FLAG_REGISTERED = 0x10
+FLAG_SUBBLOCK = 0x20
 NOTE_NAMES = {1: "GPU_DROPPED", 2: "GPU_OFF", 3: "SCOPE_OVERFLOW", 4: "GPU_NO_DRIVER",
               5: "GPU_NOT_INJECTED", 6: "GPU_CUPTI_BUSY", 7: "GPU_CUPTI_VERSION",
               8: "GPU_BAD_TIME"}
@@ -142,15 +144,49 @@ def check_clock(probe, report):
         report.append("   bracket %s: recorded %+d ns outside [before, after] (width %d ns)" %
                       (m.group(1), off, after - before))
     if len(rows) >= 2:
-        mono = (rows[-1][0] + rows[-1][1]) / 2 - (rows[0][0] + rows[0][1]) / 2
+        # CLOCK_MONOTONIC between the first and the last allocation lies in
+        # [lo, hi] (the brackets); the recorded interval inside it means no
+        # drift measurable at the brackets' widths.
+        lo, hi = rows[-1][0] - rows[0][1], rows[-1][1] - rows[0][0]
         rec = rows[-1][2] - rows[0][2]
-        report.append("   first to last: %.0f ns apart on CLOCK_MONOTONIC, %.0f recorded: %.2f ppm"
-                      % (mono, rec, (rec - mono) / mono * 1e6))
+        out = 0 if lo <= rec <= hi else (rec - hi if rec > hi else rec - lo)
+        report.append("   first to last: %d ns recorded, CLOCK_MONOTONIC %d .. %d ns: %+d ns "
+                      "outside; drift bound by the brackets +-%.0f ppm" %
+                      (rec, lo, hi, out, (hi - lo) / 2 / ((lo + hi) / 2) * 1e6))
 
 
-def match_torch(probe, torch_out, report):
-    """PyTorch's allocator trace against memflow's blocks: address, size, time."""
-    trace = torch_out.get("trace") or []
+class DataOnly(pickle.Unpickler):
+    """A snapshot read as data: no class is ever looked up (no code runs)."""
+
+    def find_class(self, module, name):
+        raise pickle.UnpicklingError("refused %s.%s: a snapshot is data" % (module, name))
+
+
+def snapshot_trace(path):
+    """The allocator trace of a _dump_snapshot pickle, as torch_probe's
+    trace_of writes it (device 0 first), or [] when unreadable."""
+    try:
+        with open(path, "rb") as f:
+            snap = DataOnly(f).load()
+    except (OSError, pickle.UnpicklingError, EOFError, ValueError):
+        return []
+    return [{"device": d, "action": e.get("action"), "addr": e.get("addr", 0),
+             "size": e.get("size", 0), "time_us": e.get("time_us", 0)}
+            for d, trace in enumerate(snap.get("device_traces", [])) for e in trace]
+
+
+def history_time(probe, a):
+    """Whether block a is dated by the history itself (time_us on the log's
+    clock), not by CUPTI: an exact time on the log's microsecond grid."""
+    return any(a[5] == (a[5] + log["start_real_ns"] - log["start_mono_ns"]) // 1000 * 1000
+               - (log["start_real_ns"] - log["start_mono_ns"]) for log in probe.logs)
+
+
+def match_torch(probe, torch_out, report, trace=None,
+                actions=("segment_alloc", "segment_map", "alloc")):
+    """PyTorch's allocator trace against memflow's blocks: address, size,
+    time (alloc only where each tensor is a cudaMalloc: no caching)."""
+    trace = trace or torch_out.get("trace") or []
     pair = torch_out.get("clock_start")
     if not trace or not pair:
         report.append("   no allocator trace to match (%d memflow blocks)" % len(probe.allocs))
@@ -166,7 +202,7 @@ def match_torch(probe, torch_out, report):
     for action, kinds in (("segment_alloc", (KIND["device"],)), ("segment_map", (KIND["vmm"],)),
                           ("alloc", (KIND["device"], KIND["pool"]))):
         events = [e for e in trace if e["action"] == action]
-        if not events:
+        if not events or action not in actions:
             continue
         matched, offsets = 0, []
         for e in events:
@@ -179,7 +215,8 @@ def match_torch(probe, torch_out, report):
                 near = min(pages, key=lambda a: abs(a[5] - t)) if pages else None
             else:
                 near_list = [a for a in by_addr.get(e["addr"], []) if a[4] == e["size"]
-                             and a[1] in kinds]
+                             and a[1] in kinds and not a[2] & FLAG_SUBBLOCK
+                             and not history_time(probe, a)]
                 near = min(near_list, key=lambda a: abs(a[5] - t)) if near_list else None
                 ok = near is not None
             if ok:
@@ -226,6 +263,7 @@ def check_torch(top, probe, report):
 def check_tensors(top, probe, report):
     """The tensor level: PyTorch's allocator history in the log (live, under
     memflow run, or imported from the snapshot the step dumped)."""
+    torch_out = {}
     if probe.name == "torch_tensors":
         torch_out = load_json(os.path.join(top, probe.name + ".json")) or {}
         if torch_out.get("skipped"):
@@ -260,6 +298,11 @@ def check_tensors(top, probe, report):
                                                                    o["requested"]))
     if not stats.get("gpu_memory"):
         report.append("   NO TENSORS in the log")
+    snapshot = os.path.join(top, probe.name + ".pickle")
+    if torch_out.get("clock_start") and os.path.exists(snapshot):
+        report.append("   the step's own snapshot against CUPTI's blocks:")
+        match_torch(probe, torch_out, report, snapshot_trace(snapshot),
+                    ("segment_alloc", "segment_map"))
 
 
 def loop_median(path):
