@@ -301,8 +301,21 @@ def check_tensors(top, probe, report):
     snapshot = os.path.join(top, probe.name + ".pickle")
     if torch_out.get("clock_start") and os.path.exists(snapshot):
         report.append("   the step's own snapshot against CUPTI's blocks:")
-        match_torch(probe, torch_out, report, snapshot_trace(snapshot),
-                    ("segment_alloc", "segment_map"))
+        trace = snapshot_trace(snapshot)
+        match_torch(probe, torch_out, report, trace, ("segment_alloc", "segment_map"))
+        outside_segments(probe, trace, report)
+
+
+def outside_segments(probe, trace, report):
+    """The device memory CUPTI recorded that is none of PyTorch's segments
+    (libraries' own cudaMalloc, module statics): what torch's counters miss."""
+    segments = {(e["addr"], e["size"]) for e in trace if e["action"] == "segment_alloc"}
+    outside = [a for a in probe.allocs if a[1] == KIND["device"] and not a[2] & FLAG_SUBBLOCK
+               and not history_time(probe, a) and (a[3], a[4]) not in segments]
+    big = [a for a in outside if a[4] >= 65536]
+    report.append("   device memory outside PyTorch's segments: %d blocks, %d bytes; of 64 KiB "
+                  "and up: %s" % (len(outside), sum(a[4] for a in outside), ", ".join(
+                      "%d bytes in %s (%s)" % (a[4], a[6], a[7]) for a in big) or "none"))
 
 
 def loop_median(path):
