@@ -45,7 +45,7 @@
 
 /* Every name, ", "-separated: "memory_flow.svg, ..., flamegraph.svg". */
 #define MF_OUTPUT_NAME_(name, writer, when, needs) ", " name
-#define MF_OUTPUT_NAMES (MF_OUTPUTS(MF_OUTPUT_NAME_) + 2)
+#define MF_OUTPUT_NAMES (&MF_OUTPUTS(MF_OUTPUT_NAME_)[2])
 
 /* The formats written when none are configured (config `formats`). */
 #define MF_OUTPUTS_DEFAULT "memory_flow.svg,profile.json,stats.txt"
