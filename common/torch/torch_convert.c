@@ -179,6 +179,7 @@ struct mf_torch_convert {
     char *last_md;
     size_t last_md_len, last_md_cap;
     uint32_t last_md_scope;
+    uint32_t unk_scope;       /* the sink's id of "<unk>:" (0: not asked yet) */
     /* what was live before */
     before *before;
     size_t n_before, cap_before;
@@ -364,6 +365,16 @@ static uint32_t stack_id(const mf_torch_convert *c, uint32_t walk_stack)
     return s == UINT32_MAX ? 0 : s;
 }
 
+/* The sink's id of the default scope "<unk>:", interned through the sink
+ * like any other string (the sink's ids are its own: the log's 1 for
+ * "<unk>:" is a convention of the log writers, not of every sink). */
+static uint32_t default_scope(mf_torch_convert *c)
+{
+    if (!c->unk_scope)
+        c->unk_scope = intern(c, "<unk>:", 6);
+    return c->unk_scope;
+}
+
 /* The scope of an entry: its user_metadata ("" or none: the sink's scope
  * at that time, else <unk>:), with a ':' appended if missing. */
 static uint32_t scope_of(mf_torch_convert *c, const mf_torch_entry *e, uint64_t t)
@@ -371,7 +382,7 @@ static uint32_t scope_of(mf_torch_convert *c, const mf_torch_entry *e, uint64_t 
     const char *md = e->user_metadata;
     size_t n = md ? strlen(md) : 0;
     if (!n)
-        return c->sink.scope_at ? c->sink.scope_at(c->sink.ctx, t) : MF_STRING_DEFAULT_SCOPE;
+        return c->sink.scope_at ? c->sink.scope_at(c->sink.ctx, t) : default_scope(c);
     if (!c->scopes_noted && c->sink.note) {   /* the outputs say where scopes came from */
         c->scopes_noted = 1;
         c->sink.note(c->sink.ctx, MF_NOTE_TORCH_SCOPES, t, MF_TORCH_SCOPES_METADATA);
@@ -379,7 +390,7 @@ static uint32_t scope_of(mf_torch_convert *c, const mf_torch_entry *e, uint64_t 
     if (c->last_md && n == c->last_md_len && memcmp(md, c->last_md, n) == 0)
         return c->last_md_scope;
     if (grow(c, (void **)&c->last_md, &c->last_md_cap, n + 2, 1) < 0)
-        return MF_STRING_DEFAULT_SCOPE;
+        return default_scope(c);
     memcpy(c->last_md, md, n);
     size_t len = n;
     if (md[n - 1] != ':')
@@ -387,7 +398,7 @@ static uint32_t scope_of(mf_torch_convert *c, const mf_torch_entry *e, uint64_t 
     uint32_t id = intern(c, c->last_md, len);
     c->last_md_len = n;
     memcpy(c->last_md, md, n);   /* the cache keeps the metadata as given */
-    c->last_md_scope = id ? id : MF_STRING_DEFAULT_SCOPE;
+    c->last_md_scope = id ? id : default_scope(c);
     return c->last_md_scope;
 }
 
@@ -530,7 +541,7 @@ static void uncovered_before(mf_torch_convert *c, int64_t d, const slot *v, long
         if (next > at) {
             before b = { .device = (uint16_t)d, .kind = MF_MEM_VMM, .addr = at,
                          .requested = next - at, .actual = next - at,
-                         .scope = MF_STRING_DEFAULT_SCOPE, .stack = stack };
+                         .scope = default_scope(c), .stack = stack };
             add_before(c, &b);
             if (end_t) {
                 segment_end(c, d, MF_MEM_VMM, end_t, at, next - at);
@@ -754,7 +765,7 @@ static void final_before(mf_torch_convert *c)
         } else if (!map_find(&s->segments, f->addr)) {
             before b = { .device = (uint16_t)f->device, .kind = MF_MEM_DEVICE, .addr = f->addr,
                          .requested = f->size, .actual = f->size,
-                         .scope = MF_STRING_DEFAULT_SCOPE, .stack = stack_id(c, f->stack) };
+                         .scope = default_scope(c), .stack = stack_id(c, f->stack) };
             add_before(c, &b);
             slot *sl = map_put(&s->segments, f->addr, &c->mem);   /* live from now on */
             if (sl) {
@@ -768,7 +779,7 @@ static void final_before(mf_torch_convert *c)
                 continue;
             before b = { .device = (uint16_t)f->device, .tensor = 1, .kind = MF_MEM_DEVICE,
                          .addr = fb->addr, .requested = fb->requested, .actual = fb->size,
-                         .scope = MF_STRING_DEFAULT_SCOPE, .stack = stack_id(c, fb->stack) };
+                         .scope = default_scope(c), .stack = stack_id(c, fb->stack) };
             add_before(c, &b);
             slot *sl = map_put(&s->tensors, fb->addr, &c->mem);
             if (sl)

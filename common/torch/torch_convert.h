@@ -49,10 +49,13 @@
 #include "torch_snapshot.h"
 
 /*
- * Where the records go.  Ids are the sink's: 0 means unknown (a string),
- * none (a stack) or failure (a frame: left out of its stack).  Each
- * function may be called at any time; times may go back (the sink's log
- * reader sorts).
+ * Where the records go.  Ids are the sink's: every string, frame and stack
+ * id the converter hands over is one the sink returned (the default scope
+ * "<unk>:" too, interned through intern like any other string; a sink that
+ * writes a log returns the log's 1 for it), or 0: unknown (a string, also
+ * a scope whose interning failed), none (a stack) or failure (a frame:
+ * left out of its stack).  Each function may be called at any time; times
+ * may go back (the sink's log reader sorts).
  */
 typedef struct mf_torch_sink {
     void *ctx;
