@@ -2,7 +2,8 @@
  * check_torch_convert.c - the conversion of a PyTorch allocator history
  * into memflow records (common/torch/torch_convert.c), through a sink that
  * writes a transcript: every record with its scope's and stack's text, so
- * each test compares what the sink was handed, exactly.
+ * each test compares what the sink was handed, exactly; and damaged or
+ * contradictory entries, each reported with the offset of its dict.
  *
  * The sink numbers its strings from 1 and reserves none, as torch_convert.h
  * allows: a converter that used an id the sink never gave out (the log's 1
@@ -228,20 +229,16 @@ static const unsigned char finding2[] =
 
 START_TEST(default_scope_is_the_sinks)
 {
+    /* finding 1's alloc has no size: a damaged entry, skipped (before
+     * that was checked, it was a tensor of 0 bytes in scope "?1") */
     sink_tx t = { 0 };
-    convert(&t, finding1, sizeof finding1 - 1, 2);
-    /* "<unk>:" is the sink's string 1 because the converter asked for it;
-     * the second run converts the untimed entry again (no time_us to skip
-     * it by), and the tensor still live at its address ends there */
-    ck_assert_str_eq(t.out, "note 40 1000000000 0\n"
-                            "alloc 100 0x121 1000000000 0x1 0 0 <unk>: 0\n"
-                            "-- run 0\n"
-                            "free 100 0x120 1000000000 0x1\n"
-                            "alloc 100 0x121 1000000000 0x1 0 0 <unk>: 0\n"
-                            "-- run 1\n");
-    ck_assert_uint_eq(t.n_strings, 1);
+    mf_torch_result r = convert(&t, finding1, sizeof finding1 - 1, 2);
+    ck_assert_str_eq(t.out, "-- run 0\n-- run 1\n");
+    ck_assert_uint_eq(r.damaged, 1);
+    ck_assert_uint_eq(r.entries, 0);
     tx_free_strings(&t);
 
+    /* finding 2: "<unk>:" is the sink's string 1 because the converter asked for it */
     sink_tx u = { 0 };
     convert(&u, finding2, sizeof finding2 - 1, 2);
     ck_assert_str_eq(u.out, "note 40 1000000000 18446744073709551615\n"
@@ -292,12 +289,73 @@ START_TEST(default_scope_after_other_strings)
 }
 END_TEST
 
+static void tx_problem(void *arg, uint64_t offset, const char *what)
+{
+    say(arg, "problem at %" PRIu64 ": %s\n", offset, what);
+}
+
+START_TEST(damaged_and_contradictory_entries)
+{
+    /* skipped: an alloc without size, a free_requested without addr;
+     * contradictory: an alloc where a tensor is live (it ends there); each
+     * named with the offset of its dict, the rest converted */
+    pk p;
+    uint64_t at[5];   /* where each entry's dict begins */
+    pk_begin(&p);
+    at[0] = p.n;
+    pk_entry(&p, "alloc", 0x1000, 512, UINT64_MAX);
+    at[1] = p.n;
+    pk_entry(&p, "alloc", 0x2000, UINT64_MAX, UINT64_MAX);
+    at[2] = p.n;
+    pk_entry(&p, "alloc", 0x1000, 256, UINT64_MAX);
+    at[3] = p.n;
+    pk_entry(&p, "free_requested", UINT64_MAX, 256, UINT64_MAX);
+    at[4] = p.n;
+    pk_entry(&p, "free_completed", 0x1000, 256, UINT64_MAX);
+    pk_end(&p);
+    sink_tx t = { 0 };
+    mf_torch_sink sink = { .ctx = &t, .intern = tx_intern, .alloc = tx_alloc, .free = tx_free,
+                           .note = tx_note };
+    mf_torch_options opt = { .order_origin_ns = 1000000000ull, .problem = tx_problem,
+                             .problem_arg = &t };
+    mf_torch_convert *c = mf_torch_convert_new(&sink, &opt);
+    ck_assert_ptr_nonnull(c);
+    bytes b = { p.b, p.n };
+    mf_torch_result r;
+    char err[400], want[2048];
+    ck_assert_int_eq(mf_torch_convert_run(c, open_bytes, &b, &r, err, sizeof err), 0);
+    mf_torch_convert_free(c);
+    snprintf(want, sizeof want,
+             "note 40 1000000000 0\n"
+             "alloc 100 0x121 1000000000 0x1000 512 512 <unk>: 0\n"
+             "problem at %" PRIu64 ": device 0, entry 1: an alloc without an integer size: "
+             "skipped\n"
+             "problem at %" PRIu64 ": device 0, entry 2: an alloc at 0x1000, where a tensor is "
+             "live: that tensor ends here\n"
+             "free 100 0x120 1000002000 0x1000\n"
+             "alloc 100 0x121 1000002000 0x1000 256 256 <unk>: 0\n"
+             "problem at %" PRIu64 ": device 0, entry 3: a free_requested without an integer "
+             "addr: skipped\n"
+             "free 100 0x120 1000004000 0x1000\n"
+             "note 44 1000004000 1\n",
+             at[1], at[2], at[3]);
+    ck_assert_str_eq(t.out, want);
+    ck_assert_uint_eq(r.entries, 3);
+    ck_assert_uint_eq(r.damaged, 2);
+    ck_assert_uint_eq(r.inconsistent, 1);
+    ck_assert_uint_eq(r.tensors, 2);
+    ck_assert_uint_eq(r.tensor_frees, 1);
+    tx_free_strings(&t);
+}
+END_TEST
+
 static Suite *convert_suite(void)
 {
     Suite *s = suite_create("torch_convert");
     TCase *tc = tcase_create("convert");
     tcase_add_test(tc, default_scope_is_the_sinks);
     tcase_add_test(tc, default_scope_after_other_strings);
+    tcase_add_test(tc, damaged_and_contradictory_entries);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -11,6 +11,7 @@
  * replay did not leave live); their ALLOC records, dated at the history's
  * first moment, are written last.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -402,6 +403,54 @@ static uint32_t scope_of(mf_torch_convert *c, const mf_torch_entry *e, uint64_t 
     return c->last_md_scope;
 }
 
+/* ---- damaged and contradictory entries ---- */
+
+/* Report entry e: "device D, entry I: " and what (printf-style). */
+static void problem(mf_torch_convert *c, const mf_torch_entry *e, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void problem(mf_torch_convert *c, const mf_torch_entry *e, const char *fmt, ...)
+{
+    if (!c->opt.problem)
+        return;
+    char what[256];
+    int n = snprintf(what, sizeof what, "device %lld, entry %llu: ", (long long)e->device,
+                     (unsigned long long)e->index);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what + n, sizeof what - (size_t)n, fmt, ap);
+    va_end(ap);
+    c->opt.problem(c->opt.problem_arg, e->offset, what);
+}
+
+/* "an alloc", "a segment_free": the action with its article. */
+static const char *article(unsigned action)
+{
+    return action == MF_TORCH_ALLOC || action == MF_TORCH_OOM ? "an" : "a";
+}
+
+/* The field entry e lacks for its action ("addr", "size"), or NULL.
+ * PyTorch writes addr (device_free for oom) and size on every entry. */
+static const char *missing_field(const mf_torch_entry *e)
+{
+    int addr = (e->flags & MF_TORCH_HAS_ADDRESS) != 0, size = (e->flags & MF_TORCH_HAS_SIZE) != 0;
+    switch (e->action) {
+    case MF_TORCH_ALLOC:
+    case MF_TORCH_FREE_COMPLETED:
+    case MF_TORCH_SEGMENT_ALLOC:
+    case MF_TORCH_SEGMENT_FREE:
+    case MF_TORCH_SEGMENT_MAP:
+    case MF_TORCH_SEGMENT_UNMAP:
+        return !addr ? "addr" : !size ? "size" : NULL;
+    case MF_TORCH_FREE_REQUESTED:
+        return !addr ? "addr" : NULL;
+    case MF_TORCH_OOM:
+        return !size ? "size" : NULL;
+    default:
+        return NULL;
+    }
+}
+
 /* ---- what was live before ---- */
 
 static void add_before(mf_torch_convert *c, const before *b)
@@ -594,6 +643,8 @@ static void tensor_alloc(mf_torch_convert *c, device_state *s, int64_t d, uint64
     slot *old = map_find(&s->tensors, e->addr);
     if (old) {   /* never freed in the history: it ends here */
         c->r.inconsistent++;
+        problem(c, e, "an alloc at %#llx, where a tensor is live: that tensor ends here",
+                (unsigned long long)e->addr);
         if (c->sink.free)
             c->sink.free(c->sink.ctx, gpu(d), MF_FLAG_SUBBLOCK | kind_flags(MF_MEM_DEVICE), t,
                          e->addr);
@@ -638,6 +689,8 @@ static void segment_entry(mf_torch_convert *c, device_state *s, int64_t d, uint6
         slot *old = map_find(&s->segments, e->addr);
         if (old) {
             c->r.inconsistent++;
+            problem(c, e, "a %s at %#llx, where a segment is live: that segment ends here",
+                    mf_torch_action_name(e->action), (unsigned long long)e->addr);
             segment_end(c, d, old->flags, t, e->addr, old->size);
             map_del(&s->segments, old);
         }
@@ -708,6 +761,13 @@ static int on_entry(void *ctx, const mf_torch_entry *e)
         return c->failed ? -1 : 0;
     if (converted_before(c, s, e)) {
         c->r.skipped++;
+        return 0;
+    }
+    const char *missing = missing_field(e);
+    if (missing) {
+        c->r.damaged++;
+        problem(c, e, "%s %s without an integer %s: skipped", article(e->action),
+                mf_torch_action_name(e->action), missing);
         return 0;
     }
     uint64_t t = entry_time(c, s, e);
@@ -857,6 +917,9 @@ int mf_torch_convert_run(mf_torch_convert *c,
                          UINT64_MAX);
         write_before(c);
     }
+    if (c->r.inconsistent && c->sink.note)
+        c->sink.note(c->sink.ctx, MF_NOTE_TORCH_INCONSISTENT,
+                     c->r.last_ns ? c->r.last_ns : c->opt.order_origin_ns, c->r.inconsistent);
     c->r.memory_peak = c->mem_peak;
     if (out)
         *out = c->r;
