@@ -15,8 +15,11 @@
  * 11 refused (an opcode that names, calls or asks for a Python object: a
  * global, a reduce, a persistent id), 12 unsupported, 13 truncated (a cut
  * file), 14 malformed, 15 over the memory budget, 16 unreadable; 20 plain
- * data but not a memory snapshot.  The first failure gives the status; the
- * other snapshots are still imported and rendered.
+ * data but not a memory snapshot; 21 imported, but damaged: entries without
+ * the fields their action needs (skipped) or that contradict what was live
+ * (the live one ends there), each named with its offset, the rest imported
+ * and rendered.  The first failure gives the status; the other snapshots
+ * are still imported and rendered.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,6 +43,10 @@
 #define EXIT_USAGE 2
 #define EXIT_PICKLE 10           /* + enum mf_pickle_status */
 #define EXIT_NOT_SNAPSHOT 20
+#define EXIT_DAMAGED 21          /* imported, but entries were damaged or contradictory */
+
+/* The damaged or contradictory entries named one by one, per snapshot. */
+#define PROBLEMS_SHOWN 10
 
 /* Times of a snapshot without time_us start here (1 s), 1 us per event. */
 #define ORDER_ORIGIN_NS 1000000000ull
@@ -70,7 +77,8 @@ static void usage(FILE *out)
           "exit status: 0 ok, 1 I/O or output failure, 2 bad usage, 11 a pickle that\n"
           "             names, calls or asks for an object (refused), 12 unsupported\n"
           "             pickle, 13 cut short, 14 malformed, 15 over the memory budget,\n"
-          "             16 unreadable, 20 not a memory snapshot\n",
+          "             16 unreadable, 20 not a memory snapshot, 21 imported but\n"
+          "             damaged (entries skipped or contradictory, named on stderr)\n",
           out);
 }
 
@@ -123,6 +131,7 @@ typedef struct source {
     const char *path;
     cli_progress *progress;
     uint64_t size;
+    uint64_t problems;        /* damaged or contradictory entries met */
 } source;
 
 static mf_pickle_reader *open_source(void *arg, char *err, size_t errlen)
@@ -137,6 +146,15 @@ static void on_progress(void *arg, uint64_t offset, uint64_t entries)
     cli_progress_show(s->progress, "importing %s: %.0f%%, %llu entries", s->path,
                       s->size ? 100.0 * (double)offset / (double)s->size : 0.0,
                       (unsigned long long)entries);
+}
+
+/* A damaged or contradictory entry: named, up to PROBLEMS_SHOWN of them. */
+static void on_problem(void *arg, uint64_t offset, const char *what)
+{
+    source *s = arg;
+    if (s->problems++ < PROBLEMS_SHOWN)
+        fprintf(stderr, "memflow import: %s: offset %llu: %s\n", s->path,
+                (unsigned long long)offset, what);
 }
 
 /* The exit status of a failed conversion. */
@@ -164,9 +182,18 @@ static void report(const char *path, const mf_torch_result *r, double seconds)
     if (r->walk.unknown_actions)
         fprintf(stderr, "memflow import: %s: %llu entries with actions memflow does not know "
                 "were skipped\n", path, (unsigned long long)r->walk.unknown_actions);
+    if (r->damaged || r->inconsistent) {
+        fprintf(stderr, "memflow import: %s: the snapshot is damaged: %llu entries without "
+                "the fields their action needs were skipped, %llu contradict what was live",
+                path, (unsigned long long)r->damaged, (unsigned long long)r->inconsistent);
+        if (r->damaged + r->inconsistent > PROBLEMS_SHOWN)
+            fprintf(stderr, " (the first %d are named above)", PROBLEMS_SHOWN);
+        fputs("; the rest is imported\n", stderr);
+    }
 }
 
-/* Import file (process pid of run id) into log_path; 0 or an exit status. */
+/* Import file (process pid of run id) into log_path; 0 or an exit status
+ * (EXIT_DAMAGED: the log is written, with what was intact). */
 static int import_one(const char *file, const char *log_path, uint32_t pid,
                       const uint8_t id[MF_RUN_ID_BYTES])
 {
@@ -192,7 +219,7 @@ static int import_one(const char *file, const char *log_path, uint32_t pid,
     src.progress = &progress;
     mf_torch_sink sink = import_log_sink(log);
     mf_torch_options opt = { .order_origin_ns = ORDER_ORIGIN_NS, .progress = on_progress,
-                             .progress_arg = &src };
+                             .progress_arg = &src, .problem = on_problem, .problem_arg = &src };
     mf_torch_convert *c = mf_torch_convert_new(&sink, &opt);
     mf_torch_result r;
     int rc = c ? mf_torch_convert_run(c, open_source, &src, &r, err, sizeof err)
@@ -214,7 +241,7 @@ static int import_one(const char *file, const char *log_path, uint32_t pid,
         return EXIT_FAILED;
     }
     report(file, &r, cli_progress_seconds(&progress));
-    return 0;
+    return r.damaged || r.inconsistent ? EXIT_DAMAGED : 0;
 }
 
 int cmd_import(int argc, char **argv)
@@ -243,7 +270,7 @@ int cmd_import(int argc, char **argv)
         char path[PATH_MAX + 32];
         snprintf(path, sizeof path, "%s/memflow-import-%d.mfl", dir, i + 1);
         int rc = import_one(a.files[i], path, (uint32_t)(i + 1), id);
-        if (rc == 0 && (logs[n_logs] = strdup(path)))
+        if ((rc == 0 || rc == EXIT_DAMAGED) && (logs[n_logs] = strdup(path)))
             n_logs++;
         if (rc != 0 && status == 0)
             status = rc;

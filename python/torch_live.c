@@ -223,11 +223,12 @@ static mf_torch_convert *converter_new(void)
 /* The result as a dict (for tests and the Python side's messages). */
 static PyObject *result_dict(const mf_torch_result *r)
 {
-    return Py_BuildValue("{sKsKsKsKsKsKsKsKsKsKsKsKsK}", "entries", r->entries, "skipped",
+    return Py_BuildValue("{sKsKsKsKsKsKsKsKsKsKsKsKsKsK}", "entries", r->entries, "skipped",
                          r->skipped, "tensors", r->tensors, "tensor_frees", r->tensor_frees,
                          "segments", r->segments, "segment_frees", r->segment_frees,
                          "before_tensors", r->before_tensors, "before_segments",
                          r->before_segments, "ooms", r->ooms, "inconsistent", r->inconsistent,
+                         "damaged", r->damaged,
                          "event_order_devices", r->event_order_devices, "first_ns",
                          r->first_ns, "last_ns", r->last_ns);
 }

@@ -1,6 +1,7 @@
 # tests/pickle.mk - tests of the pickle reader, the snapshot walker and
 # the conversion (common/torch/local.mk): torch_import.sh (memflow import,
-# every figure exact, and its refusals), check_pickle (Check; fixtures written by
+# every figure exact, and its refusals), check_torch_convert (Check: the
+# conversion's records through a transcript sink), check_pickle (Check; fixtures written by
 # tests/torch_snapshots.py with Python's own pickle), pickle.sh (the
 # reader against CPython's unpickler on random data, under the sanitizers
 # where configure found them; hostile pickles run nothing; no libpython),
@@ -13,6 +14,12 @@ tests_check_pickle_SOURCES = tests/check_pickle.c
 tests_check_pickle_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_check_pickle_LDADD = libmemflow-torch.la $(CHECK_LIBS)
 tests_check_pickle_LDFLAGS = $(TEST_LINK_FLAGS)
+check_PROGRAMS += tests/check_torch_convert
+TESTS += tests/check_torch_convert
+tests_check_torch_convert_SOURCES = tests/check_torch_convert.c
+tests_check_torch_convert_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_check_torch_convert_LDADD = libmemflow-torch.la $(CHECK_LIBS)
+tests_check_torch_convert_LDFLAGS = $(TEST_LINK_FLAGS)
 endif
 check_PROGRAMS += tests/pickle_dump tests/torch_walk tests/torch_snapshot_gen
 tests_pickle_dump_SOURCES = tests/pickle_dump.c

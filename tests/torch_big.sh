@@ -58,7 +58,12 @@ print("maxrss_kib=%d" % u.ru_maxrss)
 print("cpu_s=%.2f" % (u.ru_utime + u.ru_stime))
 print(r.stderr.strip())
 EOF
-expect_eq "import status" "status=0" "$(grep '^status=' "$SCRATCH/import.txt")"
+# The generator's trace is a load, not a consistent history: its addresses
+# wrap every 300,000 entries and its segments are never freed, so the
+# import names the entries that contradict what is live and exits 21.
+expect_eq "import status" "status=21" "$(grep '^status=' "$SCRATCH/import.txt")"
+grep -q "big.pickle: the snapshot is damaged: 0 entries without the fields their action needs were skipped, 33333 contradict what was live (the first 10 are named above); the rest is imported" \
+    "$SCRATCH/import.txt" || fail "import: no count of the contradictions: $(tail -1 "$SCRATCH/import.txt")"
 alloc=$(sed -n 's/^alloc=//p' "$SCRATCH/want.txt")
 segs=$(sed -n 's/^segment_alloc=//p' "$SCRATCH/want.txt")
 grep -q "big.pickle: $ENTRIES trace entries ($alloc tensors, $segs segments; " "$SCRATCH/import.txt" ||

@@ -214,4 +214,57 @@ expect_eq "mixed: logs" "memflow-import-1.mfl memflow-import-3.mfl" \
 rc=0
 "$MEMFLOW" import -o "$SCRATCH/none" 2> /dev/null || rc=$?
 expect_eq "no snapshot: usage" 2 "$rc"
+
+# ---- a damaged snapshot: each bad entry named at the offset of its dict
+# (found here by pickletools, apart from memflow's reader), exit 21, the rest
+# imported and rendered ----
+rc=0
+"$MEMFLOW" import "$S/damaged.pickle" -o "$SCRATCH/damaged" 2> "$SCRATCH/damaged.err" || rc=$?
+expect_eq "damaged: exit status" 21 "$rc"
+set -- $("$PYTHON3" -c "import pickletools, sys
+print(*[p for op, a, p in pickletools.genops(open(sys.argv[1], 'rb').read())
+        if op.name == 'EMPTY_DICT'][1:])" "$S/damaged.pickle")
+expect_eq "damaged: entry dicts" 8 $#
+D="memflow import: $S/damaged.pickle"
+expect_eq "damaged: messages" "$D: offset $3: device 0, entry 2: an alloc without an integer size: skipped
+$D: offset $4: device 0, entry 3: an alloc at 0x7f0000200000, where a tensor is live: that tensor ends here
+$D: offset $5: device 0, entry 4: a free_completed without an integer addr: skipped
+$D: offset $6: device 0, entry 5: a segment_alloc at 0x7f0000200000, where a segment is live: that segment ends here
+$D: 6 trace entries (2 tensors, 2 segments) in X s
+$D: the snapshot is damaged: 2 entries without the fields their action needs were skipped, 2 contradict what was live; the rest is imported" \
+    "$(grep '^memflow import:' "$SCRATCH/damaged.err" | sed 's/ in [0-9.]* s$/ in X s/')"
+for f in memflow-import-1.mfl memory_flow.svg profile.json stats.txt; do
+    [ -s "$SCRATCH/damaged/$f" ] || fail "damaged: memflow import wrote no $f"
+done
+"$MEMFLOW" stats --format json "$SCRATCH/damaged/memflow-import-1.mfl" > "$SCRATCH/damaged.json" ||
+    fail "memflow stats of the damaged snapshot's log exited $?"
+"$PYTHON3" - "$SCRATCH/damaged.json" <<'EOF' || fail "the damaged snapshot's statistics differ"
+import json, sys
+d = json.load(open(sys.argv[1]))
+def eq(what, want, got):
+    if want != got:
+        sys.exit("%s: expected %r, got %r" % (what, want, got))
+MiB = 1 << 20
+g = d["devices"][0]
+# SEG_B twice (the first ends at 40 when the second begins), 2 MiB from 10 us
+eq("segments", ("gpu/0", 2, 2, 2 * MiB, 0, 0),
+   (g["device"], g["alloc_count"], g["free_count"], g["peak_bytes"], g["peak_time_ns"],
+    g["held_bytes_end"]))
+# B0 (1 MiB at 20, fresh, ended at 30) and the 4096 bytes (30 .. 50, from the cache)
+s = g["subblocks"]
+eq("tensors", (2, 2, MiB + 4096, MiB, 10000, 0, 1, 0),
+   tuple(s[k] for k in ("alloc_count", "free_count", "alloc_bytes", "peak_bytes",
+                        "peak_time_ns", "live_bytes_end", "reused_count", "before_count")))
+eq("inconsistent", 2, d["pytorch"]["inconsistent"])
+EOF
+"$MEMFLOW" stats "$SCRATCH/damaged/memflow-import-1.mfl" |
+    grep -qx "History entries that contradict its state: 2" ||
+    fail "the table does not count the contradictory entries"
+# among sound snapshots: they are imported too, the status is the damaged one's
+rc=0
+"$MEMFLOW" import "$S/current.pickle" "$S/damaged.pickle" -o "$SCRATCH/mixed2" --no-render \
+    2> /dev/null || rc=$?
+expect_eq "mixed with damaged: exit status" 21 "$rc"
+expect_eq "mixed with damaged: logs" "memflow-import-1.mfl memflow-import-2.mfl" \
+    "$(cd "$SCRATCH/mixed2" && echo memflow-import-*.mfl)"
 exit 0

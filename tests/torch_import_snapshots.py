@@ -17,6 +17,11 @@ and hostile or broken pickles for the refusals:
   refused-reduce.pickle  a call without a global (REDUCE at offset 5)
   cut.pickle             current.pickle cut in the middle of the trace
   not-snapshot.pickle    plain data, not a snapshot (a dict of other keys)
+  damaged.pickle         a trace with two damaged entries (an alloc without
+                         size, a free_completed whose addr is a str) and two
+                         contradictory ones (an alloc where a tensor is
+                         live, a segment_alloc where a segment is), among
+                         four sound ones (see damaged() below)
 
 The scenario (times in us after T0; tests/torch_import.sh has every number
 it implies, worked out by hand):
@@ -163,6 +168,27 @@ def old():
     return snap
 
 
+def damaged():
+    """gpu/0, SEG_B: segment_alloc at 10; B0 alloc at 20 (1 MiB); an alloc
+    at 25 without size (skipped); an alloc at 30 at B0's address (4096: B0
+    ends there); a free_completed at 35 whose addr is a str (skipped); a
+    segment_alloc at 40 of SEG_B again (the first ends there); the 4096
+    freed at 50, SEG_B at 60."""
+    dev0 = [
+        entry("segment_alloc", SEG_B, 2 * MiB, 10, EMPTY),
+        entry("alloc", SEG_B, 1 * MiB, 20, EMPTY),
+        entry("alloc", SEG_B + MiB, 0, 25, EMPTY),
+        entry("alloc", SEG_B, 4096, 30, EMPTY),
+        entry("free_completed", SEG_B, 4096, 35, EMPTY),
+        entry("segment_alloc", SEG_B, 2 * MiB, 40, EMPTY),
+        entry("free_completed", SEG_B, 4096, 50, EMPTY),
+        entry("segment_free", SEG_B, 2 * MiB, 60, EMPTY),
+    ]
+    del dev0[2]["size"]
+    dev0[4]["addr"] = hex(SEG_B)
+    return {"segments": [], "device_traces": [dev0]}
+
+
 class System:
     """Unpickling this runs os.system: memflow must refuse it."""
 
@@ -188,3 +214,4 @@ with open(os.path.join(OUT, "current.pickle"), "rb") as f:
 with open(os.path.join(OUT, "cut.pickle"), "wb") as f:
     f.write(data[:len(data) * 2 // 3])
 write("not-snapshot.pickle", {"model": "resnet", "epoch": 3}, 4)
+write("damaged.pickle", damaged(), 4)

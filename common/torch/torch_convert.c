@@ -11,6 +11,7 @@
  * replay did not leave live); their ALLOC records, dated at the history's
  * first moment, are written last.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,6 +180,7 @@ struct mf_torch_convert {
     char *last_md;
     size_t last_md_len, last_md_cap;
     uint32_t last_md_scope;
+    uint32_t unk_scope;       /* the sink's id of "<unk>:" (0: not asked yet) */
     /* what was live before */
     before *before;
     size_t n_before, cap_before;
@@ -364,6 +366,16 @@ static uint32_t stack_id(const mf_torch_convert *c, uint32_t walk_stack)
     return s == UINT32_MAX ? 0 : s;
 }
 
+/* The sink's id of the default scope "<unk>:", interned through the sink
+ * like any other string (the sink's ids are its own: the log's 1 for
+ * "<unk>:" is a convention of the log writers, not of every sink). */
+static uint32_t default_scope(mf_torch_convert *c)
+{
+    if (!c->unk_scope)
+        c->unk_scope = intern(c, "<unk>:", 6);
+    return c->unk_scope;
+}
+
 /* The scope of an entry: its user_metadata ("" or none: the sink's scope
  * at that time, else <unk>:), with a ':' appended if missing. */
 static uint32_t scope_of(mf_torch_convert *c, const mf_torch_entry *e, uint64_t t)
@@ -371,7 +383,7 @@ static uint32_t scope_of(mf_torch_convert *c, const mf_torch_entry *e, uint64_t 
     const char *md = e->user_metadata;
     size_t n = md ? strlen(md) : 0;
     if (!n)
-        return c->sink.scope_at ? c->sink.scope_at(c->sink.ctx, t) : MF_STRING_DEFAULT_SCOPE;
+        return c->sink.scope_at ? c->sink.scope_at(c->sink.ctx, t) : default_scope(c);
     if (!c->scopes_noted && c->sink.note) {   /* the outputs say where scopes came from */
         c->scopes_noted = 1;
         c->sink.note(c->sink.ctx, MF_NOTE_TORCH_SCOPES, t, MF_TORCH_SCOPES_METADATA);
@@ -379,7 +391,7 @@ static uint32_t scope_of(mf_torch_convert *c, const mf_torch_entry *e, uint64_t 
     if (c->last_md && n == c->last_md_len && memcmp(md, c->last_md, n) == 0)
         return c->last_md_scope;
     if (grow(c, (void **)&c->last_md, &c->last_md_cap, n + 2, 1) < 0)
-        return MF_STRING_DEFAULT_SCOPE;
+        return default_scope(c);
     memcpy(c->last_md, md, n);
     size_t len = n;
     if (md[n - 1] != ':')
@@ -387,8 +399,56 @@ static uint32_t scope_of(mf_torch_convert *c, const mf_torch_entry *e, uint64_t 
     uint32_t id = intern(c, c->last_md, len);
     c->last_md_len = n;
     memcpy(c->last_md, md, n);   /* the cache keeps the metadata as given */
-    c->last_md_scope = id ? id : MF_STRING_DEFAULT_SCOPE;
+    c->last_md_scope = id ? id : default_scope(c);
     return c->last_md_scope;
+}
+
+/* ---- damaged and contradictory entries ---- */
+
+/* Report entry e: "device D, entry I: " and what (printf-style). */
+static void problem(mf_torch_convert *c, const mf_torch_entry *e, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void problem(mf_torch_convert *c, const mf_torch_entry *e, const char *fmt, ...)
+{
+    if (!c->opt.problem)
+        return;
+    char what[256];
+    int n = snprintf(what, sizeof what, "device %lld, entry %llu: ", (long long)e->device,
+                     (unsigned long long)e->index);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what + n, sizeof what - (size_t)n, fmt, ap);
+    va_end(ap);
+    c->opt.problem(c->opt.problem_arg, e->offset, what);
+}
+
+/* "an alloc", "a segment_free": the action with its article. */
+static const char *article(unsigned action)
+{
+    return action == MF_TORCH_ALLOC || action == MF_TORCH_OOM ? "an" : "a";
+}
+
+/* The field entry e lacks for its action ("addr", "size"), or NULL.
+ * PyTorch writes addr (device_free for oom) and size on every entry. */
+static const char *missing_field(const mf_torch_entry *e)
+{
+    int addr = (e->flags & MF_TORCH_HAS_ADDRESS) != 0, size = (e->flags & MF_TORCH_HAS_SIZE) != 0;
+    switch (e->action) {
+    case MF_TORCH_ALLOC:
+    case MF_TORCH_FREE_COMPLETED:
+    case MF_TORCH_SEGMENT_ALLOC:
+    case MF_TORCH_SEGMENT_FREE:
+    case MF_TORCH_SEGMENT_MAP:
+    case MF_TORCH_SEGMENT_UNMAP:
+        return !addr ? "addr" : !size ? "size" : NULL;
+    case MF_TORCH_FREE_REQUESTED:
+        return !addr ? "addr" : NULL;
+    case MF_TORCH_OOM:
+        return !size ? "size" : NULL;
+    default:
+        return NULL;
+    }
 }
 
 /* ---- what was live before ---- */
@@ -530,7 +590,7 @@ static void uncovered_before(mf_torch_convert *c, int64_t d, const slot *v, long
         if (next > at) {
             before b = { .device = (uint16_t)d, .kind = MF_MEM_VMM, .addr = at,
                          .requested = next - at, .actual = next - at,
-                         .scope = MF_STRING_DEFAULT_SCOPE, .stack = stack };
+                         .scope = default_scope(c), .stack = stack };
             add_before(c, &b);
             if (end_t) {
                 segment_end(c, d, MF_MEM_VMM, end_t, at, next - at);
@@ -583,6 +643,8 @@ static void tensor_alloc(mf_torch_convert *c, device_state *s, int64_t d, uint64
     slot *old = map_find(&s->tensors, e->addr);
     if (old) {   /* never freed in the history: it ends here */
         c->r.inconsistent++;
+        problem(c, e, "an alloc at %#llx, where a tensor is live: that tensor ends here",
+                (unsigned long long)e->addr);
         if (c->sink.free)
             c->sink.free(c->sink.ctx, gpu(d), MF_FLAG_SUBBLOCK | kind_flags(MF_MEM_DEVICE), t,
                          e->addr);
@@ -627,6 +689,8 @@ static void segment_entry(mf_torch_convert *c, device_state *s, int64_t d, uint6
         slot *old = map_find(&s->segments, e->addr);
         if (old) {
             c->r.inconsistent++;
+            problem(c, e, "a %s at %#llx, where a segment is live: that segment ends here",
+                    mf_torch_action_name(e->action), (unsigned long long)e->addr);
             segment_end(c, d, old->flags, t, e->addr, old->size);
             map_del(&s->segments, old);
         }
@@ -699,6 +763,13 @@ static int on_entry(void *ctx, const mf_torch_entry *e)
         c->r.skipped++;
         return 0;
     }
+    const char *missing = missing_field(e);
+    if (missing) {
+        c->r.damaged++;
+        problem(c, e, "%s %s without an integer %s: skipped", article(e->action),
+                mf_torch_action_name(e->action), missing);
+        return 0;
+    }
     uint64_t t = entry_time(c, s, e);
     uint32_t scope = scope_of(c, e, t), stack = stack_id(c, e->stack);
     if ((++c->r.entries & 0xffff) == 0 && c->opt.progress)
@@ -754,7 +825,7 @@ static void final_before(mf_torch_convert *c)
         } else if (!map_find(&s->segments, f->addr)) {
             before b = { .device = (uint16_t)f->device, .kind = MF_MEM_DEVICE, .addr = f->addr,
                          .requested = f->size, .actual = f->size,
-                         .scope = MF_STRING_DEFAULT_SCOPE, .stack = stack_id(c, f->stack) };
+                         .scope = default_scope(c), .stack = stack_id(c, f->stack) };
             add_before(c, &b);
             slot *sl = map_put(&s->segments, f->addr, &c->mem);   /* live from now on */
             if (sl) {
@@ -768,7 +839,7 @@ static void final_before(mf_torch_convert *c)
                 continue;
             before b = { .device = (uint16_t)f->device, .tensor = 1, .kind = MF_MEM_DEVICE,
                          .addr = fb->addr, .requested = fb->requested, .actual = fb->size,
-                         .scope = MF_STRING_DEFAULT_SCOPE, .stack = stack_id(c, fb->stack) };
+                         .scope = default_scope(c), .stack = stack_id(c, fb->stack) };
             add_before(c, &b);
             slot *sl = map_put(&s->tensors, fb->addr, &c->mem);
             if (sl)
@@ -846,6 +917,9 @@ int mf_torch_convert_run(mf_torch_convert *c,
                          UINT64_MAX);
         write_before(c);
     }
+    if (c->r.inconsistent && c->sink.note)
+        c->sink.note(c->sink.ctx, MF_NOTE_TORCH_INCONSISTENT,
+                     c->r.last_ns ? c->r.last_ns : c->opt.order_origin_ns, c->r.inconsistent);
     c->r.memory_peak = c->mem_peak;
     if (out)
         *out = c->r;

@@ -27,6 +27,10 @@
  *     native), a frame list a stack; user_metadata the scope (a ':'
  *     appended if missing; empty: the sink's scope at that time, or <unk>:);
  *   - oom is an OOM record (requested size, the device's free memory);
+ *   - an entry without the integer fields its action needs (addr and size;
+ *     free_requested addr only; oom size) is damaged: skipped, counted and
+ *     reported with its offset, as is each entry that contradicts what is
+ *     live; the rest of the history is converted;
  *   - time_us (Unix-epoch microseconds) goes onto the log's clock through
  *     its real-time anchor: time_ns = mono_ns + time_us * 1000 - real_ns.
  *     A history without time_us takes its events' order as the axis, 1 us
@@ -37,7 +41,9 @@
  * entries.  A converter may run over several snapshots of one process in
  * turn (options.incremental: the live path's dumps): entries already
  * converted (by time_us, per device) are skipped, and what is live carries
- * over.
+ * over.  Entries without time_us cannot be told apart: each run converts
+ * them again (the live path turns the history off on a torch without
+ * time_us).
  */
 #ifndef MEMFLOW_TORCH_CONVERT_H
 #define MEMFLOW_TORCH_CONVERT_H
@@ -49,10 +55,13 @@
 #include "torch_snapshot.h"
 
 /*
- * Where the records go.  Ids are the sink's: 0 means unknown (a string),
- * none (a stack) or failure (a frame: left out of its stack).  Each
- * function may be called at any time; times may go back (the sink's log
- * reader sorts).
+ * Where the records go.  Ids are the sink's: every string, frame and stack
+ * id the converter hands over is one the sink returned (the default scope
+ * "<unk>:" too, interned through intern like any other string; a sink that
+ * writes a log returns the log's 1 for it), or 0: unknown (a string, also
+ * a scope whose interning failed), none (a stack) or failure (a frame:
+ * left out of its stack).  Each function may be called at any time; times
+ * may go back (the sink's log reader sorts).
  */
 typedef struct mf_torch_sink {
     void *ctx;
@@ -88,6 +97,12 @@ typedef struct mf_torch_options {
      * offset reached and the entries converted so far (NULL: never). */
     void (*progress)(void *arg, uint64_t offset, uint64_t entries);
     void *progress_arg;
+    /* Called for each damaged or contradictory entry (result.damaged,
+     * result.inconsistent) with the offset where it begins in the pickle
+     * and what is wrong and what was done ("device 0, entry 3: an alloc
+     * without an integer size: skipped"); NULL: counted only. */
+    void (*problem)(void *arg, uint64_t offset, const char *what);
+    void *problem_arg;
 } mf_torch_options;
 
 /* What one run did (the walk's own figures in walk). */
@@ -98,8 +113,12 @@ typedef struct mf_torch_result {
     uint64_t segments, segment_frees;
     uint64_t before_tensors, before_segments;   /* live before the history began */
     uint64_t ooms;
-    uint64_t inconsistent;       /* entries that contradict the state (an alloc at a live
-                                    address, a free_completed of an unknown block twice...) */
+    uint64_t inconsistent;       /* entries that contradict the state (an alloc where a
+                                    tensor is live, a segment_alloc where a segment is): the
+                                    live one ends there; a run with any writes
+                                    MF_NOTE_TORCH_INCONSISTENT (value: how many) */
+    uint64_t damaged;            /* entries skipped: without the addr or size their action
+                                    needs (absent, or not an integer) */
     uint64_t event_order_devices;   /* devices whose times are the event order */
     uint64_t first_ns, last_ns;  /* the times written (0, 0: none) */
     size_t memory_peak;          /* the converter's own heap at most */

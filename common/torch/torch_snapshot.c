@@ -482,7 +482,8 @@ static void attach_stack(walker *w, const level *holder, uint32_t stack)
 
 static void entry_reset(walker *w, uint64_t index)
 {
-    w->ent = (mf_torch_entry){ .device = w->device, .index = index, .stack = MF_TORCH_NO_STACK };
+    w->ent = (mf_torch_entry){ .device = w->device, .index = index,
+                               .offset = mf_pickle_offset(w->r), .stack = MF_TORCH_NO_STACK };
     w->ent_action = -1;
     w->has_cc = w->has_md = w->has_act_text = 0;
     w->ent_text_used = 0;

@@ -122,6 +122,7 @@ typedef struct mf_torch_segment {
 typedef struct mf_torch_entry {
     int64_t device;           /* its list's position in device_traces */
     uint64_t index;           /* its position in that list */
+    uint64_t offset;          /* where its dict begins in the pickle (for messages) */
     uint32_t action;          /* mf_torch_action */
     uint32_t flags;
     uint64_t addr;

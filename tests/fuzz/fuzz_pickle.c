@@ -133,9 +133,33 @@ static void sink_alloc(void *ctx, uint16_t device, unsigned flags, uint64_t time
 {
     check_sink *c = ctx;
     (void)time_ns, (void)addr, (void)requested, (void)actual;
-    if (MF_DEVICE_KIND(device) != MF_DEVICE_GPU || scope > c->strings || stack > c->stacks ||
+    /* every id is one this sink gave out (torch_convert.h): its strings are
+     * numbered from 1 with none reserved, so a converter that assumed the
+     * log's 1 for "<unk>:" would hand over an id never given or another
+     * string's */
+    if (MF_DEVICE_KIND(device) != MF_DEVICE_GPU || !scope || scope > c->strings ||
+        stack > c->stacks ||
         (flags & ~(MF_FLAG_SUBBLOCK | MF_FLAG_REUSED | MF_FLAG_BEFORE | MF_FLAG_REALLOC |
                    MF_MEMKIND_MASK)))
+        abort();
+}
+
+static void sink_free(void *ctx, uint16_t device, unsigned flags, uint64_t time_ns,
+                      uint64_t addr)
+{
+    (void)ctx, (void)time_ns, (void)addr;
+    if (MF_DEVICE_KIND(device) != MF_DEVICE_GPU ||
+        (flags & ~(MF_FLAG_SUBBLOCK | MF_MEMKIND_MASK)))
+        abort();
+}
+
+static void sink_oom(void *ctx, uint16_t device, unsigned route, uint64_t time_ns,
+                     uint64_t requested, uint64_t device_free, uint32_t scope, uint32_t stack)
+{
+    check_sink *c = ctx;
+    (void)time_ns, (void)requested, (void)device_free;
+    if (MF_DEVICE_KIND(device) != MF_DEVICE_GPU || route != MF_OOM_TORCH_TRACE || !scope ||
+        scope > c->strings || stack > c->stacks)
         abort();
 }
 
@@ -150,7 +174,8 @@ static void convert(const uint8_t *data, size_t size)
 {
     check_sink c = { 0, 0, 0, data, size };
     mf_torch_sink sink = { .ctx = &c, .intern = sink_intern, .frame = sink_frame,
-                           .stack = sink_stack, .alloc = sink_alloc };
+                           .stack = sink_stack, .alloc = sink_alloc, .free = sink_free,
+                           .oom = sink_oom };
     mf_torch_options opt = { .order_origin_ns = 1000000000ull, .incremental = 1 };
     mf_torch_convert *conv = mf_torch_convert_new(&sink, &opt);
     if (!conv)

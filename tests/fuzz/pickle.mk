@@ -4,7 +4,7 @@
 # times in `make check` from a seed corpus of snapshots, or skips and says why.
 FUZZ_PICKLE_FILES = tests/fuzz/fuzz_pickle.c $(TORCH_SOURCES)
 TESTS += tests/fuzz/fuzz_pickle.sh
-EXTRA_DIST += tests/fuzz/fuzz_pickle.sh tests/fuzz/fuzz_pickle.c
+EXTRA_DIST += tests/fuzz/fuzz_pickle.sh tests/fuzz/fuzz_pickle.c tests/fuzz/pickle_regressions.txt
 if HAVE_FUZZER
 check_SCRIPTS += tests/fuzz/fuzz_pickle
 CLEANFILES += tests/fuzz/fuzz_pickle
