@@ -514,7 +514,7 @@ int mf_reader_open(mf_reader **out, const char *const *paths, size_t n, mf_strin
     return 0;
 }
 
-int mf_reader_add_log(mf_reader *r, const char *path, char *err, size_t errlen)
+int mf_reader_add_log(mf_reader *r, const char *path, int staged, char *err, size_t errlen)
 {
     if (r->n >= UINT16_MAX) {
         snprintf(err, errlen, "%s: at most %u logs can be read together", path, UINT16_MAX);
@@ -533,6 +533,7 @@ int mf_reader_add_log(mf_reader *r, const char *path, char *err, size_t errlen)
             r->out_of_order++;   /* a reader of all logs puts it before log i */
             break;
         }
+    log->staged = staged;
     r->logs[r->n++] = log;
     return mf_reader_refresh(r, err, errlen);
 }
