@@ -477,15 +477,15 @@ static int walk(mf_rlog *log, uint32_t li, mf_scan_sink *sink, mf_scan_chunk *sc
 
 /*
  * Of the n bytes read from chunk offset sc->stop on, how many the walk may
- * believe.  While the process of a staged log may still write it, a sealed
- * chunk's records only up to its seal: a staged chunk reaches the log by
+ * believe.  While a staged log may still be copied into (mf_reader_add_log),
+ * a sealed chunk's records only up to its seal: a staged chunk reaches the log by
  * pwrite, which copies a record's word (its first bytes) before the rest,
  * and its seal is written after the records it covers (stage_slots.c), so
  * past the seal a record may be half there.  An unsealed chunk (one the
  * program maps and fills itself, storing each record's word last) up to
  * its first zero word; so is any chunk of a log the process writes itself
- * (a thread may write on past a seal there), and of any log once its
- * process is gone.
+ * (a thread may write on past a seal there), and of any log once nothing
+ * writes it any more.
  */
 static size_t readable(const mf_rlog *log, const mf_scan_chunk *sc, size_t n)
 {
