@@ -206,8 +206,8 @@ static int look(void)
     return a.f ? step() : -1;
 }
 
-/* MEMFLOW_RUN_ANALYSIS: "0" (the default: none during the run, the logs
- * are read at the program's exit), "idle", "normal". */
+/* MEMFLOW_RUN_ANALYSIS: "idle" (the default), "normal", "0" (none during
+ * the run: the logs are read at the program's exit). */
 static void *analyse(void *arg)
 {
     (void)arg;
@@ -222,10 +222,7 @@ void run_analysis_start(const run_ident *run, int stacks)
     a.run = run;
     a.stacks = stacks;
     a.margin_ns = MARGIN_NS;
-    /* Off unless asked for: with two threads staging, a model fed during the
-     * run was seen to miss events it never knew were late (docs/PERFORMANCE.md,
-     * "The whole wait"); the finished logs' outputs are exact. */
-    if (!strcmp(run_idle_mode("MEMFLOW_RUN_ANALYSIS", "0"), "0") ||
+    if (!strcmp(run_idle_mode("MEMFLOW_RUN_ANALYSIS", "idle"), "0") ||
         !(a.f = mf_follow_new(NULL, stacks, err, sizeof err)))
         return;
     a.running = run_idle_start(&a.thread, analyse);
