@@ -66,6 +66,10 @@ void run_stage_on_final(void (*fn)(void *arg, int log_fd, const char *log_path, 
  * stage_drain.h mf_stage_unwritten_since), UINT64_MAX without a stage. */
 uint64_t run_stage_unwritten_since(uint64_t now_ns);
 
+/* Whether the drain may copy staged chunks into the log open on fd
+ * (stage_drain.h mf_stage_may_copy_into); 0 without a stage. */
+int run_stage_may_copy_into(int fd);
+
 /*
  * The analysis during the run (cli/run_analysis.c), on a thread of its own
  * at the lowest priority (SCHED_IDLE: it runs on cores the program leaves

@@ -55,6 +55,7 @@
 typedef struct followed {
     char *path;
     uint64_t start_ns, pid;  /* its header's: the order logs are read in */
+    int staged;              /* memflow run may copy staged chunks into it */
 } followed;
 
 static struct {
@@ -103,7 +104,7 @@ static int add_to_model(size_t from)
 {
     char err[1024];
     for (size_t i = from; i < a.n_logs; i++)
-        if (mf_follow_add_log(a.f, a.logs[i].path, err, sizeof err) < 0)
+        if (mf_follow_add_log(a.f, a.logs[i].path, a.logs[i].staged, err, sizeof err) < 0)
             return -1;
     return 0;
 }
@@ -125,6 +126,7 @@ static int find_new_logs(void)
         int fd = run_logs_open(a.run, e->d_name, O_RDONLY, &h);
         if (fd < 0)
             continue;
+        int staged = run_stage_may_copy_into(fd);
         close(fd);
         char *copy = strdup(path);
         if (!copy || (a.n_logs == a.cap_logs &&
@@ -134,7 +136,7 @@ static int find_new_logs(void)
             closedir(d);
             return -1;
         }
-        a.logs[a.n_logs++] = (followed){ copy, h.start_mono_ns, h.pid };
+        a.logs[a.n_logs++] = (followed){ copy, h.start_mono_ns, h.pid, staged };
     }
     closedir(d);
     qsort(a.logs + before, a.n_logs - before, sizeof *a.logs, log_order);
@@ -204,8 +206,8 @@ static int look(void)
     return a.f ? step() : -1;
 }
 
-/* MEMFLOW_RUN_ANALYSIS: "0" (the default: none during the run, the logs
- * are read at the program's exit), "idle", "normal". */
+/* MEMFLOW_RUN_ANALYSIS: "idle" (the default), "normal", "0" (none during
+ * the run: the logs are read at the program's exit). */
 static void *analyse(void *arg)
 {
     (void)arg;
@@ -220,10 +222,7 @@ void run_analysis_start(const run_ident *run, int stacks)
     a.run = run;
     a.stacks = stacks;
     a.margin_ns = MARGIN_NS;
-    /* Off unless asked for: with two threads staging, a model fed during the
-     * run was seen to miss events it never knew were late (docs/PERFORMANCE.md,
-     * "The whole wait"); the finished logs' outputs are exact. */
-    if (!strcmp(run_idle_mode("MEMFLOW_RUN_ANALYSIS", "0"), "0") ||
+    if (!strcmp(run_idle_mode("MEMFLOW_RUN_ANALYSIS", "idle"), "0") ||
         !(a.f = mf_follow_new(NULL, stacks, err, sizeof err)))
         return;
     a.running = run_idle_start(&a.thread, analyse);

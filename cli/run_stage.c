@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "run.h"
 #include "stage_drain.h"
@@ -135,6 +136,15 @@ void run_stage_write_idle(void)
 uint64_t run_stage_unwritten_since(uint64_t now_ns)
 {
     return stage ? mf_stage_unwritten_since(stage, now_ns) : UINT64_MAX;
+}
+
+int run_stage_may_copy_into(int fd)
+{
+    struct stat st;
+    if (!stage)
+        return 0;
+    return fstat(fd, &st) != 0 ||
+           mf_stage_may_copy_into(stage, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
 }
 
 void run_stage_child(void)

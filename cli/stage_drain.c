@@ -402,6 +402,14 @@ uint64_t mf_stage_unwritten_since(mf_stage *s, uint64_t now_ns)
     return oldest;
 }
 
+int mf_stage_may_copy_into(mf_stage *s, uint64_t dev, uint64_t ino)
+{
+    const stage_header *h = s->h;
+    if (!__atomic_load_n(&h->log_set, __ATOMIC_ACQUIRE))
+        return 1;
+    return h->log_dev == dev && h->log_ino == ino;
+}
+
 int mf_stage_busy(mf_stage *s)
 {
     return s->busy || !__atomic_load_n(&s->h->log_set, __ATOMIC_ACQUIRE);

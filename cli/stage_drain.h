@@ -78,6 +78,14 @@ int mf_stage_write_idle(mf_stage *s);
  */
 uint64_t mf_stage_unwritten_since(mf_stage *s, uint64_t now_ns);
 
+/*
+ * Whether chunks may be copied from the stage into the file (dev, ino):
+ * it is the log the program named, or the program has named none yet (the
+ * log it opens names it just after).  A log copied into is read, while the
+ * program runs, only up to each chunk's seal (reader.h mf_reader_add_log).
+ */
+int mf_stage_may_copy_into(mf_stage *s, uint64_t dev, uint64_t ino);
+
 /* Sleep until mf_stage_wake or timeout_us pass (the program never wakes
  * memflow run: it looks for full slots as often as they come). */
 void mf_stage_wait(mf_stage *s, int timeout_us);

@@ -80,9 +80,7 @@ static int write_part(int fd, uint32_t index, size_t from, const char *image, si
     return 0;
 }
 
-/* pwrite len bytes of a chunk image where its chunk goes.  0 or -1 (errno). */
-/* The seal of chunk index in the file: its records reach len (written after
- * them, as mf_chunk_seal stores it; the header itself was written before). */
+/* The seal of chunk index in the file: its records reach len. */
 static int write_seal(int fd, uint32_t index, size_t len)
 {
     mf_chunk_header h = { 0 };
@@ -91,9 +89,34 @@ static int write_seal(int fd, uint32_t index, size_t len)
                       sizeof h.sealed);
 }
 
+/*
+ * Write the bytes [from, len) of a chunk image (bytes: the image's byte
+ * from on) where chunk index goes, the seal last: from 0, the records and
+ * then the header (whose seal says len), else the records and then a seal
+ * of len.  A pwrite copies its bytes in the order they stand, so a reader
+ * of the log meanwhile may see a record's word without the rest of it (the
+ * word comes first in the file, unlike in a slot, where it is stored
+ * last); it reads a staged chunk only up to its seal while the program
+ * runs, and the seal never says more than what was written before it.
+ * 0 or -1 (errno).
+ */
+static int write_sealed(int fd, uint32_t index, size_t from, const char *bytes, size_t len)
+{
+    size_t head = sizeof(mf_chunk_header);
+    if (from == 0 && len < head)
+        return write_part(fd, index, 0, bytes, len);
+    if (from == 0)
+        return write_part(fd, index, head, bytes + head, len - head) < 0
+                   ? -1
+                   : write_part(fd, index, 0, bytes, head);
+    return write_part(fd, index, from, bytes, len - from) < 0 ? -1 : write_seal(fd, index, len);
+}
+
+/* Write a chunk image's first len bytes where its chunk goes, its header
+ * (which holds its seal: len) last.  0 or -1 (errno). */
 static int write_image(int fd, const char *image, size_t len)
 {
-    return write_part(fd, chunk_index(image), 0, image, len);
+    return write_sealed(fd, chunk_index(image), 0, image, len);
 }
 
 int mf_stage_write_full_slot(stage_header *h, uint32_t i, int fd)
@@ -157,8 +180,7 @@ int mf_stage_write_snapshot_from(stage_header *h, uint32_t i, int fd, char *scra
         return 0;
     if (from == 0)
         mf_chunk_seal(scratch, len); /* the copy's records reach len (more may follow) */
-    if (write_part(fd, index, from, scratch, len - from) < 0 ||
-        (from > 0 && write_seal(fd, index, len) < 0))
+    if (write_sealed(fd, index, from, scratch, len) < 0)
         return -1;
     *end = len;
     return 1;

@@ -723,7 +723,9 @@ MF_EXPORT mf_model *mf_model_load_opts(const char *const *paths, size_t n,
  * A model built while its logs are written (memflow run during the run):
  * new makes an empty one (stacks_expected: the run records call stacks, so
  * the sites are there from the first event, as a load of logs with stacks
- * has them); add_log follows one more log of the run as it appears; step
+ * has them); add_log follows one more log of the run as it appears
+ * (staged: its chunks may reach it by copies from memflow run's staging
+ * area, reader.h mf_reader_add_log); step
  * looks at the logs again and feeds the events up to until (a time no
  * record can still come before: the caller's horizon), about max of them
  * at most (call again for more) - 1 when it fed some, 0, or -1 with err; finish, once every process is gone and every
@@ -738,7 +740,8 @@ MF_EXPORT mf_model *mf_model_load_opts(const char *const *paths, size_t n,
 typedef struct mf_follow mf_follow;
 MF_EXPORT mf_follow *mf_follow_new(const mf_model_options *opt, int stacks_expected, char *err,
                                    size_t errlen);
-MF_EXPORT int mf_follow_add_log(mf_follow *f, const char *path, char *err, size_t errlen);
+MF_EXPORT int mf_follow_add_log(mf_follow *f, const char *path, int staged, char *err,
+                                size_t errlen);
 MF_EXPORT int mf_follow_step(mf_follow *f, uint64_t until, uint64_t max, char *err,
                              size_t errlen);
 MF_EXPORT int mf_follow_finish(mf_follow *f, char *err, size_t errlen);

@@ -223,9 +223,9 @@ mf_follow *mf_follow_new(const mf_model_options *opt, int stacks_expected, char 
     return f;
 }
 
-int mf_follow_add_log(mf_follow *f, const char *path, char *err, size_t errlen)
+int mf_follow_add_log(mf_follow *f, const char *path, int staged, char *err, size_t errlen)
 {
-    return mf_reader_add_log(f->r, path, err, errlen);
+    return mf_reader_add_log(f->r, path, staged, err, errlen);
 }
 
 int mf_follow_step(mf_follow *f, uint64_t until, uint64_t max, char *err, size_t errlen)

@@ -301,7 +301,8 @@ static void check_seal(mf_rlog *log, mf_scan_chunk *sc, const uint8_t *header,
 }
 
 /* A chunk looked at again: its seal as it stands now (it may have been
- * sealed since the last look, when it filled or its thread ended). */
+ * sealed since the last look, when it filled or its thread ended, or a
+ * staged copy of it reached further). */
 static int reread_seal(mf_rlog *log, size_t p, mf_scan_chunk *sc, const mf_chunk_info *info,
                        char *err, size_t errlen)
 {
@@ -474,6 +475,26 @@ static int walk(mf_rlog *log, uint32_t li, mf_scan_sink *sink, mf_scan_chunk *sc
     return add_segment(log, sink, &seg, sc->stop);
 }
 
+/*
+ * Of the n bytes read from chunk offset sc->stop on, how many the walk may
+ * believe.  While a staged log may still be copied into (mf_reader_add_log),
+ * a sealed chunk's records only up to its seal: a staged chunk reaches the log by
+ * pwrite, which copies a record's word (its first bytes) before the rest,
+ * and its seal is written after the records it covers (stage_slots.c), so
+ * past the seal a record may be half there.  An unsealed chunk (one the
+ * program maps and fills itself, storing each record's word last) up to
+ * its first zero word; so is any chunk of a log the process writes itself
+ * (a thread may write on past a seal there), and of any log once nothing
+ * writes it any more.
+ */
+static size_t readable(const mf_rlog *log, const mf_scan_chunk *sc, size_t n)
+{
+    if (!log->staged || !log->writing || !sc->sealed)
+        return n;
+    size_t sealed = sc->sealed > sc->stop ? sc->sealed - sc->stop : 0;
+    return n < sealed ? n : sealed;
+}
+
 /* Scan chunk source position p whose state is sc (new: stop 0). */
 static int scan_chunk(mf_rlog *log, uint32_t li, mf_scan_sink *sink, size_t p,
                       mf_scan_chunk *sc, uint8_t *buf, char *err, size_t errlen)
@@ -501,10 +522,10 @@ static int scan_chunk(mf_rlog *log, uint32_t li, mf_scan_sink *sink, size_t p,
         sc->state = (mf_chunk_state){ 0, info->tid, 0 };
         buf += sizeof(mf_chunk_header);
         n -= (long)sizeof(mf_chunk_header);
-    } else if (!log->writing && reread_seal(log, p, sc, info, err, errlen) < 0) {
+    } else if (reread_seal(log, p, sc, info, err, errlen) < 0) {
         return -1;
     }
-    if (walk(log, li, sink, sc, info, buf, (size_t)n) < 0) {
+    if (walk(log, li, sink, sc, info, buf, readable(log, sc, (size_t)n)) < 0) {
         snprintf(err, errlen, "%s: out of memory while reading the log", log->path);
         return -1;
     }

@@ -21,7 +21,8 @@ typedef struct cursor {
     mf_segment seg;
     int pseudo;              /* one event of the reader's own, in ev */
     mf_event ev;
-    size_t position;         /* the chunk's position in its source's list */
+    size_t position;         /* the chunk's position in its source's list, when last
+                                looked up (chunk_position) */
     uint8_t *buf;            /* window (sorted) or the whole segment (unsorted) */
     uint32_t buf_begin, buf_len;
     uint32_t pos;            /* sorted: chunk offset of the next record */
@@ -270,11 +271,34 @@ int mf_merge_replace_event(mf_merge *m, const mf_event *old, const mf_event *e)
 
 /* ---- reading a segment ------------------------------------------------------ */
 
+/*
+ * Where the cursor's chunk stands in its source's list now.  A log that is
+ * followed while it grows can list a chunk after chunks of higher index (a
+ * thread's chunk still staged while the next one was already in the file):
+ * it goes in its place, and every chunk after it moves up one.  The
+ * position found when the segment was opened is only a hint, checked
+ * before every read, so that a window is never read from another chunk.
+ */
+static size_t chunk_position(const mf_rlog *log, cursor *c)
+{
+    size_t n;
+    const mf_chunk_info *chunks = mf_chunk_source_chunks(log->src, &n);
+    if (c->position >= n || chunks[c->position].index != c->seg.chunk)
+        c->position = mf_rlog_chunk_position(log, c->seg.chunk);
+    return c->position;
+}
+
 static int read_bytes(mf_merge *m, cursor *c, uint32_t from, uint32_t len, char *err,
                       size_t errlen)
 {
     mf_rlog *log = (*m->logs)[c->seg.log];
-    long n = mf_chunk_source_read_at(log->src, c->position, from, c->buf, len, err, errlen);
+    size_t position = chunk_position(log, c);
+    if (position == SIZE_MAX) {  /* chunks are never unlisted: not expected */
+        snprintf(err, errlen, "%s: chunk %llu is no longer listed", log->path,
+                 (unsigned long long)c->seg.chunk);
+        return -1;
+    }
+    long n = mf_chunk_source_read_at(log->src, position, from, c->buf, len, err, errlen);
     if (n < 0)
         return -1;
     c->buf_begin = from;
@@ -373,9 +397,9 @@ static int open_segment(mf_merge *m, const mf_segment *s, char *err, size_t errl
     }
     c->seg = *s;
     c->st = s->state;
-    c->position = mf_rlog_chunk_position(log, s->chunk);
+    c->position = SIZE_MAX;
     int rc = 0;
-    if (c->position == SIZE_MAX) {
+    if (chunk_position(log, c) == SIZE_MAX) {
         c->has = 0;
     } else if (s->sorted) {
         c->pos = s->begin;

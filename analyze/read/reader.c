@@ -385,7 +385,10 @@ static int scan_all(mf_reader *r, char *err, size_t errlen)
     r->meta_sorted = 0;
     for (size_t i = 0; i < r->n; i++) {
         const mf_file_header *h = &r->logs[i]->meta.header;
-        r->logs[i]->writing = !(h->flags & MF_HEADER_COMPACT) && process_alive(h);
+        /* a staged log may still get copies after its process is gone, until
+         * the caller says they are done (mf_reader_finish) */
+        r->logs[i]->writing = !(h->flags & MF_HEADER_COMPACT) &&
+                              (process_alive(h) || (r->logs[i]->staged && !r->finished));
         if ((!r->logs[i]->writing && mf_chunk_source_settle(r->logs[i]->src, err, errlen) < 0) ||
             mf_scan_log(r->logs[i], (uint32_t)i, &r->sink, err, errlen) < 0)
             return -1;
@@ -514,7 +517,7 @@ int mf_reader_open(mf_reader **out, const char *const *paths, size_t n, mf_strin
     return 0;
 }
 
-int mf_reader_add_log(mf_reader *r, const char *path, char *err, size_t errlen)
+int mf_reader_add_log(mf_reader *r, const char *path, int staged, char *err, size_t errlen)
 {
     if (r->n >= UINT16_MAX) {
         snprintf(err, errlen, "%s: at most %u logs can be read together", path, UINT16_MAX);
@@ -533,6 +536,7 @@ int mf_reader_add_log(mf_reader *r, const char *path, char *err, size_t errlen)
             r->out_of_order++;   /* a reader of all logs puts it before log i */
             break;
         }
+    log->staged = staged;
     r->logs[r->n++] = log;
     return mf_reader_refresh(r, err, errlen);
 }
@@ -555,15 +559,16 @@ int mf_reader_refresh(mf_reader *r, char *err, size_t errlen)
 
 int mf_reader_finish(mf_reader *r, char *err, size_t errlen)
 {
+    int first = !r->finished;
+    r->finished = 1;         /* every copy into a staged log is done (scan_all) */
     if (mf_reader_refresh(r, err, errlen) < 0)
         return -1;
-    if (r->follow && !r->finished)
+    if (r->follow && first)
         for (size_t i = 0; i < r->n; i++) {
             check_claimed(r->logs[i]);
             check_written(r->logs[i]);
             fill_info(r, i);
         }
-    r->finished = 1;
     return relate(r, err, errlen);
 }
 

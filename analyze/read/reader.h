@@ -112,9 +112,17 @@ MF_EXPORT int mf_reader_refresh(mf_reader *r, char *err, size_t errlen);
 /*
  * Follow one more log (a process of the run that started since): it is
  * read as log mf_reader_n_logs() - 1, and scanned now with the others.
+ * staged: its chunks may reach it by copies (pwrite) from a staging area
+ * (memflow run's; docs/FORMAT.md), also after its process is gone, until
+ * mf_reader_finish: till then a sealed chunk is read only up to its seal,
+ * past which a record being copied may be half there, and no hole or
+ * missing chunk is judged; 0: the process writes it itself (each record's
+ * word last), and chunks are read up to their first zero word while it
+ * runs.
  * 0, or -1 with "PATH: why" in err.
  */
-MF_EXPORT int mf_reader_add_log(mf_reader *r, const char *path, char *err, size_t errlen);
+MF_EXPORT int mf_reader_add_log(mf_reader *r, const char *path, int staged, char *err,
+                                size_t errlen);
 
 /*
  * The logs are finished (their processes are gone, their last records

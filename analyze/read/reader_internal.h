@@ -126,6 +126,9 @@ typedef struct mf_rlog {
     mf_record_limits limits;
     int writing;             /* its process may still write it: a zero word may be a
                                 record not yet stored, so no hole is judged yet */
+    int staged;              /* its chunks may reach it by copies from a staging
+                                area until mf_reader_finish: writing till then, and
+                                a sealed chunk is read up to its seal */
 } mf_rlog;
 
 /* The reader's shared tables the scan fills. */
