@@ -92,13 +92,18 @@ void run_analysis_discard(void);
 
 /*
  * The threads beside the program (cli/run_idle.c).  mode: the variable's
- * value, "idle" (SCHED_IDLE; MEMFLOW_RUN_COMPACT's default), "normal" (the
- * tests, on a machine busy with others) or "0" (no such thread;
- * MEMFLOW_RUN_ANALYSIS's default), else the caller's fallback.  loop, on the thread:
+ * value, "idle" (SCHED_IDLE; the default of both MEMFLOW_RUN_ANALYSIS and
+ * MEMFLOW_RUN_COMPACT), "normal" (the tests, on a machine busy with others)
+ * or "0" (no such thread), else the caller's fallback.  loop, on the thread:
  * step() until *stop is set or step returns -1; after a step that did
  * something (1) it looks again in min_wait_us, after each that did not (0)
- * twice as late, up to max_wait_us.  start: a thread running fn with every
- * signal blocked (signals stay the main thread's); whether it started.
+ * twice as late, up to max_wait_us; returns the scheduling policy the
+ * thread ended with (SCHED_OTHER once run_idle_stop raised it).  start: a
+ * thread running fn with every signal blocked (signals stay the main
+ * thread's); whether it started.  stop: the program is gone and the user
+ * waits for the thread's last steps, so it runs them at normal priority
+ * (SCHED_OTHER: on a saturated machine an idle thread may not run for many
+ * seconds), then *stop is set and the thread joined.
  */
 typedef struct run_idle {
     const char *variable;
@@ -107,8 +112,9 @@ typedef struct run_idle {
     int min_wait_us, max_wait_us;
 } run_idle;
 const char *run_idle_mode(const char *variable, const char *fallback);
-void run_idle_loop(const run_idle *t);
+int run_idle_loop(const run_idle *t);
 int run_idle_start(pthread_t *thread, void *(*fn)(void *));
+void run_idle_stop(pthread_t thread, int *stop);
 
 /*
  * Compaction during the run (cli/run_compact.c): start, before the program

@@ -71,6 +71,7 @@ static struct {
     int restarts;
     uint64_t late_ns;        /* the latest a record came, over all starts */
     uint64_t fed_at_exit;    /* events fed when the program was gone */
+    int end_policy;          /* the thread's scheduling policy when it ended */
 } a;
 
 static uint64_t monotonic_ns(void)
@@ -212,7 +213,7 @@ static void *analyse(void *arg)
 {
     (void)arg;
     run_idle t = { "MEMFLOW_RUN_ANALYSIS", look, &a.stop, MIN_WAIT_US, MAX_WAIT_US };
-    run_idle_loop(&t);
+    a.end_policy = run_idle_loop(&t);
     return NULL;
 }
 
@@ -234,8 +235,7 @@ void run_analysis_stop(void)
 {
     if (!a.running)
         return;
-    __atomic_store_n(&a.stop, 1, __ATOMIC_RELEASE);
-    pthread_join(a.thread, NULL);
+    run_idle_stop(a.thread, &a.stop);
     a.running = 0;
     a.fed_at_exit = a.f ? mf_follow_fed(a.f) : 0;
 }
@@ -246,10 +246,10 @@ static void report(const char *outcome, uint64_t fed)
     const char *want = getenv("MEMFLOW_RUN_REPORT");
     if (want && strcmp(want, "1") == 0)
         fprintf(stderr, "memflow run: analysis during the run: %s; %llu events before the "
-                "program's exit, %llu after; %d start(s) over; margin %.3f s\n", outcome,
-                (unsigned long long)a.fed_at_exit,
+                "program's exit, %llu after; %d start(s) over; margin %.3f s; its last steps "
+                "at %s priority\n", outcome, (unsigned long long)a.fed_at_exit,
                 (unsigned long long)(fed > a.fed_at_exit ? fed - a.fed_at_exit : 0), a.restarts,
-                (double)a.margin_ns / 1e9);
+                (double)a.margin_ns / 1e9, a.end_policy == SCHED_IDLE ? "idle" : "normal");
 }
 
 static void forget_logs(void)

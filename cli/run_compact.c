@@ -151,8 +151,7 @@ void run_compact_stop(void)
 {
     if (!c.running)
         return;
-    __atomic_store_n(&c.stop, 1, __ATOMIC_RELEASE);
-    pthread_join(c.thread, NULL);
+    run_idle_stop(c.thread, &c.stop);
     c.running = 0;
     c.at_exit = c.added;
 }

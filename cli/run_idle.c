@@ -23,7 +23,7 @@ const char *run_idle_mode(const char *variable, const char *fallback)
                : fallback;
 }
 
-void run_idle_loop(const run_idle *t)
+int run_idle_loop(const run_idle *t)
 {
     struct sched_param idle = { 0 };
     if (strcmp(run_idle_mode(t->variable, "idle"), "normal") != 0 &&
@@ -38,6 +38,15 @@ void run_idle_loop(const run_idle *t)
         struct timespec ts = { 0, wait_us * 1000L };
         nanosleep(&ts, NULL);
     }
+    return sched_getscheduler(0);
+}
+
+void run_idle_stop(pthread_t thread, int *stop)
+{
+    struct sched_param normal = { 0 };
+    pthread_setschedparam(thread, SCHED_OTHER, &normal);   /* before the flag: its last steps */
+    __atomic_store_n(stop, 1, __ATOMIC_RELEASE);
+    pthread_join(thread, NULL);
 }
 
 int run_idle_start(pthread_t *thread, void *(*fn)(void *))

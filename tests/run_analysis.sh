@@ -74,6 +74,16 @@ exact() {
     fi
 }
 
+# The default (SCHED_IDLE): the thread's last steps, after the program's
+# exit, run at normal priority (on a saturated machine an idle thread could
+# keep the user waiting for many seconds); "normal" stays normal.
+MEMFLOW_RUN_ANALYSIS=idle run idle 0 -- "$CHURN" -q -n 100000
+grep -q '; its last steps at normal priority$' "$SCRATCH/idle.err" ||
+    fail "idle: $(cat "$SCRATCH/idle.err")"
+run normal 0 -- "$CHURN" -q -n 100000
+grep -q '; its last steps at normal priority$' "$SCRATCH/normal.err" ||
+    fail "normal: $(cat "$SCRATCH/normal.err")"
+
 run procs 0 -- sh -c "'$W' hold 1000; '$W' killed 5000; '$W' forkfree 300; \
 '$W' spawn 2 '$W' hold 77; '$CHURN' -q -n 200000"
 expect_eq "procs: outputs" "memory_flow.svg profile.json stats.txt" \
