@@ -29,7 +29,6 @@
 #include "gpu.h"
 
 static int start_done;
-static int active;
 static CUpti_SubscriberHandle subscriber;
 
 /* ---- callbacks handed to CUPTI ----------------------------------------- */
@@ -247,8 +246,7 @@ static int start_capture(void)
     /* CUPTI registered its own exit handlers while we enabled it; ours runs
      * before them (atexit is last-in first-out), while CUPTI still works. */
     atexit(mf_gpu_flush_at_exit);
-    active = 1;
-    mf_cuda_plugin_capturing();
+    mf_cuda_plugin_started(1);
     return 0;
 }
 
@@ -257,7 +255,7 @@ MF_EXPORT int memflow_gpu_start(void)
     if (__atomic_exchange_n(&start_done, 1, __ATOMIC_SEQ_CST))
         return 0;
     MF_INTERNAL_BEGIN();
-    mf_cuda_plugin_started();
+    mf_cuda_plugin_started(0);
     /* GPU snapshots are taken at the API's exit (sampler.c), never by the
      * recorder on CUPTI's thread. */
     mf_recorder_sample_at_source(MF_DEVICE_GPU);
@@ -268,5 +266,5 @@ MF_EXPORT int memflow_gpu_start(void)
 
 MF_EXPORT int memflow_gpu_active(void)
 {
-    return active;
+    return mf_cuda_capture_on();
 }

@@ -190,7 +190,6 @@ static void sink_note(void *ctx, unsigned code, uint64_t time_ns, uint64_t value
 static mf_torch_convert *converter;   /* one per process: snapshots add up */
 static pthread_mutex_t convert_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Whether memflow's GPU capture (CUPTI) records this process's memory. */
 typedef struct bytes_source {
     const char *data;
     size_t len;
@@ -215,6 +214,9 @@ static mf_torch_convert *converter_new(void)
         .alloc = sink_alloc, .free = sink_free, .trace = sink_trace, .segment = sink_segment,
         .oom = sink_oom, .note = sink_note, .scope_at = scope_at,
     };
+    /* segments are records beside CUPTI's blocks when CUPTI records this
+     * process's device memory (libmemflow knows: the driver loads the GPU
+     * plugin RTLD_LOCAL, out of reach of a symbol lookup) */
     mf_torch_options opt = { .real_ns = real, .mono_ns = mono, .order_origin_ns = mono,
                              .segments_as_records = mf_cuda_capture_on(), .incremental = 1 };
     return mf_torch_convert_new(&sink, &opt);

@@ -32,14 +32,11 @@ static pid_t loading_pid; /* a forked copy has another pid: it stays silent */
 static int driver_asked;
 static char driver_sought[64];
 
-void mf_cuda_plugin_started(void)
+void mf_cuda_plugin_started(int capturing)
 {
     __atomic_store_n(&plugin_started, 1, __ATOMIC_RELEASE);
-}
-
-void mf_cuda_plugin_capturing(void)
-{
-    __atomic_store_n(&plugin_capturing, 1, __ATOMIC_RELEASE);
+    if (capturing)
+        __atomic_store_n(&plugin_capturing, 1, __ATOMIC_RELEASE);
 }
 
 int mf_cuda_capture_on(void)

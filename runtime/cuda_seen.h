@@ -9,13 +9,11 @@
 
 #include "compiler.h"
 
-/* Called by the GPU plugin when GPU capture starts (whether CUPTI agreed or
- * not): from then on it speaks for itself and the exit check is silent. */
-MF_EXPORT void mf_cuda_plugin_started(void);
-
-/* Called by the GPU plugin once CUPTI records this process's GPU memory (not
- * when CUPTI refused or is held by another tool). */
-MF_EXPORT void mf_cuda_plugin_capturing(void);
+/* Called by the GPU plugin when GPU capture starts, capturing 0 (whether
+ * CUPTI agrees or not: from then on it speaks for itself and the exit check
+ * is silent), and again with capturing 1 once CUPTI records this process's
+ * GPU memory (not when CUPTI refused or is held by another tool). */
+MF_EXPORT void mf_cuda_plugin_started(int capturing);
 
 /* 1 once the GPU plugin said it records this process's GPU memory, else 0.
  * For the other plugins (the Python extension's PyTorch history): the CUDA
