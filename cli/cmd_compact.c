@@ -4,12 +4,18 @@
  * like the live one; and the compaction `memflow run` does after rendering.
  *
  * Ctrl-C, SIGTERM and SIGHUP stop a compaction cleanly (the live log stays,
- * the new file is removed) before the signal takes effect.
+ * the new file is removed) before the signal takes effect.  memflow run
+ * compacts on a thread of its own while it renders (both read the logs, on
+ * two cores); a new file replaces its log only once the analysis has read
+ * the logs, and a signal before memflow run waits for the compaction kills
+ * as it would have (the live log stays; the next memflow command removes
+ * the unfinished file).
  * MEMFLOW_TEST_COMPACT_KILL_AT=N (tests only) makes the command SIGKILL
  * itself at the Nth step of its work (a frame written, the new file synced,
  * renamed), so tests can check that no kill loses the log.
  */
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,11 +73,39 @@ static void catch_stops(int on)
         sigaction(stop_sigs[i], on ? &sa : &saved[i], on ? &saved[i] : NULL);
 }
 
+/*
+ * memflow run's compaction beside its rendering (cli_compact_run_begin):
+ * the thread, what it did, and whether a new file may replace its log yet
+ * (not before the analysis has read the logs: held).
+ */
+static struct {
+    pthread_t thread;
+    int running;
+    int n;
+    char **paths;
+    uint64_t before, after;
+    int done;
+    pthread_mutex_t lock;
+    pthread_cond_t released;
+    int held;
+} tail = { .lock = PTHREAD_MUTEX_INITIALIZER, .released = PTHREAD_COND_INITIALIZER };
+
+/* A new file is complete and synced: wait until it may replace its log. */
+static void wait_release(void)
+{
+    pthread_mutex_lock(&tail.lock);
+    while (tail.held)
+        pthread_cond_wait(&tail.released, &tail.lock);
+    pthread_mutex_unlock(&tail.lock);
+}
+
 static int on_step(void *arg, enum mf_compact_step step, uint64_t n)
 {
-    (void)arg, (void)step, (void)n;
+    (void)arg, (void)n;
     if (kill_at && ++steps == kill_at)
         raise(SIGKILL);
+    if (step == MF_COMPACT_STEP_SYNCED)
+        wait_release();
     return stop_signal != 0;
 }
 
@@ -89,12 +123,18 @@ static int compact_one(const char *path, mf_compact_result *res, const char *who
     return rc;
 }
 
-static void start(void)
+/* Before a compaction: the test's kill point, no stop yet. */
+static void start_counting(void)
 {
     const char *k = getenv("MEMFLOW_TEST_COMPACT_KILL_AT");
     kill_at = k ? strtoul(k, NULL, 10) : 0;
     steps = 0;
     stop_signal = 0;
+}
+
+static void start(void)
+{
+    start_counting();
     catch_stops(1);
 }
 
@@ -164,23 +204,68 @@ int cmd_compact(int argc, char **argv)
     return failed ? EXIT_FAILED : refused ? EXIT_REFUSED : busy ? EXIT_BUSY : 0;
 }
 
-void cli_compact_run_logs(int n, char **paths)
+/* Compact the run's logs, adding up what they became (tail's counts). */
+static void compact_run_logs(void)
 {
-    uint64_t before = 0, after = 0;
-    char b1[32], b2[32];
-    int done = 0;
-    start();
-    for (int i = 0; i < n && !stop_signal; i++) {
+    for (int i = 0; i < tail.n && !stop_signal; i++) {
         mf_compact_result r;
-        if (compact_one(paths[i], &r, "memflow run: compact", 1) == 0 && r.bytes_after) {
-            before += r.bytes_before;
-            after += r.bytes_after;
-            done++;
+        if (compact_one(tail.paths[i], &r, "memflow run: compact", 1) == 0 && r.bytes_after) {
+            tail.before += r.bytes_before;
+            tail.after += r.bytes_after;
+            tail.done++;
         }
     }
-    if (done)
-        fprintf(stderr, "memflow: %d log%s compacted: %s -> %s (%.1fx smaller)\n", done,
-                done == 1 ? "" : "s", human(before, b1), human(after, b2),
-                (double)before / (double)after);
+}
+
+static void *compact_thread(void *arg)
+{
+    (void)arg;
+    compact_run_logs();
+    return NULL;
+}
+
+int cli_compact_run_begin(int n, char **paths)
+{
+    tail.n = n;
+    tail.paths = paths;
+    tail.before = tail.after = 0;
+    tail.done = 0;
+    tail.held = 1;
+    start_counting();
+    tail.running = run_idle_start(&tail.thread, compact_thread);
+    if (!tail.running)
+        tail.held = 0;
+    return tail.running;
+}
+
+void cli_compact_run_release(void)
+{
+    pthread_mutex_lock(&tail.lock);
+    tail.held = 0;
+    pthread_cond_broadcast(&tail.released);
+    pthread_mutex_unlock(&tail.lock);
+}
+
+void cli_compact_run_end(void)
+{
+    char b1[32], b2[32];
+    cli_compact_run_release();
+    catch_stops(1);
+    if (tail.running)
+        pthread_join(tail.thread, NULL);
+    else
+        compact_run_logs();
+    tail.running = 0;
+    if (tail.done)
+        fprintf(stderr, "memflow: %d log%s compacted: %s -> %s (%.1fx smaller)\n", tail.done,
+                tail.done == 1 ? "" : "s", human(tail.before, b1), human(tail.after, b2),
+                (double)tail.before / (double)tail.after);
     finish();
+}
+
+void cli_compact_run_logs(int n, char **paths)
+{
+    if (!cli_compact_run_begin(n, paths))
+        start_counting();
+    cli_compact_run_end();
 }

@@ -12,9 +12,9 @@
  * (cli/run_stage.c).  Each process (forks, execs)
  * writes its own DIR/memflow-<pid>.mfl; when the program ends,
  * exactly the logs with this run's id are rendered into DIR unless
- * --no-render, then compacted (cli/cmd_compact.c) unless --no-compact:
- * the chunks of the staged log that were final while the program ran
- * already are (cli/run_compact.c).
+ * --no-render and compacted (cli/cmd_compact.c, on a second core beside
+ * the rendering) unless --no-compact: the chunks of the staged log that
+ * were final while the program ran already are (cli/run_compact.c).
  * Signals memflow gets go to the program (cli/run_child.c).
  *
  * Exit status: the program's own (128+N if signal N killed it); before the
@@ -319,7 +319,7 @@ static void report_tail(void)
     if (!want || strcmp(want, "1") != 0)
         return;
     static const char *const what[N_AT] = { NULL, "to write what was staged", "to read the rest",
-                                            "for the outputs", "to compact" };
+                                            "for the outputs", "to finish compacting" };
     fprintf(stderr, "memflow run: after the program's exit:");
     uint64_t before = at_ns[AT_EXIT];
     for (int i = AT_DRAINED; i < N_AT; i++) {
@@ -342,7 +342,10 @@ static int render_logs(const char *dir, int n, char **paths)
     mf_model *model = run_analysis_finish(n, paths);
     if (model)
         cli_print_warnings(model);
-    else if (!(model = cli_load_model(n, paths, UINT64_MAX)))
+    else
+        model = cli_load_model(n, paths, UINT64_MAX);
+    cli_compact_run_release();   /* the logs are read: compact forms may replace them */
+    if (!model)
         return -1;
     mark(AT_READ);
     int rc = cli_render_logs("memflow run", dir, n, paths, model);
@@ -362,9 +365,11 @@ static int finish(const run_options *opt, const run_ident *run, int status)
         free(logs);
         return status ? status : 1;
     }
+    if (opt->compact)
+        cli_compact_run_begin(n, logs);   /* on the other core, beside the rendering */
     int render_failed = opt->render && render_logs(run->dir, n, logs) < 0;
     if (opt->compact) {
-        cli_compact_run_logs(n, logs);
+        cli_compact_run_end();
         mark(AT_COMPACTED);
     }
     run_compact_forget();

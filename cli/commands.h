@@ -19,6 +19,18 @@ int cmd_import(int argc, char **argv);  /* cli/cmd_import.c */
  * is named on stderr and stays live (nothing is lost). */
 void cli_compact_run_logs(int n, char **paths);
 
+/*
+ * The same beside the rendering: begin starts compacting paths[0..n) (kept,
+ * not copied) on a thread of its own, whose new files wait, complete and
+ * synced, until release says the logs have been read (the analysis has its
+ * model); end releases, waits for the thread and says what
+ * cli_compact_run_logs says.  begin returns 0 when no thread could start:
+ * end then compacts the logs itself.
+ */
+int cli_compact_run_begin(int n, char **paths);
+void cli_compact_run_release(void);
+void cli_compact_run_end(void);
+
 /* One line on stderr: prefix, then text escaped for a terminal (names in
  * it may come from hostile files). */
 void cli_say(const char *prefix, const char *text);

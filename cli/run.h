@@ -95,9 +95,10 @@ void run_analysis_discard(void);
  * value, "idle" (SCHED_IDLE; the default of both MEMFLOW_RUN_ANALYSIS and
  * MEMFLOW_RUN_COMPACT), "normal" (the tests, on a machine busy with others)
  * or "0" (no such thread), else the caller's fallback.  loop, on the thread:
- * step() until *stop is set or step returns -1; after a step that did
- * something (1) it looks again in min_wait_us, after each that did not (0)
- * twice as late, up to max_wait_us; returns the scheduling policy the
+ * step() until *stop is set or step returns -1; after a step that left
+ * more waiting (2) it steps again at once, after one that did something
+ * (1) it looks again in min_wait_us, after each that did not (0) twice as
+ * late, up to max_wait_us; returns the scheduling policy the
  * thread ended with (SCHED_OTHER once run_idle_stop raised it).  start: a
  * thread running fn with every signal blocked (signals stay the main
  * thread's); whether it started.  stop: the program is gone and the user

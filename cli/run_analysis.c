@@ -179,13 +179,15 @@ static uint64_t horizon(void)
 }
 
 /* One look: new logs, what the logs gained up to the horizon.  Whether it
- * fed events. */
+ * fed events: 2 when it fed a whole step's worth (more may be waiting, so
+ * the thread does not sleep before the next look), 1 fewer, 0 none. */
 static int step(void)
 {
     char err[1024];
     uint64_t until = horizon();
     if (find_new_logs() < 0)
         return 0;            /* tried again at the next look */
+    uint64_t before = mf_follow_fed(a.f);
     int fed = mf_follow_step(a.f, until, STEP_EVENTS, err, sizeof err);
     if (fed < 0) {
         give_up();           /* memflow run reads the finished logs */
@@ -196,7 +198,7 @@ static int step(void)
         start_over(late_ns);
         return 1;
     }
-    return fed;
+    return fed && mf_follow_fed(a.f) - before >= STEP_EVENTS ? 2 : fed;
 }
 
 /* One look, or -1 once the analysis gave up. */

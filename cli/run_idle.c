@@ -31,6 +31,8 @@ int run_idle_loop(const run_idle *t)
         setpriority(PRIO_PROCESS, 0, 19);
     int wait_us = t->min_wait_us;
     for (int did; !__atomic_load_n(t->stop, __ATOMIC_ACQUIRE) && (did = t->step()) >= 0;) {
+        if (did == 2)
+            continue;            /* more is waiting: look again at once */
         if (did)
             wait_us = t->min_wait_us;
         else if ((wait_us *= 2) > t->max_wait_us)

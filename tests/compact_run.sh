@@ -55,6 +55,30 @@ grep -q "^same frames [1-9]" <("$PYTHON3" "$top_srcdir/tests/compact_frames.py" 
     "$SCRATCH/same.live") || fail "frames differ from memflow compact"
 no_temps "$d" same
 
+# ---- compacted beside the rendering -----------------------------------------
+# With the outputs (the default), the rest of the log is compacted on a
+# thread of its own while the analysis reads it; the compact form replaces
+# the log only once it is read: the outputs equal memflow render's of the
+# compacted log, and of its live form (a hard link keeps it).
+d=$SCRATCH/beside
+"$MEMFLOW" run --stacks=4 -o "$d" -- "$W" threads 2 300000 > /dev/null 2> "$d.err" &
+runner=$!
+log=$(first_log "$d") || fail "no log appeared"
+ln "$log" "$SCRATCH/beside.live"
+wait "$runner" || fail "memflow run: exit status $? ($(cat "$d.err"))"
+expect_eq "compacted beside the rendering" 4 $(( $(flags_of "$log") & 4 ))
+grep -q "^memflow: 1 log compacted: " "$d.err" || fail "no compaction line: $(cat "$d.err")"
+grep -q "after the program's exit: .* s to finish compacting" "$d.err" ||
+    fail "no report of the compaction's end: $(cat "$d.err")"
+for form in "$log" "$SCRATCH/beside.live"; do
+    rm -rf "$d.offline"
+    "$MEMFLOW" render "$form" -o "$d.offline" 2> /dev/null || fail "render of $form"
+    for f in stats.txt profile.json memory_flow.svg; do
+        cmp -s "$d/$f" "$d.offline/$f" || fail "$f differs from memflow render of $form"
+    done
+done
+no_temps "$d" beside
+
 # ---- several processes: fork, exec, a killed child ------------------------
 d=$SCRATCH/procs
 "$MEMFLOW" run --no-render --stacks=4 -o "$d" -- sh -c '
