@@ -2,8 +2,8 @@
  * svg_blocks.c - the blocks of one panel's map.  The model keeps each
  * view's largest blocks whole (and the largest still live); of those, the
  * panel's quota are vector rectangles (grouped by colour, one Cairo path
- * per colour) with a hover entry each.  Every other block - the rest of the
- * kept ones, the view's tiles (the cells every other block was painted
+ * per colour) with a hover entry each, when they cover a few pixels or
+ * more.  Every other block - the rest of the kept ones, the view's tiles (the cells every other block was painted
  * into), its live blocks not kept whole - is written straight into the
  * pixels of one image painted into the map, so any number of blocks costs
  * a bounded amount of SVG and no block vanishes (each covers >= 1 pixel).
@@ -97,8 +97,10 @@ static void paint_tiles(raster *r, const mf_view *v)
 
 /* Draw every block not drawn as a vector into one image painted into the
  * map: the tiles and live blocks of every source view, then the kept
- * blocks past the vector quota (largest last, on top). */
-static int draw_raster(cairo_t *cr, const mf_svg_panel *panel, size_t n_vector)
+ * blocks not drawn as vectors (vector[0..k): the first k kept blocks'
+ * choice), largest last, on top. */
+static int draw_raster(cairo_t *cr, const mf_svg_panel *panel, const unsigned char *vector,
+                       size_t k)
 {
     raster r = { .panel = panel, .left = MF_SVG_PLOT_X0, .top = (int)panel->box.map_top,
                  .width = MF_SVG_PLOT_X1 - MF_SVG_PLOT_X0, .height = MF_SVG_MAP_H,
@@ -116,8 +118,9 @@ static int draw_raster(cairo_t *cr, const mf_svg_panel *panel, size_t n_vector)
         mf_model_each_live(panel->model, panel->sources[s], paint_live, &r);
     }
     const mf_view *v = panel->dev;
-    for (size_t i = v->n_blocks; i-- > n_vector;)
-        paint_block(&r, &v->blocks[i]);
+    for (size_t i = v->n_blocks; i-- > 0;)
+        if (i >= k || !vector[i])
+            paint_block(&r, &v->blocks[i]);
     cairo_surface_mark_dirty(image);
     cairo_save(cr);
     cairo_set_source_surface(cr, image, r.left, r.top);
@@ -129,9 +132,10 @@ static int draw_raster(cairo_t *cr, const mf_svg_panel *panel, size_t n_vector)
     return 0;
 }
 
-/* Draw the first n kept blocks as rectangles, one path per colour, then
- * their never-freed edges as one path. */
-static void draw_vectors(cairo_t *cr, const mf_svg_panel *panel, size_t n)
+/* Draw the kept blocks chosen as vectors (vector[0..n)) as rectangles,
+ * one path per colour, then their never-freed edges as one path. */
+static void draw_vectors(cairo_t *cr, const mf_svg_panel *panel, const unsigned char *vector,
+                         size_t n)
 {
     const mf_view *v = panel->dev;
     mf_svg_rect r, e;
@@ -139,7 +143,7 @@ static void draw_vectors(cairo_t *cr, const mf_svg_panel *panel, size_t n)
         int any = 0;
         for (size_t k = 0; k < n; k++) {
             const mf_block *b = &v->blocks[k];
-            if (mf_svg_block_color(&panel->colors, b) != color)
+            if (!vector[k] || mf_svg_block_color(&panel->colors, b) != color)
                 continue;
             mf_svg_block_rect(&panel->time, &panel->addr, b, &r);
             cairo_rectangle(cr, r.x, r.y, r.w, r.h);
@@ -153,7 +157,7 @@ static void draw_vectors(cairo_t *cr, const mf_svg_panel *panel, size_t n)
     int any_live = 0;
     for (size_t k = 0; k < n; k++) {
         const mf_block *b = &v->blocks[k];
-        if (!mf_block_never_freed(b))
+        if (!vector[k] || !mf_block_never_freed(b))
             continue;
         mf_svg_block_rect(&panel->time, &panel->addr, b, &r);
         live_edge(&r, &e);
@@ -231,15 +235,38 @@ static int draw_subblocks(cairo_t *cr, const mf_svg_panel *panel, mf_sink *overl
 }
 
 /*
- * Hover entries of the first n kept blocks, largest first, into entries
- * while overlay->len + entries->len stays within budget.  Returns how many
- * blocks got one (those stay vector), or (size_t)-1 when out of memory.
+ * Which of the first n kept blocks are drawn one by one (vector[k] = 1):
+ * those that cover MF_SVG_MIN_VECTOR_PIXELS pixels or more.  A block of a
+ * pixel or two cannot be pointed at among its neighbours, and as a vector
+ * it would cost the SVG bytes (and Cairo the time) of one that can: it is
+ * drawn as pixels of the image, as the blocks not kept whole are.  Returns
+ * how many were chosen.
  */
-static size_t write_hover(const mf_svg_panel *panel, size_t n, const mf_sink *overlay,
-                          size_t budget, mf_sink *entries)
+static size_t choose_vectors(const mf_svg_panel *panel, size_t n, unsigned char *vector)
 {
-    size_t k;
+    size_t chosen = 0;
+    for (size_t k = 0; k < n; k++) {
+        mf_svg_rect r;
+        mf_svg_block_rect(&panel->time, &panel->addr, &panel->dev->blocks[k], &r);
+        vector[k] = (int64_t)r.w * r.h >= MF_SVG_MIN_VECTOR_PIXELS;
+        chosen += vector[k];
+    }
+    return chosen;
+}
+
+/*
+ * Hover entries of the kept blocks chosen as vectors (vector[0..n)),
+ * largest first, into entries while overlay->len + entries->len stays
+ * within budget; the blocks past it are unchosen (drawn as pixels).
+ * Returns how many blocks got one, or (size_t)-1 when out of memory.
+ */
+static size_t write_hover(const mf_svg_panel *panel, unsigned char *vector, size_t n,
+                          const mf_sink *overlay, size_t budget, mf_sink *entries)
+{
+    size_t got = 0, k;
     for (k = 0; k < n; k++) {
+        if (!vector[k])
+            continue;
         size_t before = entries->len;
         const mf_block *b = &panel->dev->blocks[k];
         mf_svg_rect r;
@@ -250,8 +277,10 @@ static size_t write_hover(const mf_svg_panel *panel, size_t n, const mf_sink *ov
             entries->len = before;
             break;
         }
+        got++;
     }
-    return k;
+    memset(vector + k, 0, n - k);
+    return got;
 }
 
 /* The hover entry of the pixel image: what it holds and why. */
@@ -262,8 +291,8 @@ static int write_raster_note(mf_sink *overlay, const mf_svg_panel *panel)
     mf_format_count(panel->n_vector, shown, sizeof shown);
     snprintf(text, sizeof text,
              "%s smaller allocations are drawn as pixels here (no details); "
-             "hover details are given for the %s largest",
-             count, shown);
+             "hover details are given for %s of the largest (%d pixels or more)",
+             count, shown, MF_SVG_MIN_VECTOR_PIXELS);
     return mf_svg_overlay_note(overlay, MF_SVG_PLOT_X0, panel->box.map_top,
                                MF_SVG_PLOT_X1 - MF_SVG_PLOT_X0, MF_SVG_MAP_H, text);
 }
@@ -275,16 +304,20 @@ int mf_svg_draw_blocks(cairo_t *cr, mf_svg_panel *panel, size_t quota, mf_sink *
     size_t k = quota < v->n_blocks ? quota : v->n_blocks;
     mf_sink entries = { 0 };
     int rc = -1;
+    unsigned char *vector = malloc(k ? k : 1);
+    if (!vector)
+        return -1;
+    size_t n = choose_vectors(panel, k, vector);
     if (overlay) {
-        k = write_hover(panel, k, overlay, overlay_budget, &entries);
-        if (k == (size_t)-1)
+        n = write_hover(panel, vector, k, overlay, overlay_budget, &entries);
+        if (n == (size_t)-1)
             goto out;
     }
-    panel->n_vector = k;
-    panel->n_raster = v->alloc_count > k ? v->alloc_count - k : 0;
-    if (panel->n_raster > 0 && draw_raster(cr, panel, k) != 0)
+    panel->n_vector = n;
+    panel->n_raster = v->alloc_count > n ? v->alloc_count - n : 0;
+    if (panel->n_raster > 0 && draw_raster(cr, panel, vector, k) != 0)
         goto out;
-    draw_vectors(cr, panel, k);
+    draw_vectors(cr, panel, vector, k);
     if (overlay) {
         if (panel->n_raster > 0 && write_raster_note(overlay, panel) != 0)
             goto out;
@@ -297,5 +330,6 @@ int mf_svg_draw_blocks(cairo_t *cr, mf_svg_panel *panel, size_t quota, mf_sink *
     rc = 0;
 out:
     mf_sink_free(&entries);
+    free(vector);
     return rc;
 }

@@ -164,7 +164,7 @@ static void legend_block_keys(cairo_t *cr, const mf_svg_panel *panel, double y)
                  mf_format_count(panel->n_raster, count, sizeof count));
         mf_svg_colored_text(cr, mf_svg_muted_color, MF_SVG_LEGEND_X, y, MF_SVG_LEFT, 9, 0, label);
         y += LINE_H - 3;
-        snprintf(label, sizeof label, "hover details for the %s largest",
+        snprintf(label, sizeof label, "hover details for %s of the largest",
                  mf_format_count(panel->n_vector, count, sizeof count));
         mf_svg_colored_text(cr, mf_svg_muted_color, MF_SVG_LEGEND_X, y, MF_SVG_LEFT, 9, 0, label);
     }

@@ -45,11 +45,13 @@ typedef struct mf_svg_panel {
 
 /* ---- svg_blocks.c ---- */
 
+#define MF_SVG_MIN_VECTOR_PIXELS 16  /* a block drawn one by one covers this many at least */
+
 /*
  * Draw the panel's blocks into its map: of the blocks the model kept whole
  * (the largest by address span), up to quota one by one as vector
- * rectangles, every other block as pixels of one image painted into the
- * map, with the dark edge of blocks never freed.  With overlay non-NULL a
+ * rectangles (those covering MF_SVG_MIN_VECTOR_PIXELS pixels or more),
+ * every other block as pixels of one image painted into the map, with the dark edge of blocks never freed.  With overlay non-NULL a
  * hover entry is appended for every vector block, and vector blocks stop
  * early once overlay->len would pass overlay_budget (the rest become
  * pixels).  Then the sub-blocks of the panel's views, outlined over their

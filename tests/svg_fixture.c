@@ -4,7 +4,9 @@
  * to DIR/basic.svg, .png and .pdf, and writes DIR/probes.json with where
  * each known block, an empty spot and the occupancy curve at 450 ms are
  * drawn (user units = SVG px), so the tests know where to point; and
- * DIR/gpu.svg, GPU blocks of known memory kinds and flags.
+ * DIR/gpu.svg, GPU blocks of known memory kinds and flags; DIR/tiny.svg,
+ * a large block among blocks of a pixel each, and DIR/tiny.json, where
+ * the first small one is drawn.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +33,44 @@ static int render(const mf_model *m, const char *dir, const char *name)
     return 0;
 }
 
+/* DIR/NAME opened for writing, or NULL (said on stderr). */
+static FILE *open_json(const char *dir, const char *name)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        perror(path);
+    return f;
+}
+
+/* tiny.svg: one large block, and 50 blocks of a pixel each (64 bytes for
+ * 50 us, in a 50 KiB range, over 100 ms): only the large one is drawn one
+ * by one, with a hover entry; the others are pixels.  tiny.json: where the
+ * first small block is drawn. */
+static int write_tiny(const char *dir)
+{
+    uint16_t cpu0 = MF_DEVICE(MF_DEVICE_CPU, 0);
+    svgt_scene *t = svgt_model_new(100 * SVGT_MS, "tiny");
+    svgt_block(t, cpu0, "big:", "whole", 0x7f6000000000ull, 1 << 20, 1 << 20, 10 * SVGT_MS,
+               90 * SVGT_MS, 1);
+    for (uint64_t i = 0; i < 50; i++)
+        svgt_block(t, cpu0, "tiny:", "t", 0x7f7000000000ull + i * 1024, 64, 64,
+                   (10 + i) * SVGT_MS, (10 + i) * SVGT_MS + 50000, 1);
+    mf_model *m = svgt_finish(t);
+    double x, y;
+    FILE *f = NULL;
+    int rc = render(m, dir, "tiny.svg") != 0 ||
+             locate(m, 10 * SVGT_MS + 25000, 0x7f7000000000ull + 32, &x, &y) != 0 ||
+             !(f = open_json(dir, "tiny.json"));
+    if (f) {
+        fprintf(f, "{\"x\": %d, \"y\": %d}\n", (int)x, (int)y);
+        fclose(f);
+    }
+    svgt_model_free(m);
+    return rc ? -1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -50,6 +90,9 @@ int main(int argc, char **argv)
         return 1;
     svgt_model_free(g);
 
+    if (write_tiny(argv[1]) != 0)
+        return 1;
+
     mf_model *m = svgt_model_basic();
     if (render(m, argv[1], "basic.svg") || render(m, argv[1], "basic.png") ||
         render(m, argv[1], "basic.pdf"))
@@ -60,13 +103,9 @@ int main(int argc, char **argv)
         { "c", 500 * SVGT_MS, SVGT_C_ADDR + 512 * 1024 },
         { "empty", 50 * SVGT_MS, SVGT_A_ADDR + 128 * 1024 },
     };
-    char path[4096];
-    snprintf(path, sizeof path, "%s/probes.json", argv[1]);
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        perror(path);
+    FILE *f = open_json(argv[1], "probes.json");
+    if (!f)
         return 1;
-    }
     fprintf(f, "{");
     for (size_t i = 0; i < sizeof probes / sizeof probes[0]; i++) {
         double x, y;

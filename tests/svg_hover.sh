@@ -85,6 +85,19 @@ for key, title in expected.items():
           "%s's hover rect %r does not cover where it is drawn (%s, %s)" % (key, r.attrib, x, y))
 check("peak 1.50 MiB at 300 ms" in titles, "no peak marker title")
 
+# Blocks of a pixel or two get no hover entry (nobody can point at one
+# among its neighbours): tiny.svg's one large block has one, its 50 small
+# ones none, and the note over the map says so.
+root = ET.parse(out + "/tiny.svg").getroot()
+tiny = [r.find(NS + "title").text for g in root.iter(NS + "g") if g.get("id") == "memflow-hover"
+        for r in g.findall(NS + "rect")]
+blocks = [t for t in tiny if t.startswith("scope: ")]
+check(len(blocks) == 1 and blocks[0].startswith("scope: big:\nname: whole\n"),
+      "tiny.svg: block titles %r" % blocks)
+check(any(t.startswith("50 smaller allocations are drawn as pixels here (no details); hover "
+                       "details are given for 1 of the largest (16 pixels or more)") for t in tiny),
+      "tiny.svg: no note on the pixels: %r" % tiny)
+
 # GPU blocks: the memory kind and flags close the title.
 root = ET.parse(out + "/gpu.svg").getroot()
 gpu = [r.find(NS + "title").text for g in root.iter(NS + "g") if g.get("id") == "memflow-hover"
@@ -137,4 +150,13 @@ for key, want in (("a", "17becf"), ("c", "ffbb78"), ("empty", "f8f8f8")):
 PY
     echo "svg_hover: memory_flow.pdf rasterised by pdftoppm shows the same blocks"
 fi
-echo "svg_hover: 3 block titles exact, escaped and in place; 222 curve titles"
+# ... and the small blocks are still drawn, in their scope's colour.
+xy=$("$PYTHON3" -c 'import json,sys; p=json.load(open(sys.argv[1])); print(p["x"], p["y"])' \
+    "$SCRATCH/tiny.json")
+pixel=$("$top_builddir/tests/svg_pixel" "$SCRATCH/tiny.svg" $xy "tiny:") ||
+    fail "svg_pixel cannot read tiny.svg"
+case $pixel in
+    *"tiny:: yes"*) ;;
+    *) fail "tiny.svg: the first small block at $xy is $pixel" ;;
+esac
+echo "svg_hover: 3 block titles exact, escaped and in place; 222 curve titles; blocks of a pixel drawn as pixels, without titles"
