@@ -26,10 +26,15 @@ static uint64_t at_col(const mf_tiles *t, uint64_t col)
     return t->origin + (col << t->wshift);
 }
 
-/* A block over columns 5..20 of granule 3 fills strip 0 from cell 5 and
- * strip 16 to cell 4; never freed: its last cell says so.  A later block
- * over 18..19 paints over it there.  Coarsened in time: columns halve (the
- * later of two wins); in address: granules halve. */
+/* Cells lo..hi of a strip's mask. */
+#define CELLS(lo, hi) ((mf_tile_mask)(((2ull << (hi)) - 1) & ~((1ull << (lo)) - 1)))
+#define S MF_TILE_STRIP
+
+/* A block over columns S-11..S+4 of granule 3 (S: MF_TILE_STRIP) fills
+ * strip 0 from cell S-11 and strip S to cell 4; never freed: its last cell
+ * says so.  A later block over S+2..S+3 paints over it there.  Coarsened
+ * in time: columns halve (the later of two wins); in address: granules
+ * halve. */
 START_TEST(tiles_paint_and_coarsen)
 {
     mf_tiles t = { 0 };
@@ -38,21 +43,22 @@ START_TEST(tiles_paint_and_coarsen)
     t.wshift = 10;
     t.origin = 1000000;
     mf_tile a = { 7, 100, 200 }, b = { 9, 300, 400 };
-    ck_assert_uint_eq(mf_tiles_cost(&t, 3 << 6, 64, at_col(&t, 5), at_col(&t, 20)), 2);
-    ck_assert_int_eq(mf_tiles_paint(&t, 3 << 6, 64, at_col(&t, 5), at_col(&t, 20) + 5, a, 1), 0);
+    ck_assert_uint_eq(mf_tiles_cost(&t, 3 << 6, 64, at_col(&t, S - 11), at_col(&t, S + 4)), 2);
+    ck_assert_int_eq(mf_tiles_paint(&t, 3 << 6, 64, at_col(&t, S - 11), at_col(&t, S + 4) + 5, a,
+                                    1), 0);
     ck_assert_uint_eq(t.n, 2);
-    const mf_tile_strip *s0 = find(&t, 3, 0), *s16 = find(&t, 3, 16);
+    const mf_tile_strip *s0 = find(&t, 3, 0), *s1 = find(&t, 3, S);
     ck_assert_ptr_nonnull(s0);
-    ck_assert_ptr_nonnull(s16);
-    ck_assert_uint_eq(s0->used, 0xffe0);
+    ck_assert_ptr_nonnull(s1);
+    ck_assert_uint_eq(s0->used, CELLS(S - 11, S - 1));
     ck_assert_uint_eq(s0->unfreed, 0);
-    ck_assert_uint_eq(s16->used, 0x1f);
-    ck_assert_uint_eq(s16->unfreed, 0x10);
-    ck_assert_uint_eq(s16->cells[4].scope, 7);
-    ck_assert_int_eq(mf_tiles_paint(&t, 3 << 6, 1, at_col(&t, 18), at_col(&t, 19), b, 0), 0);
-    /* runs of cells painted alike: 16..17 (a), 18..19 (b), 20 (a) */
+    ck_assert_uint_eq(s1->used, 0x1f);
+    ck_assert_uint_eq(s1->unfreed, 0x10);
+    ck_assert_uint_eq(s1->cells[4].scope, 7);
+    ck_assert_int_eq(mf_tiles_paint(&t, 3 << 6, 1, at_col(&t, S + 2), at_col(&t, S + 3), b, 0), 0);
+    /* runs of cells painted alike: S..S+1 (a), S+2..S+3 (b), S+4 (a) */
     unsigned k = 0, first, runs[3][2], n_runs = 0, n;
-    while ((n = mf_tile_run(s16, &k, &first)) > 0 && n_runs < 3) {
+    while ((n = mf_tile_run(s1, &k, &first)) > 0 && n_runs < 3) {
         runs[n_runs][0] = first;
         runs[n_runs++][1] = n;
     }
@@ -63,30 +69,31 @@ START_TEST(tiles_paint_and_coarsen)
     ck_assert_uint_eq(runs[1][1], 2);
     ck_assert_uint_eq(runs[2][0], 4);
     ck_assert_uint_eq(runs[2][1], 1);
-    ck_assert_uint_eq(s16->cells[2].scope, 9);
+    ck_assert_uint_eq(s1->cells[2].scope, 9);
 
-    ck_assert_int_eq(mf_tiles_coarsen(&t, 1), 0);     /* columns 0..10 now */
+    ck_assert_int_eq(mf_tiles_coarsen(&t, 1), 0);     /* columns halve: one strip */
     ck_assert_uint_eq(t.wshift, 11);
     ck_assert_uint_eq(t.n, 1);
     const mf_tile_strip *c = find(&t, 3, 0);
     ck_assert_ptr_nonnull(c);
-    ck_assert_uint_eq(c->used, 0x07fc);               /* 2..10 */
-    ck_assert_uint_eq(c->unfreed, 0x0400);            /* column 20 -> 10 */
-    ck_assert_uint_eq(c->cells[9].scope, 9);          /* 18, 19 -> 9 */
-    ck_assert_uint_eq(c->cells[8].scope, 7);          /* 16, 17 -> 8 */
-    ck_assert_uint_eq(c->cells[2].scope, 7);          /* 5 -> 2 */
+    ck_assert_uint_eq(c->used, CELLS((S - 11) / 2, (S + 4) / 2));
+    ck_assert_uint_eq(c->unfreed, CELLS((S + 4) / 2, (S + 4) / 2));
+    ck_assert_uint_eq(c->cells[(S + 2) / 2].scope, 9);   /* S+2, S+3 */
+    ck_assert_uint_eq(c->cells[S / 2].scope, 7);         /* S, S+1 */
+    ck_assert_uint_eq(c->cells[(S - 11) / 2].scope, 7);
 
     ck_assert_int_eq(mf_tiles_coarsen(&t, 0), 0);     /* granule 3 -> 1 */
     ck_assert_uint_eq(t.gshift, 7);
     ck_assert_ptr_nonnull(find(&t, 1, 0));
-    ck_assert_uint_eq(find(&t, 1, 0)->used, 0x07fc);
+    ck_assert_uint_eq(find(&t, 1, 0)->used, CELLS((S - 11) / 2, (S + 4) / 2));
 
     /* a block past column 2^32 is clamped, not wrapped */
     ck_assert_int_eq(mf_tiles_paint(&t, 0, 1, UINT64_MAX - 1, UINT64_MAX, a, 0), 0);
-    ck_assert_ptr_nonnull(find(&t, 0, UINT32_MAX & ~(uint32_t)(MF_TILE_STRIP - 1)));
+    ck_assert_ptr_nonnull(find(&t, 0, UINT32_MAX & ~(uint32_t)(S - 1)));
     mf_tiles_free(&t);
 }
 END_TEST
+#undef S
 
 typedef struct item {
     uint64_t size;

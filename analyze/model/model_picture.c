@@ -26,7 +26,7 @@
 #define KEPT_BLOCKS_ALL 65536u      /* blocks kept whole, all views together */
 #define KEPT_BLOCKS_MIN 512u
 #define KEPT_BLOCKS_MAX 20000u
-#define TILES_ALL (256u << 10)      /* tile strips (of 16 cells), all views together */
+#define TILES_ALL ((4u << 20) / MF_TILE_STRIP)   /* tile strips (4 M cells), all views together */
 
 #define PLOT_COLUMNS 888    /* pixels of the picture's time axis (svg_layout.h) */
 #define PLOT_ROWS 340       /* of its address map */

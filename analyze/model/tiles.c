@@ -124,10 +124,10 @@ uint64_t mf_tiles_cost(const mf_tiles *t, uint64_t addr, uint64_t span, uint64_t
     return rows > UINT64_MAX / strips ? UINT64_MAX : rows * strips;
 }
 
-/* Bits lo..hi (0 <= lo <= hi < 16). */
-static uint16_t bits(unsigned lo, unsigned hi)
+/* Bits lo..hi (0 <= lo <= hi < MF_TILE_STRIP). */
+static mf_tile_mask bits(unsigned lo, unsigned hi)
 {
-    return (uint16_t)(((2u << hi) - 1) & ~((1u << lo) - 1));
+    return (mf_tile_mask)(((2ull << hi) - 1) & ~((1ull << lo) - 1));
 }
 
 int mf_tiles_paint(mf_tiles *t, uint64_t addr, uint64_t span, uint64_t from, uint64_t to,
@@ -148,11 +148,11 @@ int mf_tiles_paint(mf_tiles *t, uint64_t addr, uint64_t span, uint64_t from, uin
             unsigned hi = c1 - first < MF_TILE_STRIP ? (unsigned)(c1 - first) : MF_TILE_STRIP - 1;
             for (unsigned k = lo; k <= hi; k++)
                 s->cells[k] = value;
-            uint16_t painted = bits(lo, hi);
+            mf_tile_mask painted = bits(lo, hi);
             s->used |= painted;
-            s->unfreed &= (uint16_t)~painted;
+            s->unfreed &= (mf_tile_mask)~painted;
             if (unfreed && c1 - first < MF_TILE_STRIP)
-                s->unfreed |= (uint16_t)(1u << hi);
+                s->unfreed |= (mf_tile_mask)1 << hi;
         }
         if (g == g1)
             break;
@@ -164,8 +164,8 @@ int mf_tiles_paint(mf_tiles *t, uint64_t addr, uint64_t span, uint64_t from, uin
 static void merge_cell(mf_tile_strip *to, unsigned j, const mf_tile_strip *from, unsigned k)
 {
     to->cells[j] = from->cells[k];
-    to->used |= (uint16_t)(1u << j);
-    to->unfreed |= (uint16_t)(((from->unfreed >> k) & 1u) << j);
+    to->used |= (mf_tile_mask)1 << j;
+    to->unfreed |= (mf_tile_mask)((from->unfreed >> k) & 1u) << j;
 }
 
 int mf_tiles_coarsen(mf_tiles *t, int time)

@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MF_TILE_STRIP 16          /* columns per strip */
+#define MF_TILE_STRIP 32          /* columns per strip (the bits of mf_tile_mask) */
 #define MF_TILES_FIRST_GSHIFT 6   /* cells of 64 bytes at first */
 #define MF_TILES_FIRST_WSHIFT 12  /* and 4 us */
 
@@ -31,12 +31,15 @@ typedef struct mf_tile {
     uint16_t size;            /* size class: log2(requested) * 256 */
 } mf_tile;
 
+/* One bit per cell of a strip. */
+typedef uint32_t mf_tile_mask;
+
 /* MF_TILE_STRIP cells of one granule: columns first_col .. + MF_TILE_STRIP - 1. */
 typedef struct mf_tile_strip {
     uint64_t granule;         /* address >> gshift */
     uint32_t first_col;       /* (time - origin) >> wshift, a multiple of MF_TILE_STRIP */
-    uint16_t used;            /* bit k: cell k was painted */
-    uint16_t unfreed;         /* bit k: a block that was never freed ends in cell k */
+    mf_tile_mask used;        /* bit k: cell k was painted */
+    mf_tile_mask unfreed;     /* bit k: a block that was never freed ends in cell k */
     mf_tile cells[MF_TILE_STRIP];
 } mf_tile_strip;
 
