@@ -168,12 +168,16 @@ static void merge_cell(mf_tile_strip *to, unsigned j, const mf_tile_strip *from,
     to->unfreed |= (mf_tile_mask)((from->unfreed >> k) & 1u) << j;
 }
 
+/* Coarsening writes the merged strips into the array the last one read
+ * (kept as the spare), so its pages are not given back and faulted in
+ * again each time. */
 int mf_tiles_coarsen(mf_tiles *t, int time)
 {
     mf_tile_strip *old = t->strips;
-    size_t n = t->n;
-    t->strips = NULL;
-    t->n = t->cap = 0;
+    size_t n = t->n, old_cap = t->cap;
+    t->strips = t->spare;
+    t->cap = t->cap_spare;
+    t->n = 0;
     free(t->slots);
     t->slots = NULL;
     t->n_slots = 0;
@@ -200,7 +204,8 @@ int mf_tiles_coarsen(mf_tiles *t, int time)
             merge_cell(s, time ? (half & (uint32_t)STRIP_MASK) + k / 2 : k, o, k);
         }
     }
-    free(old);
+    t->spare = old;
+    t->cap_spare = old_cap;
     return rc;
 }
 
@@ -224,6 +229,7 @@ unsigned mf_tile_run(const mf_tile_strip *s, unsigned *k, unsigned *first)
 void mf_tiles_free(mf_tiles *t)
 {
     free(t->strips);
+    free(t->spare);
     free(t->slots);
     free(t->recent);
     memset(t, 0, sizeof *t);

@@ -54,6 +54,8 @@ typedef struct mf_tile_recent {
 typedef struct mf_tiles {
     mf_tile_strip *strips;
     size_t n, cap;            /* strips */
+    mf_tile_strip *spare;     /* the array before the last coarsening, kept for the next */
+    size_t cap_spare;
     uint32_t *slots;          /* tag << 24 | strip index + 1; 0 = empty (tiles.c) */
     size_t n_slots;
     struct mf_tile_recent *recent;  /* strips last found, by a few bits of the hash */
