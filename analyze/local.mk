@@ -44,6 +44,7 @@ libmemflow_analysis_la_SOURCES = $(COMMON_SOURCES) \
 	analyze/model/model.c analyze/model/model.h \
 	analyze/model/model_blocks.c analyze/model/model_blocks.h \
 	analyze/model/model_picture.c analyze/model/model_picture.h \
+	analyze/model/worker.c analyze/model/worker.h \
 	analyze/model/model_subblocks.c analyze/model/model_subblocks.h \
 	analyze/model/model_oom.c analyze/model/model_oom.h \
 	analyze/model/model_timeline.c analyze/model/model_timeline.h \

@@ -48,4 +48,20 @@ assert all(e["name"] == "layer:" for e in spans)
 print("spans kept:", len(spans), "dropped:", dropped)
 PY
 [ "$(stat -c %s "$SCRATCH/out2/profile.json")" -lt $((64 * 1024 * 1024)) ] || fail "scoped trace size"
+# The picture kept on a second core (the default where there is one) is the
+# picture kept on the model's thread: every output the same, byte for byte,
+# for the million blocks and for the 200000 scopes (and --color-by role).
+for log in "$LOG" "$LOG2"; do
+    for color in scope role; do
+        rm -rf "$SCRATCH/thread" "$SCRATCH/inline"
+        "$MEMFLOW" render "$log" -o "$SCRATCH/thread" --color-by $color 2>/dev/null ||
+            fail "render with the picture's thread exited $?"
+        MEMFLOW_MODEL_THREAD=0 "$MEMFLOW" render "$log" -o "$SCRATCH/inline" --color-by $color \
+            2>/dev/null || fail "render with the picture inline exited $?"
+        for f in memory_flow.svg profile.json stats.txt; do
+            cmp -s "$SCRATCH/thread/$f" "$SCRATCH/inline/$f" ||
+                fail "$f differs with the picture on its own thread ($log, --color-by $color)"
+        done
+    done
+done
 echo "render_big: ok"

@@ -271,6 +271,12 @@ void mf_model_set_sites(mf_model *m, struct mf_sites *sites)
     mf_picture_set_sites(&m->state->picture, sites);
 }
 
+void mf_model_use_threads(mf_model *m)
+{
+    if (!m->state->opt.no_picture)
+        mf_picture_use_thread(&m->state->picture);
+}
+
 /* ---- devices and views ----------------------------------------------------------- */
 
 /* A new device: its slot, or -1 when out of memory. */

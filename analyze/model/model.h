@@ -656,6 +656,14 @@ MF_EXPORT int mf_model_feed(mf_model *m, const mf_event *events, size_t n,
  */
 MF_EXPORT void mf_model_set_sites(mf_model *m, struct mf_sites *sites);
 
+/*
+ * From now on, keep the picture on a second core where there is one
+ * (model_picture.h mf_picture_use_thread; MEMFLOW_MODEL_THREAD=0: never):
+ * the model is exactly the same, built sooner.  The loads use it for what
+ * a user waits for (mf_model_load_opts, mf_follow_finish).
+ */
+MF_EXPORT void mf_model_use_threads(mf_model *m);
+
 /* A window from from_ns (absolute, as mf_model_options.from_ns; 0: none),
  * known only once the logs' start is.  Call before feeding. */
 MF_EXPORT void mf_model_window_from(mf_model *m, uint64_t from_ns);

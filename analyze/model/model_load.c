@@ -186,6 +186,7 @@ mf_model *mf_model_load_opts(const char *const *paths, size_t n, const mf_load_o
         follow_free(f);
         return NULL;
     }
+    mf_model_use_threads(f->m);
     if (feed(f, until, UINT64_MAX, err, errlen) < 0) {
         follow_free(f);
         return NULL;
@@ -253,6 +254,7 @@ int mf_follow_finish(mf_follow *f, char *err, size_t errlen)
     }
     if (f->m->sites && !mf_reader_has_stacks(f->r))
         f->late++;             /* sites expected, no stack came: a load has none */
+    mf_model_use_threads(f->m);   /* the user waits for the rest */
     if (feed(f, UINT64_MAX, UINT64_MAX, err, errlen) < 0)
         return -1;
     if (mf_model_settle(f->m) < 0) {

@@ -9,7 +9,10 @@
  *  - per scope, its bytes at the view's peak and in all (the legend).
  * Blocks still live at a settle are chosen among the largest with the kept
  * ones; the rest are painted by the renderer from the live table
- * (mf_model_each_live), so nothing live is copied.
+ * (mf_model_each_live), so nothing live is copied.  When the user waits
+ * for it (a load, the end of memflow run), the picture is kept on a
+ * second core (mf_picture_use_thread): the blocks come in the same order,
+ * so it is the same picture.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +24,7 @@
 #include "ranges.h"
 #include "sites.h"
 #include "tiles.h"
+#include "worker.h"
 
 /* Budgets: what the picture keeps at most, whatever the log. */
 #define KEPT_BLOCKS_ALL 65536u      /* blocks kept whole, all views together */
@@ -127,6 +131,7 @@ static legend_scope *scope_of(mf_picture_view *v, uint32_t scope)
 /* ---- budgets ------------------------------------------------------------------------ */
 
 static int paint(mf_picture *p, mf_picture_view *v, const mf_block *b);
+static int sync_thread(mf_picture *p);
 
 typedef struct repaint_ctx {
     mf_picture *p;
@@ -142,6 +147,8 @@ static int repaint(const void *item, void *ctx)
 
 int mf_picture_add_view(mf_picture *p)
 {
+    if (sync_thread(p) < 0)
+        return -1;
     mf_picture_view *v = calloc(1, sizeof *v);
     if (!v || mf_grow((void **)&p->views, &p->cap_views, p->n_views + 1, sizeof *p->views) < 0) {
         free(v);
@@ -186,7 +193,7 @@ static int coarsen_in(mf_picture *p, mf_picture_view *v, int time)
 static int coarsen(mf_picture *p, mf_picture_view *v)
 {
     double bytes_per_px = (double)(v->ranges.bytes ? v->ranges.bytes : 1) / PLOT_ROWS;
-    double time_fineness = ns_per_px(p->span) / (double)(1ull << v->tiles.wshift);
+    double time_fineness = ns_per_px(&p->now) / (double)(1ull << v->tiles.wshift);
     double addr_fineness = bytes_per_px / (double)(1ull << v->tiles.gshift);
     int time = v->tiles.wshift < 62 && (time_fineness >= addr_fineness || v->tiles.gshift >= 62);
     return coarsen_in(p, v, time);
@@ -242,9 +249,9 @@ static int paint(mf_picture *p, mf_picture_view *v, const mf_block *b)
         v->tiles.wshift = MF_TILES_FIRST_WSHIFT;
         v->tiles.origin = v->first_ns < b->alloc_ns ? v->first_ns : b->alloc_ns;
     }
-    uint64_t span = mf_block_span(b), to = b->free_ns == MF_LIVE_AT_END ? p->span->t1 : b->free_ns;
+    uint64_t span = mf_block_span(b), to = b->free_ns == MF_LIVE_AT_END ? p->now.t1 : b->free_ns;
     /* no finer than half a pixel column: time is the same axis in every panel */
-    while (v->tiles.wshift < 62 && (double)(2ull << v->tiles.wshift) < ns_per_px(p->span))
+    while (v->tiles.wshift < 62 && (double)(2ull << v->tiles.wshift) < ns_per_px(&p->now))
         if (coarsen_in(p, v, 1) < 0)
             return -1;
     while (v->tiles.gshift < 62 && (2ull << v->tiles.gshift) <= v->cell_bytes)
@@ -269,7 +276,7 @@ static int paint(mf_picture *p, mf_picture_view *v, const mf_block *b)
 
 /* ---- blocks -------------------------------------------------------------------------- */
 
-int mf_picture_alloc(mf_picture *p, uint32_t view, uint64_t epoch, const mf_live *b)
+static int do_alloc(mf_picture *p, uint32_t view, uint64_t epoch, const mf_live *b)
 {
     mf_picture_view *v = p->views[view];
     if (!v->allocs++)
@@ -285,8 +292,8 @@ int mf_picture_alloc(mf_picture *p, uint32_t view, uint64_t epoch, const mf_live
     return mf_ranges_add(&v->ranges, b->addr, end > b->addr ? end : b->addr + 1);
 }
 
-int mf_picture_rekey(mf_picture *p, uint32_t view, uint64_t epoch, const mf_live *b,
-                     uint32_t from_key, uint32_t to_key, int at_peak)
+static int do_rekey(mf_picture *p, uint32_t view, uint64_t epoch, const mf_live *b,
+                    uint32_t from_key, uint32_t to_key, int at_peak)
 {
     mf_picture_view *v = p->views[view];
     legend_scope *to = scope_of(v, to_key);   /* first: making it may move the others */
@@ -306,7 +313,7 @@ int mf_picture_rekey(mf_picture *p, uint32_t view, uint64_t epoch, const mf_live
     return 0;
 }
 
-int mf_picture_retire(mf_picture *p, uint32_t view, uint64_t epoch, const mf_block *b)
+static int do_retire(mf_picture *p, uint32_t view, uint64_t epoch, const mf_block *b)
 {
     mf_picture_view *v = p->views[view];
     legend_scope *s = scope_of(v, mf_block_legend_key(b->scope, b->role));
@@ -329,6 +336,95 @@ int mf_picture_retire(mf_picture *p, uint32_t view, uint64_t epoch, const mf_blo
     if (rc < 0)
         return -1;
     return rc == 1 ? paint(p, v, &out) : 0;
+}
+
+/* ---- the picture's thread ------------------------------------------------------------ */
+
+enum { OP_ALLOC, OP_REKEY, OP_RETIRE };
+
+/* One call handed over: its arguments, and the span as it stood then. */
+typedef struct picture_op {
+    int kind;
+    uint32_t view, from_key, to_key;
+    int at_peak;
+    uint64_t epoch;
+    mf_time_span span;
+    union {
+        mf_live live;         /* OP_ALLOC, OP_REKEY */
+        mf_block block;       /* OP_RETIRE */
+    } u;
+} picture_op;
+
+static int run_op(void *ctx, const void *item)
+{
+    mf_picture *p = ctx;
+    const picture_op *op = item;
+    p->now = op->span;
+    switch (op->kind) {
+    case OP_ALLOC:
+        return do_alloc(p, op->view, op->epoch, &op->u.live);
+    case OP_REKEY:
+        return do_rekey(p, op->view, op->epoch, &op->u.live, op->from_key, op->to_key,
+                        op->at_peak);
+    default:
+        return do_retire(p, op->view, op->epoch, &op->u.block);
+    }
+}
+
+void mf_picture_use_thread(mf_picture *p)
+{
+    if (!p->worker && p->tiles_by != MF_TILES_BY_SITE)
+        p->worker = mf_worker_start(sizeof(picture_op), run_op, p);
+}
+
+/* An op to fill for the picture's thread. */
+static picture_op *hand_over(mf_picture *p, int kind, uint32_t view, uint64_t epoch)
+{
+    picture_op *op = mf_worker_put(p->worker);
+    op->kind = kind;
+    op->view = view;
+    op->epoch = epoch;
+    op->span = *p->span;
+    return op;
+}
+
+/* Every op handed over has run: the picture may be read or changed here.
+ * 0, or -1 when one ran out of memory. */
+static int sync_thread(mf_picture *p)
+{
+    p->now = *p->span;
+    return p->worker ? mf_worker_sync(p->worker) : 0;
+}
+
+int mf_picture_alloc(mf_picture *p, uint32_t view, uint64_t epoch, const mf_live *b)
+{
+    if (!p->worker)
+        return do_alloc(p, view, epoch, b);
+    hand_over(p, OP_ALLOC, view, epoch)->u.live = *b;
+    return 0;
+}
+
+int mf_picture_rekey(mf_picture *p, uint32_t view, uint64_t epoch, const mf_live *b,
+                     uint32_t from_key, uint32_t to_key, int at_peak)
+{
+    if (!p->worker)
+        return do_rekey(p, view, epoch, b, from_key, to_key, at_peak);
+    picture_op *op = hand_over(p, OP_REKEY, view, epoch);
+    op->u.live = *b;
+    op->from_key = from_key;
+    op->to_key = to_key;
+    op->at_peak = at_peak;
+    return 0;
+}
+
+int mf_picture_retire(mf_picture *p, uint32_t view, uint64_t epoch, const mf_block *b)
+{
+    if (!p->worker) {
+        p->now = *p->span;
+        return do_retire(p, view, epoch, b);
+    }
+    hand_over(p, OP_RETIRE, view, epoch)->u.block = *b;
+    return 0;
 }
 
 /* ---- settling ---------------------------------------------------------------------- */
@@ -416,6 +512,8 @@ oom:
 int mf_picture_settle(mf_picture *p, uint32_t view, uint64_t epoch, uint64_t t1, mf_view *out,
                       mf_live_visitor visit, void *src)
 {
+    if (sync_thread(p) < 0)
+        return -1;
     mf_picture_view *v = p->views[view];
     out->tiles = v->tiles.strips;
     out->n_tiles = v->tiles.n;
@@ -438,6 +536,7 @@ int mf_picture_kept_whole(const mf_view *v, const mf_block *b)
 
 void mf_picture_free(mf_picture *p)
 {
+    mf_worker_stop(p->worker);
     for (size_t i = 0; i < p->n_views; i++) {
         mf_picture_view *v = p->views[i];
         mf_topk_free(&v->kept);

@@ -27,6 +27,8 @@ struct mf_picture_view;
 
 typedef struct mf_picture {
     const mf_time_span *span;
+    mf_time_span now;         /* the span as it stood when the block at hand came */
+    struct mf_worker *worker; /* NULL: the picture is kept on the model's thread */
     int tiles_by;             /* what cells keep: enum mf_tiles_by */
     struct mf_sites *sites;   /* NULL: no stacks (cells keep the scope) */
     struct mf_picture_view **views;   /* by view index */
@@ -42,8 +44,19 @@ void mf_picture_init(mf_picture *p, const mf_time_span *span, int tiles_by);
 /* From now on, cells of blocks with a stack are keyed by its site. */
 void mf_picture_set_sites(mf_picture *p, struct mf_sites *sites);
 
+/*
+ * From now on, keep the picture on a thread of its own (worker.h): alloc,
+ * rekey and retire hand their block over with the time span as it stands
+ * and return at once (their -1 comes from the next add_view or settle);
+ * the picture is exactly what it would be on the model's thread.  Not
+ * when cells are keyed by site (the sites grow on the model's thread), on
+ * one core, or when no thread starts: then nothing changes.
+ */
+void mf_picture_use_thread(mf_picture *p);
+
 /* A new view, index p->n_views; the per-view share of blocks kept whole
- * shrinks as views are added.  0, or -1 when out of memory. */
+ * shrinks as views are added.  0, or -1 when out of memory (here or in
+ * what the picture's thread did before). */
 int mf_picture_add_view(mf_picture *p);
 
 /* Live block b of view was allocated; epoch: the view's peaks so far (its
@@ -72,7 +85,8 @@ typedef int (*mf_live_visitor)(void *src, int (*fn)(const mf_block *b, void *fn_
  * the colour ramps' ends) for view, whose peaks so far are epoch, at the
  * model's end t1.  visit(src, ...) visits the view's live blocks, with
  * out->n_blocks 0 (all of them); the largest join the blocks drawn whole.
- * 0, or -1 when out of memory.
+ * 0, or -1 when out of memory (here or in what the picture's thread did
+ * before).
  */
 int mf_picture_settle(mf_picture *p, uint32_t view, uint64_t epoch, uint64_t t1, mf_view *out,
                       mf_live_visitor visit, void *src);
