@@ -79,6 +79,36 @@ for form in "$log" "$SCRATCH/beside.live"; do
 done
 no_temps "$d" beside
 
+# ---- killed while compacting beside the rendering ---------------------------
+# memflow run SIGKILLs itself at the first step of the compaction after the
+# program's exit (MEMFLOW_TEST_COMPACT_KILL_AT=1), while it renders: the live
+# log stays whole (every event of the run), the unfinished compact file is
+# no log, and the next memflow command removes it and reads the whole run.
+d=$SCRATCH/tailkill
+status=0
+MEMFLOW_TEST_COMPACT_KILL_AT=1 "$MEMFLOW" run --stacks=4 -o "$d" -- "$W" threads 2 300000 \
+    > /dev/null 2> "$d.err" || status=$?
+expect_eq "killed in the compaction after the exit: status" 137 "$status"
+set -- "$d"/memflow-*.mfl
+[ -e "$1" ] && [ $# = 1 ] || fail "killed in the tail: logs $*"
+expect_eq "killed in the tail: the log stays live" 0 $(( $(flags_of "$1") & 4 ))
+"$CHECK" "$1" > "$SCRATCH/tailkill.check" || fail "killed in the tail: logcheck $?"
+grep -qx "t0: allocs=300000 frees=300000 .*" "$SCRATCH/tailkill.check" &&
+    grep -qx "t1: allocs=300000 frees=300000 .*" "$SCRATCH/tailkill.check" ||
+    fail "killed in the tail: $(cat "$SCRATCH/tailkill.check")"
+"$MEMFLOW" render "$1" -o "$d.out" --formats stats.json 2> /dev/null ||
+    fail "render after the kill exited $?"
+no_temps "$d" tailkill
+# the same counts as the run of the same program that was not killed
+"$MEMFLOW" render "$SCRATCH"/beside/memflow-*.mfl -o "$d.beside" --formats stats.json \
+    2> /dev/null || fail "render of the run not killed exited $?"
+"$PYTHON3" - "$d.out/stats.json" "$d.beside/stats.json" <<'PY' || fail "killed in the tail: counts"
+import json, sys
+k, b = (json.load(open(f))["devices"][0] for f in sys.argv[1:3])
+assert (k["alloc_count"], k["free_count"]) == (b["alloc_count"], b["free_count"]), (k, b)
+assert k["alloc_count"] >= 600000 and k["free_count"] >= 600000, k
+PY
+
 # ---- several processes: fork, exec, a killed child ------------------------
 d=$SCRATCH/procs
 "$MEMFLOW" run --no-render --stacks=4 -o "$d" -- sh -c '
