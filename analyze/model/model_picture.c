@@ -388,12 +388,15 @@ static picture_op *hand_over(mf_picture *p, int kind, uint32_t view, uint64_t ep
     return op;
 }
 
-/* Every op handed over has run: the picture may be read or changed here.
- * 0, or -1 when one ran out of memory. */
+/* Every op handed over has run: the picture may be read or changed here
+ * (and paint reads the span as it stands).  0, or -1 when one ran out of
+ * memory.  The wait comes first: until it returns, the thread may be
+ * painting with its op's span. */
 static int sync_thread(mf_picture *p)
 {
+    int rc = p->worker ? mf_worker_sync(p->worker) : 0;
     p->now = *p->span;
-    return p->worker ? mf_worker_sync(p->worker) : 0;
+    return rc;
 }
 
 int mf_picture_alloc(mf_picture *p, uint32_t view, uint64_t epoch, const mf_live *b)
