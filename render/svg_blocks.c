@@ -3,8 +3,9 @@
  * view's largest blocks whole (and the largest still live); of those, the
  * panel's quota are vector rectangles (grouped by colour, one Cairo path
  * per colour) with a hover entry each, when they cover a few pixels or
- * more.  Every other block - the rest of the kept ones, the view's tiles (the cells every other block was painted
- * into), its live blocks not kept whole - is written straight into the
+ * more.  Every other block - the rest of the kept ones, the view's tiles
+ * (the cells every other block was painted into), its live blocks not
+ * kept whole - is written straight into the
  * pixels of one image painted into the map, so any number of blocks costs
  * a bounded amount of SVG and no block vanishes (each covers >= 1 pixel).
  * Sub-blocks (regions inside other blocks, MF_FLAG_SUBBLOCK) come last, on
@@ -19,6 +20,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* One of the first kept blocks: where it is drawn, and whether one by one. */
+typedef struct kept_rect {
+    mf_svg_rect rect;
+    int vector;
+} kept_rect;
 
 static uint32_t argb(mf_svg_rgb c)
 {
@@ -97,10 +104,9 @@ static void paint_tiles(raster *r, const mf_view *v)
 
 /* Draw every block not drawn as a vector into one image painted into the
  * map: the tiles and live blocks of every source view, then the kept
- * blocks not drawn as vectors (vector[0..k): the first k kept blocks'
+ * blocks not drawn as vectors (kept[0..k): the first k kept blocks'
  * choice), largest last, on top. */
-static int draw_raster(cairo_t *cr, const mf_svg_panel *panel, const unsigned char *vector,
-                       size_t k)
+static int draw_raster(cairo_t *cr, const mf_svg_panel *panel, const kept_rect *kept, size_t k)
 {
     raster r = { .panel = panel, .left = MF_SVG_PLOT_X0, .top = (int)panel->box.map_top,
                  .width = MF_SVG_PLOT_X1 - MF_SVG_PLOT_X0, .height = MF_SVG_MAP_H,
@@ -119,7 +125,7 @@ static int draw_raster(cairo_t *cr, const mf_svg_panel *panel, const unsigned ch
     }
     const mf_view *v = panel->dev;
     for (size_t i = v->n_blocks; i-- > 0;)
-        if (i >= k || !vector[i])
+        if (i >= k || !kept[i].vector)
             paint_block(&r, &v->blocks[i]);
     cairo_surface_mark_dirty(image);
     cairo_save(cr);
@@ -132,21 +138,19 @@ static int draw_raster(cairo_t *cr, const mf_svg_panel *panel, const unsigned ch
     return 0;
 }
 
-/* Draw the kept blocks chosen as vectors (vector[0..n)) as rectangles,
+/* Draw the kept blocks chosen as vectors (kept[0..n)) as rectangles,
  * one path per colour, then their never-freed edges as one path. */
-static void draw_vectors(cairo_t *cr, const mf_svg_panel *panel, const unsigned char *vector,
-                         size_t n)
+static void draw_vectors(cairo_t *cr, const mf_svg_panel *panel, const kept_rect *kept, size_t n)
 {
     const mf_view *v = panel->dev;
-    mf_svg_rect r, e;
+    mf_svg_rect e;
     for (size_t color = 0; color < panel->colors.n_table; color++) {
         int any = 0;
         for (size_t k = 0; k < n; k++) {
-            const mf_block *b = &v->blocks[k];
-            if (!vector[k] || mf_svg_block_color(&panel->colors, b) != color)
+            const mf_svg_rect *r = &kept[k].rect;
+            if (!kept[k].vector || mf_svg_block_color(&panel->colors, &v->blocks[k]) != color)
                 continue;
-            mf_svg_block_rect(&panel->time, &panel->addr, b, &r);
-            cairo_rectangle(cr, r.x, r.y, r.w, r.h);
+            cairo_rectangle(cr, r->x, r->y, r->w, r->h);
             any = 1;
         }
         if (any) {
@@ -156,11 +160,9 @@ static void draw_vectors(cairo_t *cr, const mf_svg_panel *panel, const unsigned 
     }
     int any_live = 0;
     for (size_t k = 0; k < n; k++) {
-        const mf_block *b = &v->blocks[k];
-        if (!vector[k] || !mf_block_never_freed(b))
+        if (!kept[k].vector || !mf_block_never_freed(&v->blocks[k]))
             continue;
-        mf_svg_block_rect(&panel->time, &panel->addr, b, &r);
-        live_edge(&r, &e);
+        live_edge(&kept[k].rect, &e);
         cairo_rectangle(cr, e.x, e.y, e.w, e.h);
         any_live = 1;
     }
@@ -235,43 +237,40 @@ static int draw_subblocks(cairo_t *cr, const mf_svg_panel *panel, mf_sink *overl
 }
 
 /*
- * Which of the first n kept blocks are drawn one by one (vector[k] = 1):
- * those that cover MF_SVG_MIN_VECTOR_PIXELS pixels or more.  A block of a
- * pixel or two cannot be pointed at among its neighbours, and as a vector
- * it would cost the SVG bytes (and Cairo the time) of one that can: it is
- * drawn as pixels of the image, as the blocks not kept whole are.  Returns
- * how many were chosen.
+ * Where the first n kept blocks are drawn, and which of them one by one
+ * (kept[k].vector): those that cover MF_SVG_MIN_VECTOR_PIXELS pixels or
+ * more.  A block of a pixel or two cannot be pointed at among its
+ * neighbours, and as a vector it would cost the SVG bytes (and Cairo the
+ * time) of one that can: it is drawn as pixels of the image, as the
+ * blocks not kept whole are.  Returns how many were chosen.
  */
-static size_t choose_vectors(const mf_svg_panel *panel, size_t n, unsigned char *vector)
+static size_t choose_vectors(const mf_svg_panel *panel, size_t n, kept_rect *kept)
 {
     size_t chosen = 0;
     for (size_t k = 0; k < n; k++) {
-        mf_svg_rect r;
-        mf_svg_block_rect(&panel->time, &panel->addr, &panel->dev->blocks[k], &r);
-        vector[k] = (int64_t)r.w * r.h >= MF_SVG_MIN_VECTOR_PIXELS;
-        chosen += vector[k];
+        mf_svg_rect *r = &kept[k].rect;
+        mf_svg_block_rect(&panel->time, &panel->addr, &panel->dev->blocks[k], r);
+        kept[k].vector = (int64_t)r->w * r->h >= MF_SVG_MIN_VECTOR_PIXELS;
+        chosen += (size_t)kept[k].vector;
     }
     return chosen;
 }
 
 /*
- * Hover entries of the kept blocks chosen as vectors (vector[0..n)),
- * largest first, into entries while overlay->len + entries->len stays
- * within budget; the blocks past it are unchosen (drawn as pixels).
- * Returns how many blocks got one, or (size_t)-1 when out of memory.
+ * Hover entries of the kept blocks chosen as vectors (kept[0..n)), largest
+ * first, into entries while overlay->len + entries->len stays within
+ * budget; the blocks past it are unchosen (drawn as pixels).  Returns how
+ * many blocks got one, or (size_t)-1 when out of memory.
  */
-static size_t write_hover(const mf_svg_panel *panel, unsigned char *vector, size_t n,
+static size_t write_hover(const mf_svg_panel *panel, kept_rect *kept, size_t n,
                           const mf_sink *overlay, size_t budget, mf_sink *entries)
 {
     size_t got = 0, k;
     for (k = 0; k < n; k++) {
-        if (!vector[k])
+        if (!kept[k].vector)
             continue;
         size_t before = entries->len;
-        const mf_block *b = &panel->dev->blocks[k];
-        mf_svg_rect r;
-        mf_svg_block_rect(&panel->time, &panel->addr, b, &r);
-        if (mf_svg_overlay_block(entries, panel, b, &r) != 0)
+        if (mf_svg_overlay_block(entries, panel, &panel->dev->blocks[k], &kept[k].rect) != 0)
             return (size_t)-1;
         if (overlay->len + entries->len > budget) {
             entries->len = before;
@@ -279,7 +278,8 @@ static size_t write_hover(const mf_svg_panel *panel, unsigned char *vector, size
         }
         got++;
     }
-    memset(vector + k, 0, n - k);
+    for (; k < n; k++)
+        kept[k].vector = 0;
     return got;
 }
 
@@ -304,20 +304,20 @@ int mf_svg_draw_blocks(cairo_t *cr, mf_svg_panel *panel, size_t quota, mf_sink *
     size_t k = quota < v->n_blocks ? quota : v->n_blocks;
     mf_sink entries = { 0 };
     int rc = -1;
-    unsigned char *vector = malloc(k ? k : 1);
-    if (!vector)
+    kept_rect *kept = malloc((k ? k : 1) * sizeof *kept);
+    if (!kept)
         return -1;
-    size_t n = choose_vectors(panel, k, vector);
+    size_t n = choose_vectors(panel, k, kept);
     if (overlay) {
-        n = write_hover(panel, vector, k, overlay, overlay_budget, &entries);
+        n = write_hover(panel, kept, k, overlay, overlay_budget, &entries);
         if (n == (size_t)-1)
             goto out;
     }
     panel->n_vector = n;
     panel->n_raster = v->alloc_count > n ? v->alloc_count - n : 0;
-    if (panel->n_raster > 0 && draw_raster(cr, panel, vector, k) != 0)
+    if (panel->n_raster > 0 && draw_raster(cr, panel, kept, k) != 0)
         goto out;
-    draw_vectors(cr, panel, vector, k);
+    draw_vectors(cr, panel, kept, k);
     if (overlay) {
         if (panel->n_raster > 0 && write_raster_note(overlay, panel) != 0)
             goto out;
@@ -330,6 +330,6 @@ int mf_svg_draw_blocks(cairo_t *cr, mf_svg_panel *panel, size_t quota, mf_sink *
     rc = 0;
 out:
     mf_sink_free(&entries);
-    free(vector);
+    free(kept);
     return rc;
 }

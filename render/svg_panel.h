@@ -51,13 +51,13 @@ typedef struct mf_svg_panel {
  * Draw the panel's blocks into its map: of the blocks the model kept whole
  * (the largest by address span), up to quota one by one as vector
  * rectangles (those covering MF_SVG_MIN_VECTOR_PIXELS pixels or more),
- * every other block as pixels of one image painted into the map, with the dark edge of blocks never freed.  With overlay non-NULL a
- * hover entry is appended for every vector block, and vector blocks stop
- * early once overlay->len would pass overlay_budget (the rest become
- * pixels).  Then the sub-blocks of the panel's views, outlined over their
- * lanes, with hover entries within the same budget.  Sets n_vector and
- * n_raster.  Returns 0, or -1 when out of
- * memory.
+ * every other block as pixels of one image painted into the map, with the
+ * dark edge of blocks never freed.  With overlay non-NULL a hover entry is
+ * appended for every vector block, and vector blocks stop early once
+ * overlay->len would pass overlay_budget (the rest become pixels).  Then
+ * the sub-blocks of the panel's views, outlined over their lanes, with
+ * hover entries within the same budget.  Sets n_vector and n_raster.
+ * Returns 0, or -1 when out of memory.
  */
 int mf_svg_draw_blocks(cairo_t *cr, mf_svg_panel *panel, size_t quota, mf_sink *overlay,
                        size_t overlay_budget);
