@@ -10,6 +10,21 @@ mkdir -p "$SCRATCH"
 fail() { echo "FAIL: $TEST_NAME: $*" >&2; exit 1; }
 # expect_eq WHAT EXPECTED ACTUAL
 expect_eq() { [ "$2" = "$3" ] || fail "$1: expected '$2', got '$3'"; }
+# check_stats LOG WHAT <<'PY' ... PY: `memflow stats --format json LOG`, then
+# the Python on stdin with d (those statistics) and eq(what, want, got),
+# which exits naming what differs; fail WHAT when it does
+check_stats() {
+    "$MEMFLOW" stats --format json "$1" > "$SCRATCH/check_stats.json" 2> "$SCRATCH/check_stats.err" ||
+        fail "memflow stats of $1 exited $?: $(cat "$SCRATCH/check_stats.err")"
+    { cat <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+def eq(what, want, got):
+    if want != got:
+        sys.exit("%s: expected %r, got %r" % (what, want, got))
+PY
+      cat; } | "$PYTHON3" - "$SCRATCH/check_stats.json" || fail "$2"
+}
 # json_get FILE PYTHON-EXPRESSION-ON-d : print a value from a JSON file
 json_get() { "$PYTHON3" -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 # preload_works: false in a sanitizer build (configure --enable-sanitize,

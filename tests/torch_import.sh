@@ -20,14 +20,7 @@ grep -q "current.pickle: 17 trace entries (5 tensors, 2 segments; live before th
 for f in memflow-import-1.mfl memory_flow.svg profile.json stats.txt gpu_memory_profile-pid_1.csv; do
     [ -s "$SCRATCH/cur/$f" ] || fail "memflow import wrote no $f"
 done
-"$MEMFLOW" stats --format json "$SCRATCH/cur/memflow-import-1.mfl" > "$SCRATCH/cur.json" ||
-    fail "memflow stats of the imported log exited $?"
-"$PYTHON3" - "$SCRATCH/cur.json" <<'EOF' || fail "the imported statistics differ"
-import json, sys
-d = json.load(open(sys.argv[1]))
-def eq(what, want, got):
-    if want != got:
-        sys.exit("%s: expected %r, got %r" % (what, want, got))
+check_stats "$SCRATCH/cur/memflow-import-1.mfl" "the imported statistics differ" <<'EOF'
 MiB = 1 << 20
 p = d["processes"][0]
 eq("process", (1, "snapshot", False), (p["pid"], p["end"]["how"], p["abnormal"]))
@@ -160,14 +153,7 @@ fi
     fail "memflow import old.pickle exited $?: $(cat "$SCRATCH/old.err")"
 grep -q "old.pickle: no time_us (PyTorch < 2.2): times are the order of the allocator's events" \
     "$SCRATCH/old.err" || fail "no word of the event order: $(cat "$SCRATCH/old.err")"
-"$MEMFLOW" stats --format json "$SCRATCH/old/memflow-import-1.mfl" > "$SCRATCH/old.json" \
-    2> /dev/null
-"$PYTHON3" - "$SCRATCH/old.json" <<'EOF' || fail "the old format's statistics differ"
-import json, sys
-d = json.load(open(sys.argv[1]))
-def eq(what, want, got):
-    if want != got:
-        sys.exit("%s: expected %r, got %r" % (what, want, got))
+check_stats "$SCRATCH/old/memflow-import-1.mfl" "the old format's statistics differ" <<'EOF'
 MiB = 1 << 20
 eq("time axis", ("event_order", "none"), (d["pytorch"]["time_axis"], d["pytorch"]["scopes"]))
 eq("warning", ["pid 1: the time axis is the order of PyTorch's allocator events, 1 us apart "
@@ -236,14 +222,7 @@ $D: the snapshot is damaged: 2 entries without the fields their action needs wer
 for f in memflow-import-1.mfl memory_flow.svg profile.json stats.txt; do
     [ -s "$SCRATCH/damaged/$f" ] || fail "damaged: memflow import wrote no $f"
 done
-"$MEMFLOW" stats --format json "$SCRATCH/damaged/memflow-import-1.mfl" > "$SCRATCH/damaged.json" ||
-    fail "memflow stats of the damaged snapshot's log exited $?"
-"$PYTHON3" - "$SCRATCH/damaged.json" <<'EOF' || fail "the damaged snapshot's statistics differ"
-import json, sys
-d = json.load(open(sys.argv[1]))
-def eq(what, want, got):
-    if want != got:
-        sys.exit("%s: expected %r, got %r" % (what, want, got))
+check_stats "$SCRATCH/damaged/memflow-import-1.mfl" "the damaged snapshot's statistics differ" <<'EOF'
 MiB = 1 << 20
 g = d["devices"][0]
 # SEG_B twice (the first ends at 40 when the second begins), 2 MiB from 10 us

@@ -20,13 +20,7 @@ refused=memflow: PyTorch's allocator history: offset 5: opcode REDUCE refused: i
     "$(cat out.txt)"
 grep -qx "memflow: PyTorch's allocator history is off: torch $("$PYTHON" -c 'import torch; print(torch.__version__)') has no timed history (torch >= 2.2 has it); GPU memory is recorded at the segment level (CUPTI)" \
     err.txt || fail "no 'too old' line: $(cat err.txt)"
-"$MEMFLOW" stats --format json run/memflow-*.mfl > stats.json 2> /dev/null
-"$PYTHON3" - stats.json <<'EOF' || fail "the live history's tensors differ"
-import json, sys
-d = json.load(open(sys.argv[1]))
-def eq(what, want, got):
-    if want != got:
-        sys.exit("%s: expected %r, got %r" % (what, want, got))
+check_stats run/memflow-*.mfl "the live history's tensors differ" <<'EOF'
 t = d["pytorch"]
 eq("pytorch", (True, "time", "by_time", "too_old"), (t["history"], t["time_axis"], t["scopes"],
                                                      t["off"]))

@@ -14,13 +14,7 @@ expect_eq "the history's calls" "calls=[('all', 'python', 100000), ('all', 'all'
 retaken=1 on=True" "$(cat out.txt)"
 expect_eq "stderr" "memflow: the program turned PyTorch's allocator history off (enabled=None): memflow wrote what it had recorded and turned it back on for itself" \
     "$(sed -n 1p err.txt)"
-"$MEMFLOW" stats --format json run/memflow-*.mfl > stats.json 2> /dev/null
-"$PYTHON3" - stats.json <<'PY' || fail "the log's tensors differ"
-import json, sys
-d = json.load(open(sys.argv[1]))
-def eq(what, want, got):
-    if want != got:
-        sys.exit("%s: expected %r, got %r" % (what, want, got))
+check_stats run/memflow-*.mfl "the log's tensors differ" <<'PY'
 g = [x for x in d["devices"] if x["device"] == "gpu/0"][0]
 eq("segments", (1, 0, 2 << 20), (g["alloc_count"], g["free_count"], g["live_bytes_end"]))
 s = g["subblocks"]

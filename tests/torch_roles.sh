@@ -16,13 +16,7 @@ cd "$SCRATCH"
 "$MEMFLOW" run -o run -- "$PYTHON" "$top_srcdir/tests/torch_roles.py" > out.txt 2> err.txt ||
     fail "torch_roles.py exited $?: $(cat err.txt)"
 expect_eq "conversion" "entries=34 tensors=25 tensor_frees=4 segments=1" "$(cat out.txt)"
-"$MEMFLOW" stats --format json run/memflow-*.mfl > stats.json 2> /dev/null
-"$PYTHON3" - stats.json <<'EOF' || fail "the tensors' roles differ"
-import json, sys
-d = json.load(open(sys.argv[1]))
-def eq(what, want, got):
-    if want != got:
-        sys.exit("%s: expected %r, got %r" % (what, want, got))
+check_stats run/memflow-*.mfl "the tensors' roles differ" <<'EOF'
 p = [x for x in d["at_peak"] if x["device"] == "gpu/0"][0]
 # the device's own blocks: the segment, as before
 eq("segment at the peak", (16 << 20, [("unknown", 16 << 20, 1)]),
