@@ -224,14 +224,20 @@ static void *compact_thread(void *arg)
     return NULL;
 }
 
-int cli_compact_run_begin(int n, char **paths)
+/* The run's logs paths[0..n) to compact, none yet; renames held or not. */
+static void tail_set(int n, char **paths, int held)
 {
     tail.n = n;
     tail.paths = paths;
     tail.before = tail.after = 0;
     tail.done = 0;
-    tail.held = 1;
+    tail.held = held;
     start_counting();
+}
+
+int cli_compact_run_begin(int n, char **paths)
+{
+    tail_set(n, paths, 1);
     tail.running = run_idle_start(&tail.thread, compact_thread);
     if (!tail.running)
         tail.held = 0;
@@ -265,7 +271,6 @@ void cli_compact_run_end(void)
 
 void cli_compact_run_logs(int n, char **paths)
 {
-    if (!cli_compact_run_begin(n, paths))
-        start_counting();
+    tail_set(n, paths, 0);    /* no thread: cli_compact_run_end compacts them */
     cli_compact_run_end();
 }
