@@ -23,10 +23,15 @@
  * With -t T the work is shared by T threads (thread k does its share of the
  * mallocs with its own seed and table); the main thread only waits.
  *
+ * With -r RATE the run is paced at about RATE operations a second in all
+ * (each thread sleeps whenever it is ahead of its share of that pace, checked
+ * every 1,024 mallocs): a program that allocates steadily for a long time,
+ * as a training loop does, instead of as fast as the allocator allows.
+ *
  * With -e FILE it writes CLOCK_MONOTONIC (ns) into FILE as its last act
  * (bench/wait.sh: the time from the program's exit to the profiler's).
  *
- * Usage: churn [-n OPS] [-t THREADS] [-s SLOTS] [-u MIN-MAX] [-q] [-e FILE]
+ * Usage: churn [-n OPS] [-t THREADS] [-s SLOTS] [-u MIN-MAX] [-r RATE] [-q] [-e FILE]
  * Prints one line: the operation counts and a checksum of the sizes (so the
  * compiler cannot drop the work).  Exit status 1 on bad usage or no memory.
  */
@@ -46,6 +51,7 @@ typedef struct churn_job {
     size_t uniform_min;    /* with uniform_span: sizes uniform in min..min+span-1 */
     size_t uniform_span;   /* 0: the skewed mix of pick_size */
     uint32_t seed;
+    double mallocs_per_ns; /* with -r: this thread's pace; 0: as fast as it can */
     unsigned long frees;   /* out: frees done */
     uint64_t checksum;     /* out: sum of the sizes asked for */
     int failed;            /* out: a malloc returned NULL */
@@ -78,6 +84,24 @@ static size_t next_size(const churn_job *job, uint32_t *rng)
     return pick_size(rng);
 }
 
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* With -r: sleep until `done` mallocs since `start` are no longer ahead. */
+static void keep_pace(const churn_job *job, uint64_t start, unsigned long done)
+{
+    uint64_t due = start + (uint64_t)((double)done / job->mallocs_per_ns);
+    uint64_t now = now_ns();
+    if (due > now) {
+        struct timespec ts = {(time_t)((due - now) / 1000000000u), (long)((due - now) % 1000000000u)};
+        nanosleep(&ts, NULL);
+    }
+}
+
 static void *churn_thread(void *arg)
 {
     churn_job *job = arg;
@@ -88,7 +112,10 @@ static void *churn_thread(void *arg)
         job->failed = 1;
         return NULL;
     }
+    uint64_t start = now_ns();
     for (unsigned long i = 0; i < job->mallocs; i++) {
+        if (job->mallocs_per_ns > 0 && (i & 1023) == 0)
+            keep_pace(job, start, i);
         unsigned slot = xorshift32(&rng) % job->slots;
         if (table[slot]) {
             free(table[slot]);
@@ -120,11 +147,9 @@ static void *churn_thread(void *arg)
 /* CLOCK_MONOTONIC now, in ns, into path: 0, or 1 (said on stderr). */
 static int write_end(const char *path)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t now = now_ns();
     FILE *f = fopen(path, "w");
-    if (!f || fprintf(f, "%llu\n", (unsigned long long)ts.tv_sec * 1000000000ull +
-                                        (unsigned long long)ts.tv_nsec) < 0 || fclose(f) != 0) {
+    if (!f || fprintf(f, "%llu\n", (unsigned long long)now) < 0 || fclose(f) != 0) {
         fprintf(stderr, "churn: cannot write %s: %s\n", path, strerror(errno));
         return 1;
     }
@@ -134,7 +159,8 @@ static int write_end(const char *path)
 static int usage(const char *why)
 {
     fprintf(stderr, "churn: %s\nusage: churn [-n OPS (even, default 2000000)] "
-                    "[-t THREADS (1..64)] [-s SLOTS (default 4096)] [-u MIN-MAX (bytes)] [-q] "
+                    "[-t THREADS (1..64)] [-s SLOTS (default 4096)] [-u MIN-MAX (bytes)] "
+                    "[-r OPS_PER_SECOND] [-q] "
                     "[-e END_FILE]\n",
             why);
     return 1;
@@ -170,11 +196,11 @@ static int parse_range(const char *text, size_t *min, size_t *span)
 
 int main(int argc, char **argv)
 {
-    unsigned long ops = 2000000, threads = 1, slots = 4096;
+    unsigned long ops = 2000000, threads = 1, slots = 4096, rate = 0;
     size_t uniform_min = 0, uniform_span = 0;
     int quiet = 0, opt;
     const char *end_file = NULL;
-    while ((opt = getopt(argc, argv, "n:t:s:u:qe:")) != -1) {
+    while ((opt = getopt(argc, argv, "n:t:s:u:r:qe:")) != -1) {
         switch (opt) {
         case 'n': ops = parse_count(optarg); break;
         case 't': threads = parse_count(optarg); break;
@@ -182,6 +208,10 @@ int main(int argc, char **argv)
         case 'u':
             if (parse_range(optarg, &uniform_min, &uniform_span) < 0)
                 return usage("-u wants MIN-MAX bytes, 1 <= MIN <= MAX <= 1073741824");
+            break;
+        case 'r':
+            if ((rate = parse_count(optarg)) == 0)
+                return usage("-r wants a positive number of operations a second");
             break;
         case 'q': quiet = 1; break;
         case 'e': end_file = optarg; break;
@@ -206,6 +236,7 @@ int main(int argc, char **argv)
         jobs[k].uniform_min = uniform_min;
         jobs[k].uniform_span = uniform_span;
         jobs[k].seed = 2463534242u + 7919u * (uint32_t)k;
+        jobs[k].mallocs_per_ns = rate ? (double)rate / 2 / (double)threads / 1e9 : 0;
     }
     if (threads == 1) {
         churn_thread(&jobs[0]);

@@ -13,6 +13,11 @@
 #   3. the time from the program's exit to memflow run's exit for the
 #      churn of WAIT_TAIL_EVENTS events (4, 40 and 400 million; 400 million
 #      only where the disk has room for its log);
+#   3b. the same tail when the churn is paced at WAIT_PACE operations a
+#      second (churn -r; default 2,000,000): a program that allocates
+#      steadily for a long time, as a training loop does, so that the
+#      analysis during the run can keep up (WAIT_PACED_EVENTS: 40 and 400
+#      million; 400 million takes 200 s);
 #   4. the small-block churn (bench/churn, glibc's fast case, WAIT_SMALL_OPS
 #      operations): memflow's ratio, its cost per event over glibc, and the
 #      floor one time stamp per event sets (bench/clockcost).
@@ -20,6 +25,7 @@
 # Usage: bench/wait.sh [BUILD_DIR]   (or: make bench-wait)
 # Knobs: WAIT_RUNS=5 WAIT_SLOW_RUNS=3 (heaptrack, memray) WAIT_TAIL_RUNS=3
 #   WAIT_PAIRS="2000000 20000000" WAIT_TAIL_EVENTS="4000000 40000000 400000000"
+#   WAIT_PACE=2000000 WAIT_PACED_EVENTS="40000000 400000000"
 #   WAIT_PYTHON_SECONDS=30 WAIT_PYTHON_THREADS=1 WAIT_PYTHON=/usr/bin/python3
 #   WAIT_SMALL_OPS=20000000 WAIT_HEAPTRACK=1 WAIT_KEEP=1 (keep the scratch folder)
 set -euo pipefail
@@ -35,6 +41,8 @@ SLOW_RUNS=${WAIT_SLOW_RUNS:-3}
 TAIL_RUNS=${WAIT_TAIL_RUNS:-3}
 PAIRS=${WAIT_PAIRS:-"2000000 20000000"}
 TAIL_EVENTS=${WAIT_TAIL_EVENTS:-"4000000 40000000 400000000"}
+PACE=${WAIT_PACE:-2000000}
+PACED_EVENTS=${WAIT_PACED_EVENTS:-"40000000 400000000"}
 PY_SECONDS=${WAIT_PYTHON_SECONDS:-30}
 PY_THREADS=${WAIT_PYTHON_THREADS:-1}
 PYTHON=${WAIT_PYTHON:-/usr/bin/python3}
@@ -203,32 +211,52 @@ echo
 
 # ---- 3. from the program's exit to memflow run's exit --------------------------------
 
+# tail_rows "EVENTS..." [CHURN OPTIONS]: a table row per event count, with
+# the events memflow run's analysis read after the program's exit (from
+# MEMFLOW_RUN_REPORT's line); the live log must fit on the disk.
+tail_rows() {
+    local events need free runs round bytes after f
+    for events in $1; do
+        need=$((events * 24 * 2))
+        free=$(df -B1 --output=avail "$OUT" | tail -n 1)
+        if [ "$free" -lt "$need" ]; then
+            echo "| $events | - | 0 | skipped: $free bytes free in $OUT, the live log needs $need |  |  |"
+            continue
+        fi
+        runs=$TAIL_RUNS
+        [ "$events" -ge 400000000 ] && runs=1
+        f="$OUT/times/memflow-tail$events${2:+-paced}"
+        for round in $(seq "$runs"); do
+            note "tail $events ${2:+paced }round $round"
+            MEMFLOW_RUN_REPORT=1 run_tool memflow "tail$events${2:+-paced}" "$OUT/end" \
+                "$CHURN" -q -u 16-2063 -n "$events" "${@:2}" -e "$OUT/end"
+            bytes=$(du -cb "$OUT/memflow"/memflow-*.mfl | tail -n 1 | cut -f1)
+            sed -n 's/.* events before the program.s exit, \([0-9]*\) after.*/\1/p' \
+                "$OUT/last.err" >>"$f.after"
+            rm -rf "$OUT/memflow"
+        done
+        after=$(sort -n "$f.after" | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : "-" }')
+        echo "| $events | $bytes | $runs | $(secs "$(median "$f" 1)") | $(secs "$(median "$f.tail" 5)") | $after |"
+    done
+}
+
 echo "## From the program's exit to memflow run's exit"
 echo
 echo "\`memflow run\` with the defaults of \`churn -u 16-2063 -n EVENTS\`; median of $TAIL_RUNS"
 echo "runs (one at 400 million and above).  The program writes its CLOCK_MONOTONIC at exit"
 echo "(\`churn -e\`); bench/timeit notes memflow run's."
 echo
-echo "| events | log bytes (compact) | runs | memflow run wall (s) | program's exit to memflow run's exit (s) |"
-echo "|---|---|---|---|---|"
-for events in $TAIL_EVENTS; do
-    need=$((events * 24 * 2))
-    free=$(df -B1 --output=avail "$OUT" | tail -n 1)
-    if [ "$free" -lt "$need" ]; then
-        echo "| $events | - | 0 | skipped: $free bytes free in $OUT, the live log needs $need |  |"
-        continue
-    fi
-    runs=$TAIL_RUNS
-    [ "$events" -ge 400000000 ] && runs=1
-    for round in $(seq "$runs"); do
-        note "tail $events round $round"
-        run_tool memflow "tail$events" "$OUT/end" "$CHURN" -q -u 16-2063 -n "$events" -e "$OUT/end"
-        bytes=$(du -cb "$OUT/memflow"/memflow-*.mfl | tail -n 1 | cut -f1)
-        rm -rf "$OUT/memflow"
-    done
-    f="$OUT/times/memflow-tail$events"
-    echo "| $events | $bytes | $runs | $(secs "$(median "$f" 1)") | $(secs "$(median "$f.tail" 5)") |"
-done
+echo "| events | log bytes (compact) | runs | memflow run wall (s) | program's exit to memflow run's exit (s) | events the analysis read after the exit |"
+echo "|---|---|---|---|---|---|"
+tail_rows "$TAIL_EVENTS"
+echo
+echo "The same churn paced at $PACE operations a second (\`churn -r $PACE\`): a program that"
+echo "allocates steadily, so that the analysis during the run (on the core the program leaves"
+echo "idle) can keep up with it."
+echo
+echo "| events | log bytes (compact) | runs | memflow run wall (s) | program's exit to memflow run's exit (s) | events the analysis read after the exit |"
+echo "|---|---|---|---|---|---|"
+tail_rows "$PACED_EVENTS" -r "$PACE"
 echo
 
 # ---- 4. the small-block churn --------------------------------------------------------------
