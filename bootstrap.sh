@@ -9,7 +9,7 @@ set -eu
 cd "$(dirname "$0")"
 
 PACKAGES="build-essential autoconf automake libtool pkg-config \
-libjemalloc-dev libcairo2-dev libzstd-dev librsvg2-dev check python3 \
+libjemalloc-dev libcairo2-dev libpng-dev libzstd-dev librsvg2-dev check python3 \
 libunwind-dev libdw-dev libmicrohttpd-dev binutils \
 chromium valgrind heaptrack poppler-utils strace groff-base clang libclang-rt-dev \
 python3-dev python3-numpy python3-torch"

@@ -17,6 +17,7 @@
  */
 #include "svg_panel.h"
 
+#include <png.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,6 +103,39 @@ static void paint_tiles(raster *r, const mf_view *v)
     }
 }
 
+/*
+ * Give the map's image its PNG encoding, made with libpng's fast settings
+ * (no filters, quick zlib), as Cairo's SVG surface embeds an image's PNG
+ * data as it is.  Without it the surface encodes the image itself with
+ * libpng's defaults, whose adaptive filters and zlib level cost several
+ * times as much on the map's flat runs of a few colours (docs/PERFORMANCE.md).
+ * Every pixel the map paints is opaque or untouched (0), so Cairo's
+ * premultiplied pixels are already the straight ones PNG stores.  On any
+ * failure the image simply keeps no PNG data and Cairo encodes it.
+ */
+static void attach_png(cairo_surface_t *image, const raster *r)
+{
+    png_image png = {
+        .version = PNG_IMAGE_VERSION, .width = (png_uint_32)r->width,
+        .height = (png_uint_32)r->height, .flags = PNG_IMAGE_FLAG_FAST,
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        .format = PNG_FORMAT_BGRA,   /* 0xAARRGGBB in memory: B, G, R, A */
+#else
+        .format = PNG_FORMAT_ARGB,
+#endif
+    };
+    png_alloc_size_t size = PNG_IMAGE_PNG_SIZE_MAX(png);
+    void *data = malloc(size);
+    if (!data)
+        return;
+    if (!png_image_write_to_memory(&png, data, &size, 0, r->pixels, r->stride * 4, NULL) ||
+        cairo_surface_set_mime_data(image, CAIRO_MIME_TYPE_PNG, data, size, free, data) !=
+            CAIRO_STATUS_SUCCESS) {
+        png_image_free(&png);
+        free(data);
+    }
+}
+
 /* Draw every block not drawn as a vector into one image painted into the
  * map: the tiles and live blocks of every source view, then the kept
  * blocks not drawn as vectors (kept[0..k): the first k kept blocks'
@@ -128,6 +162,8 @@ static int draw_raster(cairo_t *cr, const mf_svg_panel *panel, const kept_rect *
         if (i >= k || !kept[i].vector)
             paint_block(&r, &v->blocks[i]);
     cairo_surface_mark_dirty(image);
+    if (cairo_surface_get_type(cairo_get_target(cr)) == CAIRO_SURFACE_TYPE_SVG)
+        attach_png(image, &r);
     cairo_save(cr);
     cairo_set_source_surface(cr, image, r.left, r.top);
     cairo_pattern_set_filter(cairo_get_source(cr), CAIRO_FILTER_NEAREST);

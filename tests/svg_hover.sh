@@ -5,6 +5,7 @@
 # address range, times and thread; the program's strings are escaped
 # (<"& newline, invalid UTF-8) and the file is valid UTF-8 XML.  Over the
 # occupancy curve, hover rects give the live bytes every 4 pixel columns.
+# The map's image is memflow's own PNG encoding (libpng, fast settings).
 # When pdftoppm (poppler-utils) is installed, the PDF's pixels are checked too.
 . "$top_srcdir/tests/lib.sh"
 "$top_builddir/tests/svg_fixture" "$SCRATCH" || fail "svg_fixture could not write the pictures"
@@ -97,6 +98,29 @@ check(len(blocks) == 1 and blocks[0].startswith("scope: big:\nname: whole\n"),
 check(any(t.startswith("50 smaller allocations are drawn as pixels here (no details); hover "
                        "details are given for 1 of the largest (16 pixels or more)") for t in tiny),
       "tiny.svg: no note on the pixels: %r" % tiny)
+# The map's pixels are one PNG image, encoded by memflow with libpng's fast
+# settings, not by Cairo with libpng's defaults.
+import base64, re, struct, zlib
+href = [i.get("{http://www.w3.org/1999/xlink}href") or i.get("href")
+        for i in root.iter(NS + "image")]
+check(len(href) == 1 and href[0].startswith("data:image/png;base64,"),
+      "tiny.svg: %d map images" % len(href))
+png = base64.b64decode(href[0].split(",", 1)[1])
+check(png[:8] == b"\x89PNG\r\n\x1a\n", "tiny.svg: the map image is not a PNG")
+at, idat, ihdr = 8, b"", None
+while at < len(png):
+    n, kind = struct.unpack(">I4s", png[at:at + 8])
+    if kind == b"IHDR":
+        ihdr = struct.unpack(">IIBB", png[at + 8:at + 18])
+    elif kind == b"IDAT":
+        idat += png[at + 8:at + 8 + n]
+    at += 12 + n
+check(ihdr == (888, 340, 8, 6), "tiny.svg: map image header %r (want 888x340 RGBA)" % (ihdr,))
+# zlib's header says how hard it compressed (FLEVEL, RFC 1950): 2 is zlib's
+# default, which Cairo's encoding uses; memflow's asks for a fast level.
+check(len(zlib.decompress(idat)) == 340 * (1 + 888 * 4), "tiny.svg: map image rows cut")
+check(idat[1] >> 6 < 2, "tiny.svg: map image compressed at zlib level class %d (want a fast "
+      "one: memflow's encoding, not Cairo's)" % (idat[1] >> 6))
 
 # GPU blocks: the memory kind and flags close the title.
 root = ET.parse(out + "/gpu.svg").getroot()
