@@ -160,12 +160,39 @@ int mf_tiles_paint(mf_tiles *t, uint64_t addr, uint64_t span, uint64_t from, uin
     return 0;
 }
 
-/* Cell k of from into cell j of to (painted over what was there). */
-static void merge_cell(mf_tile_strip *to, unsigned j, const mf_tile_strip *from, unsigned k)
+/* Bit j (j < 16) of the result: bit 2j of x. */
+static uint32_t even_bits(uint32_t x)
 {
-    to->cells[j] = from->cells[k];
-    to->used |= (mf_tile_mask)1 << j;
-    to->unfreed |= (mf_tile_mask)((from->unfreed >> k) & 1u) << j;
+    x &= 0x55555555u;
+    x = (x | x >> 1) & 0x33333333u;
+    x = (x | x >> 2) & 0x0f0f0f0fu;
+    x = (x | x >> 4) & 0x00ff00ffu;
+    return (x | x >> 8) & 0x0000ffffu;
+}
+
+/* Strip from, its cells made twice as wide, into cells base .. base + 15 of
+ * to: cells 2j and 2j + 1 become cell j, the later painted one winning. */
+static void merge_in_time(mf_tile_strip *to, unsigned base, const mf_tile_strip *from)
+{
+    uint32_t odd = even_bits(from->used >> 1), any = even_bits(from->used | from->used >> 1);
+    for (uint32_t m = any; m; m &= m - 1) {
+        unsigned j = (unsigned)__builtin_ctz(m);
+        to->cells[base + j] = from->cells[2 * j + (odd >> j & 1u)];
+    }
+    to->used |= (mf_tile_mask)(any << base);
+    to->unfreed |= (mf_tile_mask)(even_bits(from->unfreed | from->unfreed >> 1) << base);
+}
+
+/* Strip from's painted cells over to's (the same columns, a granule twice
+ * as tall). */
+static void merge_in_address(mf_tile_strip *to, const mf_tile_strip *from)
+{
+    for (mf_tile_mask m = from->used; m; m &= m - 1) {
+        unsigned k = (unsigned)__builtin_ctz(m);
+        to->cells[k] = from->cells[k];
+    }
+    to->used |= from->used;
+    to->unfreed |= from->unfreed;
 }
 
 /* Coarsening writes the merged strips into the array the last one read
@@ -197,12 +224,10 @@ int mf_tiles_coarsen(mf_tiles *t, int time)
             rc = -1;
             break;
         }
-        for (unsigned k = 0; k < MF_TILE_STRIP; k++) {
-            if (!(o->used >> k & 1u))
-                continue;
-            /* in time, k and k + 1 (k even) become one cell: the later wins */
-            merge_cell(s, time ? (half & (uint32_t)STRIP_MASK) + k / 2 : k, o, k);
-        }
+        if (time)
+            merge_in_time(s, half & (uint32_t)STRIP_MASK, o);
+        else
+            merge_in_address(s, o);
     }
     t->spare = old;
     t->cap_spare = old_cap;
