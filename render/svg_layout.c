@@ -330,13 +330,25 @@ size_t mf_svg_bytes_ticks(uint64_t max_value, double top, double bottom, mf_svg_
 
 /* ---- blocks ----------------------------------------------------------------- */
 
+/* lround(x) (halves away from zero) for the pixel positions of a rectangle,
+ * without a call into libm: a map rounds several million of them. */
+static inline long round_px(double x)
+{
+    if (!(x > -1e15 && x < 1e15))
+        return lround(x);
+    long t = (long)x;           /* toward zero; x - t is exact */
+    if (x >= 0)
+        return x - (double)t >= 0.5 ? t + 1 : t;
+    return (double)t - x >= 0.5 ? t - 1 : t;
+}
+
 void mf_svg_block_rect(const mf_svg_time_axis *time, const mf_svg_addr_axis *addr,
                        const mf_block *block, mf_svg_rect *rect)
 {
-    long right = lround(time->x1);
-    long x0 = lround(mf_svg_time_x(time, block->alloc_ns));
+    long right = round_px(time->x1);
+    long x0 = round_px(mf_svg_time_x(time, block->alloc_ns));
     long x1 = block->free_ns == MF_LIVE_AT_END ? right
-              : lround(mf_svg_time_x(time, block->free_ns > block->alloc_ns ? block->free_ns
+              : round_px(mf_svg_time_x(time, block->free_ns > block->alloc_ns ? block->free_ns
                                                                            : block->alloc_ns));
     if (x0 >= right)
         x0 = right - 1;
@@ -344,11 +356,11 @@ void mf_svg_block_rect(const mf_svg_time_axis *time, const mf_svg_addr_axis *add
         x1 = x0 + 1;
     uint64_t span = mf_block_span(block);
     uint64_t end = block->addr > UINT64_MAX - span ? UINT64_MAX : block->addr + span;
-    long y0 = lround(mf_svg_addr_y(addr, end));
-    long y1 = lround(mf_svg_addr_y(addr, block->addr));
+    long y0 = round_px(mf_svg_addr_y(addr, end));
+    long y1 = round_px(mf_svg_addr_y(addr, block->addr));
     if (y1 <= y0) {             /* too small for a pixel: grow it inside its segment */
         const mf_svg_segment *seg = segment_of(addr, block->addr);
-        long seg_top = lround(seg->bottom - seg->height);
+        long seg_top = round_px(seg->bottom - seg->height);
         y0 = y1 - 1 >= seg_top ? y1 - 1 : seg_top;
         y1 = y0 + 1;
     }
