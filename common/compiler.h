@@ -9,6 +9,10 @@
 #define MF_LIKELY(x) __builtin_expect(!!(x), 1)
 #define MF_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
+/* A slow path kept out of line, so that the fast path inlined beside it
+ * stays small. */
+#define MF_NOINLINE __attribute__((noinline))
+
 /* Visible outside the shared object that defines it (the build hides the
  * rest with -fvisibility=hidden; a version script decides what is exported). */
 #define MF_EXPORT __attribute__((visibility("default")))

@@ -19,7 +19,7 @@ static mf_keyed_entry *keyed_new(mf_keyed *t, uint32_t key)
     return s;
 }
 
-mf_keyed_entry *mf_keyed_get(mf_keyed *t, uint32_t key)
+mf_keyed_entry *mf_keyed_add(mf_keyed *t, uint32_t key)
 {
     if (key < t->n_index && t->index[key] >= 0)
         return &t->items[t->index[key]];
@@ -47,16 +47,6 @@ static void own_peak(mf_keyed_entry *s, uint64_t time_ns)
         s->s.peak_live_bytes = s->held.bytes;
         s->s.peak_live_time_ns = time_ns;
     }
-}
-
-void mf_keyed_alloc(mf_keyed_entry *s, uint64_t epoch, uint64_t bytes, uint64_t time_ns)
-{
-    s->s.alloc_count++;
-    s->s.alloc_bytes += bytes;
-    s->s.min_size = bytes < s->s.min_size ? bytes : s->s.min_size;
-    s->s.max_size = bytes > s->s.max_size ? bytes : s->s.max_size;
-    mf_scope_held_change(&s->held, epoch, (int64_t)bytes, 1);
-    own_peak(s, time_ns);
 }
 
 void mf_keyed_mark(mf_keyed *t)

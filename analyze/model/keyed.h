@@ -70,11 +70,15 @@ typedef struct mf_keyed {
 /* The entry of key, created if new (the shared one past the limit); NULL
  * when out of memory.  Creating an entry may move the others: a pointer
  * got earlier from the same table is stale then. */
-mf_keyed_entry *mf_keyed_get(mf_keyed *t, uint32_t key);
+static inline mf_keyed_entry *mf_keyed_get(mf_keyed *t, uint32_t key);
+
+/* mf_keyed_get's slow path: key has no entry yet (out of line). */
+mf_keyed_entry *mf_keyed_add(mf_keyed *t, uint32_t key);
 
 /* Count an allocation of bytes at time_ns in an entry whose owner is at
  * epoch: its counts, sizes, held bytes and its own peak. */
-void mf_keyed_alloc(mf_keyed_entry *s, uint64_t epoch, uint64_t bytes, uint64_t time_ns);
+static inline void mf_keyed_alloc(mf_keyed_entry *s, uint64_t epoch, uint64_t bytes,
+                                  uint64_t time_ns);
 
 /* Count a block of bytes live on entry to a window (held, not allocated) in
  * an entry whose owner is at epoch. */
@@ -104,5 +108,28 @@ mf_scope_stat *mf_keyed_settle(const mf_keyed *t, uint64_t epoch, uint64_t peak_
 
 /* Free the table's memory; it is empty, with no limit, afterwards. */
 void mf_keyed_free(mf_keyed *t);
+
+/* ---- inline part: once per block, a few times ---- */
+
+static inline mf_keyed_entry *mf_keyed_get(mf_keyed *t, uint32_t key)
+{
+    if (key < t->n_index && t->index[key] >= 0)
+        return &t->items[t->index[key]];
+    return mf_keyed_add(t, key);
+}
+
+static inline void mf_keyed_alloc(mf_keyed_entry *s, uint64_t epoch, uint64_t bytes,
+                                  uint64_t time_ns)
+{
+    s->s.alloc_count++;
+    s->s.alloc_bytes += bytes;
+    s->s.min_size = bytes < s->s.min_size ? bytes : s->s.min_size;
+    s->s.max_size = bytes > s->s.max_size ? bytes : s->s.max_size;
+    mf_scope_held_change(&s->held, epoch, (int64_t)bytes, 1);
+    if (s->held.bytes > s->s.peak_live_bytes) {   /* its own peak */
+        s->s.peak_live_bytes = s->held.bytes;
+        s->s.peak_live_time_ns = time_ns;
+    }
+}
 
 #endif /* MEMFLOW_KEYED_H */

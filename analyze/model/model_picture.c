@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "budget.h"
+#include "compiler.h"
 #include "grow.h"
 #include "keyed.h"
 #include "model_picture.h"
@@ -49,6 +50,7 @@ typedef struct mf_picture_view {
     legend_scope *scopes;     /* hashed by scope */
     uint32_t *scope_slots;    /* index + 1 */
     size_t n_scopes, cap_scopes, n_slots;
+    uint32_t last_scope;      /* the entry scope_of found last (index + 1; 0: none) */
     uint64_t allocs;          /* allocations seen */
     uint64_t first_ns;        /* its first allocation (column 0 of its tiles) */
     uint64_t life_min, life_max, size_min, size_max;
@@ -110,22 +112,31 @@ static int scopes_rehash(mf_picture_view *v, size_t n_slots)
     return 0;
 }
 
-/* The view's legend entry of scope (created if new); NULL when out of memory. */
-static legend_scope *scope_of(mf_picture_view *v, uint32_t scope)
+/* scope_of's slow path: the hash table (the entry created if new). */
+static MF_NOINLINE legend_scope *scope_find(mf_picture_view *v, uint32_t scope)
 {
     if ((v->n_scopes + 1) * 2 > v->n_slots && scopes_rehash(v, v->n_slots ? 2 * v->n_slots : 16) < 0)
         return NULL;
     size_t k = scope_hash(scope) & (v->n_slots - 1);
     for (; v->scope_slots[k]; k = (k + 1) & (v->n_slots - 1))
         if (v->scopes[v->scope_slots[k] - 1].scope == scope)
-            return &v->scopes[v->scope_slots[k] - 1];
+            return &v->scopes[(v->last_scope = v->scope_slots[k]) - 1];
     if (mf_grow((void **)&v->scopes, &v->cap_scopes, v->n_scopes + 1, sizeof *v->scopes) < 0)
         return NULL;
     legend_scope *s = &v->scopes[v->n_scopes++];
     memset(s, 0, sizeof *s);
     s->scope = scope;
-    v->scope_slots[k] = (uint32_t)v->n_scopes;
+    v->scope_slots[k] = v->last_scope = (uint32_t)v->n_scopes;
     return s;
+}
+
+/* The view's legend entry of scope (created if new); NULL when out of memory.
+ * Blocks come in runs of one scope: the last entry found is tried first. */
+static inline legend_scope *scope_of(mf_picture_view *v, uint32_t scope)
+{
+    if (v->last_scope && v->scopes[v->last_scope - 1].scope == scope)
+        return &v->scopes[v->last_scope - 1];
+    return scope_find(v, scope);
 }
 
 /* ---- budgets ------------------------------------------------------------------------ */

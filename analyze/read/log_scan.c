@@ -71,10 +71,15 @@ static uint32_t own_id(mf_rlog *log, mf_rnames *names, uint32_t id)
     return t;
 }
 
-uint32_t mf_rlog_string(mf_rlog *log, mf_rnames *names, uint32_t id)
+uint32_t mf_rlog_string_map(mf_rlog *log, mf_rnames *names, uint32_t id)
 {
     uint32_t t = own_id(log, names, id);
-    return t == MF_STRINGS_FAILED ? t : publish(names, t);
+    uint32_t g = t == MF_STRINGS_FAILED ? t : publish(names, t);
+    if (g != MF_STRINGS_FAILED && id != MF_STRING_UNKNOWN) {   /* until a STRING record */
+        log->memo_id = id;
+        log->memo_pool = g;
+    }
+    return g;
 }
 
 const char *mf_rlog_text(mf_rlog *log, mf_rnames *names, uint32_t id)
@@ -98,6 +103,7 @@ uint32_t mf_rlog_stack(mf_rlog *log, uint32_t id)
  * too if it was handed out there (then counted late). */
 static int on_string(mf_rlog *log, mf_rnames *names, const mf_record *r)
 {
+    log->memo_id = 0;        /* the id it names may map elsewhere now */
     mf_rec_string s;
     memcpy(&s, r->p, sizeof s);
     const char *text = (const char *)r->p + sizeof s;

@@ -111,6 +111,8 @@ typedef struct mf_rlog {
     mf_log_meta meta;
     mf_damage damage;
     mf_idmap strings;        /* the log's string id -> own id (mf_rnames.texts) */
+    uint32_t memo_id, memo_pool;  /* the string id mf_rlog_string mapped last and
+                                     its pool id (0: none; forgotten at a STRING record) */
     mf_idmap stacks;         /* the log's stack id -> scan index + 1, or MF_STACK_MISSED */
     mf_idmap frames;         /* the log's frame id -> reader frame id, or MF_STACK_MISSED */
     mf_module *modules;      /* MODULE records, in the order scanned (paths: see */
@@ -161,8 +163,21 @@ int mf_scan_log(mf_rlog *log, uint32_t li, mf_scan_sink *sink, char *err, size_t
 
 /* The pool id of a log's string id, given now if it has none yet (a
  * placeholder "?ID" when the log has not written the string);
- * MF_STRINGS_FAILED when out of memory. */
-uint32_t mf_rlog_string(mf_rlog *log, mf_rnames *names, uint32_t id);
+ * MF_STRINGS_FAILED when out of memory.  Events name one scope many times
+ * in a row: the id mapped last is answered without a look. */
+static inline uint32_t mf_rlog_string(mf_rlog *log, mf_rnames *names, uint32_t id);
+
+/* mf_rlog_string's slow path (out of line). */
+uint32_t mf_rlog_string_map(mf_rlog *log, mf_rnames *names, uint32_t id);
+
+static inline uint32_t mf_rlog_string(mf_rlog *log, mf_rnames *names, uint32_t id)
+{
+    if (id == MF_STRING_UNKNOWN)
+        return 0;
+    if (id == log->memo_id)
+        return log->memo_pool;
+    return mf_rlog_string_map(log, names, id);
+}
 
 /* The reader id of a log's stack id; 0 when the log has not written that
  * stack (remembered, so that a STACK record read later counts as late);
