@@ -68,7 +68,7 @@ static int close_group(mf_series *s)
     return rc;
 }
 
-int mf_series_add(mf_series *s, uint64_t time_ns, uint64_t live, uint64_t actual)
+int mf_series_add_keep(mf_series *s, uint64_t time_ns, uint64_t live, uint64_t actual)
 {
     mf_point p = { time_ns, live, actual };
     s->last = p;

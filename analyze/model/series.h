@@ -40,7 +40,11 @@ typedef struct mf_series {
 void mf_series_init(mf_series *s, size_t limit);
 
 /* Append a point (times should not decrease).  0, or -1 when out of memory. */
-int mf_series_add(mf_series *s, uint64_t time_ns, uint64_t live, uint64_t actual);
+static inline int mf_series_add(mf_series *s, uint64_t time_ns, uint64_t live, uint64_t actual);
+
+/* mf_series_add's slow path: a point kept, or the last of its group (out
+ * of line). */
+int mf_series_add_keep(mf_series *s, uint64_t time_ns, uint64_t live, uint64_t actual);
 
 /* Lower the limit (halving now as often as needed). */
 void mf_series_set_limit(mf_series *s, size_t limit);
@@ -77,5 +81,22 @@ const mf_snapshot *mf_snapshots_items(mf_snapshots *s, size_t *n);
 void mf_snapshots_init(mf_snapshots *s, size_t limit);
 int mf_snapshots_add(mf_snapshots *s, const mf_snapshot *snap);
 void mf_snapshots_free(mf_snapshots *s);
+
+/* ---- inline part: once per allocation and free ---- */
+
+static inline int mf_series_add(mf_series *s, uint64_t time_ns, uint64_t live, uint64_t actual)
+{
+    if (s->in_group == 0 || s->in_group + 1 >= s->group)
+        return mf_series_add_keep(s, time_ns, live, actual);
+    mf_point p = { time_ns, live, actual };   /* inside an open group: its extremes */
+    s->last = p;
+    s->added++;
+    s->in_group++;
+    if (live < s->low.live_bytes)
+        s->low = p;
+    if (live > s->high.live_bytes)
+        s->high = p;
+    return 0;
+}
 
 #endif /* MEMFLOW_SERIES_H */
