@@ -87,16 +87,15 @@ static void paint_tiles(raster *r, const mf_view *v)
     for (size_t i = 0; i < v->n_tiles; i++) {
         const mf_tile_strip *s = &v->tiles[i];
         unsigned k = 0, first, n;
+        mf_svg_tile_rows(&panel->addr, v, s->granule, &rect);   /* the strip's one granule */
         while ((n = mf_tile_run(s, &k, &first)) > 0) {   /* cells painted alike: one rect */
-            mf_svg_tile_rect(&panel->time, &panel->addr, v, s->granule, s->first_col + first, n,
-                             &rect);
+            mf_svg_tile_columns(&panel->time, v, s->first_col + first, n, &rect);
             fill(r, &rect,
                  argb(panel->colors.table[mf_svg_tile_color(&panel->colors, &s->cells[first])]));
         }
-        for (k = 0; k < MF_TILE_STRIP; k++) {
-            if (!(s->unfreed >> k & 1u))
-                continue;
-            mf_svg_tile_rect(&panel->time, &panel->addr, v, s->granule, s->first_col + k, 1, &rect);
+        for (mf_tile_mask u = s->unfreed; u; u &= u - 1) {
+            mf_svg_tile_columns(&panel->time, v, s->first_col + (unsigned)__builtin_ctz(u), 1,
+                                &rect);
             live_edge(&rect, &edge);
             fill(r, &edge, r->live);
         }

@@ -342,45 +342,60 @@ static inline long round_px(double x)
     return (double)t - x >= 0.5 ? t - 1 : t;
 }
 
-void mf_svg_block_rect(const mf_svg_time_axis *time, const mf_svg_addr_axis *addr,
-                       const mf_block *block, mf_svg_rect *rect)
+/* A rectangle's columns: alloc_ns .. free_ns (MF_LIVE_AT_END: to the
+ * right edge), at least one pixel wide. */
+static void rect_columns(const mf_svg_time_axis *time, uint64_t alloc_ns, uint64_t free_ns,
+                         mf_svg_rect *rect)
 {
     long right = round_px(time->x1);
-    long x0 = round_px(mf_svg_time_x(time, block->alloc_ns));
-    long x1 = block->free_ns == MF_LIVE_AT_END ? right
-              : round_px(mf_svg_time_x(time, block->free_ns > block->alloc_ns ? block->free_ns
-                                                                           : block->alloc_ns));
+    long x0 = round_px(mf_svg_time_x(time, alloc_ns));
+    long x1 = free_ns == MF_LIVE_AT_END
+                  ? right : round_px(mf_svg_time_x(time, free_ns > alloc_ns ? free_ns : alloc_ns));
     if (x0 >= right)
         x0 = right - 1;
     if (x1 <= x0)
         x1 = x0 + 1;
-    uint64_t span = mf_block_span(block);
-    uint64_t end = block->addr > UINT64_MAX - span ? UINT64_MAX : block->addr + span;
+    rect->x = (int)x0;
+    rect->w = (int)(x1 - x0);
+}
+
+/* A rectangle's rows: [start, start + span), at least one pixel tall
+ * (grown inside its segment). */
+static void rect_rows(const mf_svg_addr_axis *addr, uint64_t start, uint64_t span,
+                      mf_svg_rect *rect)
+{
+    uint64_t end = start > UINT64_MAX - span ? UINT64_MAX : start + span;
     long y0 = round_px(mf_svg_addr_y(addr, end));
-    long y1 = round_px(mf_svg_addr_y(addr, block->addr));
+    long y1 = round_px(mf_svg_addr_y(addr, start));
     if (y1 <= y0) {             /* too small for a pixel: grow it inside its segment */
-        const mf_svg_segment *seg = segment_of(addr, block->addr);
+        const mf_svg_segment *seg = segment_of(addr, start);
         long seg_top = round_px(seg->bottom - seg->height);
         y0 = y1 - 1 >= seg_top ? y1 - 1 : seg_top;
         y1 = y0 + 1;
     }
-    rect->x = (int)x0;
     rect->y = (int)y0;
-    rect->w = (int)(x1 - x0);
     rect->h = (int)(y1 - y0);
 }
 
-void mf_svg_tile_rect(const mf_svg_time_axis *time, const mf_svg_addr_axis *addr,
-                      const mf_view *view, uint64_t granule, uint64_t col, unsigned n,
+void mf_svg_block_rect(const mf_svg_time_axis *time, const mf_svg_addr_axis *addr,
+                       const mf_block *block, mf_svg_rect *rect)
+{
+    rect_columns(time, block->alloc_ns, block->free_ns, rect);
+    rect_rows(addr, block->addr, mf_block_span(block), rect);
+}
+
+void mf_svg_tile_rows(const mf_svg_addr_axis *addr, const mf_view *view, uint64_t granule,
                       mf_svg_rect *rect)
 {
-    unsigned w = view->tile_wshift, g = view->tile_gshift;
+    unsigned g = view->tile_gshift;
+    rect_rows(addr, g >= 64 ? 0 : granule << g, g >= 64 ? UINT64_MAX : UINT64_C(1) << g, rect);
+}
+
+void mf_svg_tile_columns(const mf_svg_time_axis *time, const mf_view *view, uint64_t col,
+                         unsigned n, mf_svg_rect *rect)
+{
+    unsigned w = view->tile_wshift;
     uint64_t from = view->tile_origin + (col << w);
     uint64_t to = from + ((uint64_t)n << w) - 1;
-    mf_block cell = {
-        .addr = g >= 64 ? 0 : granule << g,
-        .actual = g >= 64 ? UINT64_MAX : UINT64_C(1) << g,
-        .alloc_ns = from, .free_ns = to < from ? UINT64_MAX - 1 : to,
-    };
-    mf_svg_block_rect(time, addr, &cell, rect);
+    rect_columns(time, from, to < from ? UINT64_MAX - 1 : to, rect);
 }

@@ -123,10 +123,13 @@ void mf_svg_block_rect(const mf_svg_time_axis *time, const mf_svg_addr_axis *add
                        const mf_block *block, mf_svg_rect *rect);
 
 /* The pixel rectangle of n neighbouring tile cells of a view (tiles.h)
- * from column col of granule, like a block's. */
-void mf_svg_tile_rect(const mf_svg_time_axis *time, const mf_svg_addr_axis *addr,
-                      const mf_view *view, uint64_t granule, uint64_t col, unsigned n,
+ * from column col of granule, like a block's, in two parts: its rows (y,
+ * h), the same for every run of cells of one granule, and its columns (x,
+ * w). */
+void mf_svg_tile_rows(const mf_svg_addr_axis *addr, const mf_view *view, uint64_t granule,
                       mf_svg_rect *rect);
+void mf_svg_tile_columns(const mf_svg_time_axis *time, const mf_view *view, uint64_t col,
+                         unsigned n, mf_svg_rect *rect);
 
 /*
  * Where mf_svg_write (with the same model and opt) draws device's memory at
