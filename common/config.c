@@ -86,7 +86,7 @@ static const char *const internal_variables[] = {
     "MEMFLOW_BIN",         /* the memflow program that answers memflow_dump()/dumps() */
     "MEMFLOW_TEST_COMPACT_KILL_AT", /* fault injection in the compaction tests */
     "MEMFLOW_READ_THREADS", /* the analysis: threads decoding compact logs ahead */
-    "MEMFLOW_MODEL_THREAD", /* the analysis: 0 = the picture and keyed counts inline */
+    "MEMFLOW_MODEL_THREAD", /* the analysis: 0 = the picture on the model's thread */
     "MEMFLOW_RUN_REPORT",  /* memflow run: 1 = say what the analysis during the run did */
     "MEMFLOW_RUN_ANALYSIS", /* memflow run: idle (default), normal or 0: its priority */
     "MEMFLOW_RUN_COMPACT", /* memflow run: idle (default), normal or 0: compaction during the run */

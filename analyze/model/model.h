@@ -657,11 +657,9 @@ MF_EXPORT int mf_model_feed(mf_model *m, const mf_event *events, size_t n,
 MF_EXPORT void mf_model_set_sites(mf_model *m, struct mf_sites *sites);
 
 /*
- * From now on, keep the picture and the keyed counts each on a thread of
- * their own where there is a second core (model_picture.h
- * mf_picture_use_thread, model_blocks.h mf_blocks_use_thread;
- * MEMFLOW_MODEL_THREAD=0: never): the model is exactly the same, built
- * sooner.  The loads use it for what
+ * From now on, keep the picture on a second core where there is one
+ * (model_picture.h mf_picture_use_thread; MEMFLOW_MODEL_THREAD=0: never):
+ * the model is exactly the same, built sooner.  The loads use it for what
  * a user waits for (mf_model_load_opts, mf_follow_finish).
  */
 MF_EXPORT void mf_model_use_threads(mf_model *m);

@@ -1,7 +1,7 @@
 /*
- * worker.h - a thread that runs a part of the model in the order the model
- * hands it work, on another core while the model reads the log
- * (model_picture.c: the picture; model_blocks.c: the keyed counts).  Work comes as fixed-size items, copied
+ * worker.h - a second thread that runs a part of the model in the order
+ * the model hands it work (model_picture.c: the picture, on another core
+ * while the model reads the log).  Work comes as fixed-size items, copied
  * into batches; a full batch goes to the thread, and the model waits only
  * when every batch is in flight (memory stays bounded: MF_WORKER_BATCHES
  * batches of MF_WORKER_ITEMS items).  The thread runs the items in the
