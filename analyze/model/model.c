@@ -275,7 +275,6 @@ void mf_model_use_threads(mf_model *m)
 {
     if (!m->state->opt.no_picture)
         mf_picture_use_thread(&m->state->picture);
-    mf_blocks_use_thread(&m->state->blocks);
 }
 
 /* ---- devices and views ----------------------------------------------------------- */

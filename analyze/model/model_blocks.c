@@ -16,7 +16,6 @@
 #include "steps.h"
 #include "series.h"
 #include "sites.h"
-#include "worker.h"
 
 /* Budgets: what the blocks keep at most, whatever the log. */
 #define DEVICE_POINTS (1u << 17)      /* occupancy points per device */
@@ -174,177 +173,47 @@ int mf_blocks_interpreter(const mf_blocks *b, uint16_t log)
 
 /* ---- scopes, sites and stacks ------------------------------------------------- */
 
-/*
- * The keyed counts (a device's scopes, sites, stacks, roles, names and what
- * interpreters held at exit) are only written while the log is read and
- * read at the settle, so they may be kept on a thread of their own
- * (mf_blocks_use_thread): each change is a keys_op, run inline or handed
- * over in order.  What a keys_op needs from the model's thread comes in it
- * (the device, its epoch, the block's keys, its site: the sites grow on
- * the model's thread); it reads nothing else the model's thread writes.
- */
-
-/* The entry of key in t, created if new; NULL (and keys_oom) when out of
- * memory. */
+/* The entry of key in t, created if new; NULL (and oom) when out of memory. */
 static mf_keyed_entry *keyed(mf_blocks *b, mf_keyed *t, uint32_t key)
 {
     mf_keyed_entry *s = mf_keyed_get(t, key);
     if (!s)
-        b->keys_oom = 1;
+        b->oom = 1;
     return s;
 }
 
-/* What stack holds on device d (when the model has sites); NULL (and
- * keys_oom) when out of memory. */
+/* What stack holds on device d (when the model has sites); NULL (and oom)
+ * when out of memory. */
 static mf_scope_held *stack_held(mf_blocks *b, mf_blocks_device *d, uint32_t stack)
 {
     if (stack >= d->n_stacks &&
         mf_grow_filled((void **)&d->stacks, &d->n_stacks, (size_t)stack + 1, sizeof *d->stacks,
                        0) < 0) {
-        b->keys_oom = 1;
+        b->oom = 1;
         return NULL;
     }
     return &d->stacks[stack];
 }
 
-enum { KEYS_ALLOC, KEYS_ENTER, KEYS_END, KEYS_ROLE, KEYS_NAME, KEYS_MARK };
-
-/* One change of the keyed counts of a device. */
-typedef struct keys_op {
-    uint8_t kind;
-    uint8_t how;              /* KEYS_END: MF_BLOCK_* */
-    uint8_t sited;            /* the model counts by site and stack */
-    uint8_t exit_held;        /* KEYS_END: count it as held at exit by an interpreter */
-    uint8_t at_peak;          /* KEYS_ROLE, KEYS_NAME: the block was held at the peak */
-    uint8_t allocated;        /* KEYS_ROLE, KEYS_NAME: allocated (not live on entry) */
-    uint8_t role, to_role;    /* the block's role; KEYS_ROLE: its new one */
-    mf_blocks_device *d;
-    uint64_t epoch;           /* d's peaks so far */
-    uint64_t bytes, time_ns;
-    uint32_t scope, site, stack, name, to_name;   /* KEYS_NAME: to_name */
-} keys_op;
-
 /* The keys a block counts under on its device: scope, site (with stacks),
  * role and name; its stack (held only, with stacks) apart.  Entries that
- * could not be made are NULL (b->keys_oom is set). */
+ * could not be made are NULL (b->oom is set). */
 enum { KEY_SCOPE, KEY_SITE, KEY_ROLE, KEY_NAME, KEYS };
 
-static mf_scope_held *block_keys(mf_blocks *b, const keys_op *op, mf_keyed_entry *keys[KEYS])
+static mf_scope_held *block_keys(mf_blocks *b, mf_blocks_device *d, uint32_t scope,
+                                 uint32_t stack, uint8_t role, uint32_t name,
+                                 mf_keyed_entry *keys[KEYS])
 {
-    mf_blocks_device *d = op->d;
     mf_scope_held *st = NULL;
-    keys[KEY_SCOPE] = keyed(b, &d->scopes, op->scope);
+    keys[KEY_SCOPE] = keyed(b, &d->scopes, scope);
     keys[KEY_SITE] = NULL;
-    if (op->sited) {
-        keys[KEY_SITE] = keyed(b, &d->sites, op->site);
-        st = stack_held(b, d, op->stack);
+    if (b->sites) {
+        keys[KEY_SITE] = keyed(b, &d->sites, mf_sites_of_stack(b->sites, stack));
+        st = stack_held(b, d, stack);
     }
-    keys[KEY_ROLE] = keyed(b, &d->roles, op->role & MF_ROLE_MASK);
-    keys[KEY_NAME] = keyed(b, &d->names, op->name);
+    keys[KEY_ROLE] = keyed(b, &d->roles, role & MF_ROLE_MASK);
+    keys[KEY_NAME] = keyed(b, &d->names, name);
     return st;
-}
-
-/* A block starts counting: allocated, or live on entry to the window. */
-static void keys_start(mf_blocks *b, const keys_op *op)
-{
-    mf_keyed_entry *keys[KEYS];
-    mf_scope_held *stack = block_keys(b, op, keys);
-    for (int k = 0; k < KEYS; k++) {
-        if (keys[k] && op->kind == KEYS_ENTER)
-            mf_keyed_enter(keys[k], op->epoch, op->bytes, op->time_ns);
-        else if (keys[k])
-            mf_keyed_alloc(keys[k], op->epoch, op->bytes, op->time_ns);
-    }
-    if (stack)
-        mf_scope_held_change(stack, op->epoch, (int64_t)op->bytes, 1);
-}
-
-/* A block ends, the way op->how says. */
-static void keys_end(mf_blocks *b, const keys_op *op)
-{
-    mf_keyed_entry *keys[KEYS];
-    mf_scope_held *stack = block_keys(b, op, keys);
-    if (stack)
-        mf_scope_held_change(stack, op->epoch, -(int64_t)op->bytes, -1);
-    for (int k = 0; k < KEYS; k++) {
-        if (!keys[k])
-            continue;
-        mf_scope_held_change(&keys[k]->held, op->epoch, -(int64_t)op->bytes, -1);
-        if (op->how == MF_BLOCK_FREED)
-            keys[k]->s.free_count++;
-        if (op->how == MF_BLOCK_PROCESS_ENDED) {
-            keys[k]->s.live_bytes_end += op->bytes;
-            keys[k]->s.live_count_end++;
-        }
-    }
-    if (op->exit_held) {
-        mf_keyed_entry *k = keyed(b, &op->d->exit_held, op->sited ? op->site : op->scope);
-        if (k)
-            mf_keyed_alloc(k, op->epoch, op->bytes, 0);
-    }
-}
-
-/* A live block's role or name changes: it moves from one key to another. */
-static void keys_move(mf_blocks *b, mf_keyed *t, uint32_t from_key, uint32_t to_key,
-                      const keys_op *op)
-{
-    /* to first: making it may move the table; from is already there */
-    mf_keyed_entry *to = keyed(b, t, to_key), *from = keyed(b, t, from_key);
-    if (from && to)
-        mf_keyed_move(from, to, op->epoch, op->bytes, op->at_peak, op->allocated);
-}
-
-static int keys_run(void *ctx, const void *item)
-{
-    mf_blocks *b = ctx;
-    const keys_op *op = item;
-    switch (op->kind) {
-    case KEYS_ALLOC: case KEYS_ENTER: keys_start(b, op); break;
-    case KEYS_END: keys_end(b, op); break;
-    case KEYS_ROLE:
-        keys_move(b, &op->d->roles, op->role & MF_ROLE_MASK, op->to_role & MF_ROLE_MASK, op);
-        break;
-    case KEYS_NAME: keys_move(b, &op->d->names, op->name, op->to_name, op); break;
-    default:
-        mf_keyed_mark(&op->d->scopes);
-        mf_keyed_mark(&op->d->sites);
-        break;
-    }
-    return b->keys_oom ? -1 : 0;
-}
-
-/* A keys_op of device d to fill, then hand over with keys_done (kind,
- * epoch and whether the model counts by site are filled in here). */
-static keys_op *keys_begin(mf_blocks *b, keys_op *local, int kind, mf_blocks_device *d)
-{
-    keys_op *op = b->keys_worker ? mf_worker_put(b->keys_worker) : local;
-    op->kind = (uint8_t)kind;
-    op->sited = b->sites != NULL;
-    op->d = d;
-    op->epoch = d->epoch;
-    return op;
-}
-
-/* Run op now, unless the keys' thread will. */
-static void keys_done(mf_blocks *b, keys_op *op)
-{
-    if (!b->keys_worker && keys_run(b, op) < 0)
-        b->oom = 1;
-}
-
-void mf_blocks_use_thread(mf_blocks *b)
-{
-    if (!b->keys_worker)
-        b->keys_worker = mf_worker_start(sizeof(keys_op), keys_run, b);
-}
-
-/* Every keys_op handed over has run: the keyed counts may be read.  0, or
- * -1 when one ran out of memory. */
-static int keys_sync(mf_blocks *b)
-{
-    if (b->keys_worker && mf_worker_sync(b->keys_worker) < 0)
-        b->oom = 1;
-    return b->oom ? -1 : 0;
 }
 
 /* ---- counts -------------------------------------------------------------------- */
@@ -456,13 +325,20 @@ static void keep_unfreed(mf_blocks *b, uint16_t log, const mf_block *blk, int le
 /* Whether block e, held when its process ended, is memory an interpreter
  * holds at exit rather than a leak: its process is a Python interpreter and
  * the program's own code did not allocate it (the innermost Python frame
- * of its stack is a library's, or it has none).  Such a block is counted
- * in its device's exit_held by site (by scope without stacks). */
-static int held_at_exit(const mf_blocks *b, const mf_live *e)
+ * of its stack is a library's, or it has none; site: its entry in
+ * d->sites, or NULL).  Counted in d->exit_held by site (by scope without
+ * stacks). */
+static int held_at_exit(mf_blocks *b, mf_blocks_device *d, const mf_live *e,
+                        const mf_keyed_entry *site)
 {
     if (e->log >= b->n_procs || !b->procs[e->log].interpreter)
         return 0;
-    return !(b->sites && mf_sites_stack_own(b->sites, e->stack));
+    if (b->sites && mf_sites_stack_own(b->sites, e->stack))
+        return 0;
+    mf_keyed_entry *k = keyed(b, &d->exit_held, b->sites ? (site ? site->s.scope : 0) : e->scope);
+    if (k)
+        mf_keyed_alloc(k, d->epoch, e->requested, 0);
+    return 1;
 }
 
 /* Live block e of device d changes role (a key of d->roles) to role at
@@ -472,13 +348,12 @@ static void change_role(mf_blocks *b, mf_blocks_device *d, mf_live *e, unsigned 
 {
     unsigned from = e->role;
     if (b->counting) {
-        keys_op local, *op = keys_begin(b, &local, KEYS_ROLE, d);
-        op->role = e->role;
-        op->to_role = (uint8_t)role;
-        op->bytes = e->requested;
-        op->at_peak = d->epoch > e->epoch0;
-        op->allocated = !e->entered;
-        keys_done(b, op);
+        /* to first: making it may move the table; from is already there */
+        mf_keyed_entry *to = keyed(b, &d->roles, role & MF_ROLE_MASK);
+        mf_keyed_entry *from_key = keyed(b, &d->roles, e->role & MF_ROLE_MASK);
+        if (from_key && to)
+            mf_keyed_move(from_key, to, d->epoch, e->requested, d->epoch > e->epoch0,
+                          !e->entered);
     }
     e->role = (uint8_t)((e->role & ~MF_ROLE_MASK) | (role & MF_ROLE_MASK));
     if (b->on_role && b->counting && (from & MF_ROLE_MASK) != (role & MF_ROLE_MASK)) {
@@ -516,17 +391,21 @@ static void end_block(mf_blocks *b, uint32_t id, unsigned how, uint64_t time_ns)
     v->counts.held_bytes -= req;
     v->counts.held_count--;
     v->held_actual -= e->actual;
-    keys_op local, *op = keys_begin(b, &local, KEYS_END, d);
-    op->how = (uint8_t)how;
-    op->role = e->role;
-    op->bytes = req;
-    op->scope = e->scope;
-    op->site = b->sites ? mf_sites_of_stack(b->sites, e->stack) : 0;   /* the site first */
-    op->stack = e->stack;
-    op->name = e->name;
-    int interpreter_held = how == MF_BLOCK_PROCESS_ENDED && held_at_exit(b, e);
-    op->exit_held = (uint8_t)interpreter_held;
-    keys_done(b, op);
+    mf_keyed_entry *keys[KEYS];
+    mf_scope_held *stack = block_keys(b, d, e->scope, e->stack, e->role, e->name, keys);
+    if (stack)
+        mf_scope_held_change(stack, d->epoch, -(int64_t)req, -1);
+    for (int k = 0; k < KEYS; k++) {
+        if (!keys[k])
+            continue;
+        mf_scope_held_change(&keys[k]->held, d->epoch, -(int64_t)req, -1);
+        if (how == MF_BLOCK_FREED)
+            keys[k]->s.free_count++;
+        if (how == MF_BLOCK_PROCESS_ENDED) {
+            keys[k]->s.live_bytes_end += req;
+            keys[k]->s.live_count_end++;
+        }
+    }
     if (how == MF_BLOCK_FREED) {
         d->counts.free_count++;
         counter_update(d);
@@ -548,7 +427,7 @@ static void end_block(mf_blocks *b, uint32_t id, unsigned how, uint64_t time_ns)
         .end = (uint8_t)how, .role = e->role, .entered = e->entered,
     };
     if (how == MF_BLOCK_PROCESS_ENDED)
-        keep_unfreed(b, e->log, &blk, !interpreter_held);
+        keep_unfreed(b, e->log, &blk, !held_at_exit(b, d, e, keys[KEY_SITE]));
     if (b->picture && mf_picture_retire(b->picture, e->view, v->epoch, &blk) < 0)
         b->oom = 1;
     if (b->on_block)
@@ -589,18 +468,19 @@ static void count_start(mf_blocks *b, uint32_t id, uint64_t time_ns, int entry)
     d->held_actual += l->actual;
     v->held_actual += l->actual;
     kind_of(d, l->flags)->live_bytes_end += req;
-    keys_op local, *op = keys_begin(b, &local, entry ? KEYS_ENTER : KEYS_ALLOC, d);
-    op->role = l->role;
-    op->bytes = req;
-    op->time_ns = time_ns;
-    op->scope = l->scope;
-    op->site = b->sites ? mf_sites_of_stack(b->sites, l->stack) : 0;
-    op->stack = l->stack;
-    op->name = l->name;
-    if (b->sites && !entry && l->log < b->n_procs &&
-        mf_sites_get(b->sites, op->site)->kind != MF_SITE_NATIVE)
+    mf_keyed_entry *keys[KEYS];
+    mf_scope_held *stack = block_keys(b, d, l->scope, l->stack, l->role, l->name, keys);
+    if (keys[KEY_SITE] && !entry && l->log < b->n_procs &&
+        mf_sites_get(b->sites, keys[KEY_SITE]->s.scope)->kind != MF_SITE_NATIVE)
         b->procs[l->log].interpreter = 1;     /* Python frames: an interpreter */
-    keys_done(b, op);
+    for (int k = 0; k < KEYS; k++) {
+        if (keys[k] && entry)
+            mf_keyed_enter(keys[k], d->epoch, req, time_ns);
+        else if (keys[k])
+            mf_keyed_alloc(keys[k], d->epoch, req, time_ns);
+    }
+    if (stack)
+        mf_scope_held_change(stack, d->epoch, (int64_t)req, 1);
     if (b->picture && mf_picture_alloc(b->picture, l->view, v->epoch, l) < 0)
         b->oom = 1;
     counts_peak(&d->counts, &d->epoch, time_ns);
@@ -711,13 +591,9 @@ static void rename_block(mf_blocks *b, mf_live *e, uint32_t name, unsigned role,
 {
     mf_blocks_device *d = b->devs[b->views[e->view]->slot];
     if (name != e->name && b->counting) {
-        keys_op local, *op = keys_begin(b, &local, KEYS_NAME, d);
-        op->name = e->name;
-        op->to_name = name;
-        op->bytes = e->requested;
-        op->at_peak = d->epoch > e->epoch0;
-        op->allocated = !e->entered;
-        keys_done(b, op);
+        mf_keyed_entry *to = keyed(b, &d->names, name), *from = keyed(b, &d->names, e->name);
+        if (from && to)
+            mf_keyed_move(from, to, d->epoch, e->requested, d->epoch > e->epoch0, !e->entered);
     }
     e->name = name;
     if (role) {
@@ -748,8 +624,8 @@ int mf_blocks_on_name(mf_blocks *b, const mf_event *e, int named_elsewhere)
  * its scopes and sites note what they hold. */
 static void device_step(mf_blocks *b, mf_blocks_device *d, uint64_t number, uint64_t time_ns)
 {
-    keys_op local;
-    keys_done(b, keys_begin(b, &local, KEYS_MARK, d));
+    mf_keyed_mark(&d->scopes);
+    mf_keyed_mark(&d->sites);
     if (mf_steps_mark(&d->steps, number, time_ns, d->counts.held_bytes) < 0)
         b->oom = 1;
 }
@@ -898,8 +774,6 @@ static int settle_peak_stacks(mf_blocks_device *d, mf_device_model *out)
 
 int mf_blocks_settle_device(mf_blocks *b, uint32_t slot, mf_device_model *out)
 {
-    if (keys_sync(b) < 0)
-        return -1;
     mf_blocks_device *d = b->devs[slot];
     out->counts = d->counts;
     out->use_min_bytes = d->use_min_bytes;
@@ -1034,7 +908,6 @@ int mf_blocks_settle(mf_blocks *b, mf_model *out)
 
 void mf_blocks_free(mf_blocks *b)
 {
-    mf_worker_stop(b->keys_worker);
     for (size_t i = 0; i < b->n_devs; i++) {
         mf_blocks_device *d = b->devs[i];
         mf_series_free(&d->occupancy);

@@ -46,8 +46,6 @@ typedef struct mf_blocks {
     mf_step_mark *marks;      /* step marks while counting (MF_MODEL_STEPS) */
     size_t n_marks, cap_marks;
     int oom;
-    struct mf_worker *keys_worker;   /* the keyed counts' thread; NULL: inline */
-    int keys_oom;             /* the keyed counts ran out of memory (their side's) */
     mf_block *leaks_out, *gpu_out;   /* what the last settle made (mf_model's) */
 } mf_blocks;
 
@@ -64,16 +62,6 @@ void mf_blocks_set_observer(mf_blocks *b, void (*fn)(void *ctx, const mf_block *
 
 /* From now on, count allocations per site and per stack through sites. */
 void mf_blocks_set_sites(mf_blocks *b, struct mf_sites *sites);
-
-/*
- * From now on, keep the keyed counts (each device's scopes, sites, stacks,
- * roles, names, held at exit) on a thread of their own (worker.h): a
- * block's start, end, new role or name and a step mark hand their keys
- * over in order, and the counts are exactly what they would be on the
- * model's thread.  Their -1 comes from the next settle.  On one core, or
- * when no thread starts, nothing changes.
- */
-void mf_blocks_use_thread(mf_blocks *b);
 
 /* A new device, slot b->n_devs.  0, or -1 when out of memory. */
 int mf_blocks_add_device(mf_blocks *b, uint16_t device);
