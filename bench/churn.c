@@ -113,26 +113,32 @@ static void *churn_thread(void *arg)
         return NULL;
     }
     uint64_t start = now_ns();
-    for (unsigned long i = 0; i < job->mallocs; i++) {
-        if (job->mallocs_per_ns > 0 && (i & 1023) == 0)
+    for (unsigned long i = 0; i < job->mallocs;) {
+        /* with -r, the pace is kept between runs of 1,024 mallocs: the
+         * loop of an unpaced churn is the one it always was */
+        unsigned long run_end = job->mallocs - i > 1024 ? i + 1024 : job->mallocs;
+        if (job->mallocs_per_ns > 0)
             keep_pace(job, start, i);
-        unsigned slot = xorshift32(&rng) % job->slots;
-        if (table[slot]) {
-            free(table[slot]);
-            job->frees++;
+        for (; i < run_end; i++) {
+            unsigned slot = xorshift32(&rng) % job->slots;
+            if (table[slot]) {
+                free(table[slot]);
+                job->frees++;
+            }
+            size_t size = next_size(job, &rng);
+            char *p = malloc(size);
+            if (!p) {
+                job->failed = 1;
+                goto mallocs_done;
+            }
+            p[0] = (char)i;
+            p[size - 1] = (char)size;
+            table[slot] = p;
+            sizes[slot] = size;
+            job->checksum += size;
         }
-        size_t size = next_size(job, &rng);
-        char *p = malloc(size);
-        if (!p) {
-            job->failed = 1;
-            break;
-        }
-        p[0] = (char)i;
-        p[size - 1] = (char)size;
-        table[slot] = p;
-        sizes[slot] = size;
-        job->checksum += size;
     }
+mallocs_done:
     for (unsigned s = 0; s < job->slots; s++)
         if (table[s]) {
             job->checksum += (unsigned char)table[s][sizes[s] - 1];
