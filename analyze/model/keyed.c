@@ -21,8 +21,6 @@ static mf_keyed_entry *keyed_new(mf_keyed *t, uint32_t key)
 
 mf_keyed_entry *mf_keyed_add(mf_keyed *t, uint32_t key)
 {
-    if (key < t->n_index && t->index[key] >= 0)
-        return &t->items[t->index[key]];
     if (t->limit && t->n >= t->limit) {
         if (!t->other) {
             if (!keyed_new(t, MF_KEY_OTHER))
@@ -38,15 +36,6 @@ mf_keyed_entry *mf_keyed_add(mf_keyed *t, uint32_t key)
         return NULL;
     t->index[key] = (int32_t)(t->n - 1);
     return &t->items[t->n - 1];
-}
-
-/* Its own peak: the most it held at once. */
-static void own_peak(mf_keyed_entry *s, uint64_t time_ns)
-{
-    if (s->held.bytes > s->s.peak_live_bytes) {
-        s->s.peak_live_bytes = s->held.bytes;
-        s->s.peak_live_time_ns = time_ns;
-    }
 }
 
 void mf_keyed_mark(mf_keyed *t)
@@ -69,7 +58,7 @@ void mf_keyed_mark(mf_keyed *t)
 void mf_keyed_enter(mf_keyed_entry *s, uint64_t epoch, uint64_t bytes, uint64_t time_ns)
 {
     mf_scope_held_change(&s->held, epoch, (int64_t)bytes, 1);
-    own_peak(s, time_ns);
+    mf_keyed_own_peak(s, time_ns);
 }
 
 void mf_keyed_move(mf_keyed_entry *from, mf_keyed_entry *to, uint64_t epoch, uint64_t bytes,

@@ -72,7 +72,8 @@ typedef struct mf_keyed {
  * got earlier from the same table is stale then. */
 static inline mf_keyed_entry *mf_keyed_get(mf_keyed *t, uint32_t key);
 
-/* mf_keyed_get's slow path: key has no entry yet (out of line). */
+/* mf_keyed_get's slow path (out of line), for a key with no entry yet: its
+ * new entry, or the shared one past the limit; NULL when out of memory. */
 mf_keyed_entry *mf_keyed_add(mf_keyed *t, uint32_t key);
 
 /* Count an allocation of bytes at time_ns in an entry whose owner is at
@@ -118,6 +119,15 @@ static inline mf_keyed_entry *mf_keyed_get(mf_keyed *t, uint32_t key)
     return mf_keyed_add(t, key);
 }
 
+/* Its own peak (the most it held at once), after it grew at time_ns. */
+static inline void mf_keyed_own_peak(mf_keyed_entry *s, uint64_t time_ns)
+{
+    if (s->held.bytes > s->s.peak_live_bytes) {
+        s->s.peak_live_bytes = s->held.bytes;
+        s->s.peak_live_time_ns = time_ns;
+    }
+}
+
 static inline void mf_keyed_alloc(mf_keyed_entry *s, uint64_t epoch, uint64_t bytes,
                                   uint64_t time_ns)
 {
@@ -126,10 +136,7 @@ static inline void mf_keyed_alloc(mf_keyed_entry *s, uint64_t epoch, uint64_t by
     s->s.min_size = bytes < s->s.min_size ? bytes : s->s.min_size;
     s->s.max_size = bytes > s->s.max_size ? bytes : s->s.max_size;
     mf_scope_held_change(&s->held, epoch, (int64_t)bytes, 1);
-    if (s->held.bytes > s->s.peak_live_bytes) {   /* its own peak */
-        s->s.peak_live_bytes = s->held.bytes;
-        s->s.peak_live_time_ns = time_ns;
-    }
+    mf_keyed_own_peak(s, time_ns);
 }
 
 #endif /* MEMFLOW_KEYED_H */

@@ -75,7 +75,7 @@ uint32_t mf_rlog_string_map(mf_rlog *log, mf_rnames *names, uint32_t id)
 {
     uint32_t t = own_id(log, names, id);
     uint32_t g = t == MF_STRINGS_FAILED ? t : publish(names, t);
-    if (g != MF_STRINGS_FAILED && id != MF_STRING_UNKNOWN) {   /* until a STRING record */
+    if (g != MF_STRINGS_FAILED) {   /* remembered until the scan reads a STRING record */
         log->memo_id = id;
         log->memo_pool = g;
     }
