@@ -2,7 +2,8 @@
  * cmd_run.c - `memflow run`: profile an unmodified program.
  *
  * The program runs with libmemflow-preload.so in LD_PRELOAD (CPU capture),
- * libmemflow-cuda.so as CUDA_INJECTION64_PATH (GPU capture, when built),
+ * libmemflow-cuda.so as CUDA_INJECTION64_PATH (GPU capture, when built and
+ * the cupti key is on),
  * libmemflow-nvtx.so as NVTX_INJECTION64_PATH (NVTX ranges as scopes),
  * the configuration as MEMFLOW_<KEY> variables, MEMFLOW_AUTOSTART=1 (record
  * from before main()) and MEMFLOW_RUN_ID, a fresh random id that every
@@ -254,7 +255,8 @@ static int prepare_environment(const run_ident *run)
     if (preload(lib) < 0)
         return -1;
     const char *injection = getenv("CUDA_INJECTION64_PATH");
-    if (find_library("libmemflow-cuda.so", cuda, sizeof cuda) == 0) {
+    /* cupti=0: CUPTI is left to the program's own tools (torch.profiler) */
+    if (mf_config_get()->cupti && find_library("libmemflow-cuda.so", cuda, sizeof cuda) == 0) {
         if (!injection || !*injection)
             setenv("CUDA_INJECTION64_PATH", cuda, 1);
         else if (strcmp(injection, cuda) != 0) /* the driver loads one injection */

@@ -68,6 +68,7 @@ static const key_spec key_table[] = {
     FIELD(torch_scopes, KEY_BOOL),
     NUMBER(python_stacks, KEY_UINT, 0, 2),
     NUMBER(torch_history, KEY_UINT, 0, MAX_TORCH_HISTORY),
+    FIELD(cupti, KEY_BOOL),
 };
 #define N_KEYS (sizeof key_table / sizeof key_table[0])
 
@@ -111,6 +112,7 @@ static mf_config live_config = {
     .torch_scopes = 1,
     .python_stacks = 1,
     .torch_history = 100000,
+    .cupti = 1,
 };
 static pthread_mutex_t config_lock = PTHREAD_MUTEX_INITIALIZER;
 

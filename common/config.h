@@ -39,6 +39,9 @@ typedef struct mf_config {
                                        profile function elsewhere) */
     uint64_t torch_history;         /* PyTorch's allocator history: its ring's entries
                                        (default 100000); 0 = off */
+    int cupti;                      /* GPU memory through CUPTI (the CUDA plugin), default
+                                       1; 0 leaves CUPTI to another tool (torch.profiler's
+                                       CUDA activities, Nsight Systems) */
 } mf_config;
 
 /*

@@ -206,6 +206,10 @@ enum mf_note_code {
                                     mf_torch_off */
     MF_NOTE_TORCH_INCONSISTENT = 44, /* history entries that contradict the state it
                                     describes (an alloc at a live address...): value count */
+    MF_NOTE_TORCH_PROFILER_NO_CUDA = 45, /* the program started torch.profiler with CUDA
+                                    activities while memflow's GPU capture held CUPTI (one
+                                    client per process before CUDA 13.2): it recorded no
+                                    CUDA kernels; value 0 */
     /* 50..59: Python attribution */
     MF_NOTE_CPU_HEAP_OFF = 50    /* recording began in a process without CPU heap capture
                                     (not under memflow run): its malloc family is not in

@@ -9,6 +9,8 @@
  * it register anything, so it never takes another tool's activity
  * callbacks: the API callbacks (api.c), the timestamp callback (every record
  * on mf_clock_now, the CPU events' clock), the activity buffers and kinds.
+ * With the cupti key off it touches CUPTI not at all (one line), so the
+ * program's own tools (torch.profiler's CUDA activities) can have it.
  *
  * Buffers are mmap'd, never malloc'd, so they never appear as the program's
  * memory.  CUPTI returns filled buffers on its own thread (or on the thread
@@ -107,6 +109,15 @@ static int capture_busy(CUptiResult result, const char *holder)
             holder && *holder ? holder : "it did not give its name");
     if (mf_recorder_log_open())
         mf_recorder_note(MF_NOTE_GPU_CUPTI_BUSY, (uint64_t)result);
+    return 0;
+}
+
+/* cupti=0: the plugin was loaded (CUDA_INJECTION64_PATH set by hand), but
+ * CUPTI is left to the program's own tools. */
+static int capture_left(void)
+{
+    fprintf(stderr, "memflow: GPU capture through CUPTI is off (cupti=0): CUPTI is left to "
+            "other tools; CPU capture goes on\n");
     return 0;
 }
 
@@ -259,7 +270,7 @@ MF_EXPORT int memflow_gpu_start(void)
     /* GPU snapshots are taken at the API's exit (sampler.c), never by the
      * recorder on CUPTI's thread. */
     mf_recorder_sample_at_source(MF_DEVICE_GPU);
-    int rc = start_capture();
+    int rc = mf_config_get()->cupti ? start_capture() : capture_left();
     MF_INTERNAL_END();
     return rc;
 }

@@ -28,6 +28,7 @@
 
 #include "memflow.h"
 #include "config.h"
+#include "cuda_seen.h"
 #include "pystacks.h"
 #include "recorder.h"
 #include "scope.h"
@@ -653,6 +654,15 @@ static PyObject *py_gpu_plugin(PyObject *self, PyObject *unused)
     Py_RETURN_NONE;
 }
 
+/* Whether the GPU plugin records this process's GPU memory through CUPTI
+ * (and so holds CUPTI: torch.profiler's CUDA activities cannot have it). */
+static PyObject *py_gpu_capture_on(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    return PyBool_FromLong(mf_cuda_capture_on());
+}
+
 static PyObject *py_log_path(PyObject *self, PyObject *unused)
 {
     (void)self;
@@ -714,6 +724,8 @@ static PyMethodDef module_methods[] = {
     { "note_cpu_heap_off", py_note_cpu_heap_off, METH_NOARGS,
       "note in the log that this process's CPU heap is not recorded" },
     { "gpu_plugin", py_gpu_plugin, METH_NOARGS, "path of libmemflow-cuda.so, or None" },
+    { "gpu_capture_on", py_gpu_capture_on, METH_NOARGS,
+      "whether memflow records this process's GPU memory through CUPTI (and holds it)" },
     { "log_path", py_log_path, METH_NOARGS, "the open log's path, or None" },
     { "recording", py_recording, METH_NOARGS, "whether the profiler records now" },
     { "torch_scopes", py_torch_scopes, METH_NOARGS, "the torch_scopes configuration key" },

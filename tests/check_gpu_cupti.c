@@ -247,6 +247,29 @@ START_TEST(another_cupti_client_is_left_alone)
 }
 END_TEST
 
+/*
+ * cupti=0 (`memflow run --set cupti=0` injects no plugin; this is the plugin
+ * injected by hand): one line, and CUPTI is left untouched for the
+ * program's own tools (torch.profiler's CUDA activities).
+ */
+START_TEST(cupti_key_off_leaves_cupti_alone)
+{
+    cupti_works = 1;
+    const char *k[] = { "cupti" }, *v[] = { "0" };
+    ck_assert_int_eq(memflow_set_config(1, k, v), 0);
+    start_log("cupti_off");
+    const char *err = start_gpu_capturing_stderr();
+    ck_assert_str_eq(err, "memflow: GPU capture through CUPTI is off (cupti=0): CUPTI is left "
+                          "to other tools; CPU capture goes on\n");
+    ck_assert_int_eq(subscribed, 0);
+    ck_assert_int_eq(timestamp_registered, 0);
+    ck_assert_int_eq(registered, 0);
+    ck_assert_int_eq(n_enabled_kinds, 0);
+    ck_assert_int_eq(mf_cuda_capture_on(), 0);
+    mf_recorder_finish();
+}
+END_TEST
+
 /* With CUPTI working: subscribe first, then everything, and every kind. */
 START_TEST(working_cupti_gets_every_kind)
 {
@@ -340,6 +363,7 @@ int main(void)
     TCase *tc = tcase_create("cupti_answers");
     tcase_add_test(tc, only_the_exit_flush_is_forced);
     tcase_add_test(tc, another_cupti_client_is_left_alone);
+    tcase_add_test(tc, cupti_key_off_leaves_cupti_alone);
     tcase_add_test(tc, working_cupti_gets_every_kind);
     tcase_add_test(tc, another_minor_version_records_memory_only);
     tcase_add_test(tc, another_major_version_turns_capture_off);

@@ -87,7 +87,7 @@ START_TEST(config_unknown_key_names_key_and_accepted)
                      "filename, path, format, formats, profile_all, profile_memory, "
                      "profile_api, profile_device, continuous_dump, dump_period, "
                      "aggregate_stats, gpu_memory_profile_filename_prefix, sample_rate, stacks, "
-                     "torch_scopes, python_stacks, torch_history");
+                     "torch_scopes, python_stacks, torch_history, cupti");
     ck_assert_ptr_nonnull(strstr(e, mf_config_keys()));
     char var[32];
     mf_config_variable("gpu_memory_profile_filename_prefix", var, sizeof var);

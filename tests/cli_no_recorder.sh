@@ -41,7 +41,7 @@ for key in $keys; do
     path) value=$LEAK ;;
     format | formats) value=stats.txt,profile.json ;;
     profile_all | profile_memory | profile_api | profile_device | continuous_dump | \
-        aggregate_stats | torch_scopes) value=1 ;;
+        aggregate_stats | torch_scopes | cupti) value=1 ;;
     dump_period) value=0.01 ;;
     gpu_memory_profile_filename_prefix) value=leak_gpu ;;
     sample_rate) value=1 ;;

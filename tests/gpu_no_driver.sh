@@ -56,3 +56,20 @@ expect_eq "memflow lines with another injection" \
     "memflow run: CUDA_INJECTION64_PATH is already set (/opt/other-tool/lib/libinjection.so): kept, so memflow records no GPU memory in this run
 memflow: alloc_loop used CUDA (libcudart.so.13) but no CUDA driver or GPU was found, so its GPU memory was not recorded" \
     "$(grep '^memflow' "$SCRATCH/other.stderr")"
+
+# cupti=0 leaves CUPTI to the program's own tools (torch.profiler's CUDA
+# activities): memflow run injects no GPU plugin, and says nothing of it.
+show_injection='echo "${CUDA_INJECTION64_PATH:-unset}"'
+expect_eq "CUDA_INJECTION64_PATH by default" "$top_builddir/.libs/libmemflow-cuda.so" \
+    "$("$MEMFLOW" run -o "$SCRATCH/inject_on" --no-render --no-compact -- sh -c "$show_injection")"
+expect_eq "CUDA_INJECTION64_PATH with --set cupti=0" "unset" \
+    "$("$MEMFLOW" run -o "$SCRATCH/inject_off" --no-render --no-compact --set cupti=0 -- \
+        sh -c "$show_injection")"
+expect_eq "CUDA_INJECTION64_PATH with MEMFLOW_CUPTI=0" "unset" \
+    "$(MEMFLOW_CUPTI=0 "$MEMFLOW" run -o "$SCRATCH/inject_env" --no-render --no-compact -- \
+        sh -c "$show_injection")"
+status=0
+"$MEMFLOW" run -o "$SCRATCH/cupti_off" --no-render --no-compact --set cupti=0 -- \
+    "$CUDA_PROGRAM" 10 >"$SCRATCH/cupti_off.stdout" 2>"$SCRATCH/cupti_off.stderr" || status=$?
+expect_eq "alloc_loop's status with cupti=0" 1 "$status"
+expect_eq "memflow lines with cupti=0" "" "$(grep '^memflow' "$SCRATCH/cupti_off.stderr")"

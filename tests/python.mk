@@ -22,11 +22,12 @@ AM_TESTS_ENVIRONMENT += PYTHON='$(PYTHON)'; export PYTHON;
 TESTS += tests/python_api.sh tests/python_samples.sh tests/python_torch.sh \
 	tests/python_interpreters.sh tests/python_trace_chrome.sh tests/python_stacks.sh tests/python_names.sh \
 	tests/torch_live.sh tests/torch_roles.sh tests/torch_program_history.sh tests/python_steps.sh \
+	tests/torch_profiler_cupti.sh \
 	tests/launcher_summary.sh
 EXTRA_DIST += tests/python_lib.sh tests/python_api.py tests/python_api.sh \
 	tests/python_samples.sh tests/python_torch.py tests/python_torch.sh \
 	tests/python_interpreters.sh tests/python_trace_chrome.sh tests/python_stacks.sh \
 	tests/python_stacks.py tests/python_names.sh tests/python_names.py tests/torch_live.sh \
 	tests/torch_live.py tests/torch_program_history.sh tests/torch_program_history.py tests/torch_roles.sh tests/torch_roles.py tests/python_steps.sh \
-	tests/python_steps.py tests/python_exit.py \
+	tests/python_steps.py tests/python_exit.py tests/torch_profiler_cupti.sh tests/torch_profiler_cupti.py \
 	tests/launcher_summary.sh tests/launcher.sh

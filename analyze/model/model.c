@@ -389,6 +389,14 @@ static void on_torch_note(mf_model *m, const mf_event *e, unsigned pid)
     case MF_NOTE_TORCH_INCONSISTENT:
         t->inconsistent += v;
         break;
+    case MF_NOTE_TORCH_PROFILER_NO_CUDA:
+        if (!t->profiler_no_cuda)
+            mf_model_warn(m, "pid %u: torch.profiler recorded no CUDA kernels: memflow's GPU "
+                          "capture held CUPTI, which allows one client per process before CUDA "
+                          "13.2 (`memflow run --set cupti=0` leaves CUPTI to torch.profiler)",
+                          pid);
+        t->profiler_no_cuda = 1;
+        break;
     }
 }
 

@@ -483,6 +483,7 @@ typedef struct mf_torch_info {
     unsigned off;                   /* enum mf_torch_off: the live history was off */
     uint64_t ring;                  /* the live history's ring (entries); 0: not live */
     uint64_t inconsistent;          /* entries contradicting the state */
+    int profiler_no_cuda;           /* torch.profiler ran without CUDA (memflow held CUPTI) */
     /* SEGMENT records matched by address with the GPU capture's blocks: */
     uint64_t matched, unmatched;
     int64_t offset_sum_ns;          /* history time - capture time, summed */

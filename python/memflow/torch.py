@@ -39,6 +39,7 @@ calls the forward hook of such a module (always_call, torch >= 2.1); before
 that, at the next module call of its thread (its call frame is no longer on
 the stack).
 """
+import functools
 import inspect
 import sys
 import threading
@@ -412,10 +413,59 @@ def enabled():
     return bool(_handles)
 
 
+NOTE_PROFILER_NO_CUDA = 45
+_profiler_told = []
+
+
+def _profiler_starts(profile):
+    """torch.profiler is about to set up Kineto: with CUDA activities while
+    memflow's GPU capture holds CUPTI, say once (stderr and a NOTE) that it
+    will record no CUDA kernels, and how to leave CUPTI to it."""
+    if _profiler_told or not _memflow.gpu_capture_on():
+        return
+    if _torch.profiler.ProfilerActivity.CUDA not in getattr(profile, "kineto_activities", ()):
+        return
+    _profiler_told.append(True)
+    sys.stderr.write("memflow: torch.profiler asked for CUDA activities, but memflow's GPU "
+                     "capture holds CUPTI (one client per process before CUDA 13.2), so "
+                     "torch.profiler records no CUDA kernels; `memflow run --set cupti=0` "
+                     "leaves CUPTI to it (PyTorch's GPU memory then comes from its "
+                     "allocator's history)\n")
+    _memflow.torch_history_note(NOTE_PROFILER_NO_CUDA, 0)
+
+
+def _watch_profiler():
+    """Wrap torch.autograd.profiler.profile._prepare_trace (torch 1.13 and
+    2.x; torch.profiler.profile goes through it) with _profiler_starts."""
+    global _torch
+    import torch
+    from torch.autograd import profiler as autograd_profiler
+    _torch = torch
+    cls = autograd_profiler.profile
+    prepare = getattr(cls, "_prepare_trace", None)
+    if prepare is None or getattr(prepare, "_memflow", False):
+        return
+
+    @functools.wraps(prepare)
+    def _prepare_trace(self, *args, **kwargs):
+        try:
+            _profiler_starts(self)
+        except Exception:  # never break the program
+            pass
+        return prepare(self, *args, **kwargs)
+    _prepare_trace._memflow = True
+    cls._prepare_trace = _prepare_trace
+
+
 def _enable_at_import():
     """Called by memflow run's start-up once the program has imported torch:
-    the allocator history (memflow.torch_history), then the module scopes."""
+    torch.profiler's start watched, the allocator history
+    (memflow.torch_history), then the module scopes."""
     from . import torch_history
+    try:
+        _watch_profiler()
+    except Exception as e:  # never break the program
+        sys.stderr.write("memflow: torch.profiler is not watched: %s\n" % (e,))
     torch_history.arm()
     if not _memflow.torch_scopes():
         return
