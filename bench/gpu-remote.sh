@@ -36,7 +36,8 @@
 # CUDA torch - a training step three ways (caching allocator, PYTORCH_NO_
 # CUDA_MEMORY_CACHING=1, expandable_segments:True) beside
 # torch.cuda.memory._record_memory_history, each timed plain and profiled,
-# one inside torch.profiler (Kineto), and the injection alone (no memflow
+# one inside torch.profiler (Kineto), once more there with --set cupti=0
+# (CUPTI left to Kineto), and the injection alone (no memflow
 # run: CUDA_INJECTION64_PATH and MEMFLOW_AUTOSTART only); then the tensor
 # level: a step under memflow run with the caching allocator on, where
 # memflow's live allocator history writes the tensors into the log
@@ -47,7 +48,9 @@
 # skipped and listed; rendering there gets 60 s more at most, the checker 30 s
 # and the archives the rest (each written once, seconds), so the command ends
 # about CAPTURE_BUDGET + 100 s after it starts, inside the device tool's 10
-# minutes with its start counted.
+# minutes with its start counted.  CAPTURE_ONLY="NAME ...": only the steps
+# so named (a second, shorter call).  On a GPU machine the capture ends with
+# churn_wait: bench/wait.sh's churn rows on that machine's cores.
 set -eu
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -132,13 +135,13 @@ make_bundle() {
     for s in mlp_gpu caching_allocator alloc_loop memory_kinds alloc_stress clock_probe; do
         cp "$build/samples/cuda/$s" "$root/samples/$s"
     done
-    cp "$build/bench/gpu_blocks" "$root/bench/"
+    cp "$build/bench/gpu_blocks" "$build/bench/churn" "$build/bench/timeit" "$root/bench/"
     cp "$here/bench/gpu_check.py" "$here/bench/torch_probe.py" "$root/bench/"
     python3 "$here/tests/torch_import_snapshots.py" "$root/bench/snapshots" >/dev/null &&
         mv "$root/bench/snapshots/current.pickle" "$root/bench/torch_snapshot_sample.pickle" &&
         rm -rf "$root/bench/snapshots" || die "cannot write the sample snapshot"
     for f in "$root/bin/memflow" "$root"/lib/libmemflow*.so.* "$root"/lib/memflow/*.so \
-        "$root"/samples/* "$root/bench/gpu_blocks"; do
+        "$root"/samples/* "$root/bench/gpu_blocks" "$root/bench/churn" "$root/bench/timeit"; do
         needed_libs "$f"
     done | sort -u | while read -r lib; do
         case "$lib" in "$root"/* | */libmemflow*) continue ;; esac
@@ -174,10 +177,12 @@ use_missing_deps() {
 left() { echo $((deadline - $(date +%s))); }
 
 # step NAME LIMIT CMD...: CMD under timeout, output in $cap/NAME.out, a line
-# in steps.txt; skipped when the budget has less than LIMIT left.
+# in steps.txt; skipped when the budget has less than LIMIT left, or when
+# CAPTURE_ONLY (names, space-separated) does not name it.
 step() {
     name=$1 limit=$2
     shift 2
+    case " ${CAPTURE_ONLY:-$name} " in *" $name "*) ;; *) return 0 ;; esac
     if [ "$(left)" -lt "$limit" ]; then
         echo "$name skipped (budget: $(left) s left, needs up to $limit s)" >>"$cap/steps.txt"
         return 0
@@ -224,6 +229,11 @@ torch_probes() {
             --history
     done
     profiled torch_kineto 150 python3 "$probe" "$cap/torch_kineto.json" --steps 6 --kineto
+    # the same with cupti=0: CUPTI left to Kineto, the GPU memory from the
+    # allocator's history (segments and tensors)
+    step torch_kineto_cupti_off 150 "$MEMFLOW" run -o "$cap/torch_kineto_cupti_off" \
+        --no-render --set cupti=0 -- python3 "$probe" "$cap/torch_kineto_cupti_off.json" \
+        --steps 6 --kineto
     # the tensor level: memflow's live history under memflow run (caching on),
     # then the import of the snapshot the same step dumped
     profiled torch_tensors 150 python3 "$probe" "$cap/torch_tensors.json" --steps 6 \
@@ -277,7 +287,7 @@ render_there() {
 # steps.txt - its blocks came back anyway.  Each file is written once.
 log_priority="memory_kinds clock_probe mlp_gpu mlp_gpu_sampled caching_allocator torch_tensors
 torch_caching torch_no_caching torch_expandable_segments torch_kineto alloc_stress torch_import
-torch_alone alloc_loop_1 python_front"
+torch_alone torch_kineto_cupti_off alloc_loop_1 python_front"
 file_limit=$((15 * 1024 * 1024))
 total_limit=$((60 * 1024 * 1024))
 
@@ -377,8 +387,46 @@ capture() {
         echo "torch probes skipped: python3 has no CUDA torch" >>"$cap/steps.txt"
         torch_import "$root/bench/torch_snapshot_sample.pickle"
     fi
+    # the whole wait (docs/PERFORMANCE.md) on the GPU machine's cores: last,
+    # as it matters least there (never on a dry run)
+    if [ -e /proc/driver/nvidia/version ]; then
+        step churn_wait 120 sh "$here/bench/gpu-remote.sh" churn-wait "$cap"
+    fi
     render_there
     pack_archive
+}
+
+# churn-wait CAP: bench/wait.sh's first rows on the GPU machine's cores
+# (docs/PERFORMANCE.md, "The whole wait"): the churn of 2M and 20M pairs of
+# 16-2063 bytes, unprofiled and under `memflow run` with the defaults, three
+# interleaved rounds, timed by bench/timeit; the time from the program's exit
+# (churn -e) to memflow run's; MEMFLOW_RUN_REPORT's lines.  The logs are
+# deleted after each run: only the figures come back.
+churn_wait() {
+    cap=$1
+    find_root
+    t="$cap/churn_wait"
+    mkdir -p "$t"
+    for ops in 4000000 40000000; do
+        for i in 1 2 3; do
+            "$root/bench/timeit" -e "$t/plain.$ops" "$root/bench/churn" -q -u 16-2063 \
+                -n "$ops" -e "$t/end" >/dev/null || echo "churn failed: $?" >>"$t/report.$ops"
+            rm -rf "$t/run"
+            MEMFLOW_RUN_REPORT=1 "$root/bench/timeit" -e "$t/memflow.$ops" "$root/bin/memflow" \
+                run -o "$t/run" -- "$root/bench/churn" -q -u 16-2063 -n "$ops" -e "$t/end" \
+                >>"$t/report.$ops" 2>&1 || echo "memflow run failed: $?" >>"$t/report.$ops"
+            echo "$(tail -n 1 "$t/memflow.$ops") $(cat "$t/end")" >>"$t/exit.$ops"
+        done
+    done
+    rm -rf "$t/run"
+    for ops in 4000000 40000000; do
+        p=$(sort -n "$t/plain.$ops" | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
+        m=$(sort -n "$t/memflow.$ops" | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
+        e=$(awk '{ printf "%.0f\n", $4 - $5 }' "$t/exit.$ops" | sort -n |
+            awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
+        echo "churn $((ops / 2)) pairs: plain $p ns, memflow run $m ns," \
+            "ratio $(awk -v m="$m" -v p="$p" 'BEGIN { printf "%.2f", m / p }'), exit to exit $e ns"
+    done
 }
 
 # ---- step 3: render (here) -------------------------------------------------
@@ -428,6 +476,7 @@ case "${1:-}" in
 pack) pack ;;
 bundle) make_bundle ;; # from GPU_REMOTE_BUILD as it is (tests)
 capture) capture ;;
+churn-wait) churn_wait "$2" ;;
 render) shift; render "$@" ;;
 dry-run) dry_run ;;
 *) echo "usage: bench/gpu-remote.sh pack | capture | render ARCHIVE|FOLDER... | dry-run" \

@@ -1,8 +1,9 @@
 # tests/gpu.mk - GPU capture proven without a GPU: synthetic CUPTI records
 # and API callbacks through the production code (check_gpu), CUPTI's answers
 # this machine cannot give (check_gpu_cupti), and the CUDA plugin's
-# InitializeInjection on this driver-less machine (gpu_injection.sh).
-EXTRA_DIST += tests/gpu_injection.sh tests/gpu_no_driver.sh tests/gpu_remote.sh
+# InitializeInjection on this driver-less machine (gpu_injection.sh), and
+# the real-GPU procedure's checker on a capture made up here (gpu_check.sh).
+EXTRA_DIST += tests/gpu_injection.sh tests/gpu_no_driver.sh tests/gpu_remote.sh tests/gpu_check.sh
 if HAVE_CUPTI
 if HAVE_CHECK
 check_PROGRAMS += tests/check_gpu
@@ -30,7 +31,7 @@ tests_check_gpu_cupti_LDFLAGS = $(tests_check_gpu_LDFLAGS) \
 	-Wl,--wrap=cuptiActivityFlushAll
 endif
 check_PROGRAMS += tests/gpu_inject_probe tests/gpu_log_summary
-TESTS += tests/gpu_injection.sh tests/gpu_no_driver.sh tests/gpu_remote.sh
+TESTS += tests/gpu_injection.sh tests/gpu_no_driver.sh tests/gpu_remote.sh tests/gpu_check.sh
 # gpu_inject_probe links neither libmemflow nor CUPTI: the plugin brings them.
 tests_gpu_inject_probe_SOURCES = tests/gpu_inject_probe.c
 tests_gpu_inject_probe_LDADD = -ldl
