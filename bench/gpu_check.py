@@ -354,6 +354,8 @@ def main(argv):
         if name.endswith("_timed"):
             continue  # the timing runs: reported with their probe
         probe = Probe(top, name)
+        if not probe.ran() and not probe.out:
+            continue  # a folder made for a step that was not run (CAPTURE_ONLY)
         if name in checks:
             checks[name](probe, report)
         elif name in ("torch_tensors", "torch_import", "torch_kineto_cupti_off"):

@@ -10,8 +10,12 @@
  * allocations get the default scope "<unk>:", the translating thread's id
  * and, when CUPTI names it, the library that asked for the memory.  A
  * record without a usable timestamp never lands at time 0 (see gpu.h).
+ * A module's __managed__ variables come twice: the driver's region for
+ * them, then each variable, named, inside it; the variables become
+ * sub-blocks of the region (the managed regions, below).
  */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -98,6 +102,78 @@ static uint64_t record_time(walk *w, uint64_t t, uint64_t fallback)
     return latest ? latest : mf_clock_now();
 }
 
+/* ---- the managed regions -------------------------------------------------- */
+
+/*
+ * Seen on an H100 (CUDA 13.0): a module's __managed__ variable is reported
+ * twice at one address, first as an unnamed managed allocation with no API
+ * call behind it (the region the driver allocates for the module's managed
+ * variables, at module load), then as the named variable.  Two blocks at
+ * one address, neither freed, read as a lost free.  So unnamed managed
+ * allocations without an API call are remembered (a few: one per module),
+ * and a named record that lies inside one of them is written as a
+ * sub-block of it.  Releases forget them.  Under the lock: buffers may be
+ * walked on CUPTI's thread and on a flushing thread at once.
+ */
+#define MANAGED_REGIONS 64
+typedef struct managed_region {
+    uint64_t addr, bytes;
+    uint16_t device;
+} managed_region;
+static managed_region regions[MANAGED_REGIONS];
+static unsigned n_regions; /* written under regions_lock, read unlocked first */
+static pthread_mutex_t regions_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void region_remember(uint16_t device, uint64_t addr, uint64_t bytes)
+{
+    pthread_mutex_lock(&regions_lock);
+    if (n_regions < MANAGED_REGIONS) /* full: the variables stay blocks of their own */
+        regions[n_regions++] = (managed_region){ addr, bytes, device };
+    pthread_mutex_unlock(&regions_lock);
+}
+
+/* Whether [addr, addr + bytes) lies inside a remembered region of device. */
+static int region_holds(uint16_t device, uint64_t addr, uint64_t bytes)
+{
+    if (!__atomic_load_n(&n_regions, __ATOMIC_RELAXED))
+        return 0;
+    int inside = 0;
+    pthread_mutex_lock(&regions_lock);
+    for (unsigned i = 0; i < n_regions && !inside; i++)
+        inside = regions[i].device == device && addr >= regions[i].addr &&
+                 bytes <= regions[i].bytes && addr - regions[i].addr <= regions[i].bytes - bytes;
+    pthread_mutex_unlock(&regions_lock);
+    return inside;
+}
+
+static void region_forget(uint16_t device, uint64_t addr)
+{
+    if (!__atomic_load_n(&n_regions, __ATOMIC_RELAXED))
+        return;
+    pthread_mutex_lock(&regions_lock);
+    for (unsigned i = 0; i < n_regions; i++) {
+        if (regions[i].device == device && regions[i].addr == addr) {
+            regions[i] = regions[--n_regions];
+            break;
+        }
+    }
+    pthread_mutex_unlock(&regions_lock);
+}
+
+/* The flags of a driver-made allocation (no API call behind it), and what
+ * the managed regions make of it: remembered when it is an unnamed managed
+ * one, a sub-block when it is a named one inside a region. */
+static unsigned driver_block_flags(const CUpti_ActivityMemory4 *m, unsigned flags)
+{
+    uint16_t device = gpu_device(m->deviceId);
+    int named = m->name && *m->name;
+    if (named && region_holds(device, m->address, m->bytes))
+        return flags | MF_FLAG_SUBBLOCK;
+    if (!named && (flags & MF_MEMKIND_MASK) >> MF_MEMKIND_SHIFT == MF_MEM_MANAGED)
+        region_remember(device, m->address, m->bytes);
+    return flags;
+}
+
 /* ---- memory -------------------------------------------------------------- */
 
 static unsigned memory_flags(const CUpti_ActivityMemory4 *m)
@@ -122,6 +198,7 @@ static void translate_release(walk *w, const CUpti_ActivityMemory4 *m)
     mf_gpu_origin o;
     int known = mf_gpu_origin_take(MF_GPU_KEY_FREE, m->address, m->timestamp, &o);
     uint64_t t = record_time(w, m->timestamp, known ? o.exit_ns : 0);
+    region_forget(gpu_device(m->deviceId), m->address);
     mf_recorder_free_event(gpu_device(m->deviceId), memory_flags(m), t, m->address);
     if (known)
         write_sample(&o, t);
@@ -134,7 +211,8 @@ static void translate_allocation(walk *w, const CUpti_ActivityMemory4 *m)
                 mf_gpu_origin_take(MF_GPU_KEY_CORRELATION, m->correlationId, m->timestamp, &o);
     uint64_t t = record_time(w, m->timestamp, known ? o.exit_ns : 0);
     uint32_t name = mf_gpu_memory_name(m->name, m->source, known);
-    mf_recorder_alloc_with_stack(gpu_device(m->deviceId), memory_flags(m), t, m->address,
+    unsigned flags = known ? memory_flags(m) : driver_block_flags(m, memory_flags(m));
+    mf_recorder_alloc_with_stack(gpu_device(m->deviceId), flags, t, m->address,
                                  m->bytes, m->bytes, known ? o.scope : MF_STRING_DEFAULT_SCOPE,
                                  name, known ? o.tid : mf_recorder_thread_id(),
                                  known ? o.stack : 0);

@@ -1276,6 +1276,70 @@ START_TEST(devices_and_the_names_behind_blocks)
 }
 END_TEST
 
+/* A named (or unnamed) MEMORY2 allocation with no API call behind it. */
+static void add_driver_alloc(record_buffer *b, unsigned memory_kind, const char *name,
+                             uint64_t address, uint64_t bytes, uint64_t timestamp)
+{
+    CUpti_ActivityMemory4 m;
+    memset(&m, 0, sizeof m);
+    m.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+    m.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+    m.memoryKind = memory_kind;
+    m.address = address;
+    m.bytes = bytes;
+    m.timestamp = timestamp;
+    m.name = name;
+    buffer_add(b, &m, sizeof m);
+}
+
+/*
+ * Seen on an H100: a module's __managed__ variable came twice at one
+ * address - the driver's unnamed managed region, then the named variable -
+ * and the render warned of an allocation at a live address.  The variables
+ * are sub-blocks of their region; a named static outside every region (a
+ * __device__ one, or after the region's release) stays a block.
+ */
+START_TEST(managed_statics_are_subblocks_of_their_region)
+{
+    start_log("managed_statics", NULL);
+    uint64_t t0 = mf_clock_now();
+    record_buffer b = buffer_new();
+    add_driver_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_MANAGED, NULL, 0x70000, 8192, t0 + 1);
+    add_driver_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC, "managed_a", 0x70000, 4096,
+                     t0 + 2);
+    add_driver_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC, "managed_b", 0x71000, 4096,
+                     t0 + 3);
+    add_driver_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC, "too_big", 0x71000, 8192,
+                     t0 + 4);
+    add_driver_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC, "device_static", 0x90000,
+                     4096, t0 + 5);
+    add_release(&b, CUPTI_ACTIVITY_MEMORY_KIND_MANAGED, 0, 0x70000, 8192, t0 + 6);
+    add_driver_alloc(&b, CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC, "after", 0x70000, 4096,
+                     t0 + 7);
+    ck_assert_uint_eq(process_on_cupti_thread(&b).walked, 7);
+    mf_log *log = gpu_test_finish_and_read();
+    const struct {
+        const char *name;
+        unsigned flags;
+    } want[] = {
+        { "unknown", MF_MEM_MANAGED << MF_MEMKIND_SHIFT },
+        { "managed_a", MF_MEM_MANAGED << MF_MEMKIND_SHIFT | MF_FLAG_SUBBLOCK },
+        { "managed_b", MF_MEM_MANAGED << MF_MEMKIND_SHIFT | MF_FLAG_SUBBLOCK },
+        { "too_big", MF_MEM_MANAGED << MF_MEMKIND_SHIFT },
+        { "device_static", MF_MEM_DEVICE << MF_MEMKIND_SHIFT },
+        { "after", MF_MEM_MANAGED << MF_MEMKIND_SHIFT },
+    };
+    ck_assert_uint_eq(count_events(log, MF_REC_ALLOC, MF_DEVICE_GPU), 6);
+    for (size_t i = 0; i < 6; i++) {
+        const mf_event *e = nth_event(log, MF_REC_ALLOC, MF_DEVICE_GPU, i);
+        ck_assert_str_eq(mf_log_string(log, e->alloc.name), want[i].name);
+        ck_assert_uint_eq(e->alloc.flags, want[i].flags);
+    }
+    mf_log_free(log);
+    free(b.bytes);
+}
+END_TEST
+
 static uint64_t monotonic_now(void)
 {
     struct timespec ts;
@@ -1787,6 +1851,7 @@ static Suite *gpu_suite(void)
     tcase_add_test(tc, gpu_allocations_carry_the_api_calls_stack);
     tcase_add_test(tc, vmm_mappings_and_registered_host_memory_become_blocks);
     tcase_add_test(tc, zero_and_reversed_timestamps_keep_the_time_axis);
+    tcase_add_test(tc, managed_statics_are_subblocks_of_their_region);
     tcase_add_test(tc, devices_and_the_names_behind_blocks);
     tcase_add_test(tc, one_clock_within_ten_ppm_of_monotonic);
     tcase_add_test(tc, gpu_memory_profile_csv_of_synthetic_blocks);
