@@ -24,10 +24,20 @@
 #include "recorder.h"
 #include "torch_convert.h"
 
-/* ---- scope changes of the thread that runs the modules ---- */
+/*
+ * ---- scope changes: the allocator's metadata, or the modules' thread by time ----
+ *
+ * The allocator keeps one metadata string per device, not per thread, so
+ * it follows the scope changes of every Python thread: the thread that
+ * runs the modules, and autograd's, which runs the backward (and its
+ * backward:... scopes) while that thread waits (seen on an H100: the
+ * backward's tensors, more than half of a step's, had no scope while only
+ * the modules' thread was listened to).  The time ring keeps the modules'
+ * thread alone: a scope by time belongs to one thread.
+ */
 
 int mf_py_torch_watching;
-static pthread_t watched;          /* the thread whose scope changes count */
+static pthread_t watched;          /* the thread the ring follows */
 static PyObject *listener;         /* torch.cuda.memory._set_memory_metadata, or NULL */
 static uint32_t listened;          /* the scope the listener was told last */
 
@@ -43,10 +53,8 @@ static pthread_mutex_t ring_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void mf_py_torch_scope_changed(void)
 {
-    if (!pthread_equal(pthread_self(), watched))
-        return;
     uint32_t scope = mf_recorder_current_scope();
-    if (ring) {
+    if (ring && pthread_equal(pthread_self(), watched)) {
         uint64_t now = mf_clock_now();
         pthread_mutex_lock(&ring_lock);
         ring[ring_next++ % RING] = (change){ now, scope };

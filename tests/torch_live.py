@@ -12,6 +12,7 @@ Prints what the conversions returned, one line each, for the script.
 """
 import pickle
 import sys
+import threading
 import time
 
 import torch  # noqa: F401  (memflow run's start-up arms the history at import)
@@ -96,6 +97,18 @@ _memflow.scope_push("net")
 _memflow.scope_push("dense0")
 _memflow.scope_pop()
 _memflow.scope_pop()
+
+
+def backward():
+    """autograd's thread: the backward's scope, while this thread waits (the
+    allocator's metadata is one per device: it follows this thread too)"""
+    _memflow.scope_push_whole("backward:net:dense0:")
+    _memflow.scope_pop()
+
+
+autograd = threading.Thread(target=backward)
+autograd.start()
+autograd.join()
 _memflow.torch_scope_listener(None, False)
 print("metadata=%s" % ",".join(repr(t) for t in told))
 

@@ -15,7 +15,7 @@ expect_eq "conversions" "armed=True
 entries=6 skipped=0 tensors=2 tensor_frees=2 segments=1 before_tensors=2 before_segments=1 ooms=0
 entries=3 skipped=6 tensors=1 tensor_frees=1 segments=0 before_tensors=0 before_segments=0 ooms=1
 entries=3 skipped=9 tensors=3 tensor_frees=0 segments=0 before_tensors=0 before_segments=0 ooms=0
-metadata='','net:','net:dense0:','net:',''
+metadata='','net:','net:dense0:','net:','','backward:net:dense0:',''
 refused=memflow: PyTorch's allocator history: offset 5: opcode REDUCE refused: it calls Python code (memflow reads plain data only)" \
     "$(cat out.txt)"
 grep -qx "memflow: PyTorch's allocator history is off: torch $("$PYTHON" -c 'import torch; print(torch.__version__)') has no timed history (torch >= 2.2 has it); GPU memory is recorded at the segment level (CUPTI)" \
