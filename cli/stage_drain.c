@@ -106,6 +106,11 @@ mf_stage *mf_stage_create(const char *dir, const uint8_t run_id[MF_RUN_ID_BYTES]
     char hex[MF_RUN_ID_HEX];
     mf_run_id_format(run_id, hex);
     handle = (mf_stage){ .fd = -1, .log_fd = -1 };
+    /* no slot's chunk was written while filling yet: a slot's first chunk
+     * has sequence 0, which a zero here would claim written at time 0 (and
+     * hold the analysis's horizon there until the chunk is full) */
+    for (uint32_t i = 0; i < MF_STAGE_SLOTS; i++)
+        handle.snap_seq[i] = UINT32_MAX;
     if ((size_t)snprintf(handle.path, sizeof handle.path, "%s/memflow-%s%s", dir, hex,
                          MF_STAGE_SUFFIX) >= sizeof handle.path) {
         snprintf(err, errlen, "no staging area: the folder name is too long");

@@ -782,6 +782,28 @@ START_TEST(stage_every_record_reaches_the_log)
 }
 END_TEST
 
+/*
+ * What the stage holds and has not written is recorded no earlier than its
+ * first event: a slot's first chunk (sequence 0) was taken for one written
+ * while filling at time 0, so the analysis during the run fed nothing until
+ * every slot had been used once (a 4M-event churn: nothing before its exit).
+ */
+START_TEST(stage_unwritten_since_a_first_chunk)
+{
+    use_stage("stage-since");
+    uint64_t before = mf_clock_now();
+    ck_assert_int_eq(memflow_set_state(MEMFLOW_RUN), 0);
+    for (uintptr_t i = 0; i < 100; i++)
+        mf_recorder_cpu_alloc((void *)(0x10000 + i * 16), 16, 16, 0);
+    uint64_t now = mf_clock_now();
+    uint64_t since = mf_stage_unwritten_since(test_stage, now);
+    ck_assert_uint_ge(since, before);
+    ck_assert_uint_le(since, now);
+    mf_recorder_finish();
+    final_drain();
+}
+END_TEST
+
 /* memflow run gone (nobody drains: the stage's memflow run is not this
  * process's parent): the program writes every full slot itself, and at the
  * end (mf_recorder_finish) what it still holds. */
@@ -938,6 +960,7 @@ static Suite *core_suite(void)
     suite_add_tcase(s, c);
     c = tcase_create("stage");
     tcase_add_test(c, stage_every_record_reaches_the_log);
+    tcase_add_test(c, stage_unwritten_since_a_first_chunk);
     tcase_add_test(c, stage_killed_run_is_recovered);
     tcase_add_test(c, stage_without_memflow_run_the_program_writes);
     tcase_add_test(c, stage_more_threads_than_slots);
