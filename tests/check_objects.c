@@ -27,7 +27,7 @@ static const char *top(void)
 static void start_in_scratch(const char *name)
 {
     char dir[4096], cmd[4200];
-    snprintf(dir, sizeof dir, "%s/tests/out/check_trace/%s", top(), name);
+    snprintf(dir, sizeof dir, "%s/tests/out/check_objects/%s", top(), name);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     ck_assert_int_eq(system(cmd), 0);
     const char *k = "path", *v = dir;
