@@ -98,9 +98,10 @@ static void buffer_add(record_buffer *b, const void *record, size_t size)
     b->used += aligned;
 }
 
-static void add_memory(record_buffer *b, unsigned op, unsigned memory_kind, unsigned pool_type,
-                       uint32_t device, uint32_t correlation, uint64_t address, uint64_t bytes,
-                       uint64_t timestamp, uint32_t is_async, uint32_t context_id)
+static CUpti_ActivityMemory4 memory_record(unsigned op, unsigned memory_kind, unsigned pool_type,
+                                           uint32_t device, uint32_t correlation,
+                                           uint64_t address, uint64_t bytes, uint64_t timestamp,
+                                           uint32_t is_async, uint32_t context_id)
 {
     CUpti_ActivityMemory4 m;
     memset(&m, 0, sizeof m);
@@ -117,6 +118,15 @@ static void add_memory(record_buffer *b, unsigned op, unsigned memory_kind, unsi
     m.streamId = is_async ? 13 : 0xffffffffu;
     m.isAsync = is_async;
     m.memoryPoolConfig.memoryPoolType = pool_type;
+    return m;
+}
+
+static void add_memory(record_buffer *b, unsigned op, unsigned memory_kind, unsigned pool_type,
+                       uint32_t device, uint32_t correlation, uint64_t address, uint64_t bytes,
+                       uint64_t timestamp, uint32_t is_async, uint32_t context_id)
+{
+    CUpti_ActivityMemory4 m = memory_record(op, memory_kind, pool_type, device, correlation,
+                                            address, bytes, timestamp, is_async, context_id);
     buffer_add(b, &m, sizeof m);
 }
 
@@ -1280,14 +1290,9 @@ END_TEST
 static void add_driver_alloc(record_buffer *b, unsigned memory_kind, const char *name,
                              uint64_t address, uint64_t bytes, uint64_t timestamp)
 {
-    CUpti_ActivityMemory4 m;
-    memset(&m, 0, sizeof m);
-    m.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
-    m.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
-    m.memoryKind = memory_kind;
-    m.address = address;
-    m.bytes = bytes;
-    m.timestamp = timestamp;
+    CUpti_ActivityMemory4 m = memory_record(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION,
+                                            memory_kind, CUPTI_ACTIVITY_MEMORY_POOL_TYPE_INVALID,
+                                            0, 0, address, bytes, timestamp, 0, 1);
     m.name = name;
     buffer_add(b, &m, sizeof m);
 }
