@@ -402,6 +402,11 @@ capture() {
 # interleaved rounds, timed by bench/timeit; the time from the program's exit
 # (churn -e) to memflow run's; MEMFLOW_RUN_REPORT's lines.  The logs are
 # deleted after each run: only the figures come back.
+# middle: the middle of the numbers on stdin (the lower one of an even count).
+middle() {
+    sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'
+}
+
 churn_wait() {
     cap=$1
     find_root
@@ -420,10 +425,9 @@ churn_wait() {
     done
     rm -rf "$t/run"
     for ops in 4000000 40000000; do
-        p=$(sort -n "$t/plain.$ops" | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
-        m=$(sort -n "$t/memflow.$ops" | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
-        e=$(awk '{ printf "%.0f\n", $4 - $5 }' "$t/exit.$ops" | sort -n |
-            awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
+        p=$(cut -d' ' -f1 "$t/plain.$ops" | middle)
+        m=$(cut -d' ' -f1 "$t/memflow.$ops" | middle)
+        e=$(awk '{ printf "%.0f\n", $4 - $5 }' "$t/exit.$ops" | middle)
         echo "churn $((ops / 2)) pairs: plain $p ns, memflow run $m ns," \
             "ratio $(awk -v m="$m" -v p="$p" 'BEGIN { printf "%.2f", m / p }'), exit to exit $e ns"
     done
