@@ -413,24 +413,25 @@ def enabled():
     return bool(_handles)
 
 
-NOTE_PROFILER_NO_CUDA = 45
-_profiler_told = []
+_profiler_told = False
 
 
 def _profiler_starts(profile):
     """torch.profiler is about to set up Kineto: with CUDA activities while
     memflow's GPU capture holds CUPTI, say once (stderr and a NOTE) that it
     will record no CUDA kernels, and how to leave CUPTI to it."""
+    global _profiler_told
     if _profiler_told or not _memflow.gpu_capture_on():
         return
     if _torch.profiler.ProfilerActivity.CUDA not in getattr(profile, "kineto_activities", ()):
         return
-    _profiler_told.append(True)
+    _profiler_told = True
     sys.stderr.write("memflow: torch.profiler asked for CUDA activities, but memflow's GPU "
                      "capture holds CUPTI (one client per process before CUDA 13.2), so "
                      "torch.profiler records no CUDA kernels; `memflow run --set cupti=0` "
                      "leaves CUPTI to it (PyTorch's GPU memory then comes from its "
                      "allocator's history)\n")
+    from .torch_history import NOTE_PROFILER_NO_CUDA
     _memflow.torch_history_note(NOTE_PROFILER_NO_CUDA, 0)
 
 

@@ -39,6 +39,7 @@ from . import _memflow
 __all__ = ["arm", "flush", "state"]
 
 NOTE_SCOPES, NOTE_HISTORY, NOTE_OFF = 41, 42, 43
+NOTE_PROFILER_NO_CUDA = 45   # written by memflow.torch when torch.profiler starts
 SCOPES_METADATA, SCOPES_BY_TIME = 1, 2
 OFF_OTHER_TOOL, OFF_TOO_OLD, OFF_FAILED = 1, 2, 3
 
