@@ -10,17 +10,6 @@
 #include "live_table.h"
 #include "log_format.h"
 
-static uint32_t key_hash(uint16_t log, uint16_t device, unsigned flags, uint64_t addr)
-{
-    uint64_t tag = (uint64_t)log << 17 | (uint64_t)device << 1 | ((flags & MF_FLAG_EXPLICIT) != 0);
-    uint64_t x = addr ^ (tag * 0x9e3779b97f4a7c15ull);
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ull;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebull;
-    return (uint32_t)(x ^ (x >> 31));
-}
-
 static int same_key(const mf_live *b, uint16_t log, uint16_t device, unsigned flags,
                     uint64_t addr)
 {
@@ -33,7 +22,7 @@ uint32_t mf_live_find(const mf_live_table *t, uint16_t log, uint16_t device, uns
 {
     if (!t->n_slots)
         return 0;
-    uint32_t h = key_hash(log, device, flags, addr);
+    uint32_t h = mf_live_hash(log, device, flags, addr);
     size_t mask = t->n_slots - 1;
     for (size_t i = h & mask;; i = (i + 1) & mask) {
         uint64_t s = t->slots[i];
@@ -102,7 +91,7 @@ uint32_t mf_live_insert(mf_live_table *t, const mf_live *b)
     if (e->next)
         t->pool[e->next - 1].prev = id;
     t->log_head[b->log] = id;
-    place(t->slots, t->n_slots, (uint64_t)key_hash(b->log, b->device, b->flags, b->addr) << 32 | id);
+    place(t->slots, t->n_slots, (uint64_t)mf_live_hash(b->log, b->device, b->flags, b->addr) << 32 | id);
     t->used++;
     return id;
 }
@@ -110,7 +99,7 @@ uint32_t mf_live_insert(mf_live_table *t, const mf_live *b)
 void mf_live_remove(mf_live_table *t, uint32_t id)
 {
     mf_live *e = &t->pool[id - 1];
-    uint32_t h = key_hash(e->log, e->device, e->flags, e->addr);
+    uint32_t h = mf_live_hash(e->log, e->device, e->flags, e->addr);
     size_t mask = t->n_slots - 1, hole = h & mask;
     while ((uint32_t)t->slots[hole] != id)
         hole = (hole + 1) & mask;

@@ -785,12 +785,21 @@ static int feed_one(mf_model *m, const mf_event *event, const mf_sample_values *
     }
 }
 
+#define PREFETCH_SLOT 8      /* events ahead: the live table's slot of a key */
+#define PREFETCH_BLOCK 4     /* and the live block it names */
+
 int mf_model_feed(mf_model *m, const mf_event *events, size_t n,
                   const mf_sample_values *samples)
 {
     struct mf_model_state *st = m->state;
     for (size_t i = 0; i < n && !st->oom; i++) {
         const mf_event *e = &events[i];
+        /* the live table misses the cache: its slots and blocks are
+         * asked for a few events before they are needed */
+        if (i + PREFETCH_SLOT < n)
+            mf_blocks_prefetch(&st->blocks, &events[i + PREFETCH_SLOT], 0);
+        if (i + PREFETCH_BLOCK < n)
+            mf_blocks_prefetch(&st->blocks, &events[i + PREFETCH_BLOCK], 1);
         if ((e->log >= st->n_procs && grow_processes(m, e->log) < 0) ||
             feed_one(m, e, samples) < 0)
             st->oom = 1;

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "compiler.h"
 #include "live_table.h"
 #include "model.h"
 #include "model_picture.h"
@@ -93,6 +94,31 @@ int mf_blocks_on_alloc(mf_blocks *b, const mf_event *e, uint32_t view);
  * address was not live (then call mf_blocks_on_unknown_free), -1 when out of
  * memory. */
 int mf_blocks_on_free(mf_blocks *b, const mf_event *e);
+
+/* A hint for an allocation or free a few events ahead (other events are
+ * ignored): stage 0 starts loading where its live block is looked up,
+ * stage 1 (later, once that has come) the live block itself. */
+static MF_ALWAYS_INLINE void mf_blocks_prefetch(const mf_blocks *b, const mf_event *e, int stage)
+{
+    unsigned flags;
+    uint64_t addr;
+    if (e->type == MF_REC_ALLOC) {
+        flags = e->alloc.flags;
+        addr = e->alloc.addr;
+    } else if (e->type == MF_REC_FREE) {
+        flags = e->free.flags;
+        addr = e->free.addr;
+    } else {
+        return;
+    }
+    if (flags & MF_FLAG_SUBBLOCK)
+        return;
+    uint32_t h = mf_live_hash(e->log, e->device, flags, addr);
+    if (stage == 0)
+        mf_live_prefetch(&b->live, h);
+    else if (e->type == MF_REC_FREE)     /* an allocation's key is seldom live */
+        mf_live_prefetch_entry(&b->live, h);
+}
 
 /* TRACE MF_TRACE_BLOCK_NAME: its process's training has begun
  * (mf_block.role); unless named_elsewhere (a sub-block took the name), the
