@@ -13,7 +13,11 @@
 
 #include <stddef.h>
 
-#define MF_WORKER_ITEMS 1024      /* items per batch */
+/* Items per batch.  The thread that drains the ring sleeps until the next
+ * batch, so larger batches wake it less often (the picture's 136-byte ops:
+ * 4.5 MB in flight at most; 1024 items woke it four times as often, and a
+ * 4M-event render took 7% longer). */
+#define MF_WORKER_ITEMS 4096
 #define MF_WORKER_BATCHES 8
 
 typedef struct mf_worker mf_worker;
