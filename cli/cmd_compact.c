@@ -16,10 +16,12 @@
  */
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "commands.h"
 #include "compact.h"
@@ -217,9 +219,16 @@ static void compact_run_logs(void)
     }
 }
 
+/* The compaction after the program's exit yields to the rendering
+ * (SCHED_IDLE, this thread only): the outputs wait for the analysis's
+ * threads, the compaction takes the time they leave on the cores, and
+ * once they are written it runs at normal priority (cli_compact_run_end). */
 static void *compact_thread(void *arg)
 {
     (void)arg;
+    struct sched_param idle = { 0 };
+    if (sched_setscheduler(0, SCHED_IDLE, &idle) != 0)   /* this thread (Linux) */
+        setpriority(PRIO_PROCESS, 0, 19);
     compact_run_logs();
     return NULL;
 }
@@ -257,8 +266,10 @@ void cli_compact_run_end(void)
     char b1[32], b2[32];
     cli_compact_run_release();
     catch_stops(1);
-    if (tail.running)
+    if (tail.running) {
+        run_idle_raise(tail.thread);   /* the user now waits for it alone */
         pthread_join(tail.thread, NULL);
+    }
     else
         compact_run_logs();
     tail.running = 0;

@@ -401,6 +401,7 @@ int cmd_run(int argc, char **argv)
     pid_t pid = run_child_start(opt.command, &exec_errno);
     if (pid < 0) {
         run_stage_finish(0); /* no program ran: its staging file goes */
+        run_stage_release();
         return pid == -1 ? exec_failure(opt.command[0], exec_errno) : RUN_EXIT_OWN_ERROR;
     }
     if (opt.render)
@@ -412,9 +413,11 @@ int cmd_run(int argc, char **argv)
         run_analysis_start(&run, mf_config_get()->stacks > 0);
     int status = run_child_wait(pid, &run);
     mark(AT_EXIT);
-    run_analysis_stop();
+    run_analysis_hurry();    /* it reads on while what was staged is copied */
     run_compact_stop();
     run_stage_finish(pid);
     mark(AT_DRAINED);
+    run_analysis_stop();
+    run_stage_release();
     return finish(&opt, &run, status);
 }

@@ -41,14 +41,18 @@ typedef struct run_ident {
  * that process's; start, once the program runs, starts the thread (copies
  * full chunks into the log, or keeps chunks ready); finish, once the
  * program `child` is gone and reaped, stops it and copies what was left
- * staged, or cuts child's logs back to their claimed chunks; finish(0)
- * when no program started (it could not be executed) removes the staging
+ * staged, or cuts child's logs back to their claimed chunks (the analysis
+ * may read the logs meanwhile: run_stage_unwritten_since still answers);
+ * release, after finish and once nothing asks the stage any more (the
+ * analysis stopped), removes the staging file.  finish(0) and release
+ * when no program started (it could not be executed) remove the staging
  * file, which no process used.
  */
 int run_stage_prepare(const run_ident *run);
 void run_stage_child(void);
 void run_stage_start(void);
 void run_stage_finish(pid_t child);
+void run_stage_release(void);
 
 /* Before start: the drain also writes what threads that fill their chunks
  * slowly recorded, for the analysis during the run (stage_drain.h
@@ -75,8 +79,10 @@ int run_stage_may_copy_into(int fd);
  * at the lowest priority (SCHED_IDLE: it runs on cores the program leaves
  * idle, and the program never waits for it): start, once the program runs,
  * follows the run's logs as they appear and grow and feeds the model up to
- * a horizon no record can still come before; stop, once the program is
- * gone (before run_stage_finish), ends the thread; finish, once the stage
+ * a horizon no record can still come before; hurry, once the program is
+ * gone, raises the thread to normal priority, so it goes on reading while
+ * run_stage_finish copies what was left staged (the user now waits for
+ * both); stop, after run_stage_finish's copies, ends the thread; finish, once the stage
  * is drained, reads what is left of the logs (paths[0..n): the run's logs)
  * and returns the settled model, or NULL when it cannot be exactly the
  * model of the finished logs (records came later than the horizon allowed
@@ -84,6 +90,7 @@ int run_stage_may_copy_into(int fd);
  * then reads the finished logs.  stacks: the run records call stacks.
  */
 void run_analysis_start(const run_ident *run, int stacks);
+void run_analysis_hurry(void);
 void run_analysis_stop(void);
 struct mf_model *run_analysis_finish(int n, char **paths);
 
@@ -101,10 +108,10 @@ void run_analysis_discard(void);
  * late, up to max_wait_us; returns the scheduling policy the
  * thread ended with (SCHED_OTHER once run_idle_stop raised it).  start: a
  * thread running fn with every signal blocked (signals stay the main
- * thread's); whether it started.  stop: the program is gone and the user
+ * thread's); whether it started.  raise: the program is gone and the user
  * waits for the thread's last steps, so it runs them at normal priority
  * (SCHED_OTHER: on a saturated machine an idle thread may not run for many
- * seconds), then *stop is set and the thread joined.
+ * seconds).  stop: raise, then *stop is set and the thread joined.
  */
 typedef struct run_idle {
     const char *variable;
@@ -115,6 +122,7 @@ typedef struct run_idle {
 const char *run_idle_mode(const char *variable, const char *fallback);
 int run_idle_loop(const run_idle *t);
 int run_idle_start(pthread_t *thread, void *(*fn)(void *));
+void run_idle_raise(pthread_t thread);
 void run_idle_stop(pthread_t thread, int *stop);
 
 /*

@@ -68,6 +68,7 @@ static struct {
     uint64_t margin_ns;
     int restarts;
     uint64_t late_ns;        /* the latest a record came, over all starts */
+    uint64_t fed;            /* events fed so far (atomic: the thread's, read at the exit) */
     uint64_t fed_at_exit;    /* events fed when the program was gone */
     int end_policy;          /* the thread's scheduling policy when it ended */
 } a;
@@ -198,7 +199,9 @@ static int step(void)
         start_over(late_ns);
         return 1;
     }
-    return fed && mf_follow_fed(a.f) - before >= STEP_EVENTS ? 2 : fed;
+    uint64_t now_fed = mf_follow_fed(a.f);
+    __atomic_store_n(&a.fed, now_fed, __ATOMIC_RELAXED);
+    return fed && now_fed - before >= STEP_EVENTS ? 2 : fed;
 }
 
 /* One look, or -1 once the analysis gave up. */
@@ -231,13 +234,20 @@ void run_analysis_start(const run_ident *run, int stacks)
         give_up();
 }
 
+void run_analysis_hurry(void)
+{
+    if (!a.running)
+        return;
+    a.fed_at_exit = __atomic_load_n(&a.fed, __ATOMIC_RELAXED);
+    run_idle_raise(a.thread);
+}
+
 void run_analysis_stop(void)
 {
     if (!a.running)
         return;
     run_idle_stop(a.thread, &a.stop);
     a.running = 0;
-    a.fed_at_exit = a.f ? mf_follow_fed(a.f) : 0;
 }
 
 /* MEMFLOW_RUN_REPORT=1 (for the tests): what the analysis did, on stderr. */

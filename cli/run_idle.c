@@ -43,10 +43,15 @@ int run_idle_loop(const run_idle *t)
     return sched_getscheduler(0);
 }
 
-void run_idle_stop(pthread_t thread, int *stop)
+void run_idle_raise(pthread_t thread)
 {
     struct sched_param normal = { 0 };
-    pthread_setschedparam(thread, SCHED_OTHER, &normal);   /* before the flag: its last steps */
+    pthread_setschedparam(thread, SCHED_OTHER, &normal);
+}
+
+void run_idle_stop(pthread_t thread, int *stop)
+{
+    run_idle_raise(thread);   /* before the flag: its last steps */
     __atomic_store_n(stop, 1, __ATOMIC_RELEASE);
     pthread_join(thread, NULL);
 }

@@ -187,6 +187,12 @@ void run_stage_finish(pid_t child)
     char err[1024];
     if (mf_stage_drain(stage, 1, err, sizeof err) < 0)
         fprintf(stderr, "memflow run: %s: the log misses what the program left staged\n", err);
+}
+
+void run_stage_release(void)
+{
+    if (!stage)
+        return;
     mf_stage_destroy(stage);
     stage = NULL;
 }
