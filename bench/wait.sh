@@ -22,12 +22,19 @@
 #      operations): memflow's ratio, its cost per event over glibc, and the
 #      floor one time stamp per event sets (bench/clockcost).
 #
+# With WAIT_BASE=OTHER_BUILD_DIR (another build of memflow, e.g. of an
+# earlier commit), the churns of 1. also run that build's memflow run with
+# the defaults, as the tool memflow-base, in the same interleaved rounds: a
+# before-and-after comparison from one run.
+#
 # Usage: bench/wait.sh [BUILD_DIR]   (or: make bench-wait)
 # Knobs: WAIT_RUNS=5 WAIT_SLOW_RUNS=3 (heaptrack, memray) WAIT_TAIL_RUNS=3
 #   WAIT_PAIRS="2000000 20000000" WAIT_TAIL_EVENTS="4000000 40000000 400000000"
 #   WAIT_PACE=2000000 WAIT_PACED_EVENTS="40000000 400000000"
 #   WAIT_PYTHON_SECONDS=30 WAIT_PYTHON_THREADS=1 WAIT_PYTHON=/usr/bin/python3
 #   WAIT_SMALL_OPS=20000000 WAIT_HEAPTRACK=1 WAIT_KEEP=1 (keep the scratch folder)
+#   WAIT_BASE=OTHER_BUILD_DIR (memflow-base beside memflow in the churns)
+#   an empty WAIT_TAIL_EVENTS or WAIT_PACED_EVENTS leaves that table empty
 set -euo pipefail
 
 BUILD=$(cd "${1:-.}" && pwd)
@@ -48,6 +55,12 @@ PY_THREADS=${WAIT_PYTHON_THREADS:-1}
 PYTHON=${WAIT_PYTHON:-/usr/bin/python3}
 SMALL_OPS=${WAIT_SMALL_OPS:-20000000}
 HEAPTRACK=${WAIT_HEAPTRACK:-1}
+BASE_TOOL=""
+if [ -n "${WAIT_BASE:-}" ]; then
+    MEMFLOW_BASE="$(cd "$WAIT_BASE" && pwd)/memflow"
+    [ -x "$MEMFLOW_BASE" ] || { echo "bench/wait.sh: WAIT_BASE: $MEMFLOW_BASE is not built" >&2; exit 1; }
+    BASE_TOOL=memflow-base
+fi
 OUT=$(mktemp -d "${TMPDIR:-/tmp}/memflow-wait.XXXXXX")
 
 die() { echo "bench/wait.sh: $*" >&2; exit 1; }
@@ -106,7 +119,9 @@ run_tool() { # TOOL KEY END_FILE CMD...
     mkdir -p "$dir"
     case $tool in
     plain) time_cmd "$tool-$key" "$@" ;;
-    memflow) time_cmd "$tool-$key" "$MEMFLOW" run -o "$dir" -- "$@"
+    memflow | memflow-base)
+        time_cmd "$tool-$key" "$([ "$tool" = memflow ] && echo "$MEMFLOW" || echo "$MEMFLOW_BASE")" \
+            run -o "$dir" -- "$@"
         [ -s "$dir/stats.txt" ] || die "memflow run wrote no stats.txt for $*" ;;
     memflow-record) time_cmd "$tool-$key" "$MEMFLOW" run --no-render --no-compact -o "$dir" -- "$@" ;;
     heaptrack) time_cmd "$tool-$key" heaptrack -o "$dir/prog" "$@" ;;
@@ -158,6 +173,7 @@ echo "- CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//
 echo "- memory: $(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)"
 echo "- kernel: $(uname -r); $(ldd --version | head -n 1)"
 [ "$HEAPTRACK" = 1 ] && echo "- $(heaptrack --version 2>&1 | head -n 1)"
+[ -n "$BASE_TOOL" ] && echo "- memflow-base: $MEMFLOW_BASE"
 echo "- time stamps: $("$CLOCKCOST")"
 echo "- load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
@@ -174,11 +190,12 @@ for pairs in $PAIRS; do
     echo "\`memflow\`: \`memflow run -o DIR -- churn ...\` with the defaults (outputs rendered, logs"
     echo "compacted); \`memflow-record\`: \`--no-render --no-compact\`.  Median of $RUNS rounds"
     echo "(heaptrack: $SLOW_RUNS)."
+    [ -n "$BASE_TOOL" ] && echo "\`memflow-base\`: the same with $MEMFLOW_BASE."
     echo
-    rounds "churn$pairs" "$OUT/end" "plain memflow memflow-record $SLOW" \
+    rounds "churn$pairs" "$OUT/end" "plain memflow $BASE_TOOL memflow-record $SLOW" \
         "$CHURN" -q -u 16-2063 -n "$ops" -e "$OUT/end"
     table_header
-    rows "churn$pairs" "plain memflow memflow-record $SLOW"
+    rows "churn$pairs" "plain memflow $BASE_TOOL memflow-record $SLOW"
     echo
 done
 
