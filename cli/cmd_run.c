@@ -36,6 +36,7 @@
 #include "commands.h"
 #include "config.h"
 #include "model.h"
+#include "monotonic.h"
 #include "outputs.h"
 #include "paths.h"
 #include "python_env.h"
@@ -310,9 +311,7 @@ static uint64_t at_ns[N_AT];
 
 static void mark(int step)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    at_ns[step] = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    at_ns[step] = mf_monotonic_ns();
 }
 
 static void report_tail(void)

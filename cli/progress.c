@@ -8,23 +8,17 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "monotonic.h"
 #include "progress.h"
 #include "units.h"
 
 #define PROGRESS_AFTER_NS 1000000000ull   /* nothing for work under a second */
 #define PROGRESS_EVERY_NS 100000000ull    /* then at most ten lines a second */
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 void cli_progress_begin(cli_progress *p, int on)
 {
     *p = (cli_progress){ .on = on, .after_ns = PROGRESS_AFTER_NS };
-    p->started_ns = p->last_ns = now_ns();
+    p->started_ns = p->last_ns = mf_monotonic_ns();
     const char *after = getenv("MEMFLOW_PROGRESS_AFTER");
     if (after && *after) {
         char *end;
@@ -52,7 +46,7 @@ static int due(const cli_progress *p, uint64_t now)
 
 void cli_progress_show(cli_progress *p, const char *fmt, ...)
 {
-    uint64_t now = now_ns();
+    uint64_t now = mf_monotonic_ns();
     if (!due(p, now))
         return;
     p->last_ns = now;
@@ -65,7 +59,7 @@ void cli_progress_show(cli_progress *p, const char *fmt, ...)
 
 double cli_progress_seconds(const cli_progress *p)
 {
-    return (double)(now_ns() - p->started_ns) / 1e9;
+    return (double)(mf_monotonic_ns() - p->started_ns) / 1e9;
 }
 
 void cli_progress_end(cli_progress *p)
@@ -89,7 +83,7 @@ void cli_progress_events(void *ctx, uint64_t done, uint64_t total)
     cli_progress *p = ctx;
     p->done = done;
     p->total = total;
-    if (!due(p, now_ns()))
+    if (!due(p, mf_monotonic_ns()))
         return;
     char d[32], t[32];
     cli_progress_show(p, "reading the logs: %s of %s events (%d%%), %.1f M events/s",

@@ -43,6 +43,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "monotonic.h"
 #include "run.h"
 
 #define AHEAD 8u                        /* chunks ready beyond each log's claims */
@@ -69,13 +70,6 @@ struct run_ahead {
     int wake;                           /* eventfd: run_ahead_wake */
     ahead_log logs[MAX_LOGS];
 };
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 run_ahead *run_ahead_open(const run_ident *run)
 {
@@ -117,7 +111,7 @@ static void appeared(run_ahead *a, const char *name)
         return;
     forget(slot);
     strcpy(slot->name, name);
-    slot->seen_ns = slot->moved_ns = now_ns();
+    slot->seen_ns = slot->moved_ns = mf_monotonic_ns();
 }
 
 /* Read what inotify says: the names of new files. */
@@ -141,7 +135,7 @@ static void confirm(run_ahead *a, ahead_log *l)
     mf_file_header h;
     int fd = run_logs_open(a->run, l->name, O_RDWR, &h);
     if (fd < 0) {
-        if (now_ns() - l->seen_ns > CONFIRM_NS)
+        if (mf_monotonic_ns() - l->seen_ns > CONFIRM_NS)
             forget(l);
         return;
     }
@@ -177,8 +171,8 @@ static int keep_ahead(ahead_log *l, const int *stop)
     int moved = claimed != l->last_claimed;
     l->last_claimed = claimed;
     if (moved)
-        l->moved_ns = now_ns();
-    if (l->retry_ns && now_ns() < l->retry_ns)
+        l->moved_ns = mf_monotonic_ns();
+    if (l->retry_ns && mf_monotonic_ns() < l->retry_ns)
         return moved;
     l->retry_ns = 0;
     while (!__atomic_load_n(stop, __ATOMIC_ACQUIRE)) {
@@ -187,7 +181,7 @@ static int keep_ahead(ahead_log *l, const int *stop)
         if (next >= claimed + AHEAD)
             break;
         if (make_ready(l, next) < 0) {
-            l->retry_ns = now_ns() + RETRY_NS;
+            l->retry_ns = mf_monotonic_ns() + RETRY_NS;
             break;
         }
         l->ready = next + 1;

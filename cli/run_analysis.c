@@ -40,6 +40,7 @@
 
 #include "commands.h"
 #include "model.h"
+#include "monotonic.h"
 #include "progress.h"
 #include "run.h"
 
@@ -72,13 +73,6 @@ static struct {
     uint64_t fed_at_exit;    /* events fed when the program was gone */
     int end_policy;          /* the thread's scheduling policy when it ended */
 } a;
-
-static uint64_t monotonic_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* The order a reader reads logs in (reader.h): start, pid, path. */
 static int log_order(const void *pa, const void *pb)
@@ -171,7 +165,7 @@ static void start_over(uint64_t late_ns)
 /* The horizon: no record can still come stamped before it. */
 static uint64_t horizon(void)
 {
-    uint64_t now = monotonic_ns();
+    uint64_t now = mf_monotonic_ns();
     uint64_t h = now > a.margin_ns ? now - a.margin_ns : 0;
     uint64_t staged = run_stage_unwritten_since(now);
     if (staged <= h)

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "log_format.h"
+#include "monotonic.h"
 #include "run.h"
 
 static int is_log_name(const char *name)
@@ -138,13 +139,6 @@ static void keep_newest(const char *path, const mf_file_header *h, void *arg)
     snprintf(want->path, sizeof want->path, "%s", path);
 }
 
-static uint64_t monotonic_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 void run_logs_mark_signal(const run_ident *run, pid_t pid, int sig, unsigned how)
 {
     newest_log want = { .pid = (uint64_t)pid };
@@ -154,7 +148,7 @@ void run_logs_mark_signal(const run_ident *run, pid_t pid, int sig, unsigned how
     int fd = open_regular(want.path, O_WRONLY);
     if (fd < 0)
         return;
-    uint64_t end_ns = monotonic_ns();
+    uint64_t end_ns = mf_monotonic_ns();
     int64_t status = sig;
     /* end_how last, as the recorder stores it */
     if (pwrite(fd, &end_ns, sizeof end_ns, offsetof(mf_file_header, end_ns)) != sizeof end_ns ||

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "descriptor.h"
+#include "monotonic.h"
 #include "reader.h"
 #include "stage_drain.h"
 #include "stage_slots.h"
@@ -207,13 +208,6 @@ static uint64_t chunks_claimed(int fd)
     return n;
 }
 
-static uint64_t monotonic_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Keep the log's disk space reserved RESERVE_AHEAD chunks beyond the
  * program's claims; when the disk or a file size limit says no, leave it to
  * the program for RESERVE_RETRY_NS. */
@@ -226,12 +220,12 @@ static void reserve_ahead(mf_stage *s, int fd)
     uint64_t want = claimed + RESERVE_AHEAD;
     if (want <= s->reserved_by_us + RESERVE_AHEAD / 2)
         return;
-    if (s->reserve_retry_ns && monotonic_ns() < s->reserve_retry_ns)
+    if (s->reserve_retry_ns && mf_monotonic_ns() < s->reserve_retry_ns)
         return;
     uint64_t from = s->reserved_by_us > claimed ? s->reserved_by_us : claimed ? claimed : 1;
     if (fallocate(fd, 0, (off_t)(from * MF_CHUNK_SIZE),
                   (off_t)((want - from) * MF_CHUNK_SIZE)) != 0) {
-        s->reserve_retry_ns = monotonic_ns() + RESERVE_RETRY_NS;
+        s->reserve_retry_ns = mf_monotonic_ns() + RESERVE_RETRY_NS;
         return;
     }
     s->reserve_retry_ns = 0;
@@ -283,7 +277,7 @@ static int write_idle_slots(mf_stage *s, int fd)
             w->valid = 0;
             continue;
         }
-        uint64_t now = monotonic_ns();
+        uint64_t now = mf_monotonic_ns();
         uint32_t seq = __atomic_load_n(&h->seq[i], __ATOMIC_ACQUIRE);
         if (!w->valid || w->seq != seq)
             *w = (struct slot_written){ .seq = seq, .valid = 1 };

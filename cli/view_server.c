@@ -17,6 +17,7 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "monotonic.h"
 #include "view_api.h"
 #include "view_server.h"
 
@@ -107,13 +108,6 @@ static enum MHD_Result refuse(struct MHD_Connection *c, int status, const char *
     return reply(c, status, "application/json", body, (size_t)n, 0);
 }
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void *log_uri(void *cls, const char *uri, struct MHD_Connection *c)
 {
     (void)cls;
@@ -171,12 +165,12 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *u
         memcpy(page, mf_view_page, mf_view_page_len);
         return reply(c, 200, "text/html; charset=utf-8", page, mf_view_page_len, rq.head);
     }
-    if (now_ns() - s->refreshed_ns > REFRESH_NS) {
+    if (mf_monotonic_ns() - s->refreshed_ns > REFRESH_NS) {
         int grew;
         char rerr[512];
         if (mf_index_refresh(s->ix, &grew, rerr, sizeof rerr) < 0)
             fprintf(stderr, "memflow view: %s\n", rerr);
-        s->refreshed_ns = now_ns();
+        s->refreshed_ns = mf_monotonic_ns();
     }
     mf_view_answer a;
     if (mf_view_api(s->ix, &rq, &a) < 0)
@@ -211,7 +205,7 @@ mf_view_server *mf_view_server_start(mf_index *ix, uint16_t port, char *err, siz
     for (size_t i = 0; i < sizeof raw; i++)
         sprintf(s->token + 2 * i, "%02x", raw[i]);
     s->ix = ix;
-    s->refreshed_ns = now_ns();
+    s->refreshed_ns = mf_monotonic_ns();
     struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port),
                               .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
     s->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL, port,
