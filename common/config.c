@@ -91,6 +91,7 @@ static const char *const internal_variables[] = {
     "MEMFLOW_RUN_REPORT",  /* memflow run: 1 = say what the analysis during the run did */
     "MEMFLOW_RUN_ANALYSIS", /* memflow run: idle (default), normal or 0: its priority */
     "MEMFLOW_RUN_COMPACT", /* memflow run: idle (default), normal or 0: compaction during the run */
+    "MEMFLOW_RUN_DROP_AFTER", /* memflow run: seconds before a compacted chunk leaves the cache */
     "MEMFLOW_PROGRESS_AFTER", /* the memflow program: seconds before progress shows */
 };
 #define N_INTERNAL (sizeof internal_variables / sizeof internal_variables[0])

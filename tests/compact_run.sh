@@ -165,6 +165,39 @@ if [ "$(id -u)" = 0 ] && unshare -m true 2> /dev/null; then
     fi
 fi
 
+# ---- compacted chunks leave the page cache ---------------------------------
+# Once a chunk is compacted and old enough (MEMFLOW_RUN_DROP_AFTER seconds
+# here; by default the kernel's writeback delay), its pages are given back:
+# the live log of a paused program is no longer in memory, bar its header
+# and the chunks not final yet.  The test writes the log back first (sync
+# -d), as the kernel does by then: only clean pages can be given back.
+d=$SCRATCH/drop
+MEMFLOW_RUN_DROP_AFTER=5 "$MEMFLOW" run --no-render -o "$d" -- "$W" outlive 2000000 \
+    > "$d.ready" 2> "$d.err" &
+runner=$!
+for _ in $(seq 6000); do grep -q ready "$d.ready" 2> /dev/null && break; sleep 0.01; done
+grep -q ready "$d.ready" || fail "drop: the program did not get ready"
+log=$(first_log "$d") || fail "drop: no log appeared"
+sync -d "$log"
+resident() { fincore --bytes --noheadings --output RES "$1" | tr -d ' '; }
+size=$(stat -c %s "$log")
+[ "$size" -ge $((80 << 20)) ] || fail "drop: the log holds only $size bytes"
+# 5 s after the last chunk was compacted, and a look (every 0.1 s) more
+for _ in $(seq 150); do
+    [ "$(resident "$log")" -le $((8 << 20)) ] && break
+    sleep 0.1
+done
+res=$(resident "$log")
+[ "$res" -le $((8 << 20)) ] || fail "drop: $res of the paused program's $size log bytes still cached"
+kill -USR1 "$(cut -d" " -f2 "$d.ready")"
+wait "$runner" || fail "drop: memflow run: exit status $? ($(cat "$d.err"))"
+grep -q "the pages of \([89][0-9]\|[1-9][0-9][0-9]\) compacted chunks given back" "$d.err" ||
+    fail "drop: $(grep 'compaction during' "$d.err")"
+"$CHECK" "$log" > "$d.check"
+grep -q "^before: allocs=2000000 frees=2000000" "$d.check" || fail "drop: $(cat "$d.check")"
+grep -q "^after: allocs=2000000 frees=2000000" "$d.check" || fail "drop: $(cat "$d.check")"
+no_temps "$d" drop
+
 # ---- SIGKILL at random moments ------------------------------------------
 # alloc_workload ack counts in a shared file every call that returned; the
 # logs must hold at least those (one more at most: a call recorded but
