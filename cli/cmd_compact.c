@@ -16,12 +16,10 @@
  */
 #include <limits.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 
 #include "commands.h"
 #include "compact.h"
@@ -226,9 +224,7 @@ static void compact_run_logs(void)
 static void *compact_thread(void *arg)
 {
     (void)arg;
-    struct sched_param idle = { 0 };
-    if (sched_setscheduler(0, SCHED_IDLE, &idle) != 0)   /* this thread (Linux) */
-        setpriority(PRIO_PROCESS, 0, 19);
+    run_idle_lower();
     compact_run_logs();
     return NULL;
 }
@@ -269,9 +265,9 @@ void cli_compact_run_end(void)
     if (tail.running) {
         run_idle_raise(tail.thread);   /* the user now waits for it alone */
         pthread_join(tail.thread, NULL);
-    }
-    else
+    } else {
         compact_run_logs();
+    }
     tail.running = 0;
     if (tail.done)
         fprintf(stderr, "memflow: %d log%s compacted: %s -> %s (%.1fx smaller)\n", tail.done,

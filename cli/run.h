@@ -108,7 +108,8 @@ void run_analysis_discard(void);
  * late, up to max_wait_us; returns the scheduling policy the
  * thread ended with (SCHED_OTHER once run_idle_stop raised it).  start: a
  * thread running fn with every signal blocked (signals stay the main
- * thread's); whether it started.  raise: the program is gone and the user
+ * thread's); whether it started.  lower: the calling thread to SCHED_IDLE
+ * (nice 19 where that is refused).  raise: the program is gone and the user
  * waits for the thread's last steps, so it runs them at normal priority
  * (SCHED_OTHER: on a saturated machine an idle thread may not run for many
  * seconds).  stop: raise, then *stop is set and the thread joined.
@@ -122,6 +123,7 @@ typedef struct run_idle {
 const char *run_idle_mode(const char *variable, const char *fallback);
 int run_idle_loop(const run_idle *t);
 int run_idle_start(pthread_t *thread, void *(*fn)(void *));
+void run_idle_lower(void);
 void run_idle_raise(pthread_t thread);
 void run_idle_stop(pthread_t thread, int *stop);
 

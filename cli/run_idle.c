@@ -23,12 +23,17 @@ const char *run_idle_mode(const char *variable, const char *fallback)
                : fallback;
 }
 
-int run_idle_loop(const run_idle *t)
+void run_idle_lower(void)
 {
     struct sched_param idle = { 0 };
-    if (strcmp(run_idle_mode(t->variable, "idle"), "normal") != 0 &&
-        sched_setscheduler(0, SCHED_IDLE, &idle) != 0)   /* this thread (Linux) */
+    if (sched_setscheduler(0, SCHED_IDLE, &idle) != 0)   /* this thread (Linux) */
         setpriority(PRIO_PROCESS, 0, 19);
+}
+
+int run_idle_loop(const run_idle *t)
+{
+    if (strcmp(run_idle_mode(t->variable, "idle"), "normal") != 0)
+        run_idle_lower();
     int wait_us = t->min_wait_us;
     for (int did; !__atomic_load_n(t->stop, __ATOMIC_ACQUIRE) && (did = t->step()) >= 0;) {
         if (did == 2)
