@@ -40,7 +40,6 @@
 #include <sys/inotify.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "monotonic.h"
