@@ -131,11 +131,10 @@ static void drop_policy(void)
     c.quick_drop_ns = QUICK_DROP_S * 1000000000ull;
 }
 
-/* Start writing chunk index back to the disk. */
-static void write_back(uint64_t index)
+/* sync_file_range of chunk index of the log (how: SYNC_FILE_RANGE_*). */
+static void sync_chunk(uint64_t index, unsigned how)
 {
-    (void)sync_file_range(c.log_fd, (off64_t)(index * MF_CHUNK_SIZE), MF_CHUNK_SIZE,
-                          SYNC_FILE_RANGE_WRITE);
+    (void)sync_file_range(c.log_fd, (off64_t)(index * MF_CHUNK_SIZE), MF_CHUNK_SIZE, how);
 }
 
 /* Once the run is as old as the kernel's writeback delay: the chunks
@@ -147,7 +146,7 @@ static void go_early(uint64_t now)
     c.early = 1;
     for (unsigned i = c.aging_head; i != c.aging_tail; i++) {
         compacted *a = &c.aging[i % RING];
-        write_back(a->index);
+        sync_chunk(a->index, SYNC_FILE_RANGE_WRITE);
         if (a->due_ns > now + c.quick_drop_ns)
             a->due_ns = now + c.quick_drop_ns;
     }
@@ -165,9 +164,8 @@ static void drop_due(void)
         if (now < a->due_ns && c.aging_tail - c.aging_head < RING)
             break;
         /* on the disk by now, as a rule; else written first (an idle thread's wait) */
-        (void)sync_file_range(c.log_fd, (off64_t)(a->index * MF_CHUNK_SIZE), MF_CHUNK_SIZE,
-                              SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
-                                  SYNC_FILE_RANGE_WAIT_AFTER);
+        sync_chunk(a->index, SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+                                 SYNC_FILE_RANGE_WAIT_AFTER);
         (void)posix_fadvise(c.log_fd, (off_t)(a->index * MF_CHUNK_SIZE), MF_CHUNK_SIZE,
                             POSIX_FADV_DONTNEED);
         c.aging_head++;
@@ -183,7 +181,7 @@ static void age(uint64_t index)
     uint64_t now = mf_monotonic_ns();
     go_early(now);
     if (c.early)
-        write_back(index);
+        sync_chunk(index, SYNC_FILE_RANGE_WRITE);   /* its writeback starts now */
     c.aging[c.aging_tail++ % RING] =
         (compacted){ index, now + (c.early ? c.quick_drop_ns : c.slow_drop_ns) };
 }

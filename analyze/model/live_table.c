@@ -91,7 +91,8 @@ uint32_t mf_live_insert(mf_live_table *t, const mf_live *b)
     if (e->next)
         t->pool[e->next - 1].prev = id;
     t->log_head[b->log] = id;
-    place(t->slots, t->n_slots, (uint64_t)mf_live_hash(b->log, b->device, b->flags, b->addr) << 32 | id);
+    uint64_t h = mf_live_hash(b->log, b->device, b->flags, b->addr);
+    place(t->slots, t->n_slots, h << 32 | id);
     t->used++;
     return id;
 }

@@ -44,7 +44,8 @@ uint32_t mf_live_find(const mf_live_table *t, uint16_t log, uint16_t device, uns
                       uint64_t addr);
 
 /* The hash of a key (the table's slots are searched from it). */
-static MF_ALWAYS_INLINE uint32_t mf_live_hash(uint16_t log, uint16_t device, unsigned flags, uint64_t addr)
+static MF_ALWAYS_INLINE uint32_t mf_live_hash(uint16_t log, uint16_t device, unsigned flags,
+                                               uint64_t addr)
 {
     uint64_t tag = (uint64_t)log << 17 | (uint64_t)device << 1 | ((flags & MF_FLAG_EXPLICIT) != 0);
     uint64_t x = addr ^ (tag * 0x9e3779b97f4a7c15ull);
