@@ -168,9 +168,11 @@ fi
 # ---- compacted chunks leave the page cache ---------------------------------
 # A compacted chunk's writeback starts at once and its pages are given back
 # MEMFLOW_RUN_DROP_AFTER seconds later (by default as the run's age and the
-# kernel's writeback delay say): the live log of a paused program is no
-# longer in memory, bar its header, the chunks not final yet and those
-# the drain keeps ready ahead (at most 16 MiB of the log's 96 here).
+# kernel's writeback delay say).  The program pauses long enough for its
+# first half's chunks to be given back; then none of the chunks memflow run
+# says it gave back may still be cached (chunks the program wrote itself,
+# when the drain fell behind on a busy machine, are compacted at the end
+# instead and stay cached; the second half's are not due before the exit).
 d=$SCRATCH/drop
 MEMFLOW_RUN_DROP_AFTER=5 "$MEMFLOW" run --no-render -o "$d" -- "$W" outlive 2000000 \
     > "$d.ready" 2> "$d.err" &
@@ -178,20 +180,16 @@ runner=$!
 for _ in $(seq 6000); do grep -q ready "$d.ready" 2> /dev/null && break; sleep 0.01; done
 grep -q ready "$d.ready" || fail "drop: the program did not get ready"
 log=$(first_log "$d") || fail "drop: no log appeared"
-resident() { fincore --bytes --noheadings --output RES "$1" | tr -d ' '; }
+sleep 8    # the drop delay, and a margin for a busy machine
 size=$(stat -c %s "$log")
-[ "$size" -ge $((80 << 20)) ] || fail "drop: the log holds only $size bytes"
-# 5 s after the last chunk was compacted, and a look (every 0.1 s) more
-for _ in $(seq 150); do
-    [ "$(resident "$log")" -le $((16 << 20)) ] && break
-    sleep 0.1
-done
-res=$(resident "$log")
-[ "$res" -le $((16 << 20)) ] || fail "drop: $res of the paused program's $size log bytes still cached"
+res=$(fincore --bytes --noheadings --output RES "$log" | tr -d ' ')
 kill -USR1 "$(cut -d" " -f2 "$d.ready")"
 wait "$runner" || fail "drop: memflow run: exit status $? ($(cat "$d.err"))"
-grep -q "the pages of \([89][0-9]\|[1-9][0-9][0-9]\) compacted chunks given back" "$d.err" ||
-    fail "drop: $(grep 'compaction during' "$d.err")"
+given=$(sed -n 's/.*; the pages of \([0-9]*\) compacted chunks given back$/\1/p' "$d.err")
+[ "${given:-0}" -ge 40 ] || fail "drop: $(grep 'compaction during' "$d.err")"
+# the header chunk (the program maps it) besides the chunks not given back
+[ "$res" -le $(( size - (given << 20) + (1 << 20) )) ] ||
+    fail "drop: $res of the paused program's $size log bytes cached, though $given chunks were given back"
 "$CHECK" "$log" > "$d.check"
 grep -q "^before: allocs=2000000 frees=2000000" "$d.check" || fail "drop: $(cat "$d.check")"
 grep -q "^after: allocs=2000000 frees=2000000" "$d.check" || fail "drop: $(cat "$d.check")"
