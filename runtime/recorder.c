@@ -588,14 +588,6 @@ slow:
 
 /* ---- general events ---------------------------------------------------- */
 
-void mf_recorder_alloc_event(uint16_t device, unsigned flags, uint64_t time_ns, uint64_t addr,
-                             uint64_t requested, uint64_t actual, uint32_t scope,
-                             uint32_t name, uint32_t tid)
-{
-    mf_recorder_alloc_with_stack(device, flags, time_ns, addr, requested, actual, scope, name,
-                                 tid, 0);
-}
-
 void mf_recorder_code_unloaded(void)
 {
     mf_unwind_code_changed();

@@ -78,10 +78,7 @@ MF_EXPORT void mf_recorder_cpu_free(const void *addr, unsigned flags);
  * They record only while mf_recording is set, except that GPU records that
  * arrive late (CUPTI buffers) are recorded as long as the log is open.
  */
-MF_EXPORT void mf_recorder_alloc_event(uint16_t device, unsigned flags, uint64_t time_ns,
-                                       uint64_t addr, uint64_t requested, uint64_t actual,
-                                       uint32_t scope, uint32_t name, uint32_t tid);
-/* The same with the id of the allocating call stack (mf_recorder_stack). */
+/* stack: the id of the allocating call stack (mf_recorder_stack), 0 for none. */
 MF_EXPORT void mf_recorder_alloc_with_stack(uint16_t device, unsigned flags, uint64_t time_ns,
                                             uint64_t addr, uint64_t requested,
                                             uint64_t actual, uint32_t scope, uint32_t name,
@@ -236,7 +233,7 @@ MF_EXPORT void mf_recorder_set_sampler(unsigned device_kind, mf_sampler_fn fn);
  * Sampling done by the capture itself, where the event happens (the GPU
  * plugin: on the calling thread at the CUDA API's exit, in its context).
  * mf_recorder_sample_at_source(kind): events of that device kind recorded
- * through mf_recorder_alloc_event/free_event no longer count by themselves.
+ * through mf_recorder_alloc_with_stack/free_event no longer count by themselves.
  * mf_recorder_sample_due(device) counts one event on device and returns 1
  * when it is the sample_rate-th (0 when sample_rate is 0); the capture then
  * writes the snapshot with mf_recorder_sample, stamped with the event.

@@ -350,8 +350,8 @@ START_TEST(explicit_blocks_inside_segments_do_not_collide)
     start_recording("explicit_blocks_inside_segments");
     /* a CUPTI-like segment (not explicit) and an allocator's sub-block at
      * the same address */
-    mf_recorder_alloc_event(GPU0, MF_MEM_DEVICE << MF_MEMKIND_SHIFT, 0, 0x7000, 4096, 4096, 0,
-                            0, 0);
+    mf_recorder_alloc_with_stack(GPU0, MF_MEM_DEVICE << MF_MEMKIND_SHIFT, 0, 0x7000, 4096, 4096, 0,
+                                 0, 0, 0);
     memflow_record_alloc("gpu/0", P(0x7000), 512, 512, "sub", 0);
     memflow_record_free("gpu/0", P(0x7000));          /* ends the sub-block only */
     mf_model *m = finish_and_load(UINT64_MAX);
@@ -408,17 +408,17 @@ START_TEST(tensor_names_inside_segments)
 {
     const uint64_t seg = 0x7f0000000000ull;
     start_recording("tensor_names");
-    mf_recorder_alloc_event(GPU0, MF_MEM_DEVICE << MF_MEMKIND_SHIFT, 0, seg, 1 << 20, 1 << 20, 0,
-                            0, 0);
+    mf_recorder_alloc_with_stack(GPU0, MF_MEM_DEVICE << MF_MEMKIND_SHIFT, 0, seg, 1 << 20, 1 << 20,
+                                 0, 0, 0, 0);
     const uint16_t tensor = MF_FLAG_SUBBLOCK | MF_MEM_DEVICE << MF_MEMKIND_SHIFT;
-    mf_recorder_alloc_event(GPU0, tensor, 0, seg + 8192, 100, 512, 0, 0, 0);   /* before */
-    mf_recorder_alloc_event(GPU0, tensor, 0, seg, 4096, 4096, 0, 0, 0);
+    mf_recorder_alloc_with_stack(GPU0, tensor, 0, seg + 8192, 100, 512, 0, 0, 0, 0);   /* before */
+    mf_recorder_alloc_with_stack(GPU0, tensor, 0, seg, 4096, 4096, 0, 0, 0, 0);
     uint32_t w = mf_recorder_intern("net:w", 5);
     mf_recorder_trace(MF_TRACE_BLOCK_NAME, 0, seg, 0, w, GPU0 | MF_ROLE_PARAMETER << 16);
     step_mark(1);
-    mf_recorder_alloc_event(GPU0, tensor, 0, seg + 4096, 1000, 1024, 0, 0, 0);
+    mf_recorder_alloc_with_stack(GPU0, tensor, 0, seg + 4096, 1000, 1024, 0, 0, 0, 0);
     mf_recorder_free_event(GPU0, tensor, 0, seg + 4096);              /* a temporary */
-    mf_recorder_alloc_event(GPU0, tensor, 0, seg + 4096, 2000, 2048, 0, 0, 0);  /* peak 6196 */
+    mf_recorder_alloc_with_stack(GPU0, tensor, 0, seg + 4096, 2000, 2048, 0, 0, 0, 0); /* peak 6196 */
     step_mark(2);                                                     /* held across: other */
     mf_model *m = finish_and_load(UINT64_MAX);
     const mf_device_model *g = mf_model_device(m, GPU0);
@@ -466,21 +466,21 @@ START_TEST(subblocks_counted_apart)
 {
     const uint64_t arena = 0x100000, seg = 0x7f0000000000ull;
     start_recording("subblocks");
-    mf_recorder_alloc_event(CPU0, 0, 0, arena, 65536, 65536, 0, 0, 0);
-    mf_recorder_alloc_event(GPU0, MF_MEM_DEVICE << MF_MEMKIND_SHIFT, 0, seg, 1 << 20, 1 << 20, 0,
-                            0, 0);
+    mf_recorder_alloc_with_stack(CPU0, 0, 0, arena, 65536, 65536, 0, 0, 0, 0);
+    mf_recorder_alloc_with_stack(GPU0, MF_MEM_DEVICE << MF_MEMKIND_SHIFT, 0, seg, 1 << 20, 1 << 20,
+                                 0, 0, 0, 0);
     /* a heap at the start of the GPU segment: its regions belong to gpu/0 */
     mf_recorder_pool(CPU0, MF_POOL_HEAP_REGISTERED, 0, seg, 1 << 20, 0);
     memflow_scope_push("sub", 0);
-    mf_recorder_alloc_event(CPU0, MF_FLAG_SUBBLOCK, 0, arena, 1000, 1000, 0, 0, 0);
-    mf_recorder_alloc_event(CPU0, MF_FLAG_SUBBLOCK, 0, arena + 1024, 2000, 2000, 0, 0, 0);
-    mf_recorder_alloc_event(CPU0, MF_FLAG_SUBBLOCK, 0, seg + 4096, 300000, 300000, 0, 0, 0);
+    mf_recorder_alloc_with_stack(CPU0, MF_FLAG_SUBBLOCK, 0, arena, 1000, 1000, 0, 0, 0, 0);
+    mf_recorder_alloc_with_stack(CPU0, MF_FLAG_SUBBLOCK, 0, arena + 1024, 2000, 2000, 0, 0, 0, 0);
+    mf_recorder_alloc_with_stack(CPU0, MF_FLAG_SUBBLOCK, 0, seg + 4096, 300000, 300000, 0, 0, 0, 0);
     mf_recorder_free_event(CPU0, MF_FLAG_SUBBLOCK, 0, arena);   /* the region, not the arena */
     mf_recorder_trace(MF_TRACE_REGION_NAME, 0, arena + 1024, 0, mf_recorder_intern("named", 5),
                       CPU0);
     mf_recorder_pool(CPU0, MF_POOL_HEAP_UNREGISTERED, 0, seg, 0, 0);
     /* no heap holds it any more: it stays on cpu/0 */
-    mf_recorder_alloc_event(CPU0, MF_FLAG_SUBBLOCK, 0, seg + 8192, 10, 10, 0, 0, 0);
+    mf_recorder_alloc_with_stack(CPU0, MF_FLAG_SUBBLOCK, 0, seg + 8192, 10, 10, 0, 0, 0, 0);
     memflow_scope_pop();
     mf_model *m = finish_and_load(UINT64_MAX);
     const mf_device_model *c = mf_model_device(m, CPU0), *g = mf_model_device(m, GPU0);

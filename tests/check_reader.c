@@ -135,10 +135,10 @@ START_TEST(merge_orders_late_records)
     start_recording("late");
     uint64_t t0 = mf_clock_now();
     for (uint64_t k = 1; k <= 3; k++)
-        mf_recorder_alloc_event(CPU0, 0, t0 + 10 * k, 0x1000 * k, 8, 8, 0, 0, 0);
-    mf_recorder_alloc_event(CPU0, 0, t0 + 15, 0x15000, 8, 8, 0, 0, 0);
-    mf_recorder_alloc_event(CPU0, 0, t0 + 5, 0x5000, 8, 8, 0, 0, 0);
-    mf_recorder_alloc_event(CPU0, 0, t0 + 25, 0x25000, 8, 8, 0, 0, 0);
+        mf_recorder_alloc_with_stack(CPU0, 0, t0 + 10 * k, 0x1000 * k, 8, 8, 0, 0, 0, 0);
+    mf_recorder_alloc_with_stack(CPU0, 0, t0 + 15, 0x15000, 8, 8, 0, 0, 0, 0);
+    mf_recorder_alloc_with_stack(CPU0, 0, t0 + 5, 0x5000, 8, 8, 0, 0, 0, 0);
+    mf_recorder_alloc_with_stack(CPU0, 0, t0 + 25, 0x25000, 8, 8, 0, 0, 0, 0);
     mf_log *log = read_log(finish(), 0);
     const uint64_t want[] = { 0x5000, 0x1000, 0x15000, 0x2000, 0x25000, 0x3000 };
     size_t k = 0;
@@ -163,13 +163,13 @@ START_TEST(merge_interleaves_logs)
     start_recording("logs");
     uint64_t t0 = mf_clock_now();
     for (int k = 0; k < 3; k++)
-        mf_recorder_alloc_event(CPU0, 0, t0 + 10 * (uint64_t)k, 0x100 + (uint64_t)k, 1, 1, 0, 0,
-                                0);
+        mf_recorder_alloc_with_stack(CPU0, 0, t0 + 10 * (uint64_t)k, 0x100 + (uint64_t)k, 1, 1,
+                                     0, 0, 0, 0);
     pid_t child = fork();
     if (child == 0) {
         for (int k = 0; k < 3; k++)
-            mf_recorder_alloc_event(CPU0, 0, t0 + 10 * (uint64_t)k + 5 * (k != 1),
-                                    0x200 + (uint64_t)k, 1, 1, 0, 0, 0);
+            mf_recorder_alloc_with_stack(CPU0, 0, t0 + 10 * (uint64_t)k + 5 * (k != 1),
+                                         0x200 + (uint64_t)k, 1, 1, 0, 0, 0, 0);
         mf_recorder_finish();
         _exit(0);
     }
@@ -210,7 +210,7 @@ static const char *three_chunk_log(const char *test)
 {
     start_recording(test);
     for (uint64_t i = 0; i < 60000; i++)
-        mf_recorder_alloc_event(CPU0, 0, 0, 0x10000 + i * 16, 16, 16, 0, 0, 0);
+        mf_recorder_alloc_with_stack(CPU0, 0, 0, 0x10000 + i * 16, 16, 16, 0, 0, 0, 0);
     return finish();
 }
 
@@ -670,7 +670,7 @@ static const char *timed_chunk_log(const char *test, uint64_t *t0)
     start_recording(test);
     *t0 = mf_clock_now();
     for (uint64_t i = 0; i < 60000; i++)
-        mf_recorder_alloc_event(CPU0, 0, *t0 + 1 + i, 0x10000 + i * 16, 16, 16, 0, 0, 0);
+        mf_recorder_alloc_with_stack(CPU0, 0, *t0 + 1 + i, 0x10000 + i * 16, 16, 16, 0, 0, 0, 0);
     return finish();
 }
 
@@ -795,7 +795,7 @@ START_TEST(staged_log_is_copied_into_after_its_process)
     pid_t child = fork();
     if (child == 0) {
         for (uint64_t i = 0; i < 60000; i++)
-            mf_recorder_alloc_event(CPU0, 0, t0 + 1 + i, 0x10000 + i * 16, 16, 16, 0, 0, 0);
+            mf_recorder_alloc_with_stack(CPU0, 0, t0 + 1 + i, 0x10000 + i * 16, 16, 16, 0, 0, 0, 0);
         mf_recorder_finish();
         _exit(0);
     }
@@ -839,8 +839,8 @@ static void phase(uint64_t t0, int k, const char *scope, const char *name)
     uint32_t nm = mf_recorder_intern(name, strlen(name));
     uint64_t at = t0 + 100 * (uint64_t)k;
     for (uint64_t i = 1; i <= 4; i++)
-        mf_recorder_alloc_event(CPU0, 0, at + 10 * i, 0x10000 * (uint64_t)(k + 1) + 0x100 * i,
-                                64 * i, 64 * i, sc, nm, 0);
+        mf_recorder_alloc_with_stack(CPU0, 0, at + 10 * i, 0x10000 * (uint64_t)(k + 1) + 0x100 * i,
+                                     64 * i, 64 * i, sc, nm, 0, 0);
     if (k > 0)
         for (uint64_t i = 1; i <= 4; i++)
             mf_recorder_free_event(CPU0, 0, at + 10 * i + 5, 0x10000 * (uint64_t)k + 0x100 * i);
@@ -923,11 +923,11 @@ START_TEST(late_record_is_counted)
     ck_assert_msg(f != NULL, "%s", err);
     ck_assert_int_eq(mf_follow_add_log(f, mf_recorder_log_path(), 0, err, sizeof err), 0);
     for (uint64_t k = 1; k <= 3; k++)
-        mf_recorder_alloc_event(CPU0, 0, t0 + 10 * k, 0x1000 * k, 8, 8, 0, 0, 0);
+        mf_recorder_alloc_with_stack(CPU0, 0, t0 + 10 * k, 0x1000 * k, 8, 8, 0, 0, 0, 0);
     ck_assert_int_eq(mf_follow_step(f, t0 + 30, UINT64_MAX, err, sizeof err), 1);
     uint64_t by = 7;
     ck_assert_uint_eq(mf_follow_late(f, &by), 0);
-    mf_recorder_alloc_event(CPU0, 0, t0 + 20, 0x20000, 8, 8, 0, 0, 0);  /* 10 ns late */
+    mf_recorder_alloc_with_stack(CPU0, 0, t0 + 20, 0x20000, 8, 8, 0, 0, 0, 0);  /* 10 ns late */
     ck_assert_int_ge(mf_follow_step(f, t0 + 40, UINT64_MAX, err, sizeof err), 0);
     ck_assert_uint_eq(mf_follow_late(f, &by), 1);
     ck_assert_uint_eq(by, 10);

@@ -47,8 +47,8 @@ static void batch(uint64_t late, int r)
     uint64_t base = 0x7f0000000000ull + (uint64_t)r * 0x100000ull;
     for (int i = 0; i < BATCH; i++) {
         uint64_t at = t + (uint64_t)i * 1000;
-        mf_recorder_alloc_event(gpu0, MF_MEM_DEVICE << MF_MEMKIND_SHIFT, at, base + i * 4096ull,
-                                4096, 4096, scope, 0, 0);
+        mf_recorder_alloc_with_stack(gpu0, MF_MEM_DEVICE << MF_MEMKIND_SHIFT, at,
+                                     base + i * 4096ull, 4096, 4096, scope, 0, 0, 0);
         mf_recorder_free_event(gpu0, MF_MEM_DEVICE << MF_MEMKIND_SHIFT, at + 1000,
                                base + i * 4096ull);
     }

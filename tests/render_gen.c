@@ -71,12 +71,12 @@ static void kinds(void)
 {
     const uint16_t gpu0 = MF_DEVICE(MF_DEVICE_GPU, 0);
     mf_recorder_pool(gpu0, MF_POOL_CREATED, 0, 0x7e0000000000, 1 << 21, 1 << 20);
-    mf_recorder_alloc_event(gpu0, MF_MEM_DEVICE << MF_MEMKIND_SHIFT, 0, 0x7f0000000000, 1000,
-                            1024, 0, 0, 0);
-    mf_recorder_alloc_event(gpu0, MF_MEM_PINNED << MF_MEMKIND_SHIFT, 0, 0x7f1000000000, 200,
-                            256, 0, 0, 0);
-    mf_recorder_alloc_event(gpu0, MF_MEM_MANAGED << MF_MEMKIND_SHIFT, 0, 0x7f2000000000, 30, 32,
-                            0, 0, 0);
+    mf_recorder_alloc_with_stack(gpu0, MF_MEM_DEVICE << MF_MEMKIND_SHIFT, 0, 0x7f0000000000, 1000,
+                                 1024, 0, 0, 0, 0);
+    mf_recorder_alloc_with_stack(gpu0, MF_MEM_PINNED << MF_MEMKIND_SHIFT, 0, 0x7f1000000000, 200,
+                                 256, 0, 0, 0, 0);
+    mf_recorder_alloc_with_stack(gpu0, MF_MEM_MANAGED << MF_MEMKIND_SHIFT, 0, 0x7f2000000000, 30,
+                                 32, 0, 0, 0, 0);
     mf_recorder_free_event(gpu0, 0, 0, 0x7f2000000000);
     mf_recorder_pool(gpu0, MF_POOL_TRIMMED, 0, 0x7e0000000000, 1 << 20, 1 << 20);
 }
@@ -107,8 +107,8 @@ static void trace(void)
     mf_recorder_device_info(gpu0, mf_recorder_intern("NVIDIA H100 80GB HBM3", 21), uuid,
                             80000000000ull, 1u << 16, 0x1a00);
     trace_t0 = mf_clock_now();
-    mf_recorder_alloc_event(gpu0, MF_MEM_DEVICE << MF_MEMKIND_SHIFT, trace_t0, 0x7f0000000000,
-                            1 << 20, 1 << 20, 0, 0, 0);
+    mf_recorder_alloc_with_stack(gpu0, MF_MEM_DEVICE << MF_MEMKIND_SHIFT, trace_t0, 0x7f0000000000,
+                                 1 << 20, 1 << 20, 0, 0, 0, 0);
 #define AT(us) (trace_t0 + (uint64_t)((us) * 1000))
     mf_recorder_trace(MF_TRACE_TASK_BEGIN, AT(1), 7, train, mf_recorder_intern("load", 4), 0);
     mf_recorder_trace(MF_TRACE_RANGE_BEGIN, AT(1.5), 99, train, mf_recorder_intern("nvtx", 4), 0);
