@@ -23,6 +23,17 @@ noinst_PROGRAMS += bench/gpu_blocks
 bench_gpu_blocks_SOURCES = bench/gpu_blocks.c
 bench_gpu_blocks_LDADD = libmemflow-analysis.la
 bench_gpu_blocks_LDFLAGS = -no-install
+# floor.sh: the least an exact analysis costs per event here (bench/floor:
+# memflow's reader, and each free paired with its allocation), against
+# what the whole wait's goals leave per event (docs/PERFORMANCE.md).
+noinst_PROGRAMS += bench/floor
+bench_floor_SOURCES = bench/floor.c
+bench_floor_LDADD = libmemflow-analysis.la
+bench_floor_LDFLAGS = -no-install
+EXTRA_DIST += bench/floor.sh
+bench-floor: all
+	bash $(srcdir)/bench/floor.sh $(abs_top_builddir)
+
 EXTRA_DIST += bench/run.sh bench/gpu-remote.sh bench/gpu_check.py bench/torch_probe.py \
 	bench/faults.sh
 
@@ -77,7 +88,8 @@ EXTRA_DIST += bench/instructions.sh
 bench-instructions: all
 	sh $(srcdir)/bench/instructions.sh $(abs_top_builddir)
 
-.PHONY: bench bench-python bench-faults bench-compact bench-stacks bench-wait bench-instructions \
+.PHONY: bench bench-python bench-faults bench-compact bench-stacks bench-wait bench-floor \
+	bench-instructions \
 	bench-import
 EXTRA_DIST += bench/view.sh bench/view_browser.js bench/view_screenshot.sh bench/view_screenshot.js
 
