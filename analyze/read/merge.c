@@ -487,6 +487,22 @@ static int open_due(mf_merge *m, char *err, size_t errlen)
     return 0;
 }
 
+/* The earliest time at which anything but the heap's top may come next:
+ * the top's children (the other open segments), the next waiting segment,
+ * the next event of the reader's own.  Events of the top before it come
+ * out one after another with no heap work (a log of one thread: all). */
+static uint64_t rivals_time(const mf_merge *m)
+{
+    uint64_t t = UINT64_MAX;
+    for (size_t i = 1; i < 3 && i < m->n_heap; i++)
+        t = m->heap[i]->time < t ? m->heap[i]->time : t;
+    if (m->head < m->n_pending && m->pending[m->head].min_ns < t)
+        t = m->pending[m->head].min_ns;
+    if (m->extra_head < m->n_extra && m->extra[m->extra_head].time_ns < t)
+        t = m->extra[m->extra_head].time_ns;
+    return t;
+}
+
 long mf_merge_next(mf_merge *m, mf_event *out, mf_sample_values *samples, size_t max,
                    uint64_t until, char *err, size_t errlen)
 {
@@ -506,15 +522,19 @@ long mf_merge_next(mf_merge *m, mf_event *out, mf_sample_values *samples, size_t
         if (!m->n_heap || t > until)
             break;
         cursor *c = m->heap[0];
-        if (decode(m, c, &out[n], samples, n) < 0) {
-            snprintf(err, errlen, "%s: out of memory while merging", (*m->logs)[c->seg.log]->path);
-            return -1;
-        }
-        m->last = cursor_place(c);
-        m->any = 1;
-        n++;
-        if (advance(m, c, err, errlen) < 0)
-            return -1;
+        uint64_t rivals = rivals_time(m);
+        do {
+            if (decode(m, c, &out[n], samples, n) < 0) {
+                snprintf(err, errlen, "%s: out of memory while merging",
+                         (*m->logs)[c->seg.log]->path);
+                return -1;
+            }
+            m->last = cursor_place(c);
+            m->any = 1;
+            n++;
+            if (advance(m, c, err, errlen) < 0)
+                return -1;
+        } while (n < max && c->has && c->time < rivals && c->time <= until);
         if (c->has)
             sift_down(m, 0);
         else
