@@ -17,12 +17,11 @@ static int same_key(const mf_live *b, uint16_t log, uint16_t device, unsigned fl
            ((b->flags ^ flags) & MF_FLAG_EXPLICIT) == 0;
 }
 
-uint32_t mf_live_find(const mf_live_table *t, uint16_t log, uint16_t device, unsigned flags,
-                      uint64_t addr)
+uint32_t mf_live_find_at(const mf_live_table *t, uint32_t h, uint16_t log, uint16_t device,
+                         unsigned flags, uint64_t addr)
 {
     if (!t->n_slots)
         return 0;
-    uint32_t h = mf_live_hash(log, device, flags, addr);
     size_t mask = t->n_slots - 1;
     for (size_t i = h & mask;; i = (i + 1) & mask) {
         uint64_t s = t->slots[i];
@@ -70,7 +69,7 @@ static int grow_logs(mf_live_table *t, uint16_t log)
     return 0;
 }
 
-uint32_t mf_live_insert(mf_live_table *t, const mf_live *b)
+uint32_t mf_live_insert_at(mf_live_table *t, const mf_live *b, uint32_t hash)
 {
     if (((t->used + 1) * 2 > t->n_slots && resize(t, t->n_slots ? 2 * t->n_slots : 1024) < 0) ||
         grow_logs(t, b->log) < 0)
@@ -91,16 +90,14 @@ uint32_t mf_live_insert(mf_live_table *t, const mf_live *b)
     if (e->next)
         t->pool[e->next - 1].prev = id;
     t->log_head[b->log] = id;
-    uint64_t h = mf_live_hash(b->log, b->device, b->flags, b->addr);
-    place(t->slots, t->n_slots, h << 32 | id);
+    place(t->slots, t->n_slots, (uint64_t)hash << 32 | id);
     t->used++;
     return id;
 }
 
-void mf_live_remove(mf_live_table *t, uint32_t id)
+void mf_live_remove_at(mf_live_table *t, uint32_t id, uint32_t h)
 {
     mf_live *e = &t->pool[id - 1];
-    uint32_t h = mf_live_hash(e->log, e->device, e->flags, e->addr);
     size_t mask = t->n_slots - 1, hole = h & mask;
     while ((uint32_t)t->slots[hole] != id)
         hole = (hole + 1) & mask;

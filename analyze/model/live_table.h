@@ -39,10 +39,6 @@ typedef struct mf_live_table {
     size_t n_logs;
 } mf_live_table;
 
-/* The live block (index + 1) with this key, or 0. */
-uint32_t mf_live_find(const mf_live_table *t, uint16_t log, uint16_t device, unsigned flags,
-                      uint64_t addr);
-
 /* The hash of a key (the table's slots are searched from it). */
 static MF_ALWAYS_INLINE uint32_t mf_live_hash(uint16_t log, uint16_t device, unsigned flags,
                                                uint64_t addr)
@@ -76,12 +72,40 @@ static MF_ALWAYS_INLINE void mf_live_prefetch_entry(const mf_live_table *t, uint
         __builtin_prefetch(&t->pool[(uint32_t)s - 1]);
 }
 
-/* Add a block whose key is not live (b->prev/next are set here).
- * Returns its index + 1, or 0 when out of memory. */
-uint32_t mf_live_insert(mf_live_table *t, const mf_live *b);
+/* The live block (index + 1) with this key, or 0; hash: the key's
+ * (mf_live_hash), for a caller that has it already. */
+uint32_t mf_live_find_at(const mf_live_table *t, uint32_t hash, uint16_t log, uint16_t device,
+                         unsigned flags, uint64_t addr);
 
-/* Remove block index + 1 = id. */
-void mf_live_remove(mf_live_table *t, uint32_t id);
+static inline uint32_t mf_live_find(const mf_live_table *t, uint16_t log, uint16_t device,
+                                    unsigned flags, uint64_t addr)
+{
+    return mf_live_find_at(t, mf_live_hash(log, device, flags, addr), log, device, flags, addr);
+}
+
+/* Add a block whose key is not live (b->prev/next are set here); hash: its
+ * key's.  Returns its index + 1, or 0 when out of memory. */
+uint32_t mf_live_insert_at(mf_live_table *t, const mf_live *b, uint32_t hash);
+
+static inline uint32_t mf_live_insert(mf_live_table *t, const mf_live *b)
+{
+    return mf_live_insert_at(t, b, mf_live_hash(b->log, b->device, b->flags, b->addr));
+}
+
+/* Remove block index + 1 = id; hash: its key's. */
+void mf_live_remove_at(mf_live_table *t, uint32_t id, uint32_t hash);
+
+/* The hash of live block id's key. */
+static inline uint32_t mf_live_hash_of(const mf_live_table *t, uint32_t id)
+{
+    const mf_live *e = &t->pool[id - 1];
+    return mf_live_hash(e->log, e->device, e->flags, e->addr);
+}
+
+static inline void mf_live_remove(mf_live_table *t, uint32_t id)
+{
+    mf_live_remove_at(t, id, mf_live_hash_of(t, id));
+}
 
 static inline mf_live *mf_live_get(const mf_live_table *t, uint32_t id)
 {

@@ -787,23 +787,42 @@ static int feed_one(mf_model *m, const mf_event *event, const mf_sample_values *
 
 #define PREFETCH_SLOT 8      /* events ahead: the live table's slot of a key */
 #define PREFETCH_BLOCK 4     /* and the live block it names */
+#define AHEAD 16             /* > PREFETCH_SLOT: key hashes of the events ahead, by index */
+
+/* Event i of the batch, PREFETCH_SLOT events ahead: its key hash, kept for
+ * the hint at PREFETCH_BLOCK and for the live table when it is fed, and
+ * its table slot asked for. */
+static MF_ALWAYS_INLINE void look_ahead(struct mf_model_state *st, const mf_event *e, size_t i,
+                                        uint32_t hash[AHEAD], uint8_t keyed[AHEAD])
+{
+    keyed[i % AHEAD] = (uint8_t)mf_blocks_event_hash(e, &hash[i % AHEAD]);
+    if (keyed[i % AHEAD])
+        mf_blocks_prefetch(&st->blocks, e, hash[i % AHEAD], 0);
+}
 
 int mf_model_feed(mf_model *m, const mf_event *events, size_t n,
                   const mf_sample_values *samples)
 {
     struct mf_model_state *st = m->state;
+    /* the live table misses the cache: its slots and blocks are asked for
+     * a few events before they are needed, and each key is hashed once */
+    uint32_t hash[AHEAD];
+    uint8_t keyed[AHEAD];
+    for (size_t i = 0; i < n && i < PREFETCH_SLOT; i++)
+        look_ahead(st, &events[i], i, hash, keyed);
     for (size_t i = 0; i < n && !st->oom; i++) {
         const mf_event *e = &events[i];
-        /* the live table misses the cache: its slots and blocks are
-         * asked for a few events before they are needed */
         if (i + PREFETCH_SLOT < n)
-            mf_blocks_prefetch(&st->blocks, &events[i + PREFETCH_SLOT], 0);
-        if (i + PREFETCH_BLOCK < n)
-            mf_blocks_prefetch(&st->blocks, &events[i + PREFETCH_BLOCK], 1);
+            look_ahead(st, &events[i + PREFETCH_SLOT], i + PREFETCH_SLOT, hash, keyed);
+        size_t k = (i + PREFETCH_BLOCK) % AHEAD;
+        if (i + PREFETCH_BLOCK < n && keyed[k])
+            mf_blocks_prefetch(&st->blocks, &events[i + PREFETCH_BLOCK], hash[k], 1);
+        mf_blocks_at_hand(&st->blocks, keyed[i % AHEAD] ? e : NULL, hash[i % AHEAD]);
         if ((e->log >= st->n_procs && grow_processes(m, e->log) < 0) ||
             feed_one(m, e, samples) < 0)
             st->oom = 1;
     }
+    mf_blocks_at_hand(&st->blocks, NULL, 0);
     return st->oom ? -1 : 0;
 }
 

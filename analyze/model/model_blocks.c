@@ -368,14 +368,14 @@ static void change_role(mf_blocks *b, mf_blocks_device *d, mf_live *e, unsigned 
     }
 }
 
-/* End live block id at time_ns, the way `how` says (a process's end adds
- * its curve points once, after all its blocks).  Before the window, it
- * only leaves the live table. */
-static void end_block(mf_blocks *b, uint32_t id, unsigned how, uint64_t time_ns)
+/* End live block id (its key's hash: hash) at time_ns, the way `how`
+ * says (a process's end adds its curve points once, after all its blocks).
+ * Before the window, it only leaves the live table. */
+static void end_block(mf_blocks *b, uint32_t id, uint32_t hash, unsigned how, uint64_t time_ns)
 {
     mf_live *e = mf_live_get(&b->live, id);
     if (!b->counting) {
-        mf_live_remove(&b->live, id);
+        mf_live_remove_at(&b->live, id, hash);
         return;
     }
     mf_blocks_view *v = b->views[e->view];
@@ -432,7 +432,7 @@ static void end_block(mf_blocks *b, uint32_t id, unsigned how, uint64_t time_ns)
         b->oom = 1;
     if (b->on_block)
         b->on_block(b->on_block_ctx, &blk, 1);
-    mf_live_remove(&b->live, id);
+    mf_live_remove_at(&b->live, id, hash);
 }
 
 /* A block live on entry to the window: held, not allocated. */
@@ -489,14 +489,22 @@ static void count_start(mf_blocks *b, uint32_t id, uint64_t time_ns, int entry)
     add_points(b, d, v, time_ns);
 }
 
+/* The key hash of allocation or free e (of a block at addr): the one
+ * mf_blocks_at_hand gave when e is the event at hand. */
+static uint32_t event_hash(const mf_blocks *b, const mf_event *e, unsigned flags, uint64_t addr)
+{
+    return e == b->hand ? b->hand_hash : mf_live_hash(e->log, e->device, flags, addr);
+}
+
 int mf_blocks_on_alloc(mf_blocks *b, const mf_event *e, uint32_t view)
 {
     const mf_ev_alloc *a = &e->alloc;
     mf_blocks_view *v = b->views[view];
     mf_blocks_device *d = b->devs[v->slot];
-    uint32_t old = mf_live_find(&b->live, e->log, e->device, a->flags, a->addr);
-    if (old) {
-        end_block(b, old, MF_BLOCK_REPLACED, e->time_ns);
+    uint32_t hash = event_hash(b, e, a->flags, a->addr);
+    uint32_t old = mf_live_find_at(&b->live, hash, e->log, e->device, a->flags, a->addr);
+    if (old) {   /* the same key: the same hash */
+        end_block(b, old, hash, MF_BLOCK_REPLACED, e->time_ns);
         if (b->counting) {
             d->counts.replaced_blocks++;
             v->counts.replaced_blocks++;
@@ -509,7 +517,7 @@ int mf_blocks_on_alloc(mf_blocks *b, const mf_event *e, uint32_t view)
         .view = view, .step = p ? p->steps : 0, .device = e->device, .flags = a->flags,
         .log = e->log, .role = p && p->training ? MF_ROLE_OTHER : MF_ROLE_UNKNOWN,
     };
-    uint32_t id = mf_live_insert(&b->live, &l);
+    uint32_t id = mf_live_insert_at(&b->live, &l, hash);
     if (!id)
         return -1;
     if (b->on_block) {
@@ -545,10 +553,11 @@ int mf_blocks_enter(mf_blocks *b, uint64_t time_ns)
 
 int mf_blocks_on_free(mf_blocks *b, const mf_event *e)
 {
-    uint32_t id = mf_live_find(&b->live, e->log, e->device, e->free.flags, e->free.addr);
+    uint32_t hash = event_hash(b, e, e->free.flags, e->free.addr);
+    uint32_t id = mf_live_find_at(&b->live, hash, e->log, e->device, e->free.flags, e->free.addr);
     if (!id)
         return 0;
-    end_block(b, id, MF_BLOCK_FREED, e->time_ns);
+    end_block(b, id, hash, MF_BLOCK_FREED, e->time_ns);
     return b->oom ? -1 : 1;
 }
 
@@ -672,7 +681,7 @@ int mf_blocks_on_process_end(mf_blocks *b, uint16_t log, uint64_t time_ns,
     int any = 0;
     for (uint32_t id = mf_live_first(&b->live, log); id;) {
         uint32_t next = mf_live_get(&b->live, id)->next;
-        end_block(b, id, MF_BLOCK_PROCESS_ENDED, time_ns);
+        end_block(b, id, mf_live_hash_of(&b->live, id), MF_BLOCK_PROCESS_ENDED, time_ns);
         id = next;
         any = 1;
     }

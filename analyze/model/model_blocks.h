@@ -48,6 +48,8 @@ typedef struct mf_blocks {
     size_t n_marks, cap_marks;
     int oom;
     mf_block *leaks_out, *gpu_out;   /* what the last settle made (mf_model's) */
+    const mf_event *hand;     /* the event at hand and its key hash (mf_blocks_at_hand) */
+    uint32_t hand_hash;
 } mf_blocks;
 
 /* No blocks yet; ended blocks go to picture (NULL: none). */
@@ -95,10 +97,9 @@ int mf_blocks_on_alloc(mf_blocks *b, const mf_event *e, uint32_t view);
  * memory. */
 int mf_blocks_on_free(mf_blocks *b, const mf_event *e);
 
-/* A hint for an allocation or free a few events ahead (other events are
- * ignored): stage 0 starts loading where its live block is looked up,
- * stage 1 (later, once that has come) the live block itself. */
-static MF_ALWAYS_INLINE void mf_blocks_prefetch(const mf_blocks *b, const mf_event *e, int stage)
+/* The key hash (mf_live_hash) of an allocation or free of a block (not a
+ * sub-block) into *hash: 1; 0 for any other event. */
+static MF_ALWAYS_INLINE int mf_blocks_event_hash(const mf_event *e, uint32_t *hash)
 {
     unsigned flags;
     uint64_t addr;
@@ -109,15 +110,32 @@ static MF_ALWAYS_INLINE void mf_blocks_prefetch(const mf_blocks *b, const mf_eve
         flags = e->free.flags;
         addr = e->free.addr;
     } else {
-        return;
+        return 0;
     }
     if (flags & MF_FLAG_SUBBLOCK)
-        return;
-    uint32_t h = mf_live_hash(e->log, e->device, flags, addr);
+        return 0;
+    *hash = mf_live_hash(e->log, e->device, flags, addr);
+    return 1;
+}
+
+/* A hint for an allocation or free e a few events ahead, whose key hashes
+ * to hash: stage 0 starts loading where its live block is looked up,
+ * stage 1 (later, once that has come) the live block itself. */
+static MF_ALWAYS_INLINE void mf_blocks_prefetch(const mf_blocks *b, const mf_event *e,
+                                                uint32_t hash, int stage)
+{
     if (stage == 0)
-        mf_live_prefetch(&b->live, h);
+        mf_live_prefetch(&b->live, hash);
     else if (e->type == MF_REC_FREE)     /* an allocation's key is seldom live */
-        mf_live_prefetch_entry(&b->live, h);
+        mf_live_prefetch_entry(&b->live, hash);
+}
+
+/* The event the model is about to feed (NULL: none) and its key hash, so
+ * that mf_blocks_on_alloc and mf_blocks_on_free do not compute it again. */
+static inline void mf_blocks_at_hand(mf_blocks *b, const mf_event *e, uint32_t hash)
+{
+    b->hand = e;
+    b->hand_hash = hash;
 }
 
 /* TRACE MF_TRACE_BLOCK_NAME: its process's training has begun
