@@ -268,7 +268,8 @@ static int paint(mf_picture *p, mf_picture_view *v, const mf_block *b)
     while (v->tiles.gshift < 62 && (2ull << v->tiles.gshift) <= v->cell_bytes)
         if (coarsen_in(p, v, 0) < 0)
             return -1;
-    while (mf_tiles_cost(&v->tiles, b->addr, span, b->alloc_ns, to) > TILES_ALL / 8)
+    while (!mf_tiles_small(&v->tiles, span, b->alloc_ns, to) &&
+           mf_tiles_cost(&v->tiles, b->addr, span, b->alloc_ns, to) > TILES_ALL / 8)
         if (coarsen(p, v) < 0)
             return -1;
     uint64_t life = to > b->alloc_ns ? to - b->alloc_ns : 1;

@@ -19,16 +19,6 @@
 #define SLOT_TAG(hash) ((uint32_t)((hash) >> 56) << SLOT_INDEX_BITS)
 #define RECENT 1024u            /* strips remembered as found last */
 
-uint16_t mf_tile_class(uint64_t v)
-{
-    if (v <= 1)
-        return 0;
-    unsigned top = 63 - (unsigned)__builtin_clzll(v);
-    /* the 8 bits below the top bit give the fraction */
-    uint64_t frac = top >= 8 ? (v >> (top - 8)) & 0xff : (v << (8 - top)) & 0xff;
-    return (uint16_t)(top * 256 + frac);
-}
-
 static uint64_t strip_hash(uint64_t granule, uint32_t first_col)
 {
     uint64_t x = granule * 0x9e3779b97f4a7c15ull ^ ((uint64_t)first_col * 0xc2b2ae3d27d4eb4full);

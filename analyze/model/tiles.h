@@ -64,12 +64,29 @@ typedef struct mf_tiles {
     int started;
 } mf_tiles;
 
-/* The class of a value for the colour ramps: log2(v) * 256 (v >= 1). */
-uint16_t mf_tile_class(uint64_t v);
+/* The class of a value for the colour ramps: log2(v) * 256 (v >= 1); the
+ * 8 bits below the top bit give the fraction. */
+static inline uint16_t mf_tile_class(uint64_t v)
+{
+    if (v <= 1)
+        return 0;
+    unsigned top = 63 - (unsigned)__builtin_clzll(v);
+    uint64_t frac = top >= 8 ? (v >> (top - 8)) & 0xff : (v << (8 - top)) & 0xff;
+    return (uint16_t)(top * 256 + frac);
+}
 
 /* How many strips painting [addr, addr + span) x [from, to] would touch. */
 uint64_t mf_tiles_cost(const mf_tiles *t, uint64_t addr, uint64_t span, uint64_t from,
                        uint64_t to);
+
+/* Whether painting a block of span bytes over [from, to] surely touches 4
+ * strips at most (2 rows, 2 strips of columns), so that mf_tiles_cost need
+ * not be asked: no taller than a cell, shorter than a strip. */
+static inline int mf_tiles_small(const mf_tiles *t, uint64_t span, uint64_t from, uint64_t to)
+{
+    return t->started && t->gshift < 64 && span <= (1ull << t->gshift) && to >= from &&
+           t->wshift < 58 && to - from < ((uint64_t)MF_TILE_STRIP << t->wshift);
+}
 
 /* Paint a block (unfreed: it was never freed, it ends in its last column).
  * 0, or -1 when out of memory. */
