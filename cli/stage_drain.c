@@ -291,7 +291,7 @@ static int write_idle_slots(mf_stage *s, int fd)
         if (!idle && now - w->grew_ns < IDLE_WRITE_NS)
             continue;
         size_t end;
-        if (mf_stage_write_snapshot_from(h, i, fd, s->scratch, w->written, &end) < 0)
+        if (mf_stage_write_snapshot_from(h, i, fd, s->scratch, w->written, seq, &end) < 0)
             return -1;
         if (end == w->written)
             continue;            /* cleared meanwhile */

@@ -157,15 +157,16 @@ size_t mf_stage_recorded(stage_header *h, uint32_t i, size_t from)
 int mf_stage_write_snapshot(stage_header *h, uint32_t i, int fd, char *scratch)
 {
     size_t end;
-    return mf_stage_write_snapshot_from(h, i, fd, scratch, 0, &end);
+    return mf_stage_write_snapshot_from(h, i, fd, scratch, 0,
+                                        __atomic_load_n(&h->seq[i], __ATOMIC_ACQUIRE), &end);
 }
 
 int mf_stage_write_snapshot_from(stage_header *h, uint32_t i, int fd, char *scratch, size_t from,
-                                 size_t *end)
+                                 uint32_t before, size_t *end)
 {
     *end = from;
-    uint32_t before = __atomic_load_n(&h->seq[i], __ATOMIC_ACQUIRE);
-    if (__atomic_load_n(&h->state[i], __ATOMIC_ACQUIRE) == SLOT_FREE)
+    if (__atomic_load_n(&h->state[i], __ATOMIC_ACQUIRE) == SLOT_FREE ||
+        __atomic_load_n(&h->seq[i], __ATOMIC_ACQUIRE) != before)
         return 0;
     const char *image = mf_stage_slot_base(h, i);
     uint32_t index = chunk_index(image);

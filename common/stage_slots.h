@@ -109,20 +109,23 @@ int mf_stage_write_full_slots(stage_header *h, int fd);
  */
 int mf_stage_write_snapshot(stage_header *h, uint32_t i, int fd, char *scratch);
 
-/*
- * The same for what slot i recorded past byte `from` (a record boundary up
- * to which the log already holds it; 0 for the whole image): written where
- * it goes in its chunk, *end set to where the recorded prefix ends (from
- * when nothing was written).  Returns 1 (written), 0 (nothing new, or the
- * slot was cleared), -1.  memflow run writes what idle threads recorded,
- * so that its analysis during the run sees it.
- */
 /* Where slot i's recorded records end now (walking from `from`, a record
  * boundary); it only grows while the slot is filled. */
 size_t mf_stage_recorded(stage_header *h, uint32_t i, size_t from);
 
+/*
+ * The same as mf_stage_write_snapshot for what slot i recorded past byte
+ * `from` (a record boundary up to which the log already holds it; 0 for
+ * the whole image), where seq is the slot's sequence when the caller
+ * learned `from`: written where it goes in its chunk only if the sequence
+ * is still seq after the copy (the slot still holds the chunk `from` was
+ * learned of), *end set to where the recorded prefix ends (from when
+ * nothing was written).  Returns 1 (written), 0 (nothing new, or the slot
+ * was cleared or moved on), -1.  memflow run writes what idle threads
+ * recorded, so that its analysis during the run sees it.
+ */
 int mf_stage_write_snapshot_from(stage_header *h, uint32_t i, int fd, char *scratch, size_t from,
-                                 size_t *end);
+                                 uint32_t seq, size_t *end);
 
 /*
  * Once no process can touch the slots any more (the program is gone):

@@ -887,6 +887,54 @@ START_TEST(stage_more_threads_than_slots)
 }
 END_TEST
 
+/*
+ * memflow run writes what an idle slot recorded past what the log already
+ * holds of its chunk.  If the slot moved on to another chunk since memflow
+ * run learned how much that was (its sequence moved), nothing is written:
+ * before, the copy checked only that the sequence did not move during the
+ * copy itself, so the new chunk's bytes could be written from the old
+ * chunk's offset (with all 32 slots taken, where the program writes a slot
+ * itself).  A slot of chunk 3 holding two 16-byte records after its header,
+ * sequence 7.
+ */
+START_TEST(stage_snapshot_of_a_slot_that_moved_on)
+{
+    stage_header *h = calloc(1, mf_stage_area_bytes());
+    char *scratch_chunk = malloc(MF_CHUNK_SIZE);
+    ck_assert_ptr_nonnull(h);
+    ck_assert_ptr_nonnull(scratch_chunk);
+    char *image = mf_stage_slot_base(h, 0);
+    mf_chunk_header ch = { MF_CHUNK_MAGIC, 3, 42, 0 };
+    memcpy(image, &ch, sizeof ch);
+    uint64_t word = MF_REC_FREE | (uint64_t)16 << 16;
+    for (int r = 0; r < 2; r++) {
+        memcpy(image + sizeof ch + 16 * r, &word, sizeof word);
+        memset(image + sizeof ch + 16 * r + 8, 0xa0 + r, 8);
+    }
+    h->state[0] = SLOT_FILLING;
+    h->seq[0] = 7;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/snapshot-moved.log", scratch);
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    ck_assert_int_ge(fd, 0);
+    size_t end = 0;
+    ck_assert_int_eq(mf_stage_write_snapshot_from(h, 0, fd, scratch_chunk, sizeof ch, 6, &end), 0);
+    ck_assert_uint_eq(end, sizeof ch);
+    struct stat st;
+    ck_assert_int_eq(fstat(fd, &st), 0);
+    ck_assert_int_eq(st.st_size, 0);
+    ck_assert_int_eq(mf_stage_write_snapshot_from(h, 0, fd, scratch_chunk, sizeof ch, 7, &end), 1);
+    ck_assert_uint_eq(end, sizeof ch + 32);
+    char back[32];
+    ck_assert_int_eq(pread(fd, back, sizeof back, 3 * (off_t)MF_CHUNK_SIZE + (off_t)sizeof ch), 32);
+    ck_assert_mem_eq(back, image + sizeof ch, 32);
+    close(fd);
+    unlink(path);
+    free(scratch_chunk);
+    free(h);
+}
+END_TEST
+
 /* mf_log_writer_flush mid-run (memflow_dump's first step) puts every record
  * made so far into the file, though its slot is not full. */
 START_TEST(stage_flush_writes_what_is_staged)
@@ -965,6 +1013,7 @@ static Suite *core_suite(void)
     tcase_add_test(c, stage_without_memflow_run_the_program_writes);
     tcase_add_test(c, stage_more_threads_than_slots);
     tcase_add_test(c, stage_flush_writes_what_is_staged);
+    tcase_add_test(c, stage_snapshot_of_a_slot_that_moved_on);
     suite_add_tcase(s, c);
 
     c = tcase_create("reader");
