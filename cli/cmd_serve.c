@@ -18,7 +18,8 @@
  *   status
  *       what the statistics' reader read so far: "records_scanned N\n"
  *       "events_decoded N\nevents_fed N\n" (for tests of the incremental
- *       cost).
+ *       cost), and "staged 0|1\n": whether the log is read as one a stage
+ *       copies into (below).
  * Each answer is one line "ok<TAB>N" or "error<TAB>N", then exactly N bytes:
  * the statistics text, nothing for render, the status, or the error message.
  *
@@ -29,6 +30,14 @@
  * by a second reader from the log's start, and from then on both readers
  * and models take the new events at each request.  A program that only asks
  * for statistics (MXNet's dumps) never pays for a picture.
+ *
+ * A program run by memflow run hands its chunks to memflow run through a
+ * stage (runtime/stage.h), and memflow run copies them into the log with
+ * pwrite while the server reads: past a chunk's seal a record may be half
+ * there.  The program says so when it starts the server
+ * (MEMFLOW_SERVE_STAGED=1, runtime/dump.c), and both readers then read a
+ * sealed chunk only up to its seal (mf_reader_options.staged); what the
+ * program flushed before asking is sealed (mf_stage_flush).
  */
 #include <errno.h>
 #include <signal.h>
@@ -56,6 +65,7 @@ typedef struct server {
     mf_model *whole;         /* everything: the outputs; built at the first render */
     uint64_t fed;            /* events fed to since */
     uint64_t last_ns;        /* the latest event time fed */
+    int staged;              /* the log's chunks are copied from a stage (see above) */
     size_t *told_whole;      /* per log: damage lines already warned about, */
     size_t *told_since;      /* in each model */
     mf_event *batch;
@@ -210,7 +220,7 @@ static int build_whole(server *s, char *err, size_t errlen)
 {
     if (s->whole)
         return 0;
-    mf_reader_options ro = { .merge_runs = 1 };
+    mf_reader_options ro = { .merge_runs = 1, .staged = s->staged };
     s->whole = mf_model_new(NULL, err, errlen);
     if (s->whole &&
         mf_reader_open(&s->whole_reader, &s->path, 1, s->whole->strings, &ro, err, errlen) == 0) {
@@ -309,8 +319,8 @@ static int do_status(server *s)
     char text[256];
     mf_reader_counts(s->reader, &scanned, &decoded);
     int n = snprintf(text, sizeof text, "records_scanned %llu\nevents_decoded %llu\n"
-                     "events_fed %llu\n", (unsigned long long)scanned,
-                     (unsigned long long)decoded, (unsigned long long)s->fed);
+                     "events_fed %llu\nstaged %d\n", (unsigned long long)scanned,
+                     (unsigned long long)decoded, (unsigned long long)s->fed, s->staged);
     return answer("ok", text, (size_t)n);
 }
 
@@ -343,7 +353,9 @@ static int open_server(server *s, const char *path)
         fprintf(stderr, "memflow serve: out of memory\n");
         return -1;
     }
-    mf_reader_options ro = { .merge_runs = 1 };
+    const char *staged = getenv("MEMFLOW_SERVE_STAGED");
+    s->staged = staged && !strcmp(staged, "1");
+    mf_reader_options ro = { .merge_runs = 1, .staged = s->staged };
     if (mf_reader_open(&s->reader, &path, 1, s->pool, &ro, err, sizeof err) != 0) {
         fprintf(stderr, "memflow serve: %s\n", err);
         return -1;

@@ -85,6 +85,7 @@ static const char *const internal_variables[] = {
     "MEMFLOW_CLOCK",       /* monotonic: clock_gettime instead of the TSC */
     "MEMFLOW_PYTHONPATH",  /* the Python package's folder, for the startup hook */
     "MEMFLOW_BIN",         /* the memflow program that answers memflow_dump()/dumps() */
+    "MEMFLOW_SERVE_STAGED", /* memflow serve: 1 = its log's chunks come through a stage */
     "MEMFLOW_TEST_COMPACT_KILL_AT", /* fault injection in the compaction tests */
     "MEMFLOW_READ_THREADS", /* the analysis: threads decoding compact logs ahead */
     "MEMFLOW_MODEL_THREAD", /* the analysis: 0 = the picture on the model's thread */

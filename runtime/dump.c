@@ -41,6 +41,7 @@
 #include "error.h"
 #include "log_writer.h"
 #include "recorder.h"
+#include "stage.h"
 
 #define SERVER_FD_MIN 200   /* keep the socket out of the program's usual range */
 
@@ -102,19 +103,24 @@ static int capture_variable(const char *entry)
     return 0;
 }
 
-/* The environment without the capture variables (malloc'd array). */
+/* The environment without the capture variables (malloc'd array), and
+ * MEMFLOW_SERVE_STAGED=1 when the log's chunks reach it through memflow
+ * run's stage (the server then reads a chunk only up to its seal). */
 static char **server_environment(void)
 {
+    static char staged[] = "MEMFLOW_SERVE_STAGED=1";
     size_t n = 0;
     while (environ && environ[n])
         n++;
-    char **env = calloc(n + 1, sizeof *env);
+    char **env = calloc(n + 2, sizeof *env);
     if (!env)
         return NULL;
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
         if (!capture_variable(environ[i]))
             env[k++] = environ[i];
+    if (mf_stage_active())
+        env[k++] = staged;
     return env;
 }
 

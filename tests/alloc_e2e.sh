@@ -237,6 +237,26 @@ grep -q "unknown_frees=0" "$SCRATCH/many.txt" || fail "48 threads: unknown frees
 expect_eq "dumps mid-run" "100000 50000 5000000" \
     "$(json_get "$SCRATCH/dumps.json" "' '.join(str(s[k]) for s in d['scopes'] if s['scope'] == 'mid:' for k in ('alloc_count', 'free_count', 'live_bytes_end'))")"
 
+# The server memflow_dumps() starts under memflow run reads the log as one
+# the stage copies into (MEMFLOW_SERVE_STAGED=1 in its environment): past a
+# chunk's seal a record may be half copied (tests/check_reader.c,
+# staged_log_opened_while_copied).
+start_ready serving "$MEMFLOW" run --no-render --no-compact -o "$SCRATCH/serving" -- \
+    "$W" serving 1000
+server=""
+for cmdline in /proc/[0-9]*/cmdline; do
+    if tr '\0' ' ' < "$cmdline" 2> /dev/null |
+        grep -qF "serve $SCRATCH/serving/memflow-$READY_PID.mfl"; then
+        server=${cmdline%/cmdline}
+    fi
+done
+[ -n "$server" ] || fail "serving: no memflow serve of the run's log is running"
+tr '\0' '\n' < "$server/environ" | grep -qx MEMFLOW_SERVE_STAGED=1 ||
+    fail "serving: the server does not read the log as staged (its MEMFLOW_ variables:" \
+        "$(tr '\0' '\n' < "$server/environ" | grep '^MEMFLOW_' | tr '\n' ' '))"
+kill -USR1 "$READY_PID"
+wait "$RUNNER" || fail "serving run exited $?"
+
 # memflow run killed while the program goes on: the program writes what it
 # staged itself, nothing is lost, and its exit is recorded.
 start_ready outlive "$MEMFLOW" run --no-render --no-compact -o "$SCRATCH/outlive" -- "$W" outlive 100000

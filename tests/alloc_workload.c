@@ -42,6 +42,9 @@
  *   dumps N         N mallocs of 100 bytes in scope "mid:", N / 2 of them
  *                   freed, then memflow_dumps(json) mid-run; prints the
  *                   JSON (the records still staged must be in it)
+ *   serving N       dumps N without the JSON: prints "ready PID" while the
+ *                   memflow serve that memflow_dumps started runs, waits for
+ *                   SIGUSR1 (60 s at most) and exits 0
  *   reallocfail     in scope "rf:": malloc(100), a realloc to 2^62 bytes that
  *                   fails (NULL, ENOMEM, the block intact), a realloc to 200
  *                   that moves or not, then free: 2 allocs, 2 frees, 300 bytes
@@ -339,6 +342,28 @@ static int dumps_mid_run(long n)
     return 0;
 }
 
+/* dumps, then wait with its server running. */
+static int serving(long n)
+{
+    signal(SIGUSR1, on_usr1);
+    alarm(60);
+    void **kept = calloc((size_t)n, sizeof *kept);
+    check(kept != NULL, "calloc");
+    memflow_scope_push("mid", 0);
+    for (long i = 0; i < n; i++)
+        check((kept[i] = malloc(100)) != NULL, "malloc");
+    memflow_scope_pop();
+    if (!memflow_dumps(0, "json", "total", 0)) {
+        fprintf(stderr, "alloc_workload: memflow_dumps: %s\n", memflow_last_error());
+        return 1;
+    }
+    printf("ready %d\n", (int)getpid());
+    fflush(stdout);
+    while (!go_on)
+        pause();
+    return 0;
+}
+
 /* The descriptor number of this process's memflow log, -1 if none. */
 static int log_descriptor(void)
 {
@@ -531,6 +556,8 @@ int main(int argc, char **argv)
         outlive(n);
     } else if (strcmp(mode, "dumps") == 0) {
         return dumps_mid_run(n);
+    } else if (strcmp(mode, "serving") == 0) {
+        return serving(n);
     } else if (strcmp(mode, "usable") == 0) {
         usable_sizes();
     } else if (strcmp(mode, "reallocfail") == 0) {

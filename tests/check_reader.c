@@ -776,6 +776,59 @@ START_TEST(half_copied_record_past_the_seal_waits)
 END_TEST
 
 /*
+ * The same copy seen by a reader that opens the log at once (memflow serve
+ * of a run in progress, mf_reader_options.staged): chunk 2 holds its first
+ * 100 records, sealed there, then the word of the 101st with zeros where
+ * its block's address and size go; chunks 1 and 3 are whole.  Opened as
+ * staged, the reader hands out chunk 2's 100 sealed blocks and no block at
+ * address 0.  Opened as before (serve did not know the log was staged), it
+ * believes the half-copied record: one block at address 0.
+ */
+START_TEST(staged_log_opened_while_copied)
+{
+    uint64_t t0;
+    const char *path = timed_chunk_log("staged_open", &t0);
+    size_t in_2 = allocs_in_chunk(path, 2);
+    int fd = open(path, O_RDWR);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(pread(fd, staged, MF_CHUNK_SIZE, 2 * MF_CHUNK_SIZE), MF_CHUNK_SIZE);
+    size_t sealed = sizeof(mf_chunk_header);
+    for (int k = 0; k < 100; k++) {
+        uint64_t word;
+        memcpy(&word, staged + sealed, 8);
+        sealed += MF_WORD_SIZE(word);
+    }
+    static char copying[MF_CHUNK_SIZE];
+    memcpy(copying, staged, sealed + 8);
+    mf_chunk_seal(copying, sealed);
+    ck_assert_int_eq(pwrite(fd, copying, MF_CHUNK_SIZE, 2 * MF_CHUNK_SIZE), MF_CHUNK_SIZE);
+    close(fd);
+    for (int as_staged = 1; as_staged >= 0; as_staged--) {
+        mf_reader_options ro = { .staged = as_staged };
+        mf_strings *pool = mf_strings_new();
+        mf_reader *r;
+        char err[512];
+        ck_assert_int_eq(mf_reader_open(&r, &path, 1, pool, &ro, err, sizeof err), 0);
+        mf_event ev[512];
+        mf_sample_values sv[512];
+        uint64_t blocks = 0, at_zero = 0;
+        long got;
+        while ((got = mf_reader_next(r, ev, sv, 512, UINT64_MAX, err, sizeof err)) > 0)
+            for (long i = 0; i < got; i++)
+                if (ev[i].type == MF_REC_ALLOC) {
+                    blocks++;
+                    at_zero += ev[i].alloc.addr == 0;
+                }
+        ck_assert_int_eq(got, 0);
+        ck_assert_uint_eq(at_zero, as_staged ? 0 : 1);
+        ck_assert_uint_eq(blocks, 60000 - in_2 + 100 + (as_staged ? 0 : 1));
+        mf_reader_close(r);
+        mf_strings_free(pool);
+    }
+}
+END_TEST
+
+/*
  * A staged log whose process is gone is still copied into until memflow
  * run's last copy (the drain runs on; the reader is told by
  * mf_reader_finish).  The log of a forked child, reaped, with chunk 2's
@@ -1107,6 +1160,7 @@ static Suite *reader_suite(void)
     tcase_add_test(follow, chunk_written_after_a_later_one_is_read);
     tcase_add_test(follow, chunk_listed_before_an_open_segment_is_read);
     tcase_add_test(follow, half_copied_record_past_the_seal_waits);
+    tcase_add_test(follow, staged_log_opened_while_copied);
     tcase_add_test(follow, staged_log_is_copied_into_after_its_process);
     tcase_add_test(follow, follow_is_the_load_when_nothing_is_late);
     tcase_add_test(follow, late_record_is_counted);

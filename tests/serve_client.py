@@ -31,7 +31,8 @@ class Session:
         return status, body.decode()
 
     def counts(self):
-        """The server's status: records_scanned, events_decoded, events_fed."""
+        """The server's status: records_scanned, events_decoded, events_fed,
+        staged (1: it reads the log as one a stage copies into)."""
         status, body = self.ask("status")
         assert status == "ok", body
         return {k: int(v) for k, v in (line.split() for line in body.splitlines())}

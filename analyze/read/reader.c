@@ -492,6 +492,8 @@ int mf_reader_open(mf_reader **out, const char *const *paths, size_t n, mf_strin
     for (size_t i = 0; i < n && rc == 0; i++) {
         if (!(r->logs[i] = rlog_open(paths[i], err, errlen)))
             rc = -1;
+        else
+            r->logs[i]->staged = opt && opt->staged;
         r->n = i + 1;
     }
     if (rc == 0)

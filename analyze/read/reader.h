@@ -41,6 +41,10 @@ typedef struct mf_reader_options {
                                 (mf_reader_finish): THREAD and DEVICE names wait
                                 for the finish, and claimed chunks missing from
                                 a file are damage only then */
+    int staged;              /* chunks reach the logs by copies from a staging
+                                area while their processes run (a log of a run
+                                in progress, memflow serve): read as
+                                mf_reader_add_log's staged logs */
 } mf_reader_options;
 
 /* What the reader knows of one log (one process image). */
