@@ -12,9 +12,11 @@
  *   records a batch of 50 gpu/0 allocations of 4096 bytes, each freed
  *   1 us later, stamped LATE_MS + round * GROW_MS before now, in its own
  *   scope "late:", each batch at its own addresses.  Exits 0; with kill,
- *   the main thread then records one more batch stamped 2 s before now and
- *   kills itself (SIGKILL: its last chunk reaches the log only when
- *   memflow run writes what it left staged, after the program is gone).
+ *   the main thread then records one more batch stamped when the program
+ *   started, before every other record, and kills itself (SIGKILL: its last
+ *   chunk reaches the log only when memflow run writes what it left staged,
+ *   after the program is gone): late for an analysis that fed anything
+ *   during the run, however wide its margin grew on a busy machine.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -93,6 +95,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: late_workload ROUNDS LATE_MS GROW_MS [kill]\n");
         return 2;
     }
+    uint64_t start_ns = mf_clock_now();
     int rounds = atoi(argv[1]);
     uint64_t late_ms = strtoull(argv[2], NULL, 10), grow_ms = strtoull(argv[3], NULL, 10);
     pthread_t t;
@@ -113,7 +116,7 @@ int main(int argc, char **argv)
     pthread_mutex_unlock(&lock);
     pthread_join(t, NULL);
     if (argc == 5) {
-        batch(2000000000ull, rounds);
+        batch(mf_clock_now() - start_ns, rounds);
         kill(getpid(), SIGKILL);
     }
     return 0;

@@ -14,11 +14,12 @@
 #  - GPU records stamped 300 ms before they are written, as CUPTI writes
 #    them (tests/late_workload): the analysis starts over with a wider
 #    margin, and stays exact;
-#  - the same program killed with a last batch stamped 2 s before its end,
-#    which reaches the log only when memflow run writes what the program
-#    left staged: the model built during the run cannot be exact, memflow
-#    run says so and builds the outputs from the finished logs - the same
-#    bytes again;
+#  - the same program killed with a last batch stamped at its start, which
+#    reaches the log only when memflow run writes what the program left
+#    staged: the model built during the run cannot be exact, memflow run
+#    says so and builds the outputs from the finished logs - the same bytes
+#    again (a batch stamped 2 s before the end was not late once a busy
+#    machine had widened the margin past 2 s: a flaky test);
 #  - Python (where memflow was built with it): a program whose stacks keep
 #    branching (tests/run_analysis.py under --stacks: stack nodes, Python
 #    frames merged with native ones, new nodes throughout the run); with
