@@ -57,7 +57,7 @@ row() {   # row LABEL ALLOWED_NS CAPTURE_CPU_NS EVENTS FLOOR_NS NOW_NS
     awk -v l="$1" -v t="$2" -v c="$3" -v n="$4" -v fl="$5" -v now="$6" -v k="$CORES" 'BEGIN {
         left = (t * k - c) / n
         printf "| %s | %.2f | %.1f | %.1f | %.1f | %s |\n", l, t / 1e9, left, fl, now,
-            (left >= fl ? "yes" : sprintf("no: the floor is %.1fx what is left", (left > 0 ? fl / left : 999)))
+            (left >= fl ? sprintf("yes: %.1f left for the model and the outputs", left - fl) : sprintf("no: the floor alone is %.1fx what is left", (left > 0 ? fl / left : 999)))
     }'
 }
 
@@ -105,7 +105,7 @@ echo
 echo "What a goal leaves per event (CPU ns): the wall time it allows times $CORES cores, minus the"
 echo "capture's CPU, over the events."
 echo
-echo "| goal | wall allowed (s) | CPU left per event | floor per event | memflow run now | reachable by any exact analysis that compacts |"
+echo "| goal | wall allowed (s) | CPU left per event | floor per event | memflow run now | the floor fits in what is left |"
 echo "|---|---|---|---|---|---|"
 while read -r pairs n w0 wc cc fl now; do
     goal=$(goal_of "$pairs")
