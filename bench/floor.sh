@@ -1,8 +1,9 @@
 #!/bin/bash
 # bench/floor.sh - whether the whole wait's goals (docs/PERFORMANCE.md, "The
-# whole wait") can be met on this machine by any exact analysis: the CPU a
-# goal leaves per event, against the least that reading the log, pairing
-# each free with its allocation and compacting the log cost per event here.
+# whole wait") can be met on this machine by an exact analysis of memflow's
+# logs: the CPU a goal leaves per event, against the least that reading the
+# log, pairing each free with its allocation and compacting the log cost
+# per event here.
 #
 # For each churn (bench/churn -u 16-2063, FLOOR_PAIRS malloc/free pairs):
 #   - its wall time unprofiled, and under `memflow run --no-render
