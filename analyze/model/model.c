@@ -795,6 +795,7 @@ static int feed_one(mf_model *m, const mf_event *event, const mf_sample_values *
 static MF_ALWAYS_INLINE void look_ahead(struct mf_model_state *st, const mf_event *e, size_t i,
                                         uint32_t hash[AHEAD], uint8_t keyed[AHEAD])
 {
+    hash[i % AHEAD] = 0;
     keyed[i % AHEAD] = (uint8_t)mf_blocks_event_hash(e, &hash[i % AHEAD]);
     if (keyed[i % AHEAD])
         mf_blocks_prefetch(&st->blocks, e, hash[i % AHEAD], 0);
