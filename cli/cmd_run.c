@@ -316,8 +316,7 @@ static void mark(int step)
 
 static void report_tail(void)
 {
-    const char *want = getenv("MEMFLOW_RUN_REPORT");
-    if (!want || strcmp(want, "1") != 0)
+    if (!run_reporting())
         return;
     static const char *const what[N_AT] = { NULL, "to write what was staged", "to read the rest",
                                             "for the outputs", "to finish compacting" };

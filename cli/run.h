@@ -121,6 +121,9 @@ typedef struct run_idle {
     int min_wait_us, max_wait_us;
 } run_idle;
 const char *run_idle_mode(const char *variable, const char *fallback);
+/* Whether MEMFLOW_RUN_REPORT=1: memflow run and its threads say on stderr
+ * what they did (for the tests). */
+int run_reporting(void);
 int run_idle_loop(const run_idle *t);
 int run_idle_start(pthread_t *thread, void *(*fn)(void *));
 void run_idle_lower(void);

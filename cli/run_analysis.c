@@ -246,8 +246,7 @@ void run_analysis_stop(void)
 /* MEMFLOW_RUN_REPORT=1 (for the tests): what the analysis did, on stderr. */
 static void report(const char *outcome, uint64_t fed)
 {
-    const char *want = getenv("MEMFLOW_RUN_REPORT");
-    if (want && strcmp(want, "1") == 0)
+    if (run_reporting())
         fprintf(stderr, "memflow run: analysis during the run: %s; %llu events before the "
                 "program's exit, %llu after; %d start(s) over; margin %.3f s; its last steps "
                 "at %s priority\n", outcome, (unsigned long long)a.fed_at_exit,

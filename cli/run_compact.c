@@ -282,15 +282,9 @@ void run_compact_stop(void)
 
 /* MEMFLOW_RUN_REPORT=1 (for the tests): what the compaction during the run
  * did, on stderr. */
-static int reporting(void)
-{
-    const char *want = getenv("MEMFLOW_RUN_REPORT");
-    return want && strcmp(want, "1") == 0;
-}
-
 static void report(void)
 {
-    if (reporting())
+    if (run_reporting())
         fprintf(stderr, "memflow run: compaction during the run: %llu chunks before the "
                 "program's exit, %llu left to the end by a full ring; %s; the pages of %llu "
                 "compacted chunks given back\n",
@@ -372,7 +366,7 @@ static void close_log(int fd)
         return;
     }
     /* p[1] stays open until memflow run exits */
-    if (reporting())
+    if (run_reporting())
         fprintf(stderr, "memflow run: the live log the compact form replaced (%.1f MB) is "
                 "freed by process %d after memflow run's exit\n",
                 (double)st.st_blocks * 512 / 1e6, (int)pid);

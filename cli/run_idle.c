@@ -23,6 +23,12 @@ const char *run_idle_mode(const char *variable, const char *fallback)
                : fallback;
 }
 
+int run_reporting(void)
+{
+    const char *want = getenv("MEMFLOW_RUN_REPORT");
+    return want && strcmp(want, "1") == 0;
+}
+
 void run_idle_lower(void)
 {
     struct sched_param idle = { 0 };
