@@ -737,6 +737,27 @@ START_TEST(chunk_listed_before_an_open_segment_is_read)
 }
 END_TEST
 
+/* Chunk 2 (its bytes in staged) into fd as memflow run's copy leaves it
+ * for a moment: its first 100 records, sealed there, then the word of the
+ * 101st with zeros where its block's address and size go; with whole, the
+ * rest of the chunk is zeros too, else it stays as the file had it. */
+static void write_chunk_2_half_copied(int fd, int whole)
+{
+    static char copying[MF_CHUNK_SIZE];
+    size_t sealed = sizeof(mf_chunk_header);
+    for (int k = 0; k < 100; k++) {
+        uint64_t word;
+        memcpy(&word, staged + sealed, 8);
+        ck_assert_uint_eq(MF_WORD_TYPE(word), MF_REC_ALLOC);
+        sealed += MF_WORD_SIZE(word);
+    }
+    memset(copying, 0, sizeof copying);
+    memcpy(copying, staged, sealed + 8);
+    mf_chunk_seal(copying, sealed);
+    size_t len = whole ? MF_CHUNK_SIZE : sealed + 8;
+    ck_assert_int_eq(pwrite(fd, copying, len, 2 * MF_CHUNK_SIZE), (ssize_t)len);
+}
+
 /*
  * A staged chunk while memflow run copies it into the log (its process
  * still runs): a pwrite copies the bytes in the order they stand, so a
@@ -758,17 +779,7 @@ START_TEST(half_copied_record_past_the_seal_waits)
     staged_follow f;
     if (follow_without_chunk_2(path, 1, 0, &f) < 0)
         return;              /* no holes on this file system: nothing to show */
-    size_t sealed = sizeof(mf_chunk_header);
-    for (int k = 0; k < 100; k++) {
-        uint64_t word;
-        memcpy(&word, staged + sealed, 8);
-        ck_assert_uint_eq(MF_WORD_TYPE(word), MF_REC_ALLOC);
-        sealed += MF_WORD_SIZE(word);
-    }
-    static char copying[MF_CHUNK_SIZE];
-    memcpy(copying, staged, sealed + 8);
-    mf_chunk_seal(copying, sealed);
-    ck_assert_int_eq(pwrite(f.fd, copying, sealed + 8, 2 * MF_CHUNK_SIZE), (ssize_t)sealed + 8);
+    write_chunk_2_half_copied(f.fd, 0);
     char err[512];
     ck_assert_int_eq(mf_reader_refresh(f.r, err, sizeof err), 0);
     blocks_then_the_rest(&f, t0 + n1 + 100, n1 + 100);  /* until: the 100 blocks' times */
@@ -792,16 +803,7 @@ START_TEST(staged_log_opened_while_copied)
     int fd = open(path, O_RDWR);
     ck_assert_int_ge(fd, 0);
     ck_assert_int_eq(pread(fd, staged, MF_CHUNK_SIZE, 2 * MF_CHUNK_SIZE), MF_CHUNK_SIZE);
-    size_t sealed = sizeof(mf_chunk_header);
-    for (int k = 0; k < 100; k++) {
-        uint64_t word;
-        memcpy(&word, staged + sealed, 8);
-        sealed += MF_WORD_SIZE(word);
-    }
-    static char copying[MF_CHUNK_SIZE];
-    memcpy(copying, staged, sealed + 8);
-    mf_chunk_seal(copying, sealed);
-    ck_assert_int_eq(pwrite(fd, copying, MF_CHUNK_SIZE, 2 * MF_CHUNK_SIZE), MF_CHUNK_SIZE);
+    write_chunk_2_half_copied(fd, 1);
     close(fd);
     for (int as_staged = 1; as_staged >= 0; as_staged--) {
         mf_reader_options ro = { .staged = as_staged };
