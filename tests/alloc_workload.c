@@ -322,8 +322,10 @@ static void linger(long n)
         pause();
 }
 
-/* The statistics mid-run, while the last records are still staged. */
-static int dumps_mid_run(long n)
+/* The statistics mid-run, while the last records are still staged: n
+ * mallocs of 100 bytes in "mid:", half of them freed, then memflow_dumps
+ * as JSON (NULL, said on stderr, when it fails). */
+static const char *mid_run_dumps(long n)
 {
     void **kept = calloc((size_t)n, sizeof *kept);
     check(kept != NULL, "calloc");
@@ -334,10 +336,17 @@ static int dumps_mid_run(long n)
         free(kept[i]);
     memflow_scope_pop();
     const char *json = memflow_dumps(0, "json", "total", 0);
-    if (!json) {
+    if (!json)
         fprintf(stderr, "alloc_workload: memflow_dumps: %s\n", memflow_last_error());
+    return json;
+}
+
+/* dumps: the statistics mid-run on stdout. */
+static int dumps_mid_run(long n)
+{
+    const char *json = mid_run_dumps(n);
+    if (!json)
         return 1;
-    }
     puts(json);
     return 0;
 }
@@ -347,16 +356,8 @@ static int serving(long n)
 {
     signal(SIGUSR1, on_usr1);
     alarm(60);
-    void **kept = calloc((size_t)n, sizeof *kept);
-    check(kept != NULL, "calloc");
-    memflow_scope_push("mid", 0);
-    for (long i = 0; i < n; i++)
-        check((kept[i] = malloc(100)) != NULL, "malloc");
-    memflow_scope_pop();
-    if (!memflow_dumps(0, "json", "total", 0)) {
-        fprintf(stderr, "alloc_workload: memflow_dumps: %s\n", memflow_last_error());
+    if (!mid_run_dumps(n))
         return 1;
-    }
     printf("ready %d\n", (int)getpid());
     fflush(stdout);
     while (!go_on)
